@@ -1,0 +1,45 @@
+# driftwave: two commands on a fresh machine.
+#   make demo   creates the virtual environment, installs, runs the main job (no servers needed)
+#   make test   ruff, mypy --strict, import-linter contracts, pytest
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+UV     := $(VENV)/bin/uv
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test lint typecheck contracts pytest lock clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --disable-pip-version-check "$$(grep -m1 '^uv==' requirements.lock | cut -d' ' -f1)"
+	$(UV) pip sync --quiet --python $(PY) --require-hashes requirements.lock
+	$(UV) pip install --quiet --python $(PY) --no-deps -e .
+	@touch $(STAMP)
+
+demo: install
+	$(VENV)/bin/driftwave demo
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: install
+	$(VENV)/bin/mypy
+
+contracts: install
+	$(VENV)/bin/lint-imports
+
+pytest: install
+	$(VENV)/bin/pytest -q -n 2
+
+test: lint typecheck contracts pytest
+
+# Re-resolve the pinned, hashed dependency set after editing pyproject.toml.
+lock: install
+	$(UV) pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 \
+		--quiet -o requirements.lock
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

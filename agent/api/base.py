@@ -1,0 +1,233 @@
+"""The base every manifest model shares, and the translation of validation errors into field issues.
+
+Manifest models read the camelCase YAML users write (``consolidateAfter``), refuse unknown fields
+as a CRD with a structural schema does, and use strict types (a string where the schema wants a
+string, an integer where it wants an integer). Python code may build models with snake_case
+keyword arguments; manifests are read with :func:`parse_manifest`, which accepts only the
+camelCase names.
+
+A rule that spans several fields (what Karpenter writes as a CEL rule) raises
+:func:`rule_error`, which may name the sub-field it is about so that the reported path points at
+the exact field.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+M = TypeVar("M", bound="KubeModel")
+
+
+class KubeModel(BaseModel):
+    """Base of every manifest model: camelCase aliases, unknown fields refused, strict types."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+    def to_manifest(self) -> dict[str, Any]:
+        """The object as a user would write it: camelCase, only the fields that were set."""
+        return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+    def to_full_manifest(self) -> dict[str, Any]:
+        """The object with every default filled in, as the API server would store it."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+@dataclass(frozen=True)
+class FieldIssue:
+    """One thing wrong with a manifest: the dotted field path and what is wrong (with the rule)."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class ManifestInvalid(ValueError):
+    """A manifest broke one or more rules of its schema; ``issues`` lists each with its path."""
+
+    def __init__(self, kind: str, name: str, issues: list[FieldIssue]) -> None:
+        self.kind = kind
+        self.name = name
+        self.issues = issues
+        lines = "; ".join(str(i) for i in issues)
+        super().__init__(f"{kind}/{name or '<unnamed>'} is invalid: {lines}")
+
+
+def rule_error(message: str, field: str | None = None) -> PydanticCustomError:
+    """An error for a cross-field rule; ``field`` (dotted, relative) names the offending field."""
+    return PydanticCustomError("rule", "{rule_message}", {"rule_message": message, "field": field})
+
+
+def matching(pattern: str, what: str) -> AfterValidator:
+    """A string check against a CRD pattern (search semantics, as OpenAPI) with a readable error."""
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.search(value):
+            raise ValueError(f"{value!r} is not {what} (pattern {pattern})")
+        return value
+
+    return AfterValidator(check)
+
+
+_MESSAGES = {
+    "extra_forbidden": "unknown field: the schema has no field of this name",
+    "missing": "required field is missing",
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "bool_type": "must be a boolean (true or false)",
+    "list_type": "must be a list",
+    "dict_type": "must be a mapping",
+    "model_type": "must be a mapping",
+    "float_type": "must be a number",
+}
+
+
+def format_path(loc: tuple[int | str, ...]) -> str:
+    """Render a pydantic location as the dotted path users know: ``spec.requirements[0].key``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def issues_from_error(exc: ValidationError) -> list[FieldIssue]:
+    """Translate a pydantic ValidationError into field issues with exact paths."""
+    issues: list[FieldIssue] = []
+    for err in exc.errors(include_url=False):
+        loc: tuple[int | str, ...] = tuple(err["loc"])
+        ctx = err.get("ctx") or {}
+        sub = ctx.get("field")
+        if sub:
+            loc = loc + tuple(_split_path(str(sub)))
+        message = _MESSAGES.get(err["type"], err["msg"])
+        if err["type"] in _RULE_TYPES:
+            message = _rule_text(err["type"], ctx, err["msg"])
+        if err["type"] == "value_error":
+            message = err["msg"].removeprefix("Value error, ")
+        issues.append(FieldIssue(format_path(loc), message))
+    return issues
+
+
+_RULE_TYPES = frozenset(
+    {
+        "literal_error",
+        "string_pattern_mismatch",
+        "too_long",
+        "too_short",
+        "string_too_short",
+        "string_too_long",
+        "greater_than_equal",
+        "less_than_equal",
+        "greater_than",
+    }
+)
+
+
+def _rule_text(kind: str, ctx: dict[str, Any], default: str) -> str:
+    if kind == "literal_error":
+        return f"unsupported value: must be one of {ctx.get('expected', '')}"
+    if kind == "string_pattern_mismatch":
+        return f"does not match the pattern {ctx.get('pattern', '')}"
+    if kind == "too_long":
+        return f"too many items: at most {ctx.get('max_length')} allowed"
+    if kind == "too_short":
+        return f"too few items: at least {ctx.get('min_length')} required"
+    if kind == "string_too_short":
+        return f"must be at least {ctx.get('min_length')} characters long"
+    if kind == "string_too_long":
+        return f"must be at most {ctx.get('max_length')} characters long"
+    if kind == "greater_than_equal":
+        return f"must be at least {ctx.get('ge')}"
+    if kind == "less_than_equal":
+        return f"must be at most {ctx.get('le')}"
+    if kind == "greater_than":
+        return f"must be greater than {ctx.get('gt')}"
+    return default
+
+
+def _split_path(path: str) -> list[int | str]:
+    parts: list[int | str] = []
+    for piece in path.split("."):
+        while "[" in piece:
+            head, _, rest = piece.partition("[")
+            if head:
+                parts.append(head)
+            index, _, piece = rest.partition("]")
+            parts.append(int(index))
+        if piece:
+            parts.append(piece)
+    return parts
+
+
+def parse_manifest(model: type[M], data: Any) -> M:
+    """Validate a manifest document (camelCase names only) into ``model``.
+
+    Raises :class:`ManifestInvalid` naming every field that breaks a rule.
+    """
+    try:
+        return model.model_validate(data, by_alias=True, by_name=False)
+    except ValidationError as exc:
+        kind = str(data.get("kind", model.__name__)) if isinstance(data, dict) else model.__name__
+        meta = data.get("metadata") if isinstance(data, dict) else None
+        name = str(meta.get("name", "")) if isinstance(meta, dict) else ""
+        raise ManifestInvalid(kind, name, issues_from_error(exc)) from exc
+
+
+class OwnerReference(KubeModel):
+    """metadata.ownerReferences[]: the controller (or other owner) of an object."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(KubeModel):
+    """Kubernetes ObjectMeta, every field, so real manifests (and ``kubectl get -o yaml``) load."""
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    self_link: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    finalizers: list[str] = Field(default_factory=list)
+    managed_fields: list[dict[str, Any]] | None = None
+
+
+class Condition(KubeModel):
+    """A status condition (metav1.Condition)."""
+
+    type: str
+    status: str
+    reason: str | None = None
+    message: str | None = None
+    last_transition_time: str | None = None
+    observed_generation: int | None = None

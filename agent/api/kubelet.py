@@ -1,0 +1,123 @@
+"""EC2NodeClass ``kubelet``: the kubelet settings Karpenter passes to nodes (and uses to compute
+allocatable capacity), with the v1 CRD's rules on eviction signals and reserved resources."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from agent.api.base import KubeModel, rule_error
+from agent.api.quantity import QuantityError, parse_quantity
+
+EVICTION_SIGNALS = (
+    "memory.available",
+    "nodefs.available",
+    "nodefs.inodesFree",
+    "imagefs.available",
+    "imagefs.inodesFree",
+    "pid.available",
+)
+RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
+
+
+def _signals(field: str, values: dict[str, str] | None, percent_ok: bool) -> None:
+    for key, value in (values or {}).items():
+        if key not in EVICTION_SIGNALS:
+            raise ValueError(
+                f"{key!r} is not an eviction signal; valid keys for {field} are "
+                f"{list(EVICTION_SIGNALS)}"
+            )
+        if not percent_ok:
+            continue
+        if value.endswith("%"):
+            try:
+                percent = float(value[:-1])
+            except ValueError:
+                percent = -1.0
+            if not 0 <= percent <= 100:
+                raise ValueError(f"{key}: {value!r} must be a percentage 0-100% or a quantity")
+            continue
+        try:
+            parse_quantity(value)
+        except QuantityError as exc:
+            raise ValueError(f"{key}: {value!r} must be a percentage or a quantity") from exc
+
+
+def _reserved(field: str, values: dict[str, str] | None) -> None:
+    for key, value in (values or {}).items():
+        if key not in RESERVABLE:
+            raise ValueError(f"valid keys for {field} are {list(RESERVABLE)}, not {key!r}")
+        try:
+            amount = parse_quantity(value)
+        except QuantityError as exc:
+            raise ValueError(f"{key}: {exc}") from exc
+        if amount < 0:
+            raise ValueError(
+                f"{key}: {value!r} ({field} value cannot be a negative resource quantity)"
+            )
+
+
+class KubeletConfiguration(KubeModel):
+    """``spec.kubelet`` of an EC2NodeClass (moved there from the NodePool in v1)."""
+
+    cluster_dns: list[str] | None = Field(default=None, alias="clusterDNS")
+    max_pods: Annotated[int, Field(ge=0)] | None = None
+    pods_per_core: Annotated[int, Field(ge=0)] | None = None
+    system_reserved: dict[str, str] | None = None
+    kube_reserved: dict[str, str] | None = None
+    eviction_hard: dict[str, str] | None = None
+    eviction_soft: dict[str, str] | None = None
+    eviction_soft_grace_period: dict[str, str] | None = None
+    eviction_max_pod_grace_period: int | None = None
+    image_gc_high_threshold_percent: Annotated[int, Field(ge=0, le=100)] | None = Field(
+        default=None, alias="imageGCHighThresholdPercent"
+    )
+    image_gc_low_threshold_percent: Annotated[int, Field(ge=0, le=100)] | None = Field(
+        default=None, alias="imageGCLowThresholdPercent"
+    )
+    cpu_cfs_quota: bool | None = Field(default=None, alias="cpuCFSQuota")
+
+    @field_validator("system_reserved", "kube_reserved")
+    @classmethod
+    def _reserved(
+        cls, values: dict[str, str] | None, info: ValidationInfo
+    ) -> dict[str, str] | None:
+        name = "systemReserved" if info.field_name == "system_reserved" else "kubeReserved"
+        _reserved(name, values)
+        return values
+
+    @field_validator("eviction_hard", "eviction_soft")
+    @classmethod
+    def _eviction(cls, values: dict[str, str] | None) -> dict[str, str] | None:
+        _signals("eviction thresholds", values, percent_ok=True)
+        return values
+
+    @field_validator("eviction_soft_grace_period")
+    @classmethod
+    def _grace(cls, values: dict[str, str] | None) -> dict[str, str] | None:
+        _signals("evictionSoftGracePeriod", values, percent_ok=False)
+        return values
+
+    @model_validator(mode="after")
+    def _rules(self) -> KubeletConfiguration:
+        high, low = self.image_gc_high_threshold_percent, self.image_gc_low_threshold_percent
+        if high is not None and low is not None and high <= low:
+            raise rule_error(
+                f"imageGCHighThresholdPercent ({high}) must be greater than "
+                f"imageGCLowThresholdPercent ({low})",
+                "imageGCHighThresholdPercent",
+            )
+        soft = set(self.eviction_soft or {})
+        grace = set(self.eviction_soft_grace_period or {})
+        if soft - grace:
+            raise rule_error(
+                f"evictionSoft {sorted(soft - grace)} has no matching evictionSoftGracePeriod",
+                "evictionSoft",
+            )
+        if grace - soft:
+            raise rule_error(
+                f"evictionSoftGracePeriod {sorted(grace - soft)} has no matching evictionSoft",
+                "evictionSoftGracePeriod",
+            )
+        return self

@@ -1,0 +1,120 @@
+"""Well-known labels, restricted label domains and Kubernetes name rules, as Karpenter v1 uses them.
+
+Karpenter (core and the AWS provider) reserves the ``karpenter.sh`` and ``karpenter.k8s.aws``
+label domains for itself: a NodePool may not set or require a label in them, except the
+well-known labels listed here, and never ``karpenter.sh/nodepool`` or ``kubernetes.io/hostname``.
+"""
+
+from __future__ import annotations
+
+import re
+
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt"
+
+AWS_WELL_KNOWN_LABELS = frozenset(
+    f"karpenter.k8s.aws/{name}"
+    for name in (
+        "instance-tenancy",
+        "capacity-reservation-type",
+        "capacity-reservation-id",
+        "capacity-reservation-interruptible",
+        "ec2nodeclass",
+        "instance-encryption-in-transit-supported",
+        "instance-category",
+        "instance-hypervisor",
+        "instance-family",
+        "instance-generation",
+        "instance-local-nvme",
+        "instance-size",
+        "instance-cpu",
+        "instance-cpu-manufacturer",
+        "instance-cpu-sustained-clock-speed-mhz",
+        "instance-memory",
+        "instance-ebs-bandwidth",
+        "instance-network-bandwidth",
+        "instance-gpu-name",
+        "instance-gpu-manufacturer",
+        "instance-gpu-count",
+        "instance-gpu-memory",
+        "instance-accelerator-name",
+        "instance-accelerator-manufacturer",
+        "instance-accelerator-count",
+        "instance-capability-flex",
+        "placement-group-id",
+        "placement-group-partition",
+    )
+)
+"""Labels in the ``karpenter.k8s.aws`` domain that NodePools may use."""
+
+WELL_KNOWN_LABELS = frozenset(
+    {
+        NODEPOOL_LABEL,
+        CAPACITY_TYPE_LABEL,
+        "topology.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+        "node.kubernetes.io/instance-type",
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        "node.kubernetes.io/windows-build",
+        "topology.k8s.aws/zone-id",
+    }
+    | AWS_WELL_KNOWN_LABELS
+)
+
+CAPACITY_TYPES = ("on-demand", "spot", "reserved")
+
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def label_domain(key: str) -> str:
+    """The prefix before ``/`` of a label key, or ``""`` when it has none."""
+    return key.split("/", 1)[0] if "/" in key else ""
+
+
+def qualified_name_problem(key: str) -> str | None:
+    """Why ``key`` is not a valid qualified name (``[prefix/]name``), or None when it is."""
+    prefix, _, name = key.rpartition("/")
+    if "/" in key and not prefix:
+        return f"{key!r} has an empty prefix before '/'"
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return f"prefix {prefix!r} must be a DNS subdomain (lower case, at most 253 characters)"
+    if not name or len(name) > 63 or not _QUALIFIED_NAME.match(name):
+        return (
+            f"name part {name!r} must be 1-63 characters of alphanumerics, '-', '_' or '.', "
+            "starting and ending with an alphanumeric"
+        )
+    return None
+
+
+def label_value_problem(value: str) -> str | None:
+    """Why ``value`` is not a valid label value, or None when it is."""
+    if len(value) > 63 or not _LABEL_VALUE.match(value):
+        return (
+            f"label value {value!r} must be at most 63 characters of alphanumerics, '-', '_' or "
+            "'.', starting and ending with an alphanumeric"
+        )
+    return None
+
+
+def restricted_label_problem(key: str) -> str | None:
+    """Why a NodePool may not use label ``key`` (set or require it), or None when it may."""
+    if key == NODEPOOL_LABEL:
+        return f'label "{NODEPOOL_LABEL}" is restricted: Karpenter sets it on every node itself'
+    if key == HOSTNAME_LABEL:
+        return f'label "{HOSTNAME_LABEL}" is restricted: every node gets its own hostname'
+    if key in WELL_KNOWN_LABELS:
+        return None
+    domain = label_domain(key)
+    for restricted in ("karpenter.sh", "karpenter.k8s.aws"):
+        if domain.endswith(restricted):
+            return (
+                f'label domain "{restricted}" is restricted: use a well-known label '
+                f"(such as {CAPACITY_TYPE_LABEL} or karpenter.k8s.aws/instance-family) "
+                "or a label in a domain of your own"
+            )
+    return None

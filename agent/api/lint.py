@@ -1,0 +1,94 @@
+"""Warnings for valid manifests that carry a known risk (they never fail validation).
+
+- an ``@latest`` AMI alias: every new AMI release rolls into the cluster untested (Karpenter's
+  "Managing AMIs" guide recommends pinning a version in production);
+- a NodePool without its own disruption budgets (only the default ``nodes: 10%`` applies);
+- ``expireAfter: Never``: nodes are never recycled, so they never pick up patches by expiry;
+- a budget schedule that Karpenter accepts but cannot parse, which blocks all disruption;
+- the removed v1beta1 annotations ``karpenter.sh/do-not-evict`` / ``do-not-consolidate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from agent.api.base import KubeModel
+from agent.api.durations import NEVER, cron_problem
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.nodepool import NodePool
+
+REMOVED_ANNOTATIONS = ("karpenter.sh/do-not-evict", "karpenter.sh/do-not-consolidate")
+
+LintWarning = tuple[str, str]
+_PINNED_EXAMPLES = {"al2": "v20240807", "al2023": "v20240807", "bottlerocket": "v1.20.3"}
+
+
+def lint(obj: KubeModel) -> Iterator[LintWarning]:
+    """The warnings for one valid object, as (field path, message) pairs."""
+    if isinstance(obj, NodePool):
+        yield from _nodepool(obj)
+    elif isinstance(obj, EC2NodeClass):
+        yield from _nodeclass(obj)
+    yield from _removed_annotations(obj)
+
+
+def _nodepool(pool: NodePool) -> Iterator[LintWarning]:
+    spec = pool.spec
+    if "budgets" not in spec.disruption.model_fields_set:
+        yield (
+            "spec.disruption.budgets",
+            "no disruption budget set: the default (nodes: 10%) lets drift replace a tenth of "
+            "the pool at once at any hour; set budgets (with a schedule) to pace replacements",
+        )
+    if spec.template.spec.expire_after == NEVER:
+        yield (
+            "spec.template.spec.expireAfter",
+            "expireAfter is Never: nodes are never recycled by age, so a node that misses a "
+            "drift replacement keeps its old image indefinitely",
+        )
+    for index, budget in enumerate(spec.disruption.budgets):
+        if budget.schedule is not None:
+            problem = cron_problem(budget.schedule)
+            if problem:
+                yield (
+                    f"spec.disruption.budgets[{index}].schedule",
+                    f"{problem}; Karpenter accepts it but then treats the budget as allowing "
+                    "no disruption at all",
+                )
+
+
+def _nodeclass(nodeclass: EC2NodeClass) -> Iterator[LintWarning]:
+    for index, term in enumerate(nodeclass.spec.ami_selector_terms):
+        family = term.alias_family
+        if term.alias and term.alias.endswith("@latest") and family:
+            example = _PINNED_EXAMPLES.get(family)
+            pin = f"pin a version (e.g. {family}@{example})" if example else "pin a version"
+            yield (
+                f"spec.amiSelectorTerms[{index}].alias",
+                f"{term.alias} follows every new AMI release into this cluster untested; {pin} "
+                "in production and roll new versions out in stages (seed: Managing AMIs)",
+            )
+
+
+def _removed_annotations(obj: KubeModel) -> Iterator[LintWarning]:
+    for path, values in _annotation_maps(obj):
+        for key in REMOVED_ANNOTATIONS:
+            if key in values:
+                yield (
+                    f"{path}.{key}",
+                    f"{key} was removed in Karpenter v1 and is ignored; use "
+                    "karpenter.sh/do-not-disrupt (`driftwave migrate` rewrites it)",
+                )
+
+
+def _annotation_maps(obj: KubeModel) -> Iterator[tuple[str, dict[str, str]]]:
+    metadata = getattr(obj, "metadata", None)
+    annotations = getattr(metadata, "annotations", None)
+    if isinstance(annotations, dict):
+        yield "metadata.annotations", annotations
+    spec = getattr(obj, "spec", None)
+    template = getattr(spec, "template", None)
+    template_meta = getattr(template, "metadata", None)
+    template_annotations = getattr(template_meta, "annotations", None)
+    if isinstance(template_annotations, dict):
+        yield "spec.template.metadata.annotations", template_annotations

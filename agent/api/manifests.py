@@ -1,0 +1,156 @@
+"""Reading manifest files: multi-document YAML, the kinds driftwave knows, and findings.
+
+A finding is one error or warning about one document, printed as
+``FILE:DOC kind/name: field.path: what is wrong and the rule``. Documents of kinds nobody
+registered are reported as warnings and otherwise left alone, so a file may mix Karpenter objects
+with the rest of an application's manifests.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from agent.api.base import KubeModel, ManifestInvalid, parse_manifest
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
+
+Severity = Literal["error", "warning"]
+KindKey = tuple[str, str]
+Linter = Callable[[KubeModel], Iterable[tuple[str, str]]]
+
+KARPENTER_KINDS: Mapping[KindKey, type[KubeModel]] = {
+    ("karpenter.sh/v1", "NodePool"): NodePool,
+    ("karpenter.sh/v1", "NodeClaim"): NodeClaim,
+    ("karpenter.k8s.aws/v1", "EC2NodeClass"): EC2NodeClass,
+}
+OLD_API_VERSIONS = frozenset({"karpenter.sh/v1beta1", "karpenter.k8s.aws/v1beta1"})
+
+
+class ManifestSyntaxError(ValueError):
+    """A file is not readable YAML; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """One YAML document of a file: where it came from and its plain data."""
+
+    source: str
+    index: int
+    data: Any
+
+    @property
+    def kind(self) -> str:
+        """The document's ``kind`` (or ``?``)."""
+        return str(self.data.get("kind", "?")) if isinstance(self.data, dict) else "?"
+
+    @property
+    def name(self) -> str:
+        """The document's ``metadata.name`` (or empty)."""
+        meta = self.data.get("metadata") if isinstance(self.data, dict) else None
+        return str(meta.get("name", "")) if isinstance(meta, dict) else ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """An error or a warning about one document."""
+
+    source: str
+    document: int
+    kind: str
+    name: str
+    path: str
+    message: str
+    severity: Severity = "error"
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.document} {self.kind}/{self.name or '<unnamed>'}"
+        label = "" if self.severity == "error" else "warning: "
+        field = f"{self.path}: " if self.path else ""
+        return f"{where}: {label}{field}{self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The finding as JSON-ready data."""
+        return asdict(self)
+
+
+def plain(value: Any) -> Any:
+    """Loaded YAML as plain JSON-like data (timestamps become RFC 3339 strings)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dt.datetime):
+        text = value.isoformat()
+        return text.replace("+00:00", "Z") if value.tzinfo else text + "Z"
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+def load_documents(text: str, source: str) -> list[Document]:
+    """Split multi-document YAML into documents (empty documents are skipped, numbering kept)."""
+    yaml = YAML(typ="safe", pure=True)
+    try:
+        loaded = list(yaml.load_all(text))
+    except YAMLError as exc:
+        raise ManifestSyntaxError(f"{source}: not valid YAML: {exc}") from exc
+    return [
+        Document(source, index, plain(data))
+        for index, data in enumerate(loaded, start=1)
+        if data is not None
+    ]
+
+
+def read_documents(path: Path) -> list[Document]:
+    """Read a manifest file; raises ManifestSyntaxError (or OSError) when it cannot be read."""
+    return load_documents(path.read_text(encoding="utf-8"), str(path))
+
+
+def check_document(
+    doc: Document,
+    kinds: Mapping[KindKey, type[KubeModel]],
+    linters: Iterable[Linter] = (),
+) -> tuple[KubeModel | None, list[Finding]]:
+    """Validate one document against its kind's model; run the linters on a valid object."""
+
+    def finding(path: str, message: str, severity: Severity = "error") -> Finding:
+        return Finding(doc.source, doc.index, doc.kind, doc.name, path, message, severity)
+
+    if not isinstance(doc.data, dict):
+        return None, [finding("", "a manifest must be a mapping with apiVersion and kind")]
+    api_version = str(doc.data.get("apiVersion", ""))
+    if api_version in OLD_API_VERSIONS:
+        return None, [
+            finding(
+                "apiVersion",
+                f"{api_version} is the pre-v1 API, which Karpenter v1 no longer serves: "
+                "convert it with `driftwave migrate FILE -o OUT`",
+            )
+        ]
+    model = kinds.get((api_version, doc.kind))
+    if model is None:
+        known = sorted({kind for _, kind in kinds})
+        return None, [
+            finding(
+                "",
+                f"{api_version or '<no apiVersion>'} {doc.kind} is not a kind driftwave checks "
+                f"(it checks {', '.join(known)}); skipped",
+                "warning",
+            )
+        ]
+    try:
+        obj = parse_manifest(model, doc.data)
+    except ManifestInvalid as exc:
+        return None, [finding(issue.path, issue.message) for issue in exc.issues]
+    warnings = [
+        finding(path, message, "warning") for lint in linters for path, message in lint(obj)
+    ]
+    return obj, warnings

@@ -1,0 +1,75 @@
+"""What a migration reports: the changes it made and the errors/warnings it found."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from agent.api.manifests import Finding, Severity
+
+
+@dataclass(frozen=True)
+class Change:
+    """One edit the migration made to one document."""
+
+    source: str
+    document: int
+    kind: str
+    name: str
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.document} {self.kind}/{self.name or '<unnamed>'}"
+        return f"{where}: {self.path}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The change as JSON-ready data."""
+        return asdict(self)
+
+
+@dataclass
+class MigrationResult:
+    """The migrated text, the changes made, and the errors/warnings found on the way."""
+
+    text: str
+    changes: list[Change] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when no error was found (warnings do not count)."""
+        return not any(f.severity == "error" for f in self.findings)
+
+
+class DocContext:
+    """Where a document came from, and the sinks its migration reports into."""
+
+    def __init__(self, source: str, index: int, data: Any, result: MigrationResult) -> None:
+        self.source = source
+        self.index = index
+        self.data = data
+        self._result = result
+
+    @property
+    def kind(self) -> str:
+        """The document's kind."""
+        return str(self.data.get("kind", "?"))
+
+    @property
+    def name(self) -> str:
+        """The document's metadata.name."""
+        meta = self.data.get("metadata")
+        return str(meta.get("name", "")) if isinstance(meta, dict) else ""
+
+    def change(self, path: str, message: str) -> None:
+        """Record an edit."""
+        self._result.changes.append(
+            Change(self.source, self.index, self.kind, self.name, path, message)
+        )
+
+    def report(self, path: str, message: str, severity: Severity = "error") -> None:
+        """Record an error (the migration cannot be completed) or a warning."""
+        self._result.findings.append(
+            Finding(self.source, self.index, self.kind, self.name, path, message, severity)
+        )

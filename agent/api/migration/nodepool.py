@@ -1,0 +1,96 @@
+"""NodePool v1beta1 → v1: nodeClassRef group/kind, expireAfter moved into the template,
+WhenUnderutilized renamed, consolidateAfter made explicit, kubelet handed to the EC2NodeClass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+
+from agent.api.migration.context import DocContext
+
+
+@dataclass
+class KubeletMove:
+    """A NodePool's kubelet block, on its way to the EC2NodeClass it references."""
+
+    ctx: DocContext
+    nodeclass: str
+    kubelet: Any
+
+
+def _insert_after(mapping: CommentedMap, after: str, key: str, value: Any) -> None:
+    keys = list(mapping.keys())
+    position = keys.index(after) + 1 if after in keys else len(keys)
+    mapping.insert(position, key, value)
+
+
+def migrate_nodepool(ctx: DocContext) -> KubeletMove | None:
+    """Migrate one v1beta1 NodePool in place; return its kubelet block if it had one."""
+    data = ctx.data
+    data["apiVersion"] = "karpenter.sh/v1"
+    ctx.change("apiVersion", "karpenter.sh/v1beta1 → karpenter.sh/v1")
+    spec = data.get("spec")
+    if not isinstance(spec, CommentedMap):
+        ctx.report("spec", "a NodePool needs a spec")
+        return None
+    template = spec.get("template")
+    tspec = template.get("spec") if isinstance(template, CommentedMap) else None
+    if not isinstance(tspec, CommentedMap):
+        ctx.report("spec.template.spec", "a NodePool needs spec.template.spec")
+        return None
+    _node_class_ref(ctx, tspec)
+    _disruption(ctx, spec, tspec)
+    kubelet = tspec.pop("kubelet", None)
+    if kubelet is None:
+        return None
+    ref = tspec.get("nodeClassRef")
+    name = str(ref.get("name", "")) if isinstance(ref, CommentedMap) else ""
+    ctx.change("spec.template.spec.kubelet", f"kubelet removed; it moves to EC2NodeClass {name}")
+    return KubeletMove(ctx, name, kubelet)
+
+
+def _node_class_ref(ctx: DocContext, tspec: CommentedMap) -> None:
+    ref = tspec.get("nodeClassRef")
+    if not isinstance(ref, CommentedMap):
+        ctx.report("spec.template.spec.nodeClassRef", "nodeClassRef is missing")
+        return
+    api_version = ref.pop("apiVersion", None)
+    group = str(api_version).split("/", 1)[0] if api_version else "karpenter.k8s.aws"
+    if "group" not in ref:
+        ref.insert(0, "group", group)
+        origin = f"from apiVersion {api_version}" if api_version else "(the default class group)"
+        ctx.change("spec.template.spec.nodeClassRef.group", f"set to {group} {origin}")
+    if "kind" not in ref:
+        _insert_after(ref, "group", "kind", "EC2NodeClass")
+        ctx.change("spec.template.spec.nodeClassRef.kind", "set to EC2NodeClass (now required)")
+
+
+def _disruption(ctx: DocContext, spec: CommentedMap, tspec: CommentedMap) -> None:
+    disruption = spec.get("disruption")
+    if not isinstance(disruption, CommentedMap):
+        return
+    if "expireAfter" in disruption:
+        value = disruption.pop("expireAfter")
+        tspec.insert(0, "expireAfter", value)
+        ctx.change(
+            "spec.template.spec.expireAfter",
+            f"expireAfter {value} moved from spec.disruption (it is now a drift-able template "
+            "field, and expiry is forceful in v1)",
+        )
+    if disruption.get("consolidationPolicy") == "WhenUnderutilized":
+        disruption["consolidationPolicy"] = "WhenEmptyOrUnderutilized"
+        ctx.change(
+            "spec.disruption.consolidationPolicy", "WhenUnderutilized → WhenEmptyOrUnderutilized"
+        )
+    if not disruption:
+        del spec["disruption"]
+        ctx.change("spec.disruption", "removed: nothing left in it (v1 defaults apply)")
+        return
+    if "consolidateAfter" not in disruption:
+        _insert_after(disruption, "consolidationPolicy", "consolidateAfter", "0s")
+        ctx.change(
+            "spec.disruption.consolidateAfter",
+            "set to 0s, the v1beta1 behaviour (Karpenter v1.0-v1.14 require the field)",
+        )

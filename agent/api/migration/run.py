@@ -1,0 +1,68 @@
+"""The migration driver: parse the file round-trip, migrate each document, dump it back."""
+
+from __future__ import annotations
+
+import io
+import re
+from itertools import pairwise
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from agent.api.manifests import ManifestSyntaxError
+from agent.api.migration.context import DocContext, MigrationResult
+from agent.api.migration.documents import migrate_documents
+
+
+def _yaml(text: str) -> YAML:
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    mapping, sequence, offset = _guess_indent(text)
+    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+    return yaml
+
+
+def _guess_indent(text: str) -> tuple[int, int, int]:
+    """(mapping indent, sequence indent, dash offset) as the file writes them."""
+    key_indents: list[int] = []
+    dash_offsets: list[int] = []
+    previous_key_indent: int | None = None
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(stripped)
+        if stripped.startswith("- ") and previous_key_indent is not None:
+            dash_offsets.append(indent - previous_key_indent)
+            previous_key_indent = None
+        elif re.match(r"^[^\s:#-][^:]*:\s*$", stripped):
+            key_indents.append(indent)
+            previous_key_indent = indent
+        else:
+            previous_key_indent = None
+    steps = [b - a for a, b in pairwise(key_indents) if b > a]
+    mapping = min(steps) if steps else 2
+    offset = max(set(dash_offsets), key=dash_offsets.count) if dash_offsets else 0
+    offset = max(0, min(offset, mapping))
+    return mapping, offset + 2, offset
+
+
+def migrate_text(text: str, source: str) -> MigrationResult:
+    """Migrate every document of a file; the result's text is only meaningful when ``ok``."""
+    yaml = _yaml(text)
+    try:
+        documents = list(yaml.load_all(text))
+    except YAMLError as exc:
+        raise ManifestSyntaxError(f"{source}: not valid YAML: {exc}") from exc
+    result = MigrationResult(text="")
+    contexts = [
+        DocContext(source, index, data, result)
+        for index, data in enumerate(documents, start=1)
+        if isinstance(data, dict)
+    ]
+    migrate_documents(contexts)
+    out = io.StringIO()
+    yaml.dump_all(documents, out)
+    result.text = out.getvalue()
+    return result

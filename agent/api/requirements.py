@@ -1,0 +1,136 @@
+"""NodePool / NodeClaim requirements and taints, with Karpenter v1's validation rules.
+
+A requirement is a node selector requirement with an optional ``minValues`` (the least number of
+distinct values the launch must stay flexible over). Operators are In, NotIn, Exists,
+DoesNotExist, Gt, Lt, Gte and Lte.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from agent.api.base import KubeModel, matching, rule_error
+from agent.api.labels import (
+    label_value_problem,
+    qualified_name_problem,
+    restricted_label_problem,
+)
+
+Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
+_NON_NEGATIVE_INT = re.compile(r"[0-9]+")
+NUMERIC_OPERATORS = frozenset({"Gt", "Lt", "Gte", "Lte"})
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class Requirement(KubeModel):
+    """``spec.template.spec.requirements[]``: a key, an operator, values and optional minValues."""
+
+    key: Annotated[str, Field(max_length=316)]
+    operator: Operator
+    values: list[str] | None = None
+    min_values: Annotated[int, Field(ge=1, le=50)] | None = None
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, key: str) -> str:
+        problem = qualified_name_problem(key) or restricted_label_problem(key)
+        if problem:
+            raise ValueError(problem)
+        return key
+
+    @field_validator("values")
+    @classmethod
+    def _values(cls, values: list[str] | None) -> list[str] | None:
+        for value in values or []:
+            problem = label_value_problem(value)
+            if problem:
+                raise ValueError(problem)
+        return values
+
+    @model_validator(mode="after")
+    def _operator_rules(self) -> Requirement:
+        values = self.values or []
+        if self.operator == "In" and not values:
+            raise rule_error(
+                "operator In needs at least one value "
+                "(rule: requirements with operator 'In' must have a value defined)",
+                "values",
+            )
+        if self.operator in NUMERIC_OPERATORS and (
+            len(values) != 1 or not _NON_NEGATIVE_INT.fullmatch(values[0])
+        ):
+            raise rule_error(
+                f"operator {self.operator} takes exactly one non-negative integer value, "
+                f"got {values} (rule: requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must "
+                "have a single positive integer value)",
+                "values",
+            )
+        if self.operator == "In" and self.min_values is not None and len(values) < self.min_values:
+            raise rule_error(
+                f"minValues is {self.min_values} but only {len(values)} values are given "
+                "(rule: requirements with 'minValues' must have at least that many values "
+                "specified in the 'values' field)",
+                "minValues",
+            )
+        return self
+
+
+Requirements = Annotated[list[Requirement], Field(max_length=100)]
+
+_QUALIFIED = "a qualified name ([prefix/]name of alphanumerics, '-', '_', '.')"
+_TAINT_PART = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?"
+    r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
+)
+
+
+class Taint(KubeModel):
+    """A taint a NodePool puts on its nodes (``taints`` / ``startupTaints``)."""
+
+    key: Annotated[str, Field(min_length=1), matching(_TAINT_PART, _QUALIFIED)]
+    value: Annotated[str, matching(_TAINT_PART, _QUALIFIED)] | None = None
+    effect: TaintEffect
+    time_added: str | None = None
+
+
+def duplicate_taint_problem(taints: list[Taint], startup: list[Taint]) -> tuple[str, str] | None:
+    """(field path, message) for the first repeated key/effect pair across both lists."""
+    seen: set[tuple[str, str]] = set()
+    for field, items in (("taints", taints), ("startupTaints", startup)):
+        for index, taint in enumerate(items):
+            pair = (taint.key, taint.effect)
+            if pair in seen:
+                return (
+                    f"{field}[{index}]",
+                    f"duplicate taint {taint.key}:{taint.effect} "
+                    "(rule: each taint key/effect pair may appear once across taints and "
+                    "startupTaints)",
+                )
+            seen.add(pair)
+    return None
+
+
+def requirement_allows(requirement: Requirement, value: str | None) -> bool:
+    """Whether a label value (None: the label is absent) satisfies one requirement."""
+    op = requirement.operator
+    values = requirement.values or []
+    if op == "In":
+        return value is not None and value in values
+    if op == "NotIn":
+        return value is None or value not in values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if value is None or not _NON_NEGATIVE_INT.fullmatch(value):
+        return False
+    number, bound = int(value), int(values[0])
+    return {
+        "Gt": number > bound,
+        "Lt": number < bound,
+        "Gte": number >= bound,
+        "Lte": number <= bound,
+    }[op]

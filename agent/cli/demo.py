@@ -1,0 +1,114 @@
+"""``driftwave demo`` (agent stage): the seed walkthrough on the embedded default, no servers.
+
+It migrates the v1beta1 manifests of the seed walkthroughs (packaged with the agent) to v1,
+validates the result, and shows for each NodePool what it may launch from the real EC2 catalog,
+cheapest offering first. Requirements are matched label by label against the catalog; pod
+scheduling and bin-packing are not part of this stage.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from rich.console import Console
+from rich.table import Table
+
+from agent.api.kinds import agent_kinds
+from agent.api.lint import lint
+from agent.api.manifests import check_document, load_documents
+from agent.api.migration import migrate_text
+from agent.api.nodepool import NodePool
+from agent.api.requirements import requirement_allows
+from agent.catalog import Catalog, InstanceType, Offering
+
+OFFERING_KEYS = frozenset({"topology.kubernetes.io/zone", "karpenter.sh/capacity-type"})
+SHOWN = 5
+
+
+def seed_files() -> list[tuple[str, str]]:
+    """(name, text) of every packaged v1beta1 seed example, in name order."""
+    folder = resources.files("agent").joinpath("examples", "v1beta1")
+    files = sorted((p for p in folder.iterdir() if p.name.endswith(".yaml")), key=str)
+    return [(f"examples/v1beta1/{p.name}", p.read_text(encoding="utf-8")) for p in files]
+
+
+def launchable(pool: NodePool, catalog: Catalog) -> list[tuple[InstanceType, Offering]]:
+    """Every (instance type, cheapest allowed offering) the pool's requirements admit, by price."""
+    requirements = pool.spec.template.spec.requirements
+    type_reqs = [r for r in requirements if r.key not in OFFERING_KEYS]
+    offer_reqs = [r for r in requirements if r.key in OFFERING_KEYS]
+    found: list[tuple[InstanceType, Offering]] = []
+    for instance_type in catalog:
+        if not all(requirement_allows(r, instance_type.labels.get(r.key)) for r in type_reqs):
+            continue
+        offerings = [
+            o
+            for o in catalog.available_offerings(instance_type)
+            if all(
+                requirement_allows(
+                    r, o.zone if r.key == "topology.kubernetes.io/zone" else o.capacity_type
+                )
+                for r in offer_reqs
+            )
+        ]
+        if offerings:
+            found.append((instance_type, min(offerings, key=lambda o: o.price)))
+    return sorted(found, key=lambda pair: (pair[1].price, pair[0].name))
+
+
+def run_demo(console: Console) -> int:
+    """Run the walkthrough, printing to ``console``; the exit code (0 when all went well)."""
+    console.rule("driftwave demo: the seed walkthrough (agent stage)")
+    catalog = Catalog.packaged()
+    console.print(
+        f"EC2 catalog: {len(catalog)} instance types, zones {', '.join(catalog.zones)}, "
+        "us-east-1 on-demand prices and the seeded spot-price model"
+    )
+    failures = 0
+    kinds = agent_kinds()
+    for name, text in seed_files():
+        result = migrate_text(text, name)
+        console.print(
+            f"\n[bold]{name}[/]: migrated v1beta1 → v1 with {len(result.changes)} change(s)"
+        )
+        for change in result.changes:
+            console.print(
+                f"  • {change.kind}/{change.name} {change.path}: {change.message}", markup=False
+            )
+        pools: list[NodePool] = []
+        for doc in load_documents(result.text, name) if result.ok else []:
+            obj, findings = check_document(doc, kinds, (lint,))
+            for finding in findings:
+                console.print(f"  ! {finding}", style="yellow", markup=False)
+            failures += sum(1 for f in findings if f.severity == "error")
+            if isinstance(obj, NodePool):
+                pools.append(obj)
+        for finding in result.findings:
+            console.print(f"  ✗ {finding}", style="red", markup=False)
+        failures += 0 if result.ok else 1
+        for pool in pools:
+            console.print(_pool_table(pool, launchable(pool, catalog)))
+    console.rule("done" if failures == 0 else f"{failures} problem(s)")
+    return 0 if failures == 0 else 1
+
+
+def _pool_table(pool: NodePool, options: list[tuple[InstanceType, Offering]]) -> Table:
+    table = Table(
+        title=f"NodePool {pool.name}: {len(options)} instance types allowed; cheapest {SHOWN}",
+        title_justify="left",
+    )
+    for column in ("instance type", "vCPU", "memory GiB", "arch", "zone", "capacity", "USD/h"):
+        table.add_column(
+            column, justify="right" if column in ("vCPU", "memory GiB", "USD/h") else "left"
+        )
+    for instance_type, offering in options[:SHOWN]:
+        table.add_row(
+            instance_type.name,
+            str(instance_type.vcpus),
+            f"{instance_type.memory_bytes / 2**30:g}",
+            instance_type.arch,
+            offering.zone,
+            offering.capacity_type,
+            f"{offering.price:.4f}",
+        )
+    return table

@@ -1,0 +1,97 @@
+"""``driftwave validate FILE...``: check manifests against Karpenter v1's rules (and more kinds
+registered by the caller); print each finding as ``FILE:DOC kind/name: field.path: message``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.api.base import KubeModel
+from agent.api.lint import lint
+from agent.api.manifests import (
+    Finding,
+    KindKey,
+    Linter,
+    ManifestSyntaxError,
+    check_document,
+    read_documents,
+)
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass
+class Report:
+    """What a validation run found, over all files."""
+
+    files: int = 0
+    documents: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    objects: list[KubeModel] = field(default_factory=list)
+
+    @property
+    def errors(self) -> int:
+        """How many errors."""
+        return sum(1 for f in self.findings if f.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        """How many warnings."""
+        return sum(1 for f in self.findings if f.severity == "warning")
+
+    def summary(self) -> str:
+        """One line: counts of files, documents, errors and warnings."""
+        return (
+            f"{self.documents} document(s) in {self.files} file(s): "
+            f"{self.errors} error(s), {self.warnings} warning(s)"
+        )
+
+    def as_json(self) -> str:
+        """The report as a JSON document."""
+        return json.dumps(
+            {
+                "files": self.files,
+                "documents": self.documents,
+                "errors": self.errors,
+                "warnings": self.warnings,
+                "findings": [f.as_dict() for f in self.findings],
+            },
+            indent=2,
+        )
+
+
+def expand(paths: Iterable[Path]) -> list[Path]:
+    """Files to read: each file as given, and the YAML files under each directory, sorted."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES))
+        else:
+            files.append(path)
+    return files
+
+
+def validate_paths(
+    paths: Iterable[Path],
+    kinds: Mapping[KindKey, type[KubeModel]],
+    linters: Iterable[Linter] = (lint,),
+) -> Report:
+    """Validate every document of every file; unreadable files are reported as errors."""
+    report = Report()
+    linters = tuple(linters)
+    for path in expand(paths):
+        report.files += 1
+        try:
+            documents = read_documents(path)
+        except (ManifestSyntaxError, OSError, UnicodeDecodeError) as exc:
+            report.findings.append(Finding(str(path), 0, "?", "", "", f"cannot read: {exc}"))
+            continue
+        for doc in documents:
+            report.documents += 1
+            obj, findings = check_document(doc, kinds, linters)
+            report.findings.extend(findings)
+            if obj is not None:
+                report.objects.append(obj)
+    return report
