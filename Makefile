@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck contracts pytest lock clean
+.PHONY: install demo test lint typecheck contracts pytest bench schemas lock clean
 
 install: $(STAMP)
 
@@ -35,6 +35,12 @@ pytest: install
 	$(VENV)/bin/pytest -q -n 2
 
 test: lint typecheck contracts pytest
+
+bench: install
+	$(PY) -m bench.manifests
+
+schemas: install
+	$(PY) -c "from pathlib import Path; from agent.api.schemas import write_schemas; write_schemas(Path('deploy/schemas'))"
 
 # Re-resolve the pinned, hashed dependency set after editing pyproject.toml.
 lock: install

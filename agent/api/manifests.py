@@ -14,8 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+import yaml
 
 from agent.api.base import KubeModel, ManifestInvalid, parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
@@ -32,6 +31,11 @@ KARPENTER_KINDS: Mapping[KindKey, type[KubeModel]] = {
     ("karpenter.k8s.aws/v1", "EC2NodeClass"): EC2NodeClass,
 }
 OLD_API_VERSIONS = frozenset({"karpenter.sh/v1beta1", "karpenter.k8s.aws/v1beta1"})
+MOVED_IN_V1 = {
+    ("NodePool", "spec.disruption.expireAfter"): "spec.template.spec.expireAfter",
+    ("NodePool", "spec.template.spec.kubelet"): "the EC2NodeClass's spec.kubelet",
+}
+"""Fields v1beta1 had that v1 moved: an unknown-field error on them says where they went."""
 
 
 class ManifestSyntaxError(ValueError):
@@ -96,11 +100,14 @@ def plain(value: Any) -> Any:
 
 
 def load_documents(text: str, source: str) -> list[Document]:
-    """Split multi-document YAML into documents (empty documents are skipped, numbering kept)."""
-    yaml = YAML(typ="safe", pure=True)
+    """Split multi-document YAML into documents (empty documents are skipped, numbering kept).
+
+    YAML is read with YAML 1.1 scalars, as kubectl reads it (``yes`` is a boolean there too).
+    """
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        loaded = list(yaml.load_all(text))
-    except YAMLError as exc:
+        loaded = list(yaml.load_all(text, Loader=loader))
+    except yaml.YAMLError as exc:
         raise ManifestSyntaxError(f"{source}: not valid YAML: {exc}") from exc
     return [
         Document(source, index, plain(data))
@@ -149,8 +156,18 @@ def check_document(
     try:
         obj = parse_manifest(model, doc.data)
     except ManifestInvalid as exc:
-        return None, [finding(issue.path, issue.message) for issue in exc.issues]
+        return None, [
+            finding(issue.path, _with_hint(doc.kind, issue.path, issue.message))
+            for issue in exc.issues
+        ]
     warnings = [
         finding(path, message, "warning") for lint in linters for path, message in lint(obj)
     ]
     return obj, warnings
+
+
+def _with_hint(kind: str, path: str, message: str) -> str:
+    moved = MOVED_IN_V1.get((kind, path))
+    if moved and message.startswith("unknown field"):
+        return f"{message}; Karpenter v1 moved it to {moved} (`driftwave migrate` does this)"
+    return message

@@ -69,7 +69,6 @@ def _ami_selection(ctx: DocContext, spec: CommentedMap) -> None:
     )
 
 
-
 def _metadata_options(ctx: DocContext, spec: CommentedMap) -> None:
     options = spec.get("metadataOptions")
     why = (

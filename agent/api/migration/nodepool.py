@@ -72,8 +72,13 @@ def _disruption(ctx: DocContext, spec: CommentedMap, tspec: CommentedMap) -> Non
     if not isinstance(disruption, CommentedMap):
         return
     if "expireAfter" in disruption:
+        comment = disruption.ca.items.pop("expireAfter", None)
         value = disruption.pop("expireAfter")
         tspec.insert(0, "expireAfter", value)
+        if comment is not None and len(comment) > 2 and comment[2] is not None:
+            token = comment[2]
+            token.value = token.value.rstrip("\n") + "\n"
+            tspec.ca.items["expireAfter"] = [None, None, token, None]
         ctx.change(
             "spec.template.spec.expireAfter",
             f"expireAfter {value} moved from spec.disruption (it is now a drift-able template "

@@ -1,0 +1,121 @@
+"""The ``driftwave`` command line: validate, migrate, demo (in-process, through typer)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from fleet.cli import app
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "agent" / "examples"
+runner = CliRunner()
+
+
+def test_validate_accepts_the_v1_examples() -> None:
+    result = runner.invoke(app, ["validate", str(EXAMPLES / "v1")])
+    assert result.exit_code == 0, result.output
+    assert "0 error(s)" in result.output
+    assert "warning: spec.amiSelectorTerms[0].alias: al2023@latest" in result.output
+
+
+def test_validate_fails_on_invalid_fixtures_with_exit_1() -> None:
+    result = runner.invoke(app, ["validate", str(EXAMPLES / "invalid")])
+    assert result.exit_code == 1
+    fixtures = len(list((EXAMPLES / "invalid").glob("*.yaml")))
+    assert f"{fixtures} error(s)" in result.output
+
+
+def test_validate_json_lists_findings() -> None:
+    target = EXAMPLES / "invalid" / "nodepool-weight-out-of-range.yaml"
+    result = runner.invoke(app, ["validate", "--json", str(target)])
+    assert result.exit_code == 1
+    body = json.loads(result.output)
+    assert body["errors"] == 1
+    (finding,) = body["findings"]
+    assert finding["path"] == "spec.weight"
+    assert finding["kind"] == "NodePool"
+    assert finding["document"] == 1
+
+
+def test_validate_reports_unreadable_yaml(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("kind: NodePool\nspec: [unclosed\n")
+    result = runner.invoke(app, ["validate", str(broken)])
+    assert result.exit_code == 1
+    assert "broken.yaml" in result.output
+    assert "not valid YAML" in result.output
+
+
+def test_validate_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["validate", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2
+
+
+def test_validate_warns_on_unknown_kinds_without_failing(tmp_path: Path) -> None:
+    manifest = tmp_path / "service.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n")
+    result = runner.invoke(app, ["validate", str(manifest)])
+    assert result.exit_code == 0
+    assert "not a kind driftwave checks" in result.output
+
+
+def test_migrate_writes_valid_v1_and_reports_changes(tmp_path: Path) -> None:
+    out = tmp_path / "v1.yaml"
+    source = EXAMPLES / "v1beta1" / "seed-003-before.yaml"
+    result = runner.invoke(app, ["migrate", str(source), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "changed" in result.output
+    assert "kubelet moved here from NodePool default" in result.output
+    check = runner.invoke(app, ["validate", str(out)])
+    assert check.exit_code == 0, check.output
+
+
+def test_migrate_to_stdout_prints_yaml_only_on_stdout() -> None:
+    source = EXAMPLES / "v1beta1" / "seed-000-bottlerocket.yaml"
+    result = runner.invoke(app, ["migrate", str(source)])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("# Seed 000")
+    assert "changed" not in result.stdout
+    assert "changed" in result.stderr
+
+
+def test_migrate_error_writes_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "ubuntu.yaml"
+    source.write_text(
+        "apiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata:\n  name: u\n"
+        "spec:\n  amiFamily: Ubuntu\n  role: r\n"
+        "  subnetSelectorTerms: [{tags: {a: b}}]\n  securityGroupSelectorTerms: [{tags: {a: b}}]\n"
+    )
+    out = tmp_path / "out.yaml"
+    result = runner.invoke(app, ["migrate", str(source), "-o", str(out)])
+    assert result.exit_code == 1
+    assert not out.exists()
+    assert "Ubuntu" in result.output
+    assert "nothing was written" in result.output
+
+
+def test_migrate_json() -> None:
+    source = EXAMPLES / "v1beta1" / "seed-003-before.yaml"
+    result = runner.invoke(app, ["migrate", "--json", str(source)])
+    assert result.exit_code == 0
+    body = json.loads(result.stdout)
+    assert body["ok"] is True
+    assert body["text"].count("apiVersion: karpenter") == 2
+    assert any(c["path"] == "spec.kubelet" for c in body["changes"])
+
+
+def test_demo_runs_the_seed_walkthrough() -> None:
+    result = runner.invoke(app, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert "seed-003-before.yaml: migrated" in result.output
+    assert "m7i.xlarge" in result.output
+    assert "done" in result.output
+
+
+def test_help_teaches_the_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("validate", "migrate", "demo"):
+        assert command in result.output
