@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from agent.api.base import KubeModel, matching, rule_error
+from agent.api.kube import scheduling as kube
 from agent.api.labels import (
     label_value_problem,
     qualified_name_problem,
@@ -22,7 +23,6 @@ from agent.api.labels import (
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
 _NON_NEGATIVE_INT = re.compile(r"[0-9]+")
 NUMERIC_OPERATORS = frozenset({"Gt", "Lt", "Gte", "Lte"})
-TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
 class Requirement(KubeModel):
@@ -87,13 +87,12 @@ _TAINT_PART = (
 )
 
 
-class Taint(KubeModel):
-    """A taint a NodePool puts on its nodes (``taints`` / ``startupTaints``)."""
+class Taint(kube.Taint):
+    """A taint a NodePool puts on its nodes (``taints`` / ``startupTaints``): a Kubernetes taint
+    whose key and value must also be qualified names, as Karpenter's CRD requires."""
 
     key: Annotated[str, Field(min_length=1), matching(_TAINT_PART, _QUALIFIED)]
     value: Annotated[str, matching(_TAINT_PART, _QUALIFIED)] | None = None
-    effect: TaintEffect
-    time_added: str | None = None
 
 
 def duplicate_taint_problem(taints: list[Taint], startup: list[Taint]) -> tuple[str, str] | None:
