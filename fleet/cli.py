@@ -30,12 +30,19 @@ app = typer.Typer(
 FilesArg = Annotated[
     list[Path],
     typer.Argument(
-        help="Manifest files or directories (every *.yaml / *.yml below them).",
-        exists=True,
-        readable=True,
+        help="Manifest files or directories (every *.yaml / *.yml below them); - reads stdin, "
+        "e.g. kubectl get nodepools -o yaml | driftwave validate -",
         show_default=False,
     ),
 ]
+
+
+def _existing(paths: list[Path], param: str) -> None:
+    for path in paths:
+        if str(path) != "-" and not path.exists():
+            raise typer.BadParameter(f"{path} does not exist", param_hint=param)
+
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
@@ -49,6 +56,7 @@ def validate(files: FilesArg, as_json: JsonOpt = False) -> None:
 
     Example: driftwave validate examples/v1
     """
+    _existing(files, "FILES")
     report = validate_paths(files, agent_kinds())
     if as_json:
         print(report.as_json())

@@ -34,6 +34,13 @@ def lint(obj: KubeModel) -> Iterator[LintWarning]:
 
 def _nodepool(pool: NodePool) -> Iterator[LintWarning]:
     spec = pool.spec
+    ref = spec.template.spec.node_class_ref
+    if (ref.group, ref.kind) != ("karpenter.k8s.aws", "EC2NodeClass"):
+        yield (
+            "spec.template.spec.nodeClassRef",
+            f"{ref.group}/{ref.kind} is not an EC2NodeClass (group karpenter.k8s.aws): the "
+            "agent launches EKS nodes from EC2NodeClasses only",
+        )
     if "budgets" not in spec.disruption.model_fields_set:
         yield (
             "spec.disruption.budgets",

@@ -9,10 +9,11 @@ with the rest of an application's manifests.
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 import yaml
 
@@ -49,6 +50,8 @@ class Document:
     source: str
     index: int
     data: Any
+    prefix: str = ""
+    """``items[N]`` when the document is an item of a ``kind: List`` (``kubectl get -o yaml``)."""
 
     @property
     def kind(self) -> str:
@@ -109,15 +112,32 @@ def load_documents(text: str, source: str) -> list[Document]:
         loaded = list(yaml.load_all(text, Loader=loader))
     except yaml.YAMLError as exc:
         raise ManifestSyntaxError(f"{source}: not valid YAML: {exc}") from exc
-    return [
-        Document(source, index, plain(data))
-        for index, data in enumerate(loaded, start=1)
-        if data is not None
-    ]
+    documents: list[Document] = []
+    for index, data in enumerate(loaded, start=1):
+        if data is None:
+            continue
+        data = plain(data)
+        items = data.get("items") if isinstance(data, dict) else None
+        if (
+            isinstance(data, dict)
+            and str(data.get("kind", "")).endswith("List")
+            and isinstance(items, list)
+        ):
+            documents.extend(
+                Document(source, index, item, f"items[{n}]") for n, item in enumerate(items)
+            )
+        else:
+            documents.append(Document(source, index, data))
+    return documents
 
 
-def read_documents(path: Path) -> list[Document]:
-    """Read a manifest file; raises ManifestSyntaxError (or OSError) when it cannot be read."""
+STDIN = "-"
+
+
+def read_documents(path: Path, stdin: TextIO | None = None) -> list[Document]:
+    """Read a manifest file (``-`` reads ``stdin``); raises ManifestSyntaxError or OSError."""
+    if str(path) == STDIN:
+        return load_documents((stdin or sys.stdin).read(), "<stdin>")
     return load_documents(path.read_text(encoding="utf-8"), str(path))
 
 
@@ -129,7 +149,8 @@ def check_document(
     """Validate one document against its kind's model; run the linters on a valid object."""
 
     def finding(path: str, message: str, severity: Severity = "error") -> Finding:
-        return Finding(doc.source, doc.index, doc.kind, doc.name, path, message, severity)
+        full = f"{doc.prefix}.{path}" if doc.prefix and path else (doc.prefix or path)
+        return Finding(doc.source, doc.index, doc.kind, doc.name, full, message, severity)
 
     if not isinstance(doc.data, dict):
         return None, [finding("", "a manifest must be a mapping with apiVersion and kind")]

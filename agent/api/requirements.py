@@ -23,6 +23,11 @@ from agent.api.labels import (
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
 _NON_NEGATIVE_INT = re.compile(r"[0-9]+")
 NUMERIC_OPERATORS = frozenset({"Gt", "Lt", "Gte", "Lte"})
+WELL_KNOWN_VALUES = {
+    "karpenter.sh/capacity-type": frozenset({"on-demand", "spot", "reserved"}),
+    "karpenter.k8s.aws/instance-tenancy": frozenset({"default", "dedicated"}),
+}
+"""Well-known labels whose values Karpenter knows; a requirement must name at least one."""
 
 
 class Requirement(KubeModel):
@@ -68,6 +73,16 @@ class Requirement(KubeModel):
                 "have a single positive integer value)",
                 "values",
             )
+        known = WELL_KNOWN_VALUES.get(self.key)
+        if known is not None and self.operator == "In" and values:
+            valid = [v for v in values if v in known]
+            if not valid or (self.min_values is not None and len(valid) < self.min_values):
+                raise rule_error(
+                    f"{values} has {len(valid)} valid value(s) for {self.key}; expected one of "
+                    f"{sorted(known)} (rule: Karpenter marks a NodePool whose requirements name no "
+                    "valid well-known value, or fewer than minValues, as not ready)",
+                    "values",
+                )
         if self.operator == "In" and self.min_values is not None and len(values) < self.min_values:
             raise rule_error(
                 f"minValues is {self.min_values} but only {len(values)} values are given "

@@ -11,6 +11,7 @@ from pathlib import Path
 from agent.api.base import KubeModel
 from agent.api.lint import lint
 from agent.api.manifests import (
+    STDIN,
     Finding,
     KindKey,
     Linter,
@@ -66,7 +67,7 @@ def expand(paths: Iterable[Path]) -> list[Path]:
     """Files to read: each file as given, and the YAML files under each directory, sorted."""
     files: list[Path] = []
     for path in paths:
-        if path.is_dir():
+        if str(path) != STDIN and path.is_dir():
             files.extend(sorted(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES))
         else:
             files.append(path)

@@ -119,3 +119,21 @@ def test_help_teaches_the_commands() -> None:
     assert result.exit_code == 0
     for command in ("validate", "migrate", "demo"):
         assert command in result.output
+
+
+def test_validate_reads_stdin_and_kubectl_lists() -> None:
+    listing = (
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- apiVersion: karpenter.sh/v1\n  kind: NodePool\n  metadata: {name: ok}\n"
+        "  spec:\n    template:\n      spec:\n"
+        "        nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}\n"
+        "        requirements: []\n"
+        "- apiVersion: karpenter.sh/v1\n  kind: NodePool\n  metadata: {name: bad}\n"
+        "  spec:\n    weight: 0\n    template:\n      spec:\n"
+        "        nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}\n"
+        "        requirements: []\n"
+    )
+    result = runner.invoke(app, ["validate", "-"], input=listing)
+    assert result.exit_code == 1
+    assert "<stdin>:1 NodePool/bad: items[1].spec.weight: must be at least 1" in result.output
+    assert "2 document(s)" in result.output
