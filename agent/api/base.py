@@ -72,9 +72,18 @@ def rule_error(message: str, field: str | None = None) -> PydanticCustomError:
     return PydanticCustomError("rule", "{rule_message}", {"rule_message": message, "field": field})
 
 
+def go_anchors(pattern: str) -> str:
+    """A CRD (Go RE2) pattern for Python: ``$`` matches only at the very end, as in Go.
+
+    Python's ``$`` also matches before a trailing newline, so ``"30s\\n"`` would pass a pattern
+    the API server refuses; every unescaped ``$`` becomes ``\\Z``.
+    """
+    return re.sub(r"(?<!\\)\$", r"\\Z", pattern)
+
+
 def matching(pattern: str, what: str) -> AfterValidator:
     """A string check against a CRD pattern (search semantics, as OpenAPI) with a readable error."""
-    compiled = re.compile(pattern)
+    compiled = re.compile(go_anchors(pattern))
 
     def check(value: str) -> str:
         if not compiled.search(value):

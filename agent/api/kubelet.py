@@ -3,6 +3,7 @@ allocatable capacity), with the v1 CRD's rules on eviction signals and reserved 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -19,6 +20,9 @@ EVICTION_SIGNALS = (
     "pid.available",
 )
 RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
+_GO_DURATION = re.compile(r"0|\+?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|\u00b5s|ms|s|m|h))+")
+"""A non-negative Go duration (time.ParseDuration), as the kubelet's grace periods are."""
+_PERCENT = re.compile(r"([0-9]{1,2}(\.[0-9]{1,2})?|100(\.0{1,2})?)%")
 
 
 def _signals(field: str, values: dict[str, str] | None, percent_ok: bool) -> None:
@@ -31,12 +35,11 @@ def _signals(field: str, values: dict[str, str] | None, percent_ok: bool) -> Non
         if not percent_ok:
             continue
         if value.endswith("%"):
-            try:
-                percent = float(value[:-1])
-            except ValueError:
-                percent = -1.0
-            if not 0 <= percent <= 100:
-                raise ValueError(f"{key}: {value!r} must be a percentage 0-100% or a quantity")
+            if not _PERCENT.fullmatch(value):
+                raise ValueError(
+                    f"{key}: {value!r} must be a percentage 0-100% with at most two decimals "
+                    "(such as 5% or 7.5%) or a quantity"
+                )
             continue
         try:
             parse_quantity(value)
@@ -52,7 +55,7 @@ def _reserved(field: str, values: dict[str, str] | None) -> None:
             amount = parse_quantity(value)
         except QuantityError as exc:
             raise ValueError(f"{key}: {exc}") from exc
-        if amount < 0:
+        if amount < 0 or value.startswith("-"):
             raise ValueError(
                 f"{key}: {value!r} ({field} value cannot be a negative resource quantity)"
             )
@@ -97,6 +100,12 @@ class KubeletConfiguration(KubeModel):
     @classmethod
     def _grace(cls, values: dict[str, str] | None) -> dict[str, str] | None:
         _signals("evictionSoftGracePeriod", values, percent_ok=False)
+        for key, value in (values or {}).items():
+            if not _GO_DURATION.fullmatch(value):
+                raise ValueError(
+                    f"{key}: {value!r} is not a duration such as 90s, 1m30s or 2m; Karpenter "
+                    "cannot decode an EC2NodeClass whose grace period is not a duration"
+                )
         return values
 
     @model_validator(mode="after")

@@ -81,9 +81,9 @@ def qualified_name_problem(key: str) -> str | None:
     prefix, _, name = key.rpartition("/")
     if "/" in key and not prefix:
         return f"{key!r} has an empty prefix before '/'"
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
         return f"prefix {prefix!r} must be a DNS subdomain (lower case, at most 253 characters)"
-    if not name or len(name) > 63 or not _QUALIFIED_NAME.match(name):
+    if not name or len(name) > 63 or not _QUALIFIED_NAME.fullmatch(name):
         return (
             f"name part {name!r} must be 1-63 characters of alphanumerics, '-', '_' or '.', "
             "starting and ending with an alphanumeric"
@@ -93,7 +93,7 @@ def qualified_name_problem(key: str) -> str | None:
 
 def label_value_problem(value: str) -> str | None:
     """Why ``value`` is not a valid label value, or None when it is."""
-    if len(value) > 63 or not _LABEL_VALUE.match(value):
+    if len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
         return (
             f"label value {value!r} must be at most 63 characters of alphanumerics, '-', '_' or "
             "'.', starting and ending with an alphanumeric"
@@ -101,15 +101,18 @@ def label_value_problem(value: str) -> str | None:
     return None
 
 
-def restricted_label_problem(key: str) -> str | None:
-    """Why a NodePool may not use label ``key`` (set or require it), or None when it may."""
-    if key == NODEPOOL_LABEL:
+def restricted_label_problem(key: str, allow_nodepool: bool = False) -> str | None:
+    """Why a NodePool may not use label ``key`` (set or require it), or None when it may.
+
+    ``allow_nodepool``: NodeClaims (which Karpenter writes) may require ``karpenter.sh/nodepool``.
+    """
+    if key == NODEPOOL_LABEL and not allow_nodepool:
         return f'label "{NODEPOOL_LABEL}" is restricted: Karpenter sets it on every node itself'
     if key == HOSTNAME_LABEL:
         return f'label "{HOSTNAME_LABEL}" is restricted: every node gets its own hostname'
     if key in WELL_KNOWN_LABELS:
         return None
-    domain = label_domain(key)
+    domain = key.split("/", 1)[0]  # as the CRD's rule: the whole key when it has no '/'
     for restricted in ("karpenter.sh", "karpenter.k8s.aws"):
         if domain.endswith(restricted):
             return (

@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
 from agent.api.durations import DURATION, DURATION_OR_NEVER
 from agent.api.nodepool import NodeClassReference
-from agent.api.quantity import Quantity
+from agent.api.quantity import IntOrStringQuantity as Quantity
 from agent.api.requirements import Requirements, Taint, duplicate_taint_problem
 from agent.api.status import NodeClaimStatus
 

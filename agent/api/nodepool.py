@@ -21,8 +21,13 @@ from agent.api.durations import (
     DURATION_OR_NEVER,
 )
 from agent.api.labels import label_value_problem, qualified_name_problem, restricted_label_problem
-from agent.api.quantity import Quantity
-from agent.api.requirements import Requirements, Taint, duplicate_taint_problem
+from agent.api.quantity import IntOrStringQuantity as Quantity
+from agent.api.requirements import (
+    Requirements,
+    Taint,
+    duplicate_taint_problem,
+    nodepool_key_problem,
+)
 from agent.api.status import NodePoolStatus
 
 _DURATION_OR_NEVER = "a duration such as 30s, 10m or 1h30m, or Never"
@@ -111,7 +116,9 @@ class NodeClaimTemplateSpec(KubeModel):
 
     @model_validator(mode="after")
     def _unique_taints(self) -> NodeClaimTemplateSpec:
-        problem = duplicate_taint_problem(self.taints or [], self.startup_taints or [])
+        problem = nodepool_key_problem(self.requirements) or duplicate_taint_problem(
+            self.taints or [], self.startup_taints or []
+        )
         if problem:
             raise rule_error(problem[1], problem[0])
         return self

@@ -26,8 +26,8 @@ _DECIMAL = {
     "E": Fraction(10**18),
 }
 _PATTERN = re.compile(
-    r"^(?P<sign>[+-]?)(?P<num>[0-9]+(\.[0-9]*)?|\.[0-9]+)"
-    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$"
+    r"(?P<sign>[+-]?)(?P<num>[0-9]+(\.[0-9]*)?|\.[0-9]+)"
+    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?"
 )
 
 
@@ -43,7 +43,7 @@ def parse_quantity(value: int | float | str) -> Fraction:
         return Fraction(value)
     if isinstance(value, float):
         return Fraction(str(value))
-    match = _PATTERN.match(value.strip()) if isinstance(value, str) else None
+    match = _PATTERN.fullmatch(value) if isinstance(value, str) else None
     if not match:
         raise QuantityError(
             f"{value!r} is not a quantity: use a number with an optional suffix such as "
@@ -70,12 +70,30 @@ def _check(value: Any) -> int | float | str:
     return value
 
 
+def _check_int_or_string(value: Any) -> int | str:
+    if isinstance(value, float):
+        raise ValueError(
+            f"{value!r}: a number with a fraction must be written as a string quantity "
+            f'(e.g. "{value}" or "{int(value * 1000)}m"); the field is an integer or a string'
+        )
+    checked = _check(value)
+    assert not isinstance(checked, float)
+    return checked
+
+
 Quantity = Annotated[
     int | float | str,
     PlainValidator(_check),
+    WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string"}]}),
+]
+"""A resource quantity in a core Kubernetes object (a JSON number or a string), kept as written."""
+
+IntOrStringQuantity = Annotated[
+    int | str,
+    PlainValidator(_check_int_or_string),
     WithJsonSchema({"anyOf": [{"type": "integer"}, {"type": "string"}], "x-int-or-string": True}),
 ]
-"""A resource quantity field; the value is kept as written."""
+"""A quantity in a Karpenter CRD field (``x-kubernetes-int-or-string``: no fractional numbers)."""
 
 
 def non_negative(value: int | float | str) -> bool:

@@ -8,9 +8,10 @@ DoesNotExist, Gt, Lt, Gte and Lte.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from agent.api.base import KubeModel, matching, rule_error
 from agent.api.kube import scheduling as kube
@@ -22,6 +23,7 @@ from agent.api.labels import (
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
 _NON_NEGATIVE_INT = re.compile(r"[0-9]+")
+_INT64_MAX = 2**63 - 1
 NUMERIC_OPERATORS = frozenset({"Gt", "Lt", "Gte", "Lte"})
 WELL_KNOWN_VALUES = {
     "karpenter.sh/capacity-type": frozenset({"on-demand", "spot", "reserved"}),
@@ -31,7 +33,11 @@ WELL_KNOWN_VALUES = {
 
 
 class Requirement(KubeModel):
-    """``spec.template.spec.requirements[]``: a key, an operator, values and optional minValues."""
+    """A requirement of a NodeClaim or NodePool: a key, an operator, values, optional minValues.
+
+    NodeClaims may require ``karpenter.sh/nodepool`` (Karpenter writes that requirement on every
+    NodeClaim); NodePools may not, which :func:`nodepool_key_problem` checks.
+    """
 
     key: Annotated[str, Field(max_length=316)]
     operator: Operator
@@ -41,7 +47,7 @@ class Requirement(KubeModel):
     @field_validator("key")
     @classmethod
     def _key(cls, key: str) -> str:
-        problem = qualified_name_problem(key) or restricted_label_problem(key)
+        problem = qualified_name_problem(key) or restricted_label_problem(key, allow_nodepool=True)
         if problem:
             raise ValueError(problem)
         return key
@@ -65,7 +71,9 @@ class Requirement(KubeModel):
                 "values",
             )
         if self.operator in NUMERIC_OPERATORS and (
-            len(values) != 1 or not _NON_NEGATIVE_INT.fullmatch(values[0])
+            len(values) != 1
+            or not _NON_NEGATIVE_INT.fullmatch(values[0])
+            or int(values[0]) > _INT64_MAX
         ):
             raise rule_error(
                 f"operator {self.operator} takes exactly one non-negative integer value, "
@@ -95,6 +103,24 @@ class Requirement(KubeModel):
 
 Requirements = Annotated[list[Requirement], Field(max_length=100)]
 
+
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+    r"([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
+def _rfc3339(text: str) -> str:
+    problem = f"{text!r} is not an RFC 3339 date-time such as 2024-08-07T12:00:00Z"
+    if not _RFC3339.fullmatch(text):
+        raise ValueError(problem)
+    try:
+        datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(problem) from exc
+    return text
+
+
 _QUALIFIED = "a qualified name ([prefix/]name of alphanumerics, '-', '_', '.')"
 _TAINT_PART = (
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?"
@@ -108,6 +134,15 @@ class Taint(kube.Taint):
 
     key: Annotated[str, Field(min_length=1), matching(_TAINT_PART, _QUALIFIED)]
     value: Annotated[str, matching(_TAINT_PART, _QUALIFIED)] | None = None
+    time_added: Annotated[str, AfterValidator(_rfc3339)] | None = None
+
+    @field_validator("key", "value")
+    @classmethod
+    def _qualified(cls, text: str | None) -> str | None:
+        problem = qualified_name_problem(text) if text else None
+        if problem:
+            raise ValueError(f"{problem} (rule: taint keys and values are qualified names)")
+        return text
 
 
 def duplicate_taint_problem(taints: list[Taint], startup: list[Taint]) -> tuple[str, str] | None:
@@ -148,3 +183,12 @@ def requirement_allows(requirement: Requirement, value: str | None) -> bool:
         "Gte": number >= bound,
         "Lte": number <= bound,
     }[op]
+
+
+def nodepool_key_problem(requirements: list[Requirement]) -> tuple[str, str] | None:
+    """(field path, message) when a NodePool requires ``karpenter.sh/nodepool`` (refused)."""
+    for index, requirement in enumerate(requirements):
+        problem = restricted_label_problem(requirement.key)
+        if problem:
+            return f"requirements[{index}].key", problem
+    return None

@@ -8,12 +8,14 @@ term breaks them; driftwave checks each term on its own, which is what the rules
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from agent.api.base import KubeModel, matching, rule_error
 
+_ALIAS = re.compile(r"[a-zA-Z0-9]+@.+")
 ALIAS_FAMILIES = ("al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025")
 WINDOWS_ALIAS_FAMILIES = frozenset({"windows2019", "windows2022", "windows2025"})
 ALIAS_TO_AMI_FAMILY = {
@@ -76,8 +78,8 @@ class AMISelectorTerm(KubeModel):
     def _alias(cls, alias: str | None) -> str | None:
         if alias is None:
             return alias
-        family, at, version = alias.partition("@")
-        if not at or not family.isalnum() or not version:
+        family, _, version = alias.partition("@")
+        if not _ALIAS.fullmatch(alias):
             raise ValueError(
                 f"alias {alias!r} must have the form family@version, such as al2023@v20240807 "
                 "or al2023@latest (rule: 'alias' must match the format 'family@version')"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agent.api.base import Condition, KubeModel
-from agent.api.quantity import Quantity
+from agent.api.quantity import IntOrStringQuantity as Quantity
 
 
 class NodePoolStatus(KubeModel):

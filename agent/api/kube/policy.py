@@ -29,7 +29,7 @@ def _int_or_percent(value: Any) -> int | str:
         if value < 0:
             raise ValueError(f"{value} is negative (rule: a pod count must be 0 or greater)")
         return value
-    if not _PERCENT.match(value):
+    if not _PERCENT.fullmatch(value):
         raise ValueError(
             f"{value!r} is not a percentage (rule: a string value must be a whole percentage "
             "such as '50%')"

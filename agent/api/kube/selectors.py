@@ -100,7 +100,7 @@ class NodeSelectorRequirement(KubeModel):
                     "(rule: Gt and Lt take exactly one value)",
                     field="values",
                 )
-            if not _INTEGER.match(self.values[0]):
+            if not _INTEGER.fullmatch(self.values[0]):
                 raise rule_error(
                     f"{self.values[0]!r} is not an integer "
                     "(rule: the value of Gt and Lt is compared as an integer)",
