@@ -1,34 +1,64 @@
 """Shared test fixtures: where the real services are (PostgreSQL, Redis) and how to reach them.
 
-Integration tests use the servers named by ``DATABASE_URL`` and ``REDIS_URL``. When
-``DRIFTWAVE_REQUIRE_SERVICES`` is set (CI sets it), a service that cannot be reached fails the
-test; otherwise (a laptop without the services) the test is skipped with the reason.
+Integration tests use the servers named by ``DATABASE_URL`` and ``REDIS_URL``. Where those are
+unset and a Docker engine answers, testcontainers starts throwaway servers instead. When neither
+is available and ``DRIFTWAVE_REQUIRE_SERVICES`` is set (CI sets it), the test fails; otherwise
+(a laptop without the services) it is skipped with the reason.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 
-def _service_url(variable: str) -> str:
-    url = os.environ.get(variable)
-    if url:
-        return url
-    message = f"{variable} is not set: integration tests need the real service"
+def _docker_answers() -> bool:
+    try:
+        import docker
+
+        client: Any = docker.from_env(timeout=3)
+        return bool(client.ping())
+    except Exception:
+        return False
+
+
+def _missing(variable: str) -> None:
+    message = f"{variable} is not set and no Docker engine answers: start the service"
     if os.environ.get("DRIFTWAVE_REQUIRE_SERVICES"):
         pytest.fail(message)
     pytest.skip(message)
 
 
 @pytest.fixture(scope="session")
-def database_url() -> str:
-    """The PostgreSQL URL for integration tests (``DATABASE_URL``)."""
-    return _service_url("DATABASE_URL")
+def database_url() -> Iterator[str]:
+    """The PostgreSQL URL for integration tests (``DATABASE_URL``, else a testcontainer)."""
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        yield url
+        return
+    if not _docker_answers():
+        _missing("DATABASE_URL")
+    from testcontainers.community.postgres import PostgresContainer
+
+    with PostgresContainer("postgres:16", driver=None) as container:
+        yield str(container.get_connection_url())
 
 
 @pytest.fixture(scope="session")
-def redis_url() -> str:
-    """The Redis URL for integration tests (``REDIS_URL``)."""
-    return _service_url("REDIS_URL")
+def redis_url() -> Iterator[str]:
+    """The Redis URL for integration tests (``REDIS_URL``, else a testcontainer)."""
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    if not _docker_answers():
+        _missing("REDIS_URL")
+    from testcontainers.community.redis import RedisContainer
+
+    with RedisContainer("redis:7") as container:
+        host = container.get_container_host_ip()
+        port = container.get_exposed_port(6379)
+        yield f"redis://{host}:{port}/0"

@@ -3,7 +3,7 @@
 ``PodSpec`` types the fields that decide placement and size (containers and their resources,
 node selector, affinity, tolerations, topology spread, overhead, priority); every other PodSpec
 field is kept as written. The container and scheduling models live in
-:mod:`agent.api.kube.containers` and :mod:`agent.api.kube.scheduling` and are re-exported here.
+:mod:`agent.api.kube.containers` and :mod:`agent.api.kube.scheduling`.
 """
 
 from __future__ import annotations
@@ -14,40 +14,8 @@ from pydantic import Field, field_validator, model_validator
 
 from agent.api.base import Condition, KubeModel, ObjectMeta, rule_error
 from agent.api.kube.common import ResourceList
-from agent.api.kube.containers import Container, ResourceRequirements
-from agent.api.kube.scheduling import (
-    Affinity,
-    NodeAffinity,
-    PodAffinity,
-    PodAffinityTerm,
-    PodAntiAffinity,
-    PreferredSchedulingTerm,
-    Taint,
-    Toleration,
-    TopologySpreadConstraint,
-    WeightedPodAffinityTerm,
-)
-
-__all__ = [
-    "Affinity",
-    "Container",
-    "NodeAffinity",
-    "Pod",
-    "PodAffinity",
-    "PodAffinityTerm",
-    "PodAntiAffinity",
-    "PodCondition",
-    "PodIP",
-    "PodSpec",
-    "PodStatus",
-    "PodTemplateSpec",
-    "PreferredSchedulingTerm",
-    "ResourceRequirements",
-    "Taint",
-    "Toleration",
-    "TopologySpreadConstraint",
-    "WeightedPodAffinityTerm",
-]
+from agent.api.kube.containers import Container
+from agent.api.kube.scheduling import Affinity, Toleration, TopologySpreadConstraint
 
 RestartPolicy = Literal["Always", "OnFailure", "Never"]
 PodPhase = Literal["Pending", "Running", "Succeeded", "Failed", "Unknown"]
