@@ -12,7 +12,7 @@ from rich.console import Console
 from agent.api.kinds import agent_kinds
 from agent.api.manifests import ManifestSyntaxError
 from agent.cli.demo import run_demo
-from agent.cli.migrate import migrate_file, result_json
+from agent.cli.migrate import migrate_file, result_json, write_atomically
 from agent.cli.validate import validate_paths
 
 app = typer.Typer(
@@ -80,7 +80,12 @@ def migrate(
     ],
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", help="Write the v1 manifests here (default: stdout)."),
+        typer.Option(
+            "-o",
+            "--output",
+            help="Write the v1 manifests to this file (default: stdout).",
+            dir_okay=False,
+        ),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -95,11 +100,21 @@ def migrate(
     """
     try:
         result = migrate_file(file, agent_kinds())
-    except (ManifestSyntaxError, OSError, UnicodeDecodeError) as exc:
+    except ManifestSyntaxError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(1) from exc
+    except OSError as exc:
+        print(f"error: cannot read {file}: {exc.strerror}", file=sys.stderr)
+        raise typer.Exit(1) from exc
     if result.ok and output is not None:
-        output.write_text(result.text, encoding="utf-8")
+        try:
+            write_atomically(output, result.text)
+        except OSError as exc:
+            print(
+                f"error: cannot write {output}: {exc.strerror}; nothing was written",
+                file=sys.stderr,
+            )
+            raise typer.Exit(1) from exc
     if as_json:
         print(result_json(result, output))
         raise typer.Exit(0 if result.ok else 1)

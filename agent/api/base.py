@@ -17,9 +17,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
+
+from agent.api.labels import dns_subdomain_problem
 
 M = TypeVar("M", bound="KubeModel")
 
@@ -127,6 +129,17 @@ def issues_from_error(exc: ValidationError) -> list[FieldIssue]:
         if sub:
             loc = loc + tuple(_split_path(str(sub)))
         message = _MESSAGES.get(err["type"], err["msg"])
+        value = err.get("input")
+        if (
+            err["type"] == "string_type"
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+        ):
+            message = f'must be a string: quote it ("{value}")'
+        if err["type"] == "string_type" and isinstance(value, bool):
+            message = (
+                "must be a string: quote it (YAML reads unquoted yes/no/true/false as booleans)"
+            )
         if err["type"] in _RULE_TYPES:
             message = _rule_text(err["type"], ctx, err["msg"])
         if err["type"] == "value_error":
@@ -216,6 +229,15 @@ class ObjectMeta(KubeModel):
 
     name: str | None = None
     generate_name: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _dns_name(cls, name: str | None) -> str | None:
+        problem = dns_subdomain_problem(name) if name is not None else None
+        if problem:
+            raise ValueError(problem)
+        return name
+
     namespace: str | None = None
     self_link: str | None = None
     uid: str | None = None

@@ -13,6 +13,8 @@ NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt"
+REMOVED_ANNOTATIONS = ("karpenter.sh/do-not-evict", "karpenter.sh/do-not-consolidate")
+"""v1beta1 annotations Karpenter v1 removed in favour of ``karpenter.sh/do-not-disrupt``."""
 
 AWS_WELL_KNOWN_LABELS = frozenset(
     f"karpenter.k8s.aws/{name}"
@@ -64,16 +66,20 @@ WELL_KNOWN_LABELS = frozenset(
     | AWS_WELL_KNOWN_LABELS
 )
 
-CAPACITY_TYPES = ("on-demand", "spot", "reserved")
 
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
-def label_domain(key: str) -> str:
-    """The prefix before ``/`` of a label key, or ``""`` when it has none."""
-    return key.split("/", 1)[0] if "/" in key else ""
+def dns_subdomain_problem(name: str) -> str | None:
+    """Why ``name`` is not a DNS subdomain (the rule for object names), or None when it is."""
+    if len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+        return (
+            f"{name!r} must be a DNS subdomain: at most 253 lower-case alphanumerics, '-' and "
+            "'.', starting and ending with an alphanumeric"
+        )
+    return None
 
 
 def qualified_name_problem(key: str) -> str | None:

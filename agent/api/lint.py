@@ -15,9 +15,8 @@ from collections.abc import Iterator
 from agent.api.base import KubeModel
 from agent.api.durations import NEVER, cron_problem
 from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.labels import REMOVED_ANNOTATIONS
 from agent.api.nodepool import NodePool
-
-REMOVED_ANNOTATIONS = ("karpenter.sh/do-not-evict", "karpenter.sh/do-not-consolidate")
 
 LintWarning = tuple[str, str]
 _PINNED_EXAMPLES = {"al2": "v20240807", "al2023": "v20240807", "bottlerocket": "v1.20.3"}
@@ -41,7 +40,13 @@ def _nodepool(pool: NodePool) -> Iterator[LintWarning]:
             f"{ref.group}/{ref.kind} is not an EC2NodeClass (group karpenter.k8s.aws): the "
             "agent launches EKS nodes from EC2NodeClasses only",
         )
-    if "budgets" not in spec.disruption.model_fields_set:
+    if spec.disruption.budgets == []:
+        yield (
+            "spec.disruption.budgets",
+            "budgets is an empty list: with no budget Karpenter puts no limit on how many nodes "
+            "it disrupts at once; remove the field (10% default) or set budgets",
+        )
+    elif "budgets" not in spec.disruption.model_fields_set:
         yield (
             "spec.disruption.budgets",
             "no disruption budget set: the default (nodes: 10%) lets drift replace a tenth of "

@@ -42,6 +42,11 @@ MOVED_IN_V1 = {
 class ManifestSyntaxError(ValueError):
     """A file is not readable YAML; the message names the file and the line."""
 
+    def __init__(self, source: str, reason: str) -> None:
+        self.source = source
+        self.reason = reason
+        super().__init__(f"{source}: {reason}")
+
 
 @dataclass(frozen=True)
 class Document:
@@ -78,6 +83,8 @@ class Finding:
     severity: Severity = "error"
 
     def __str__(self) -> str:
+        if self.document == 0:
+            return f"{self.source}: {self.message}"
         where = f"{self.source}:{self.document} {self.kind}/{self.name or '<unnamed>'}"
         label = "" if self.severity == "error" else "warning: "
         field = f"{self.path}: " if self.path else ""
@@ -102,21 +109,38 @@ def plain(value: Any) -> Any:
     return value
 
 
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader, refusing a key that appears twice in one mapping (as kubectl does)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key != "<<" and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
+
+
 def load_documents(text: str, source: str) -> list[Document]:
     """Split multi-document YAML into documents (empty documents are skipped, numbering kept).
 
     YAML is read with YAML 1.1 scalars, as kubectl reads it (``yes`` is a boolean there too).
     """
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        loaded = list(yaml.load_all(text, Loader=loader))
+        loaded = list(yaml.load_all(text, Loader=_StrictLoader))
+        loaded = [plain(data) for data in loaded]
     except yaml.YAMLError as exc:
-        raise ManifestSyntaxError(f"{source}: not valid YAML: {exc}") from exc
+        raise ManifestSyntaxError(source, f"not valid YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise ManifestSyntaxError(source, "not readable: nested too deeply") from exc
     documents: list[Document] = []
     for index, data in enumerate(loaded, start=1):
         if data is None:
             continue
-        data = plain(data)
         items = data.get("items") if isinstance(data, dict) else None
         if (
             isinstance(data, dict)
@@ -138,7 +162,15 @@ def read_documents(path: Path, stdin: TextIO | None = None) -> list[Document]:
     """Read a manifest file (``-`` reads ``stdin``); raises ManifestSyntaxError or OSError."""
     if str(path) == STDIN:
         return load_documents((stdin or sys.stdin).read(), "<stdin>")
-    return load_documents(path.read_text(encoding="utf-8"), str(path))
+    return load_documents(read_text(path), str(path))
+
+
+def read_text(path: Path) -> str:
+    """A manifest file's text; raises ManifestSyntaxError when it is not UTF-8, else OSError."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ManifestSyntaxError(str(path), f"not UTF-8 text ({exc.reason})") from exc
 
 
 def check_document(
@@ -154,25 +186,14 @@ def check_document(
 
     if not isinstance(doc.data, dict):
         return None, [finding("", "a manifest must be a mapping with apiVersion and kind")]
-    api_version = str(doc.data.get("apiVersion", ""))
-    if api_version in OLD_API_VERSIONS:
-        return None, [
-            finding(
-                "apiVersion",
-                f"{api_version} is the pre-v1 API, which Karpenter v1 no longer serves: "
-                "convert it with `driftwave migrate FILE -o OUT`",
-            )
-        ]
-    model = kinds.get((api_version, doc.kind))
+    model, problem = resolve_kind(doc.data, kinds)
     if model is None:
-        known = sorted({kind for _, kind in kinds})
+        path, message, severity = problem
+        return None, [finding(path, message, severity)]
+    meta = doc.data.get("metadata")
+    if not isinstance(meta, dict) or not (meta.get("name") or meta.get("generateName")):
         return None, [
-            finding(
-                "",
-                f"{api_version or '<no apiVersion>'} {doc.kind} is not a kind driftwave checks "
-                f"(it checks {', '.join(known)}); skipped",
-                "warning",
-            )
+            finding("metadata.name", "required field is missing (every object has a name)")
         ]
     try:
         obj = parse_manifest(model, doc.data)
@@ -187,8 +208,71 @@ def check_document(
     return obj, warnings
 
 
+def is_skipped(finding: Finding) -> bool:
+    """Whether a finding only says that a document's kind is not one driftwave checks."""
+    return finding.severity == "warning" and finding.message.endswith(SKIPPED)
+
+
+SKIPPED = "; skipped"
+KARPENTER_GROUPS = ("karpenter.sh", "karpenter.k8s.aws")
+ALPHA_KINDS = {"Provisioner": "NodePool", "AWSNodeTemplate": "EC2NodeClass", "Machine": "NodeClaim"}
+
+
+def resolve_kind(
+    data: dict[str, Any], kinds: Mapping[KindKey, type[KubeModel]]
+) -> tuple[type[KubeModel] | None, tuple[str, str, Severity]]:
+    """The model for a document, or (None, (path, message, severity)) saying why there is none.
+
+    Karpenter's own groups are errors when the kind or version is wrong (a typo there would
+    otherwise pass unchecked); other unknown kinds are warnings and are skipped.
+    """
+    api_version = str(data.get("apiVersion", ""))
+    kind = str(data.get("kind", ""))
+    model = kinds.get((api_version, kind))
+    if model is not None:
+        return model, ("", "", "error")
+    if api_version in OLD_API_VERSIONS:
+        return None, (
+            "apiVersion",
+            f"{api_version} is the pre-v1 API, which Karpenter v1 no longer serves: "
+            "convert it with `driftwave migrate FILE -o OUT`",
+            "error",
+        )
+    if kind in ALPHA_KINDS and api_version.split("/")[0] in KARPENTER_GROUPS:
+        return None, (
+            "kind",
+            f"{api_version} {kind} is Karpenter's alpha API, replaced by {ALPHA_KINDS[kind]} in "
+            "v1beta1 (Karpenter v0.32): follow Karpenter's v1beta1 migration guide, then run "
+            "`driftwave migrate`",
+            "error",
+        )
+    known = sorted({k for _, k in kinds})
+    if not api_version:
+        versions = sorted(v for v, k in kinds if k == kind)
+        if versions:
+            return None, ("apiVersion", f"required field is missing (use {versions[0]})", "error")
+        return None, ("", f"no apiVersion: not a Kubernetes manifest{SKIPPED}", "warning")
+    if api_version.split("/")[0] in KARPENTER_GROUPS:
+        expected = sorted(f"{v} {k}" for v, k in kinds if v.split("/")[0] in KARPENTER_GROUPS)
+        return None, (
+            "kind",
+            f"{api_version} {kind or '<no kind>'} is not a Karpenter kind; expected one of: "
+            f"{', '.join(expected)}",
+            "error",
+        )
+    return None, (
+        "",
+        f"{api_version} {kind or '<no kind>'} is not a kind driftwave checks "
+        f"(it checks {', '.join(known)}){SKIPPED}",
+        "warning",
+    )
+
+
 def _with_hint(kind: str, path: str, message: str) -> str:
     moved = MOVED_IN_V1.get((kind, path))
     if moved and message.startswith("unknown field"):
-        return f"{message}; Karpenter v1 moved it to {moved} (`driftwave migrate` does this)"
+        return (
+            f"{message}; Karpenter v1 moved it to {moved} (`driftwave migrate` moves it when "
+            "it converts the v1beta1 object)"
+        )
     return message

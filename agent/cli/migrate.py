@@ -4,12 +4,13 @@ that the result passes ``driftwave validate``."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from agent.api.base import KubeModel
 from agent.api.lint import lint
-from agent.api.manifests import KindKey, check_document, load_documents
+from agent.api.manifests import KindKey, check_document, is_skipped, load_documents, read_text
 from agent.api.migration import MigrationResult, migrate_text
 
 
@@ -19,17 +20,25 @@ def migrate_file(path: Path, kinds: Mapping[KindKey, type[KubeModel]]) -> Migrat
     Raises ManifestSyntaxError or OSError when the file cannot be read.
     """
     source = str(path)
-    result = migrate_text(path.read_text(encoding="utf-8"), source)
+    result = migrate_text(read_text(path), source)
     if not result.ok:
         return result
     for doc in load_documents(result.text, source):
         _, findings = check_document(doc, kinds, (lint,))
-        result.findings.extend(
-            f for f in findings if not f.message.endswith("skipped") or f.severity == "error"
-        )
+        result.findings.extend(f for f in findings if not is_skipped(f))
     result.changes.sort(key=lambda c: c.document)
     result.findings.sort(key=lambda f: f.document)
     return result
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, so a failure leaves no half file."""
+    temporary = path.with_name(f".{path.name}.driftwave-tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def result_json(result: MigrationResult, output: Path | None) -> str:

@@ -68,7 +68,15 @@ def expand(paths: Iterable[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if str(path) != STDIN and path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES))
+            files.extend(
+                sorted(
+                    p
+                    for p in path.rglob("*")
+                    if p.suffix in YAML_SUFFIXES
+                    and p.is_file()
+                    and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                )
+            )
         else:
             files.append(path)
     return files
@@ -84,10 +92,14 @@ def validate_paths(
     linters = tuple(linters)
     for path in expand(paths):
         report.files += 1
+        source = "<stdin>" if str(path) == STDIN else str(path)
         try:
             documents = read_documents(path)
-        except (ManifestSyntaxError, OSError, UnicodeDecodeError) as exc:
-            report.findings.append(Finding(str(path), 0, "?", "", "", f"cannot read: {exc}"))
+        except ManifestSyntaxError as exc:
+            report.findings.append(Finding(source, 0, "?", "", "", exc.reason))
+            continue
+        except OSError as exc:
+            report.findings.append(Finding(source, 0, "?", "", "", f"cannot read: {exc.strerror}"))
             continue
         for doc in documents:
             report.documents += 1

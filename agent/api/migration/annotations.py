@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 from ruamel.yaml.comments import CommentedMap
 
+from agent.api.labels import DO_NOT_DISRUPT_ANNOTATION as NEW_ANNOTATION
+from agent.api.labels import REMOVED_ANNOTATIONS as OLD_ANNOTATIONS
 from agent.api.migration.context import DocContext
 
-OLD_ANNOTATIONS = ("karpenter.sh/do-not-evict", "karpenter.sh/do-not-consolidate")
-NEW_ANNOTATION = "karpenter.sh/do-not-disrupt"
 OLD_TAINT = "karpenter.sh/disruption"
 NEW_TAINT = "karpenter.sh/disrupted"
 

@@ -45,11 +45,17 @@ class MigrationResult:
 class DocContext:
     """Where a document came from, and the sinks its migration reports into."""
 
-    def __init__(self, source: str, index: int, data: Any, result: MigrationResult) -> None:
+    def __init__(
+        self, source: str, index: int, data: Any, result: MigrationResult, prefix: str = ""
+    ) -> None:
         self.source = source
         self.index = index
         self.data = data
+        self.prefix = prefix
         self._result = result
+
+    def _path(self, path: str) -> str:
+        return f"{self.prefix}.{path}" if self.prefix and path else (self.prefix or path)
 
     @property
     def kind(self) -> str:
@@ -65,11 +71,13 @@ class DocContext:
     def change(self, path: str, message: str) -> None:
         """Record an edit."""
         self._result.changes.append(
-            Change(self.source, self.index, self.kind, self.name, path, message)
+            Change(self.source, self.index, self.kind, self.name, self._path(path), message)
         )
 
     def report(self, path: str, message: str, severity: Severity = "error") -> None:
         """Record an error (the migration cannot be completed) or a warning."""
         self._result.findings.append(
-            Finding(self.source, self.index, self.kind, self.name, path, message, severity)
+            Finding(
+                self.source, self.index, self.kind, self.name, self._path(path), message, severity
+            )
         )

@@ -12,6 +12,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from agent.api.migration.annotations import migrate_workload
+from agent.api.migration.comments import insert_key
 from agent.api.migration.context import DocContext
 from agent.api.migration.nodeclass import migrate_nodeclass
 from agent.api.migration.nodepool import KubeletMove, migrate_nodepool
@@ -59,16 +60,21 @@ def _place_kubelets(moves: list[KubeletMove], classes: dict[str, DocContext]) ->
     for move in moves:
         by_class.setdefault(move.nodeclass, []).append(move)
     for name, group in by_class.items():
-        first = group[0]
-        conflict = next((m for m in group[1:] if _plain(m.kubelet) != _plain(first.kubelet)), None)
+        with_kubelet = [m for m in group if m.kubelet is not None]
+        if not with_kubelet:
+            continue
+        first = with_kubelet[0]
+        conflict = next((m for m in group if _plain(m.kubelet) != _plain(first.kubelet)), None)
         target = classes.get(name)
         if conflict is not None:
+            theirs = "no kubelet settings" if conflict.kubelet is None else "other kubelet settings"
             for move in (first, conflict):
                 move.ctx.report(
                     "spec.template.spec.kubelet",
                     f"NodePools {first.ctx.name} and {conflict.ctx.name} share EC2NodeClass "
-                    f"{name} but set different kubelet settings; v1 keeps kubelet on the "
-                    "EC2NodeClass, so give each NodePool its own EC2NodeClass first",
+                    f"{name}, but {conflict.ctx.name} has {theirs}; v1 keeps kubelet on the "
+                    "EC2NodeClass, where it applies to every NodePool using it, so give each "
+                    "NodePool its own EC2NodeClass first",
                 )
             continue
         if target is None:
@@ -88,9 +94,15 @@ def _place_kubelets(moves: list[KubeletMove], classes: dict[str, DocContext]) ->
             )
             continue
         if isinstance(spec, CommentedMap) and existing is None:
-            spec.insert(0, "kubelet", first.kubelet)
+            insert_key(spec, 0, "kubelet", first.kubelet)
             pools = ", ".join(m.ctx.name for m in group)
             target.change("spec.kubelet", f"kubelet moved here from NodePool {pools}")
+            target.report(
+                "spec.kubelet",
+                f"the kubelet settings of NodePool {pools} now apply to every NodePool using "
+                f"EC2NodeClass {name}; check NodePools in other files that use it",
+                "warning",
+            )
 
 
 def _plain(value: Any) -> Any:

@@ -52,10 +52,11 @@ def _ami_selection(ctx: DocContext, spec: CommentedMap) -> None:
         return
     alias_family = ALIASES.get(str(family))
     if alias_family is None:
+        what = f"amiFamily {family} has no alias" if family else "amiFamily is missing"
         ctx.report(
             "spec.amiSelectorTerms",
-            f"amiFamily {family} has no alias: amiSelectorTerms are required in v1; add terms "
-            "that select your AMIs by id, name or tags",
+            f"{what}: amiSelectorTerms are required in v1; add terms that select your AMIs by "
+            "id, name or tags (and set amiFamily, which v1beta1 required too)",
         )
         return
     keys = list(spec.keys())

@@ -8,6 +8,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+from agent.api.migration.comments import insert_key, pop_key
 from agent.api.migration.context import DocContext
 
 
@@ -18,12 +19,13 @@ class KubeletMove:
     ctx: DocContext
     nodeclass: str
     kubelet: Any
+    """The kubelet block, or None when the NodePool had none (a value of its own)."""
 
 
 def _insert_after(mapping: CommentedMap, after: str, key: str, value: Any) -> None:
     keys = list(mapping.keys())
     position = keys.index(after) + 1 if after in keys else len(keys)
-    mapping.insert(position, key, value)
+    insert_key(mapping, position, key, value)
 
 
 def migrate_nodepool(ctx: DocContext) -> KubeletMove | None:
@@ -42,11 +44,11 @@ def migrate_nodepool(ctx: DocContext) -> KubeletMove | None:
         return None
     _node_class_ref(ctx, tspec)
     _disruption(ctx, spec, tspec)
-    kubelet = tspec.pop("kubelet", None)
-    if kubelet is None:
-        return None
     ref = tspec.get("nodeClassRef")
     name = str(ref.get("name", "")) if isinstance(ref, CommentedMap) else ""
+    if "kubelet" not in tspec:
+        return KubeletMove(ctx, name, None)
+    kubelet, _, _ = pop_key(tspec, "kubelet")
     ctx.change("spec.template.spec.kubelet", f"kubelet removed; it moves to EC2NodeClass {name}")
     return KubeletMove(ctx, name, kubelet)
 
@@ -56,10 +58,12 @@ def _node_class_ref(ctx: DocContext, tspec: CommentedMap) -> None:
     if not isinstance(ref, CommentedMap):
         ctx.report("spec.template.spec.nodeClassRef", "nodeClassRef is missing")
         return
-    api_version = ref.pop("apiVersion", None)
+    api_version, eol = None, ""
+    if "apiVersion" in ref:
+        api_version, eol, _ = pop_key(ref, "apiVersion")
     group = str(api_version).split("/", 1)[0] if api_version else "karpenter.k8s.aws"
     if "group" not in ref:
-        ref.insert(0, "group", group)
+        insert_key(ref, 0, "group", group, eol)
         origin = f"from apiVersion {api_version}" if api_version else "(the default class group)"
         ctx.change("spec.template.spec.nodeClassRef.group", f"set to {group} {origin}")
     if "kind" not in ref:
@@ -71,14 +75,10 @@ def _disruption(ctx: DocContext, spec: CommentedMap, tspec: CommentedMap) -> Non
     disruption = spec.get("disruption")
     if not isinstance(disruption, CommentedMap):
         return
+    orphans = ""
     if "expireAfter" in disruption:
-        comment = disruption.ca.items.pop("expireAfter", None)
-        value = disruption.pop("expireAfter")
-        tspec.insert(0, "expireAfter", value)
-        if comment is not None and len(comment) > 2 and comment[2] is not None:
-            token = comment[2]
-            token.value = token.value.rstrip("\n") + "\n"
-            tspec.ca.items["expireAfter"] = [None, None, token, None]
+        value, eol, orphans = pop_key(disruption, "expireAfter")
+        insert_key(tspec, 0, "expireAfter", value, eol)
         ctx.change(
             "spec.template.spec.expireAfter",
             f"expireAfter {value} moved from spec.disruption (it is now a drift-able template "
@@ -90,7 +90,7 @@ def _disruption(ctx: DocContext, spec: CommentedMap, tspec: CommentedMap) -> Non
             "spec.disruption.consolidationPolicy", "WhenUnderutilized → WhenEmptyOrUnderutilized"
         )
     if not disruption:
-        del spec["disruption"]
+        _, _, orphans = pop_key(spec, "disruption", orphans)
         ctx.change("spec.disruption", "removed: nothing left in it (v1 defaults apply)")
         return
     if "consolidateAfter" not in disruption:

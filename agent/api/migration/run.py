@@ -18,6 +18,7 @@ def _yaml(text: str) -> YAML:
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 4096
+    yaml.brace_single_entry_mapping_in_flow_sequence = True
     mapping, sequence, offset = _guess_indent(text)
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
     return yaml
@@ -54,15 +55,25 @@ def migrate_text(text: str, source: str) -> MigrationResult:
     try:
         documents = list(yaml.load_all(text))
     except YAMLError as exc:
-        raise ManifestSyntaxError(f"{source}: not valid YAML: {exc}") from exc
+        raise ManifestSyntaxError(source, f"not valid YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise ManifestSyntaxError(source, "not readable: nested too deeply") from exc
     result = MigrationResult(text="")
-    contexts = [
-        DocContext(source, index, data, result)
-        for index, data in enumerate(documents, start=1)
-        if isinstance(data, dict)
-    ]
+    contexts: list[DocContext] = []
+    for index, data in enumerate(documents, start=1):
+        if not isinstance(data, dict):
+            continue
+        items = data.get("items")
+        if str(data.get("kind", "")).endswith("List") and isinstance(items, list):
+            contexts.extend(
+                DocContext(source, index, item, result, f"items[{n}]")
+                for n, item in enumerate(items)
+                if isinstance(item, dict)
+            )
+        else:
+            contexts.append(DocContext(source, index, data, result))
     migrate_documents(contexts)
     out = io.StringIO()
-    yaml.dump_all(documents, out)
+    yaml.dump_all([data for data in documents if data is not None], out)
     result.text = out.getvalue()
     return result

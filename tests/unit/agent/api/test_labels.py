@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent.api.labels import (
-    label_domain,
+    dns_subdomain_problem,
     label_value_problem,
     qualified_name_problem,
     restricted_label_problem,
@@ -109,12 +109,14 @@ def test_template_label_value_with_trailing_newline_is_refused() -> None:
 # --- the label functions ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("key", "domain"),
-    [("example.com/team", "example.com"), ("team", ""), ("a/b/c", "a"), ("/x", "")],
-)
-def test_label_domain(key: str, domain: str) -> None:
-    assert label_domain(key) == domain
+@pytest.mark.parametrize("name", ["default", "gpu-pool.team-a", "a" * 253])
+def test_object_names_that_are_dns_subdomains_pass(name: str) -> None:
+    assert dns_subdomain_problem(name) is None
+
+
+@pytest.mark.parametrize("name", ["Default", "foo_bar", "-a", "a.", "a" * 254, "team\n"])
+def test_object_names_that_are_not_dns_subdomains_fail(name: str) -> None:
+    assert dns_subdomain_problem(name) is not None
 
 
 @pytest.mark.parametrize(

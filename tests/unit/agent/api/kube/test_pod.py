@@ -136,7 +136,11 @@ def test_snake_case_names_are_refused_in_manifests() -> None:
     ("fields", "path", "message"),
     [
         ({"priority": "100"}, "spec.priority", "must be an integer"),
-        ({"nodeSelector": {"zone": 1}}, "spec.nodeSelector.zone", "must be a string"),
+        (
+            {"nodeSelector": {"zone": 1}},
+            "spec.nodeSelector.zone",
+            'must be a string: quote it ("1")',
+        ),
         ({"tolerations": {"key": "a"}}, "spec.tolerations", "must be a list"),
         ({"volumes": ["data"]}, "spec.volumes[0]", "must be a mapping"),
     ],
