@@ -13,7 +13,10 @@ install: $(STAMP)
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install --quiet --disable-pip-version-check "$$(grep -m1 '^uv==' requirements.lock | cut -d' ' -f1)"
+	@awk '/^uv==/{p=1; print; next} p && /^ +--hash/{print; next} {p=0}' requirements.lock \
+		> $(VENV)/uv-requirement.txt
+	@$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes \
+		-r $(VENV)/uv-requirement.txt
 	$(UV) pip sync --quiet --python $(PY) --require-hashes requirements.lock
 	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	@touch $(STAMP)

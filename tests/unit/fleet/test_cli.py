@@ -137,3 +137,22 @@ def test_validate_reads_stdin_and_kubectl_lists() -> None:
     assert result.exit_code == 1
     assert "<stdin>:1 NodePool/bad: items[1].spec.weight: must be at least 1" in result.output
     assert "2 document(s)" in result.output
+
+
+def test_migrate_to_an_unwritable_place_fails_cleanly(tmp_path: Path) -> None:
+    source = EXAMPLES / "v1beta1" / "seed-003-before.yaml"
+    target = tmp_path / "missing-dir" / "out.yaml"
+    result = runner.invoke(app, ["migrate", str(source), "-o", str(target)])
+    assert result.exit_code == 1
+    assert "cannot write" in result.stderr
+    assert "nothing was written" in result.stderr
+    assert not target.parent.exists()
+
+
+def test_validate_skips_hidden_directories(tmp_path: Path) -> None:
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "bad.yaml").write_text("apiVersion: karpenter.sh/v1\nkind: Nope\n")
+    (tmp_path / "ok.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
+    result = runner.invoke(app, ["validate", str(tmp_path)])
+    assert result.exit_code == 0
+    assert "1 file(s)" in result.output
