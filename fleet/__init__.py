@@ -1,0 +1,1 @@
+"""The fleet control plane: rings, waves, gates, rollback, and the driftwave command line."""
