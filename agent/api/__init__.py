@@ -1,1 +1,1 @@
-"""Manifest models (Karpenter v1 and the Kubernetes objects the agent reads), validation, migration."""
+"""Manifest models (Karpenter v1, the Kubernetes objects the agent reads), checks, migration."""
