@@ -1,0 +1,1 @@
+"""The agent's view of a Kubernetes cluster: the ``Cluster`` port and its adapters."""

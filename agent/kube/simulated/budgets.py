@@ -1,0 +1,100 @@
+"""PodDisruptionBudget arithmetic, as the disruption controller and the Eviction API do it.
+
+For a budget covering pods of which ``healthy`` are running, ``expected`` is the scale of their
+controllers (a Deployment's replicas, ...) or, for pods without a controller, their count:
+
+- ``minAvailable: N`` → desired healthy = N; ``minAvailable: P%`` → ceil(P% * expected);
+- ``maxUnavailable: N`` → desired healthy = expected - N; ``P%`` → expected - ceil(P% * expected);
+- neither → desired healthy = 0: an empty budget allows every disruption;
+- disruptions allowed = max(0, healthy - desired).
+
+An eviction is allowed when the pod is not running (Pending, Succeeded, Failed: the API skips the
+budget check), when no budget selects it, or when the selecting budget allows a disruption (an
+unhealthy pod may also go when the budget is met, or always with ``AlwaysAllow``). A pod selected
+by more than one budget cannot be evicted, as the API refuses such evictions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from agent.api.kube import Pod, PodDisruptionBudget
+
+
+def _scaled(value: int | str, expected: int) -> int:
+    if isinstance(value, int):
+        return value
+    return math.ceil(int(value.rstrip("%")) * expected / 100)
+
+
+def is_healthy(pod: Pod) -> bool:
+    """A pod counts as healthy when it is bound and running."""
+    return bool(pod.spec.node_name) and pod.status is not None and pod.status.phase == "Running"
+
+
+def selects(budget: PodDisruptionBudget, pod: Pod) -> bool:
+    """Whether ``budget`` covers ``pod`` (same namespace, selector matches its labels)."""
+    if (budget.metadata.namespace or "default") != (pod.metadata.namespace or "default"):
+        return False
+    selector = budget.spec.selector
+    return selector is not None and not selector.is_empty and selector.matches(pod.metadata.labels)
+
+
+ExpectedPods = Callable[[list[Pod]], int | None]
+"""How many pods a budget expects, given the pods it covers: their controllers' scale, or None
+when some pod has no scalable controller."""
+
+
+def _count(pods: list[Pod]) -> int | None:
+    return len(pods)
+
+
+def disruptions_allowed(
+    budget: PodDisruptionBudget, pods: list[Pod], expected_pods: ExpectedPods = _count
+) -> tuple[int, int, int]:
+    """(disruptions allowed, healthy, desired healthy) for ``budget`` over ``pods``.
+
+    Like the disruption controller, a budget given as ``maxUnavailable`` or as a percentage needs
+    the pods' controllers to know how many pods to expect; when a pod has none, the budget
+    allows no disruption.
+    """
+    covered = [pod for pod in pods if selects(budget, pod)]
+    healthy = sum(1 for pod in covered if is_healthy(pod))
+    spec = budget.spec
+    needs_scale = spec.max_unavailable is not None or isinstance(spec.min_available, str)
+    scale = expected_pods(covered) if needs_scale else len(covered)
+    if scale is None:
+        return 0, healthy, healthy
+    expected = scale
+    if spec.min_available is not None:
+        desired = _scaled(spec.min_available, expected)
+    elif spec.max_unavailable is not None:
+        desired = expected - _scaled(spec.max_unavailable, expected)
+    else:
+        desired = 0
+    return max(0, healthy - desired), healthy, desired
+
+
+def blocking_budget(
+    pod: Pod,
+    budgets: list[PodDisruptionBudget],
+    pods: list[Pod],
+    expected_pods: ExpectedPods = _count,
+) -> str | None:
+    """The name of the budget that forbids evicting ``pod`` now, or None when it may go."""
+    if pod.status is None or pod.status.phase in (None, "Pending", "Succeeded", "Failed"):
+        return None
+    matching = [budget for budget in budgets if selects(budget, pod)]
+    if not matching:
+        return None
+    if len(matching) > 1:
+        names = ", ".join(b.metadata.name or "" for b in matching)
+        return f"{names} (a pod may be selected by only one budget)"
+    budget = matching[0]
+    allowed, healthy, desired = disruptions_allowed(budget, pods, expected_pods)
+    if not is_healthy(pod):
+        policy = budget.spec.unhealthy_pod_eviction_policy or "IfHealthyBudget"
+        if policy == "AlwaysAllow" or healthy >= desired:
+            return None
+    return None if allowed > 0 else (budget.metadata.name or "")

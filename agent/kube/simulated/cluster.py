@@ -1,0 +1,182 @@
+"""``SimulatedCluster``: the Cluster port in memory, with the API server's bookkeeping.
+
+It stores the ``agent.api`` models by kind, namespace and name, stamps uid, resourceVersion,
+generation and creationTimestamp (from the Clock), delivers watch events, binds pods, and
+evicts them through PodDisruptionBudgets exactly as the Eviction API decides (see
+:mod:`agent.kube.simulated.budgets`). Controllers (workloads, the binder, the kubelet) act on it
+from outside, like they do on a real API server.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from agent.api.base import KubeModel, ObjectMeta
+from agent.api.kube import (
+    DaemonSet,
+    Deployment,
+    Job,
+    Pod,
+    PodDisruptionBudget,
+    PodStatus,
+    ReplicaSet,
+    StatefulSet,
+)
+from agent.clock import Clock
+from agent.kube.port import AlreadyExists, EvictionBlocked, NotFound, WatchEvent
+from agent.kube.simulated.budgets import blocking_budget
+
+T = TypeVar("T", bound=KubeModel)
+NAMESPACED: frozenset[type[KubeModel]] = frozenset(
+    {Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, PodDisruptionBudget}
+)
+Key = tuple[str, str]
+SCALABLE: dict[str, type[KubeModel]] = {
+    "Deployment": Deployment,
+    "ReplicaSet": ReplicaSet,
+    "StatefulSet": StatefulSet,
+}
+
+
+def object_key(obj: KubeModel) -> Key:
+    """(namespace, name) of an object; cluster-scoped objects have namespace ``""``."""
+    meta = _meta(obj)
+    namespace = (meta.namespace or "default") if type(obj) in NAMESPACED else ""
+    return namespace, meta.name or ""
+
+
+def _meta(obj: KubeModel) -> ObjectMeta:
+    meta = getattr(obj, "metadata", None)
+    if not isinstance(meta, ObjectMeta):
+        raise TypeError(f"{type(obj).__name__} has no metadata")
+    return meta
+
+
+class SimulatedCluster:
+    """The Cluster port in memory (see the module docstring)."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._objects: dict[type[KubeModel], dict[Key, KubeModel]] = {}
+        self._handlers: list[Callable[[WatchEvent], None]] = []
+        self._versions = itertools.count(1)
+        self._uids = itertools.count(1)
+
+    def get(self, kind: type[T], name: str, namespace: str = "") -> T:
+        """The object of ``kind`` named ``name``; raises NotFound."""
+        key = (self._namespace(kind, namespace), name)
+        obj = self._objects.get(kind, {}).get(key)
+        if obj is None:
+            where = f" in namespace {key[0]}" if key[0] else ""
+            raise NotFound(f"{kind.__name__} {name}{where} not found")
+        assert isinstance(obj, kind)
+        return obj
+
+    def list(self, kind: type[T], namespace: str | None = None) -> list[T]:
+        """Every object of ``kind`` (in ``namespace`` when given), in (namespace, name) order."""
+        store = self._objects.get(kind, {})
+        items = [obj for key, obj in sorted(store.items()) if namespace in (None, key[0])]
+        return [obj for obj in items if isinstance(obj, kind)]
+
+    def create(self, obj: T) -> T:
+        """Store a new object, stamping its metadata; raises AlreadyExists."""
+        key = object_key(obj)
+        store = self._objects.setdefault(type(obj), {})
+        if key in store:
+            raise AlreadyExists(f"{type(obj).__name__} {key[1]} already exists")
+        meta = _meta(obj).model_copy(
+            update={
+                "namespace": key[0] or None,
+                "uid": f"uid-{next(self._uids):08d}",
+                "resource_version": str(next(self._versions)),
+                "generation": 1,
+                "creation_timestamp": _stamp(self._clock),
+            }
+        )
+        stored = obj.model_copy(update={"metadata": meta})
+        store[key] = stored
+        self._emit(WatchEvent("ADDED", stored))
+        return stored
+
+    def update(self, obj: T) -> T:
+        """Replace an existing object; raises NotFound."""
+        key = object_key(obj)
+        store = self._objects.get(type(obj), {})
+        old = store.get(key)
+        if old is None:
+            raise NotFound(f"{type(obj).__name__} {key[1]} not found")
+        old_meta = _meta(old)
+        changes: dict[str, Any] = {
+            "uid": old_meta.uid,
+            "creation_timestamp": old_meta.creation_timestamp,
+            "resource_version": str(next(self._versions)),
+            "generation": (old_meta.generation or 1)
+            + (getattr(old, "spec", None) != getattr(obj, "spec", None)),
+        }
+        stored = obj.model_copy(update={"metadata": _meta(obj).model_copy(update=changes)})
+        store[key] = stored
+        self._emit(WatchEvent("MODIFIED", stored))
+        return stored
+
+    def delete(self, kind: type[KubeModel], name: str, namespace: str = "") -> None:
+        """Delete an object at once (no finalizers); raises NotFound when it is gone."""
+        key = (self._namespace(kind, namespace), name)
+        obj = self._objects.get(kind, {}).pop(key, None)
+        if obj is None:
+            raise NotFound(f"{kind.__name__} {name} not found")
+        self._emit(WatchEvent("DELETED", obj))
+
+    def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
+        """Bind a pod to a node and mark it running (images pull instantly here)."""
+        pod = self.get(Pod, pod_name, namespace)
+        spec = pod.spec.model_copy(update={"node_name": node_name})
+        status = (pod.status or PodStatus()).model_copy(
+            update={"phase": "Running", "start_time": _stamp(self._clock)}
+        )
+        self.update(pod.model_copy(update={"spec": spec, "status": status}))
+
+    def evict(self, pod_name: str, namespace: str) -> None:
+        """Evict a pod unless a PodDisruptionBudget forbids it (EvictionBlocked)."""
+        pod = self.get(Pod, pod_name, namespace)
+        budget = blocking_budget(
+            pod, self.list(PodDisruptionBudget, namespace), self.list(Pod), self._expected_pods
+        )
+        if budget is not None:
+            raise EvictionBlocked(f"{namespace}/{pod_name}", budget)
+        self.delete(Pod, pod_name, namespace)
+
+    def _expected_pods(self, covered: Sequence[Pod]) -> int | None:
+        """The pods a budget expects: the replicas of its pods' controllers (None if unknown)."""
+        owners: set[tuple[str, str, str]] = set()
+        for pod in covered:
+            refs = [ref for ref in pod.metadata.owner_references if ref.controller]
+            if not refs or refs[0].kind not in SCALABLE:
+                return None
+            owners.add((refs[0].kind, pod.metadata.namespace or "default", refs[0].name))
+        total = 0
+        for kind, namespace, name in owners:
+            try:
+                owner = self.get(SCALABLE[kind], name, namespace)
+            except NotFound:
+                return None
+            replicas = getattr(getattr(owner, "spec", None), "replicas", None)
+            total += 1 if replicas is None else int(replicas)
+        return total
+
+    def watch(self, handler: Callable[[WatchEvent], None]) -> None:
+        """Call ``handler`` for every later change."""
+        self._handlers.append(handler)
+
+    def _emit(self, event: WatchEvent) -> None:
+        for handler in list(self._handlers):
+            handler(event)
+
+    @staticmethod
+    def _namespace(kind: type[KubeModel], namespace: str) -> str:
+        return (namespace or "default") if kind in NAMESPACED else ""
+
+
+def _stamp(clock: Clock) -> str:
+    return clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
