@@ -1,0 +1,170 @@
+"""``driftwave.io/v1alpha1`` Scenario: a simulated cluster and a timeline of events, the input of
+``driftwave agent simulate``.
+
+A scenario names the cluster (region, zones, Kubernetes version), optionally the AMI catalog the
+simulated cloud offers, the objects to start with (inline under ``manifests`` and/or from files
+under ``manifestFiles``, relative to the scenario file), the events that happen at given times,
+and how long to run (``until``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
+
+_DURATION = r"^([0-9]+(ms|s|m|h))+$"
+Duration = Annotated[str, matching(_DURATION, "a duration such as 30s, 10m or 1h30m")]
+KUBERNETES_VERSION = r"^1\.[0-9]{2}$"
+
+
+_PARTS = re.compile(r"([0-9]+)(ms|h|m|s)")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def seconds(duration: str) -> float:
+    """A scenario duration in seconds (``ms`` allowed besides h, m and s)."""
+    return sum(int(n) * _UNITS[unit] for n, unit in _PARTS.findall(duration))
+
+
+class ClusterSpec(KubeModel):
+    """``spec.cluster``: the simulated cluster."""
+
+    name: Annotated[str, Field(min_length=1)]
+    region: str = "us-east-1"
+    zones: Annotated[list[str], Field(min_length=1, max_length=10)] = Field(
+        default_factory=lambda: ["us-east-1a", "us-east-1b", "us-east-1c"]
+    )
+    kubernetes_version: Annotated[str, matching(KUBERNETES_VERSION, "a version such as 1.30")] = (
+        "1.30"
+    )
+
+    @field_validator("zones")
+    @classmethod
+    def _unique(cls, zones: list[str]) -> list[str]:
+        if len(set(zones)) != len(zones):
+            raise ValueError("zones must not repeat")
+        return zones
+
+
+class AMISpec(KubeModel):
+    """``spec.amis[]``: one image of the simulated AMI catalog."""
+
+    id: Annotated[str, matching(r"^ami-[0-9a-f]+$", "an AMI id such as ami-0abc12")]
+    name: Annotated[str, Field(min_length=1)]
+    family: Literal[
+        "AL2", "AL2023", "Bottlerocket", "Windows2019", "Windows2022", "Windows2025", "Custom"
+    ] = "Custom"
+    version: str | None = None
+    kubernetes_version: (
+        Annotated[str, matching(KUBERNETES_VERSION, "a version such as 1.30")] | None
+    ) = None
+    arch: Literal["amd64", "arm64"] = "amd64"
+    variant: Literal["standard", "nvidia", "neuron"] = "standard"
+    created: Annotated[str, Field(min_length=1)]
+    tags: dict[str, str] = Field(default_factory=dict)
+    owner: str = "self"
+    deprecated: bool = False
+    faulty: bool = False
+
+
+class ObjectRef(KubeModel):
+    """An object named in an event."""
+
+    kind: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    namespace: str | None = None
+
+
+class ScaleRef(ObjectRef):
+    """``scale``: set a workload's replica count."""
+
+    replicas: Annotated[int, Field(ge=0)]
+
+
+class InsufficientCapacityFault(KubeModel):
+    """``fault.insufficientCapacity``: offerings that fail to launch for a while."""
+
+    instance_type: str | None = None
+    zone: str | None = None
+    capacity_type: Literal["on-demand", "spot", "reserved"] | None = None
+    duration: Duration | None = Field(default=None, alias="for")
+
+
+class Fault(KubeModel):
+    """``fault``: exactly one kind of injected failure."""
+
+    insufficient_capacity: InsufficientCapacityFault | None = None
+    faulty_ami: (
+        Annotated[str, matching(r"^ami-[0-9a-f]+$", "an AMI id such as ami-0abc12")] | None
+    ) = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Fault:
+        if (self.insufficient_capacity is None) == (self.faulty_ami is None):
+            raise rule_error("set exactly one of insufficientCapacity or faultyAmi")
+        return self
+
+
+EVENT_ACTIONS = ("apply", "delete", "scale", "kubernetes_version", "publish_ami", "fault")
+
+
+class Event(KubeModel):
+    """``spec.events[]``: one thing that happens at ``at`` (time since the start)."""
+
+    at: Duration
+    apply: dict[str, Any] | None = None
+    delete: ObjectRef | None = None
+    scale: ScaleRef | None = None
+    kubernetes_version: (
+        Annotated[str, matching(KUBERNETES_VERSION, "a version such as 1.30")] | None
+    ) = None
+    publish_ami: AMISpec | None = None
+    fault: Fault | None = None
+
+    @model_validator(mode="after")
+    def _one_action(self) -> Event:
+        chosen = [name for name in EVENT_ACTIONS if getattr(self, name) is not None]
+        if len(chosen) != 1:
+            names = "apply, delete, scale, kubernetesVersion, publishAmi, fault"
+            raise rule_error(f"an event does exactly one thing: set one of {names}")
+        return self
+
+    @property
+    def action(self) -> str:
+        """Which action the event carries (the snake_case field name)."""
+        return next(name for name in EVENT_ACTIONS if getattr(self, name) is not None)
+
+
+class ScenarioSpec(KubeModel):
+    """``spec`` of a Scenario."""
+
+    cluster: ClusterSpec
+    amis: list[AMISpec] | None = None
+    manifests: list[dict[str, Any]] = Field(default_factory=list)
+    manifest_files: list[str] = Field(default_factory=list)
+    events: list[Event] = Field(default_factory=list)
+    until: Duration = "10m"
+
+    @model_validator(mode="after")
+    def _events_in_time(self) -> ScenarioSpec:
+        end = seconds(self.until)
+        for index, event in enumerate(self.events):
+            if seconds(event.at) > end:
+                raise rule_error(
+                    f"event at {event.at} is after the end of the scenario ({self.until})",
+                    f"events[{index}].at",
+                )
+        return self
+
+
+class Scenario(KubeModel):
+    """A ``driftwave.io/v1alpha1`` Scenario."""
+
+    api_version: Literal["driftwave.io/v1alpha1"] = "driftwave.io/v1alpha1"
+    kind: Literal["Scenario"] = "Scenario"
+    metadata: ObjectMeta
+    spec: ScenarioSpec
