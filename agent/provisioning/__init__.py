@@ -1,0 +1,1 @@
+"""Provisioning: pending pods become NodeClaims (batching, the solve, launching)."""

@@ -1,0 +1,216 @@
+"""The provisioner: pending pods → a solve → NodeClaims, batched as Karpenter batches.
+
+A pending pod opens a batch; the batch closes after 1 s without new pending pods or 10 s after it
+opened, whichever comes first (Karpenter's ``BATCH_IDLE_DURATION`` / ``BATCH_MAX_DURATION``).
+Closing it solves all pending pods against the nodes, the in-flight NodeClaims and the NodePools,
+and creates one NodeClaim per planned node. Pods that fit nowhere are reported with the reasons.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from agent.api.base import ObjectMeta
+from agent.api.kube import DaemonSet, Node, Pod
+from agent.api.nodeclaim import NodeClaim, NodeClaimResources, NodeClaimSpec
+from agent.api.nodepool import NodePool
+from agent.catalog import Catalog
+from agent.clock import Clock
+from agent.kube.port import Cluster
+from agent.provisioning.pools import build_pool, resource_order
+from agent.provisioning.state import existing_capacity
+from agent.scheduling.plans import NewClaim
+from agent.scheduling.pods import HOSTNAME, PodRef, shape_of, shapes_of
+from agent.scheduling.scheduler import Result, Scheduler
+from agent.scheduling.topology import Topology
+
+Recorder = Callable[[str, str, str, dict[str, Any]], None]
+"""(event type, object, reason, details) → recorded with the current time."""
+
+BATCH_IDLE = timedelta(seconds=1)
+BATCH_MAX = timedelta(seconds=10)
+
+
+def _ignore(kind: str, obj: str, reason: str, details: dict[str, Any]) -> None:
+    del kind, obj, reason, details
+
+
+@dataclass
+class Batch:
+    """An open batch of pending pods."""
+
+    opened: datetime
+    last: datetime
+
+
+@dataclass
+class Provisioner:
+    """See the module docstring."""
+
+    cluster: Cluster
+    clock: Clock
+    catalog: Catalog
+    record: Recorder = _ignore
+    seed: int = 0
+    batch_idle: timedelta = BATCH_IDLE
+    batch_max: timedelta = BATCH_MAX
+    pending_reasons: dict[str, str] = field(default_factory=dict)
+    _batch: Batch | None = None
+    _random: random.Random = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._random = random.Random(self.seed)
+
+    def trigger(self) -> None:
+        """Note that a pod became pending: open a batch or extend the open one."""
+        now = self.clock.now()
+        if self._batch is None:
+            self._batch = Batch(now, now)
+            self.clock.call_at(now + self.batch_idle, self._maybe_close)
+        else:
+            self._batch.last = now
+
+    def _maybe_close(self) -> None:
+        batch = self._batch
+        if batch is None:
+            return
+        now = self.clock.now()
+        idle_until = batch.last + self.batch_idle
+        if now >= idle_until or now >= batch.opened + self.batch_max:
+            self._batch = None
+            self.provision()
+        else:
+            self.clock.call_at(min(idle_until, batch.opened + self.batch_max), self._maybe_close)
+
+    def pending_pods(self) -> list[Pod]:
+        """Pods that wait for a node (not bound, not being deleted, not DaemonSet pods)."""
+        return [
+            pod
+            for pod in self.cluster.list(Pod)
+            if not pod.spec.node_name
+            and not pod.metadata.deletion_timestamp
+            and not any(o.kind == "DaemonSet" for o in pod.metadata.owner_references)
+        ]
+
+    def provision(self) -> Result | None:
+        """Solve every pending pod now and create the NodeClaims the solve plans."""
+        pending = self.pending_pods()
+        if not pending:
+            return None
+        nodepools = [p for p in self.cluster.list(NodePool) if not p.metadata.deletion_timestamp]
+        daemons = [shape_of(_daemon_pod(d)) for d in self.cluster.list(DaemonSet)]
+        order = resource_order(self.catalog)
+        pools = [build_pool(p, self.catalog, daemons=daemons, resources=order) for p in nodepools]
+        all_pods = self.cluster.list(Pod)
+        nodes = self.cluster.list(Node)
+        claims = self.cluster.list(NodeClaim)
+        topology = Topology()
+        refs = shapes_of(pending)
+        bound = [p for p in all_pods if p.spec.node_name]
+        bound_refs = shapes_of(bound)
+        for ref in [*refs, *bound_refs]:
+            topology.owned(ref.shape)
+        labels_by_node = {n.metadata.name: dict(n.metadata.labels) for n in nodes}
+        for ref in bound_refs:
+            node_labels = labels_by_node.get(ref.node_name or "", {})
+            domains = {**node_labels, HOSTNAME: node_labels.get(HOSTNAME, ref.node_name or "")}
+            topology.record(ref.shape, domains)
+        existing = existing_capacity(nodes, claims, all_pods, pools[0].table) if pools else []
+        result = Scheduler(pools, existing, topology).solve(refs)
+        self.record(
+            "Provisioned",
+            f"pods/{len(refs)}",
+            "found provisionable pod(s)",
+            {
+                "pods": len(refs),
+                "nodeclaims": len(result.claims),
+                "unschedulable": len(result.errors),
+            },
+        )
+        by_name = {p.name: p for p in nodepools}
+        for plan in result.claims:
+            self._create(plan, by_name[plan.pool.name])
+        self.pending_reasons = dict(result.errors)
+        for pod, reason in result.errors.items():
+            self.record("FailedScheduling", f"pod/{pod}", reason, {})
+        return result
+
+    def _create(self, plan: NewClaim, pool: NodePool) -> NodeClaim:
+        suffix = "".join(
+            self._random.choice(string.ascii_lowercase + string.digits) for _ in range(5)
+        )
+        name = f"{pool.name}-{suffix}"
+        options = plan.options()
+        requirements = [
+            r for r in plan.requirements.node_selector_requirements() if r.key != HOSTNAME
+        ]
+        requirements = [r for r in requirements if r.key != "node.kubernetes.io/instance-type"]
+        from agent.api.requirements import Requirement as ApiRequirement
+
+        requirements.append(
+            ApiRequirement(
+                key="node.kubernetes.io/instance-type",
+                operator="In",
+                values=[n for n, _ in options],
+            )
+        )
+        template = pool.spec.template
+        labels = {**(template.metadata.labels or {}), "karpenter.sh/nodepool": pool.name}
+        used = {r: int(v) for r, v in zip(plan.pool.table.resources, plan.used, strict=True) if v}
+        claim = NodeClaim(
+            metadata=ObjectMeta(
+                name=name,
+                labels=labels,
+                annotations=dict(template.metadata.annotations or {}),
+            ),
+            spec=NodeClaimSpec(
+                node_class_ref=template.spec.node_class_ref,
+                requirements=requirements,
+                resources=NodeClaimResources(requests=_quantities(used)),
+                taints=template.spec.taints,
+                startup_taints=template.spec.startup_taints,
+                expire_after=template.spec.expire_after,
+                termination_grace_period=template.spec.termination_grace_period,
+            ),
+        )
+        created = self.cluster.create(claim)
+        self.record(
+            "CreatedNodeClaim",
+            f"nodeclaim/{name}",
+            "created nodeclaim",
+            {
+                "nodepool": pool.name,
+                "pods": [p.key for p in plan.pods],
+                "instanceTypes": len(options),
+                "cheapest": options[0][0] if options else None,
+            },
+        )
+        return created
+
+
+def _quantities(used: dict[str, int]) -> dict[str, int | str]:
+    out: dict[str, int | str] = {}
+    for name, amount in used.items():
+        out[name] = f"{amount}m" if name == "cpu" else amount
+    return out
+
+
+def _daemon_pod(daemonset: DaemonSet) -> Pod:
+    return Pod(
+        metadata=ObjectMeta(
+            name=f"{daemonset.metadata.name}-template",
+            namespace=daemonset.metadata.namespace,
+            labels=dict(daemonset.spec.template.metadata.labels),
+        ),
+        spec=daemonset.spec.template.spec,
+        api_version="v1",
+        kind="Pod",
+    )
+
+
+__all__ = ["BATCH_IDLE", "BATCH_MAX", "PodRef", "Provisioner"]

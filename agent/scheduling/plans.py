@@ -1,0 +1,103 @@
+"""Where pods can go during a solve: NodePools prepared for scheduling, existing nodes, and the
+NodeClaims the solve plans to create.
+
+A :class:`NewClaim` keeps what Karpenter's in-flight NodeClaim keeps: the NodePool, the narrowed
+requirements, the instance types that still fit everything added (a numpy mask over the pool's
+:class:`~agent.scheduling.typetable.TypeTable`), the resources used, and the pods.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from agent.api.kube import Taint
+from agent.scheduling.pods import HOSTNAME, PodRef
+from agent.scheduling.requirement import Requirement
+from agent.scheduling.requirements import Requirements
+from agent.scheduling.typetable import CAPACITY_TYPE, ZONE, BoolArray, IntArray, TypeTable
+
+MAX_INSTANCE_TYPES = 600
+"""A NodeClaim carries at most this many instance types, cheapest first (Karpenter v1; the AWS
+adapter then hands the 60 cheapest to CreateFleet)."""
+
+
+@dataclass
+class PoolPlan:
+    """A NodePool ready for scheduling."""
+
+    name: str
+    weight: int
+    requirements: Requirements
+    taints: Sequence[Taint]
+    table: TypeTable
+    daemon_overhead: IntArray
+    remaining: IntArray | None = None
+    """Resources the pool's limits still allow (None: no limits); index ``nodes`` is a count."""
+    node_limit: int | None = None
+
+    def __post_init__(self) -> None:
+        self.base_mask: BoolArray = self.table.mask(self.requirements.values()) & np.all(
+            self.table.alloc >= self.daemon_overhead, axis=1
+        )
+
+
+@dataclass
+class ExistingNode:
+    """A node of the cluster (or a launched NodeClaim not yet a node) pods may join."""
+
+    name: str
+    labels: Mapping[str, str]
+    taints: Sequence[Taint]
+    allocatable: IntArray
+    used: IntArray
+    requirements: Requirements = field(init=False)
+    pods: list[PodRef] = field(default_factory=list)
+    pool: str | None = None
+    unschedulable: bool = False
+
+    def __post_init__(self) -> None:
+        labels = {**self.labels, HOSTNAME: self.labels.get(HOSTNAME, self.name)}
+        self.requirements = Requirements.from_labels(labels)
+
+
+_placeholders = itertools.count(1)
+
+
+@dataclass
+class NewClaim:
+    """A NodeClaim being planned (see the module docstring)."""
+
+    pool: PoolPlan
+    requirements: Requirements
+    mask: BoolArray
+    used: IntArray
+    hostname: str
+    pods: list[PodRef] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, pool: PoolPlan) -> NewClaim:
+        """An empty claim of ``pool`` with a placeholder hostname of its own."""
+        hostname = f"hostname-placeholder-{next(_placeholders):05d}"
+        requirements = pool.requirements.copy()
+        requirements.add(Requirement(HOSTNAME, "In", (hostname,)))
+        return cls(pool, requirements, pool.base_mask.copy(), pool.daemon_overhead.copy(), hostname)
+
+    def offering_prices(self) -> np.ndarray:
+        """Per instance type, the cheapest offering the claim's zone and capacity type allow."""
+        return self.pool.table.offering_price(
+            self.requirements.get(ZONE) if ZONE in self.requirements else None,
+            self.requirements.get(CAPACITY_TYPE) if CAPACITY_TYPE in self.requirements else None,
+        )
+
+    def options(self) -> list[tuple[str, float]]:
+        """The instance types the claim may launch with and their cheapest allowed offering,
+        cheapest first, truncated to :data:`MAX_INSTANCE_TYPES`."""
+        prices = self.offering_prices()
+        rows = np.flatnonzero(self.mask & np.isfinite(prices))
+        order = rows[np.lexsort((rows, prices[rows]))]
+        names = self.pool.table.names
+        return [(names[i], float(prices[i])) for i in order[:MAX_INSTANCE_TYPES]]

@@ -1,0 +1,248 @@
+"""The scheduler: where every pending pod goes, in Karpenter's order.
+
+Pods are taken largest first (CPU, then memory). Each pod tries, in turn: the existing nodes;
+the NodeClaims this solve already plans, fewest pods first; a new NodeClaim from each NodePool in
+weight order. A pod that fits nowhere has its preferences relaxed one at a time (preferred node
+affinity, preferred pod affinity and anti-affinity, ScheduleAnyway spread, then PreferNoSchedule
+taints) and its OR-ed required node-affinity terms tried in order, as Karpenter does; a pod that
+still fits nowhere is reported with the reason each NodePool gave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from agent.scheduling.plans import ExistingNode, NewClaim, PoolPlan
+from agent.scheduling.pods import HOSTNAME, PodRef, PodShape
+from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
+from agent.scheduling.requirements import Requirements
+from agent.scheduling.taints import untolerated
+from agent.scheduling.topology import Topology, TopologyGroup
+
+
+@dataclass
+class Attempt:
+    """How strictly a pod is being placed (relaxation step and node-affinity alternative)."""
+
+    alternative: int = 0
+    preferred_node: bool = True
+    preferred_pod: bool = True
+    schedule_anyway: bool = True
+    prefer_no_schedule: bool = True
+
+    def relaxed(self, shape: PodShape) -> Attempt | None:
+        """The next, looser attempt, or None when nothing is left to relax."""
+        if self.preferred_node and shape.preferred:
+            return Attempt(self.alternative, False, True, True, True)
+        if self.preferred_pod and (shape.preferred_affinity or shape.preferred_anti_affinity):
+            return Attempt(self.alternative, False, False, True, True)
+        if self.schedule_anyway and any(not s.do_not_schedule for s in shape.spread):
+            return Attempt(self.alternative, False, False, False, True)
+        if self.prefer_no_schedule:
+            return Attempt(self.alternative, False, False, False, False)
+        if self.alternative + 1 < len(shape.alternatives):
+            return Attempt(self.alternative + 1)
+        return None
+
+
+@dataclass
+class Result:
+    """What a solve decided."""
+
+    claims: list[NewClaim] = field(default_factory=list)
+    existing: dict[str, list[PodRef]] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def scheduled(self) -> int:
+        """Pods placed on existing nodes or new claims."""
+        return sum(len(c.pods) for c in self.claims) + sum(map(len, self.existing.values()))
+
+
+class Scheduler:
+    """One solve over NodePools, existing nodes and a topology (see the module docstring)."""
+
+    def __init__(
+        self,
+        pools: Sequence[PoolPlan],
+        existing: Sequence[ExistingNode] = (),
+        topology: Topology | None = None,
+    ) -> None:
+        self.pools = sorted(pools, key=lambda p: (-p.weight, p.name))
+        self.existing = list(existing)
+        self.topology = topology or Topology()
+        self.claims: list[NewClaim] = []
+        self._vectors: dict[int, np.ndarray | None] = {}
+        resources = {pool.table.resources for pool in self.pools}
+        if len(resources) > 1:
+            raise ValueError("every NodePool's type table must use the same resource order")
+        zones = {z for pool in pools for z in pool.table.zones}
+        self.topology.known_domains("topology.kubernetes.io/zone", zones)
+        self.topology.known_domains(HOSTNAME, (n.name for n in existing))
+
+    def solve(self, pods: Sequence[PodRef]) -> Result:
+        """Place every pod, or say why it cannot be placed (existing nodes' vectors use the
+        same resource order as the pools' type tables)."""
+        result = Result()
+        order = sorted(
+            pods,
+            key=lambda p: (-p.shape.requests.get("cpu", 0), -p.shape.requests.get("memory", 0)),
+        )
+        for pod in order:
+            attempt: Attempt | None = Attempt()
+            reasons: list[str] = []
+            while attempt is not None:
+                reasons = self._add(pod, attempt, result)
+                if not reasons:
+                    break
+                attempt = attempt.relaxed(pod.shape)
+            if reasons:
+                result.errors[pod.key] = "; ".join(reasons)
+        result.claims = [c for c in self.claims if c.pods]
+        return result
+
+    def _add(self, pod: PodRef, attempt: Attempt, result: Result) -> list[str]:
+        for node in self.existing:
+            if self._try_existing(node, pod, attempt):
+                result.existing.setdefault(node.name, []).append(pod)
+                return []
+        self.claims.sort(key=lambda c: len(c.pods))
+        for claim in self.claims:
+            if self._try_claim(claim, pod, attempt) is None:
+                return []
+        reasons = []
+        for pool in self.pools:
+            claim = NewClaim.open(pool)
+            self.topology.known_domains(HOSTNAME, [claim.hostname])
+            reason = self._try_claim(claim, pod, attempt)
+            if reason is None:
+                self.claims.append(claim)
+                self._reserve(pool, claim)
+                return []
+            reasons.append(f'incompatible with nodepool "{pool.name}", {reason}')
+        return reasons or ["no nodepool can launch nodes"]
+
+    def _vector(self, shape: PodShape) -> np.ndarray | None:
+        """The shape's requests in the solve's resource order (None: a resource nobody has)."""
+        key = id(shape)
+        if key not in self._vectors:
+            try:
+                self._vectors[key] = self.pools[0].table.vector(shape.requests)
+            except (KeyError, IndexError):
+                self._vectors[key] = None
+        return self._vectors[key]
+
+    def _pod_requirements(self, shape: PodShape, attempt: Attempt) -> Requirements:
+        requirements = shape.alternatives[attempt.alternative].copy()
+        if attempt.preferred_node and shape.preferred:
+            requirements.add(*shape.preferred[0].requirements.values())
+        return requirements
+
+    def _topology(
+        self, shape: PodShape, attempt: Attempt, pod_reqs: Requirements, node_reqs: Requirements
+    ) -> str | None:
+        """Narrow ``pod_reqs`` by the topology; return why it cannot be met, or None."""
+        for group, required in self.topology.owned(shape):
+            if not required and not self._prefers(group, attempt):
+                continue
+            allowed = group.allowed(shape, pod_reqs.get(group.key), node_reqs.get(group.key))
+            if allowed.is_empty:
+                return f"would violate {group.kind} constraint on {group.key}"
+            pod_reqs.add(allowed)
+        for group in self.topology.inverse(shape):
+            domains = node_reqs.get(group.key)
+            blocked = {d for d, owners in group.owners.items() if owners > 0}
+            if not blocked:
+                continue
+            if not domains.complement and set(domains.values) <= blocked:
+                return f"would violate another pod's anti-affinity on {group.key}"
+            pod_reqs.add(Requirement(group.key, "NotIn", sorted(blocked)))
+        return None
+
+    @staticmethod
+    def _prefers(group: TopologyGroup, attempt: Attempt) -> bool:
+        if group.kind == "spread":
+            return attempt.schedule_anyway
+        return attempt.preferred_pod
+
+    def _try_existing(self, node: ExistingNode, pod: PodRef, attempt: Attempt) -> bool:
+        shape = pod.shape
+        if node.unschedulable or untolerated(
+            shape.tolerations, node.taints, prefer_no_schedule=attempt.prefer_no_schedule
+        ):
+            return False
+        vector = self._vector(shape)
+        if vector is None or np.any(node.used + vector > node.allocatable):
+            return False
+        pod_reqs = self._pod_requirements(shape, attempt)
+        if self._topology(shape, attempt, pod_reqs, node.requirements) is not None:
+            return False
+        if not node.requirements.is_compatible(pod_reqs):
+            return False
+        node.used = node.used + vector
+        node.pods.append(pod)
+        self._record(shape, node.requirements)
+        return True
+
+    def _try_claim(self, claim: NewClaim, pod: PodRef, attempt: Attempt) -> str | None:
+        shape = pod.shape
+        pool = claim.pool
+        blocking = untolerated(
+            shape.tolerations, pool.taints, prefer_no_schedule=attempt.prefer_no_schedule
+        )
+        if blocking:
+            taint = blocking[0]
+            return f"did not tolerate taint {taint.key}={taint.value or ''}:{taint.effect}"
+        vector = self._vector(shape)
+        if vector is None:
+            return "no instance type offers the resources the pod requests"
+        pod_reqs = self._pod_requirements(shape, attempt)
+        problem = self._topology(shape, attempt, pod_reqs, claim.requirements)
+        if problem:
+            return problem
+        conflict = claim.requirements.compatible(pod_reqs, WELL_KNOWN_LABELS)
+        if conflict is not None:
+            return f"incompatible requirements, {conflict}"
+        merged = claim.requirements.copy()
+        merged.add(*pod_reqs.values())
+        used = claim.used + vector
+        table = pool.table
+        mask = claim.mask & table.mask(pod_reqs.values()) & np.all(table.alloc >= used, axis=1)
+        if pool.remaining is not None:
+            mask &= np.all(table.alloc <= pool.remaining, axis=1)
+        mask &= np.isfinite(
+            table.offering_price(
+                merged.get("topology.kubernetes.io/zone"),
+                merged.get("karpenter.sh/capacity-type"),
+            )
+        )
+        if not mask.any():
+            return _no_fit(claim, used, table.resources)
+        claim.requirements, claim.mask, claim.used = merged, mask, used
+        claim.pods.append(pod)
+        self._record(shape, merged)
+        return None
+
+    def _record(self, shape: PodShape, requirements: Requirements) -> None:
+        domains = {}
+        for group in self.topology.groups:
+            requirement = requirements.get(group.key)
+            if not requirement.complement and len(requirement.values) == 1:
+                domains[group.key] = next(iter(requirement.values))
+        self.topology.record(shape, domains)
+
+    def _reserve(self, pool: PoolPlan, claim: NewClaim) -> None:
+        if pool.remaining is not None:
+            biggest = pool.table.alloc[claim.mask].max(axis=0)
+            pool.remaining = pool.remaining - biggest
+
+
+def _no_fit(claim: NewClaim, used: np.ndarray, resources: Sequence[str]) -> str:
+    wanted = ", ".join(f"{r}={int(v)}" for r, v in zip(resources, used, strict=True) if v)
+    return (
+        f"no instance type satisfied resources {{{wanted}}} and requirements "
+        f"{claim.requirements} (daemonset overhead included)"
+    )

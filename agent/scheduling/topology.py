@@ -1,0 +1,225 @@
+"""Topology: pod counts per domain for topology spread and pod (anti-)affinity, and the domains
+a pod may use next, as Karpenter's scheduler computes them.
+
+A :class:`TopologyGroup` is one (kind, topology key, selector, namespaces, skew) combination; it
+counts, per domain (a zone, a hostname, a capacity type, ...), the scheduled pods its selector
+matches. Pods that carry the constraint *own* the group and are restricted by it:
+
+- spread (DoNotSchedule): the next domain is the one with the fewest matching pods among the
+  domains the pod may use, provided count + (1 if the pod matches itself) - global minimum <=
+  maxSkew; ``minDomains`` makes the minimum 0 while fewer domains exist; for hostnames the minimum
+  is always 0, since a new node is always a new empty domain;
+- affinity: domains that already hold a matching pod; a pod that matches its own selector may
+  start anywhere when no matching pod exists yet;
+- anti-affinity: domains holding no matching pod; and, inversely, a pod matched by another pod's
+  anti-affinity term may not join a domain that pod is in.
+
+Domains of zones are known up front (every zone a NodePool can launch in); hostname domains appear
+as nodes and planned NodeClaims do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agent.scheduling.pods import (
+    HOSTNAME,
+    AffinityTerm,
+    LabelMatcher,
+    PodShape,
+    SpreadConstraint,
+)
+from agent.scheduling.requirement import Requirement
+
+Kind = Literal["spread", "affinity", "anti"]
+
+
+@dataclass
+class TopologyGroup:
+    """Counts of matching pods per domain for one constraint (see the module docstring)."""
+
+    kind: Kind
+    key: str
+    selector: LabelMatcher | None
+    namespaces: frozenset[str]
+    max_skew: int = 1
+    min_domains: int | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    owners: dict[str, int] = field(default_factory=dict)
+
+    def selects(self, shape: PodShape) -> bool:
+        """Whether pods of ``shape`` count in this group."""
+        return (
+            self.selector is not None
+            and shape.namespace in self.namespaces
+            and self.selector.matches(shape.labels)
+        )
+
+    def add_domains(self, domains: Iterable[str]) -> None:
+        """Make domains known (with no pods yet)."""
+        for domain in domains:
+            self.counts.setdefault(domain, 0)
+
+    def record(self, domain: str, shape: PodShape, owner: bool, amount: int = 1) -> None:
+        """Count ``amount`` pods of ``shape`` scheduled into ``domain``."""
+        if self.selects(shape):
+            self.counts[domain] = self.counts.get(domain, 0) + amount
+        else:
+            self.counts.setdefault(domain, 0)
+        if owner:
+            self.owners[domain] = self.owners.get(domain, 0) + amount
+
+    def allowed(
+        self, shape: PodShape, pod_domains: Requirement, node_domains: Requirement
+    ) -> Requirement:
+        """The domains of ``node_domains`` a pod of ``shape`` that owns this group may use."""
+        if self.kind == "spread":
+            return self._spread(shape, pod_domains, node_domains)
+        if self.kind == "affinity":
+            return self._affinity(shape, pod_domains, node_domains)
+        return self._anti(pod_domains, node_domains)
+
+    def _candidates(self, pod_domains: Requirement, node_domains: Requirement) -> list[str]:
+        if not node_domains.complement:
+            return sorted(d for d in node_domains.values if pod_domains.has(d))
+        return sorted(d for d in self.counts if pod_domains.has(d) and node_domains.has(d))
+
+    def _spread(
+        self, shape: PodShape, pod_domains: Requirement, node_domains: Requirement
+    ) -> Requirement:
+        own = 1 if self.selects(shape) else 0
+        if self.key == HOSTNAME:
+            candidates = self._candidates(pod_domains, node_domains)
+            fits = [d for d in candidates if self.counts.get(d, 0) + own <= self.max_skew]
+            return _one_of(self.key, fits[:1])
+        eligible = [d for d in self.counts if pod_domains.has(d)]
+        minimum = min((self.counts[d] for d in eligible), default=0)
+        if self.min_domains is not None and len(eligible) < self.min_domains:
+            minimum = 0
+        best: tuple[int, str] | None = None
+        for domain in self._candidates(pod_domains, node_domains):
+            count = self.counts.get(domain, 0) + own
+            if count - minimum <= self.max_skew and (best is None or (count, domain) < best):
+                best = (count, domain)
+        return _one_of(self.key, [best[1]] if best else [])
+
+    def _affinity(
+        self, shape: PodShape, pod_domains: Requirement, node_domains: Requirement
+    ) -> Requirement:
+        candidates = self._candidates(pod_domains, node_domains)
+        occupied = [d for d in candidates if self.counts.get(d, 0) > 0]
+        if occupied:
+            return _one_of(self.key, occupied)
+        anywhere = any(c > 0 for d, c in self.counts.items() if pod_domains.has(d))
+        if self.selects(shape) and not anywhere and candidates:
+            return _one_of(self.key, candidates[:1])
+        return _one_of(self.key, [])
+
+    def _anti(self, pod_domains: Requirement, node_domains: Requirement) -> Requirement:
+        free = [
+            d for d in self._candidates(pod_domains, node_domains) if self.counts.get(d, 0) == 0
+        ]
+        return _one_of(self.key, free)
+
+
+def _one_of(key: str, domains: list[str]) -> Requirement:
+    if not domains:
+        return Requirement(key, "DoesNotExist")
+    return Requirement(key, "In", domains)
+
+
+GroupKey = tuple[Kind, str, LabelMatcher | None, frozenset[str], int, int | None]
+
+
+class Topology:
+    """Every topology group of a solve, and which shapes own or count in which groups."""
+
+    def __init__(self, zones: Mapping[str, Iterable[str]] | None = None) -> None:
+        self._groups: dict[GroupKey, TopologyGroup] = {}
+        self._owned: dict[int, list[tuple[TopologyGroup, bool]]] = {}
+        self._inverse: dict[int, list[TopologyGroup]] = {}
+        self._known: dict[str, set[str]] = {k: set(v) for k, v in (zones or {}).items()}
+
+    @property
+    def groups(self) -> list[TopologyGroup]:
+        """Every group, in creation order."""
+        return list(self._groups.values())
+
+    def known_domains(self, key: str, domains: Iterable[str]) -> None:
+        """Declare domains of ``key`` (zones a NodePool can use, nodes as they appear)."""
+        known = self._known.setdefault(key, set())
+        new = set(domains) - known
+        known.update(new)
+        for group in self._groups.values():
+            if group.key == key:
+                group.add_domains(new)
+
+    def _group(
+        self,
+        kind: Kind,
+        key: str,
+        selector: LabelMatcher | None,
+        namespaces: frozenset[str],
+        skew: int = 1,
+        min_domains: int | None = None,
+    ) -> TopologyGroup:
+        group_key: GroupKey = (kind, key, selector, namespaces, skew, min_domains)
+        group = self._groups.get(group_key)
+        if group is None:
+            group = TopologyGroup(kind, key, selector, namespaces, skew, min_domains)
+            group.add_domains(self._known.get(key, ()))
+            self._groups[group_key] = group
+        return group
+
+    def owned(self, shape: PodShape) -> list[tuple[TopologyGroup, bool]]:
+        """The groups ``shape`` owns, each with whether it is required (False: a preference)."""
+        cached = self._owned.get(id(shape))
+        if cached is not None:
+            return cached
+        ns = frozenset({shape.namespace})
+        out: list[tuple[TopologyGroup, bool]] = []
+        for spread in shape.spread:
+            group = self._group(
+                "spread", spread.key, spread.selector, ns, spread.max_skew, spread.min_domains
+            )
+            out.append((group, spread.do_not_schedule))
+        for term, required, kind in _terms(shape):
+            out.append((self._group(kind, term.key, term.selector, term.namespaces), required))
+        self._owned[id(shape)] = out
+        return out
+
+    def inverse(self, shape: PodShape) -> list[TopologyGroup]:
+        """Anti-affinity groups whose owners repel pods of ``shape`` (they match the selector)."""
+        cached = self._inverse.get(id(shape))
+        if cached is None:
+            cached = [g for g in self._groups.values() if g.kind == "anti" and g.selects(shape)]
+            self._inverse[id(shape)] = cached
+        return cached
+
+    def invalidate(self) -> None:
+        """Forget cached inverse lookups (call after new groups appear)."""
+        self._inverse.clear()
+
+    def record(self, shape: PodShape, domains: Mapping[str, str], amount: int = 1) -> None:
+        """Count ``amount`` pods of ``shape`` placed where ``domains`` (key → domain) says."""
+        owned = {id(g) for g, _ in self.owned(shape)}
+        for group in self._groups.values():
+            domain = domains.get(group.key)
+            if domain is not None:
+                group.record(domain, shape, id(group) in owned, amount)
+
+
+def _terms(shape: PodShape) -> list[tuple[AffinityTerm, bool, Kind]]:
+    affinity: Kind = "affinity"
+    anti: Kind = "anti"
+    return [
+        *((t, True, affinity) for t in shape.affinity),
+        *((t, True, anti) for t in shape.anti_affinity),
+        *((t, False, affinity) for t in shape.preferred_affinity),
+        *((t, False, anti) for t in shape.preferred_anti_affinity),
+    ]
+
+
+__all__ = ["SpreadConstraint", "Topology", "TopologyGroup"]

@@ -1,0 +1,179 @@
+"""The instance types a NodePool may launch, as numpy tables the solver filters in bulk.
+
+A :class:`TypeTable` holds, for n instance types and R resources, the allocatable resources
+(``alloc``, int64 [n, R], in the base units of :mod:`agent.catalog`: millicores, bytes, counts),
+the label of every well-known key per type (for requirement filtering), and the price of every
+offering (``price``, float [n, Z, C]: zone x capacity type, ``inf`` when unavailable).
+
+Filtering a requirement set is a dictionary lookup per distinct label value followed by one numpy
+gather, so the solver can ask "which types fit this pod group" thousands of times per solve.
+A type that does not carry a label is treated as ``DoesNotExist`` for it, as Karpenter's AWS
+provider defines every well-known label on every type; a requirement on a label no type carries
+(a NodePool's own labels, say) does not filter types at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from agent.catalog import InstanceType, Offering
+from agent.scheduling.requirement import Requirement
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+BASE_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
+ZONE = "topology.kubernetes.io/zone"
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+OFFERING_KEYS = frozenset({ZONE, CAPACITY_TYPE})
+
+
+def _absent_ok(requirement: Requirement) -> bool:
+    return requirement.operator() in ("NotIn", "DoesNotExist")
+
+
+def allows(requirement: Requirement, value: str | None) -> bool:
+    """Whether a type whose label is ``value`` (None: absent) meets ``requirement``.
+
+    As Karpenter's ``Intersects``: an absent label meets NotIn and DoesNotExist only.
+    """
+    if value is None:
+        return _absent_ok(requirement)
+    return requirement.has(value)
+
+
+@dataclass
+class _LabelColumn:
+    codes: npt.NDArray[np.int32]
+    """Per type, the index of its value in ``values`` (0 = absent)."""
+    values: list[str | None]
+
+
+class TypeTable:
+    """The launchable instance types of one NodePool (see the module docstring)."""
+
+    def __init__(
+        self,
+        types: Sequence[InstanceType],
+        offerings: Sequence[Sequence[Offering]],
+        zones: Sequence[str],
+        capacity_types: Sequence[str] = ("on-demand", "spot", "reserved"),
+        resources: Sequence[str] | None = None,
+    ) -> None:
+        if len(types) != len(offerings):
+            raise ValueError("one offering list per instance type is needed")
+        self.types = tuple(types)
+        self.names = tuple(t.name for t in types)
+        self.index = {name: i for i, name in enumerate(self.names)}
+        extended = sorted({r for t in types for r in t.allocatable} - set(BASE_RESOURCES))
+        self.resources = tuple(resources) if resources is not None else (*BASE_RESOURCES, *extended)
+        self.resource_index = {name: i for i, name in enumerate(self.resources)}
+        self.alloc: IntArray = np.array(
+            [[t.allocatable.get(r, 0) for r in self.resources] for t in types], dtype=np.int64
+        ).reshape(len(types), len(self.resources))
+        self.zones = tuple(zones)
+        self.capacity_types = tuple(capacity_types)
+        self.price: FloatArray = np.full(
+            (len(types), len(self.zones), len(self.capacity_types)), np.inf
+        )
+        zone_at = {z: i for i, z in enumerate(self.zones)}
+        cap_at = {c: i for i, c in enumerate(self.capacity_types)}
+        for row, offers in enumerate(offerings):
+            for offer in offers:
+                z, c = zone_at.get(offer.zone), cap_at.get(offer.capacity_type)
+                if offer.available and z is not None and c is not None:
+                    self.price[row, z, c] = offer.price
+        self._columns: dict[str, _LabelColumn] = {}
+        for key in sorted({k for t in types for k in t.labels}):
+            values: list[str | None] = [None]
+            seen: dict[str, int] = {}
+            codes = np.zeros(len(types), dtype=np.int32)
+            for row, t in enumerate(types):
+                value = t.labels.get(key)
+                if value is not None:
+                    code = seen.setdefault(value, len(values))
+                    if code == len(values):
+                        values.append(value)
+                    codes[row] = code
+            self._columns[key] = _LabelColumn(codes, values)
+        self._mask_cache: dict[Requirement, BoolArray] = {}
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    def vector(self, amounts: Mapping[str, int]) -> IntArray:
+        """A resource map as a vector in this table's resource order (unknown resources raise)."""
+        out = np.zeros(len(self.resources), dtype=np.int64)
+        for name, amount in amounts.items():
+            if amount:
+                at = self.resource_index.get(name)
+                if at is None:
+                    raise KeyError(f"no instance type offers resource {name!r}")
+                out[at] = amount
+        return out
+
+    def requirement_mask(self, requirement: Requirement) -> BoolArray:
+        """Types that meet one requirement (offering keys are left to :meth:`offering_price`)."""
+        cached = self._mask_cache.get(requirement)
+        if cached is not None:
+            return cached
+        column = self._columns.get(requirement.key)
+        if column is None or requirement.key in OFFERING_KEYS:
+            mask = np.ones(len(self.types), dtype=np.bool_)
+        else:
+            table = np.array([allows(requirement, v) for v in column.values], dtype=np.bool_)
+            mask = table[column.codes]
+        mask.setflags(write=False)
+        self._mask_cache[requirement] = mask
+        return mask
+
+    def mask(self, requirements: Iterable[Requirement]) -> BoolArray:
+        """Types that meet every requirement."""
+        out = np.ones(len(self.types), dtype=np.bool_)
+        for requirement in requirements:
+            out &= self.requirement_mask(requirement)
+        return out
+
+    def offering_axes(
+        self, zone: Requirement | None, capacity_type: Requirement | None
+    ) -> tuple[BoolArray, BoolArray]:
+        """Which zones and which capacity types the two offering requirements allow."""
+        zones = np.array([zone is None or zone.has(z) for z in self.zones], dtype=np.bool_)
+        caps = np.array(
+            [capacity_type is None or capacity_type.has(c) for c in self.capacity_types],
+            dtype=np.bool_,
+        )
+        return zones, caps
+
+    def offering_price(
+        self, zone: Requirement | None, capacity_type: Requirement | None
+    ) -> FloatArray:
+        """Per type, the cheapest available offering within the allowed zones and capacity
+        types (``inf`` when none is available)."""
+        zones, caps = self.offering_axes(zone, capacity_type)
+        if not zones.any() or not caps.any():
+            return np.full(len(self.types), np.inf)
+        return np.asarray(self.price[:, zones][:, :, caps].min(axis=(1, 2)), dtype=np.float64)
+
+    def capacity_type_choice(
+        self, row: int, zone: Requirement | None, capacity_type: Requirement | None
+    ) -> tuple[str, str, float] | None:
+        """The offering Karpenter would launch for type ``row``: capacity type by preference
+        (reserved > spot > on-demand), then the cheapest allowed zone; None when unavailable."""
+        zones, caps = self.offering_axes(zone, capacity_type)
+        for preferred in ("reserved", "spot", "on-demand"):
+            if preferred not in self.capacity_types:
+                continue
+            c = self.capacity_types.index(preferred)
+            if not caps[c]:
+                continue
+            prices = np.where(zones, self.price[row, :, c], np.inf)
+            z = int(np.argmin(prices))
+            if np.isfinite(prices[z]):
+                return self.zones[z], preferred, float(prices[z])
+        return None
