@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -13,7 +14,10 @@ from agent.api.kinds import agent_kinds
 from agent.api.manifests import ManifestSyntaxError
 from agent.cli.demo import run_demo
 from agent.cli.migrate import migrate_file, result_json, write_atomically
+from agent.cli.simulate import as_json as sim_json
+from agent.cli.simulate import render, simulate
 from agent.cli.validate import validate_paths
+from agent.sim.scenario_run import ScenarioError
 
 app = typer.Typer(
     name="driftwave",
@@ -142,6 +146,54 @@ def demo() -> None:
     and show what each NodePool may launch from the real EC2 catalog, cheapest first).
     """
     raise typer.Exit(run_demo(Console(highlight=False)))
+
+
+agent_app = typer.Typer(
+    name="agent",
+    help="The per-cluster agent: simulate it against a simulated cluster and cloud.",
+    no_args_is_help=True,
+)
+app.add_typer(agent_app)
+
+
+@agent_app.command("simulate")
+def agent_simulate(
+    scenario: Annotated[
+        Path, typer.Argument(help="A driftwave.io/v1alpha1 Scenario file.", exists=True)
+    ],
+    as_json: JsonOpt = False,
+    until: Annotated[
+        str | None,
+        typer.Option(help="Stop after this much simulated time (e.g. 30m); default: spec.until."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for names, ids and prices.")] = 1,
+) -> None:
+    """Run a Scenario on a virtual clock: the agent's provisioner and NodeClaim lifecycle
+    against a simulated cluster and cloud (the real EC2 catalog and prices).
+
+    Prints the NodeClaims launched (instance type, zone, capacity type, image, pods), the pods
+    left pending and why, the cost per hour and the timeline. Exit code 1 when the scenario or
+    a manifest it loads is invalid.
+
+    Example: driftwave agent simulate examples/scenarios/seed-000-inflate.yaml
+    """
+    if until is not None and not re.fullmatch(r"([0-9]+(ms|s|m|h))+", until):
+        raise typer.BadParameter(
+            f"{until!r} is not a duration such as 30s or 10m", param_hint="--until"
+        )
+    try:
+        result = simulate(scenario, until, seed)
+    except ScenarioError as exc:
+        for finding in exc.findings:
+            print(str(finding), file=sys.stderr)
+        raise typer.Exit(1) from exc
+    except ManifestSyntaxError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from exc
+    if as_json:
+        print(sim_json(result))
+    else:
+        render(Console(highlight=False), result)
 
 
 def main() -> None:

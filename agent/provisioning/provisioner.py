@@ -60,11 +60,13 @@ class Provisioner:
     batch_idle: timedelta = BATCH_IDLE
     batch_max: timedelta = BATCH_MAX
     pending_reasons: dict[str, str] = field(default_factory=dict)
+    nominations: dict[str, str] = field(default_factory=dict)
+    """Pod (``namespace/name``) → the NodeClaim the last solve planned it on."""
     _batch: Batch | None = None
     _random: random.Random = field(init=False)
 
     def __post_init__(self) -> None:
-        self._random = random.Random(self.seed)
+        self._random = random.Random(f"{self.seed}:nodeclaims")
 
     def trigger(self) -> None:
         """Note that a pod became pending: open a batch or extend the open one."""
@@ -179,6 +181,8 @@ class Provisioner:
             ),
         )
         created = self.cluster.create(claim)
+        for pod in plan.pods:
+            self.nominations[pod.key] = name
         self.record(
             "CreatedNodeClaim",
             f"nodeclaim/{name}",

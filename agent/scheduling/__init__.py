@@ -7,7 +7,8 @@
 * :mod:`~agent.scheduling.fit`: whether one pod fits on one concrete node, with kube-scheduler's
   reasons.
 
-Pod affinity, anti-affinity and topology spread belong to the solver, not to this package.
+Pod affinity, anti-affinity and topology spread are the solver's (:mod:`~agent.scheduling.topology`,
+:mod:`~agent.scheduling.scheduler`), not these primitives'.
 """
 
 from agent.scheduling.fit import (

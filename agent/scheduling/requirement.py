@@ -244,9 +244,9 @@ class Requirement:
     def any(self) -> str:
         """A representative allowed value, or ``""`` for the empty set.
 
-        The smallest value of a finite set; for a complement, the smallest integer from
-        ``max(gte, 0)`` on that is allowed (Karpenter draws a random integer instead, from the
-        same range). A complement that only allows negative integers counts down from ``lte``.
+        The smallest value of a finite set; for a complement, the smallest allowed integer from
+        ``gte`` on (from 0 without a lower bound). Karpenter draws a random integer from the same
+        range instead. A complement that only allows negative integers counts down from ``lte``.
         """
         if not self.complement:
             return min(self.values) if self.values else ""
@@ -288,8 +288,7 @@ class Requirement:
             out.append(make("Lte", [str(self.lte)]))
         operator = self.operator()
         if operator in ("In", "NotIn"):
-            if operator == "In" or self.values:
-                out.append(make(operator, sorted(self.values)))
+            out.append(make(operator, sorted(self.values)))
         elif not out:
             out.append(make(operator, None))
         return out

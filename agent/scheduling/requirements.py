@@ -75,7 +75,11 @@ class IncompatibleRequirements(ValueError):
         self.conflicts = tuple(conflicts)
         if not self.conflicts:
             raise ValueError("IncompatibleRequirements needs at least one conflict")
-        super().__init__("incompatible requirements, " + "; ".join(str(c) for c in self.conflicts))
+        super().__init__(*self.conflicts)
+
+    def __str__(self) -> str:
+        # built on demand: the solver makes and drops many of these without reading them
+        return "incompatible requirements, " + "; ".join(str(c) for c in self.conflicts)
 
     @property
     def key(self) -> str:

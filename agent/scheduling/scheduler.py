@@ -220,7 +220,7 @@ class Scheduler:
             )
         )
         if not mask.any():
-            return _no_fit(claim, used, table.resources)
+            return _no_fit(merged, used, table.resources)
         claim.requirements, claim.mask, claim.used = merged, mask, used
         claim.pods.append(pod)
         self._record(shape, merged)
@@ -240,9 +240,10 @@ class Scheduler:
             pool.remaining = pool.remaining - biggest
 
 
-def _no_fit(claim: NewClaim, used: np.ndarray, resources: Sequence[str]) -> str:
+def _no_fit(requirements: Requirements, used: np.ndarray, resources: Sequence[str]) -> str:
     wanted = ", ".join(f"{r}={int(v)}" for r, v in zip(resources, used, strict=True) if v)
+    shown = Requirements(*(r for r in requirements.values() if r.key != HOSTNAME))
     return (
         f"no instance type satisfied resources {{{wanted}}} and requirements "
-        f"{claim.requirements} (daemonset overhead included)"
+        f"{shown} (daemonset overhead included)"
     )

@@ -156,3 +156,33 @@ def test_validate_skips_hidden_directories(tmp_path: Path) -> None:
     result = runner.invoke(app, ["validate", str(tmp_path)])
     assert result.exit_code == 0
     assert "1 file(s)" in result.output
+
+
+def test_agent_simulate_json_gives_the_seed_outcome() -> None:
+    scenario = EXAMPLES / "scenarios" / "seed-002-layered-constraints.yaml"
+    result = runner.invoke(app, ["agent", "simulate", str(scenario), "--json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert [c["instanceType"] for c in body["nodeClaims"]] == ["r6gd.xlarge"]
+    assert body["summary"]["scheduledPods"] == 3
+
+
+def test_agent_simulate_tables_and_until() -> None:
+    scenario = EXAMPLES / "scenarios" / "seed-002-layered-constraints.yaml"
+    result = runner.invoke(app, ["agent", "simulate", str(scenario), "--until", "30s"])
+    assert result.exit_code == 0, result.output
+    assert "simulated 30s" in result.output
+    assert "0/0 pods scheduled" in result.output
+
+
+def test_agent_simulate_bad_input_exits_1_or_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: driftwave.io/v1alpha1\nkind: Scenario\nmetadata: {name: b}\nspec: {}\n"
+    )
+    result = runner.invoke(app, ["agent", "simulate", str(bad)])
+    assert result.exit_code == 1
+    assert "spec.cluster: required field is missing" in result.stderr
+    scenario = EXAMPLES / "scenarios" / "seed-000-inflate.yaml"
+    usage = runner.invoke(app, ["agent", "simulate", str(scenario), "--until", "soon"])
+    assert usage.exit_code == 2

@@ -209,6 +209,8 @@ def test_an_overcommitted_node_still_takes_a_pod_that_requests_none_of_it() -> N
     assert over.remaining["cpu"] == -1000
     assert fit_reason(pod_spec(container(resources=resources({"memory": "1Gi"}))), over) is None
     assert fit_reason(asking(), over) == "Insufficient cpu"
+    # a zero amount in precomputed requests is no request at all
+    assert fit_reason(asking(), over, requests={"cpu": 0, "memory": GI, "pods": 1}) is None
 
 
 def test_filters_run_in_the_scheduler_order() -> None:

@@ -1,0 +1,81 @@
+"""A kube-scheduler stand-in for the simulated cluster: pending pods bind to nodes that fit.
+
+For each pending pod (oldest first) it filters the Ready nodes with the scheduling framework's
+filters of :func:`agent.scheduling.fit.fit_reasons` (cordon, taints, node affinity, resources,
+host ports), then prefers the node Karpenter planned for the pod, else the fullest node that fits
+(bin-packing, so that the simulation does not undo the provisioner's plan). Pod affinity and
+topology spread are not re-checked here: the provisioner planned them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from agent.api.kube import Node, Pod
+from agent.kube.port import Cluster
+from agent.scheduling.fit import NodeState, fit_reasons
+from agent.scheduling.resources import pod_requests
+
+
+def is_ready(node: Node) -> bool:
+    """Whether the node reports Ready=True."""
+    conditions = node.status.conditions if node.status else []
+    return any(c.type == "Ready" and c.status == "True" for c in conditions)
+
+
+class Binder:
+    """See the module docstring."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+
+    def bind_pending(self, nominated: Mapping[str, str] | None = None) -> int:
+        """Bind every pending pod that fits somewhere; return how many were bound.
+
+        ``nominated`` maps ``namespace/name`` to the node Karpenter planned for the pod.
+        """
+        nominated = nominated or {}
+        pods = self.cluster.list(Pod)
+        pending = [p for p in pods if not p.spec.node_name and not p.metadata.deletion_timestamp]
+        if not pending:
+            return 0
+        nodes = [
+            n for n in self.cluster.list(Node) if is_ready(n) and not n.metadata.deletion_timestamp
+        ]
+        if not nodes:
+            return 0
+        bound_specs: dict[str, list[Pod]] = {}
+        for pod in pods:
+            if pod.spec.node_name:
+                bound_specs.setdefault(pod.spec.node_name, []).append(pod)
+        states = {
+            n.metadata.name or "": NodeState.from_node(
+                n, [p.spec for p in bound_specs.get(n.metadata.name or "", [])]
+            )
+            for n in nodes
+        }
+        bound = 0
+        pending.sort(key=lambda p: (p.metadata.creation_timestamp or "", p.metadata.name or ""))
+        for pod in pending:
+            requests = pod_requests(pod.spec)
+            fitting = [
+                s for s in states.values() if not fit_reasons(pod.spec, s, requests=requests)
+            ]
+            if not fitting:
+                continue
+            key = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+            planned = nominated.get(key)
+            choice = next((s for s in fitting if s.name == planned), None)
+            if choice is None:
+                choice = max(fitting, key=lambda s: (_fullness(s), s.name))
+            self.cluster.bind(
+                pod.metadata.name or "", pod.metadata.namespace or "default", choice.name
+            )
+            states[choice.name] = choice.with_pod(pod.spec, requests)
+            bound += 1
+        return bound
+
+
+def _fullness(state: NodeState) -> float:
+    cpu = state.allocatable.get("cpu", 0) or 1
+    return state.requested.get("cpu", 0) / cpu

@@ -1,0 +1,1 @@
+"""NodeClaim lifecycle: launch, registration, initialization and liveness."""

@@ -1,0 +1,216 @@
+"""The NodeClaim lifecycle controller, as Karpenter's: launch → register → initialize.
+
+- **Launch**: a NodeClaim without a provider id is launched through the CloudProvider; its
+  status gets the provider id, image, capacity and allocatable, its labels the instance type,
+  zone and capacity type, and the ``Launched`` condition turns True. Insufficient capacity
+  deletes the NodeClaim (the provisioner plans again, without the offerings now cached as
+  unavailable); a node class that is not ready is retried.
+- **Register**: when a Node with the same provider id appears, the NodeClaim records the node
+  name (``Registered``), and the node gets the NodeClaim's labels and loses the
+  ``karpenter.sh/unregistered:NoExecute`` taint.
+- **Initialize**: once the node is Ready and its startup taints are gone, ``Initialized`` turns
+  True and the node is labelled ``karpenter.sh/initialized=true``.
+- **Liveness**: a NodeClaim not registered 15 minutes after launch is deleted and its instance
+  terminated (``registrationTTL``), as Karpenter does for nodes that never join.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from agent.api.base import Condition
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.kube import Node
+from agent.api.nodeclaim import NodeClaim
+from agent.clock import Clock
+from agent.cloud.port import CloudError, CloudProvider, InsufficientCapacity, NodeClassNotReady
+from agent.kube.port import Cluster, NotFound
+
+REGISTRATION_TTL = timedelta(minutes=15)
+RETRY = timedelta(seconds=5)
+UNREGISTERED = "karpenter.sh/unregistered"
+Recorder = Callable[[str, str, str, dict[str, Any]], None]
+
+
+def _stamp(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def condition(claim: NodeClaim, kind: str) -> Condition | None:
+    """The claim's condition of type ``kind``, if any."""
+    return next((c for c in claim.status.conditions if c.type == kind), None)
+
+
+def is_true(claim: NodeClaim, kind: str) -> bool:
+    """Whether the claim's condition ``kind`` is True."""
+    found = condition(claim, kind)
+    return found is not None and found.status == "True"
+
+
+class NodeClaimLifecycle:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        cloud: CloudProvider,
+        clock: Clock,
+        record: Recorder,
+        registration_ttl: timedelta = REGISTRATION_TTL,
+    ) -> None:
+        self.cluster = cluster
+        self.cloud = cloud
+        self.clock = clock
+        self.record = record
+        self.registration_ttl = registration_ttl
+
+    def reconcile(self) -> None:
+        """Move every NodeClaim as far along its lifecycle as it can go now."""
+        nodes = {n.spec.provider_id: n for n in self.cluster.list(Node) if n.spec.provider_id}
+        for claim in self.cluster.list(NodeClaim):
+            if not claim.status.provider_id:
+                self._launch(claim)
+                continue
+            node = nodes.get(claim.status.provider_id)
+            if node is None:
+                continue
+            if not is_true(claim, "Registered"):
+                claim, node = self._register(claim, node)
+            if not is_true(claim, "Initialized"):
+                self._initialize(claim, node)
+
+    def _set(
+        self, claim: NodeClaim, kind: str, status: str, reason: str, message: str = ""
+    ) -> NodeClaim:
+        conditions = [c for c in claim.status.conditions if c.type != kind]
+        conditions.append(
+            Condition(
+                type=kind,
+                status=status,
+                reason=reason,
+                message=message,
+                last_transition_time=_stamp(self.clock.now()),
+            )
+        )
+        return claim.model_copy(
+            update={"status": claim.status.model_copy(update={"conditions": conditions})}
+        )
+
+    def _launch(self, claim: NodeClaim) -> None:
+        try:
+            nodeclass = self.cluster.get(EC2NodeClass, claim.spec.node_class_ref.name)
+            launched = self.cloud.create(claim, nodeclass)
+        except NotFound as exc:
+            self._retry(claim, "NodeClassNotFound", str(exc))
+            return
+        except NodeClassNotReady as exc:
+            self._retry(claim, "NodeClassNotReady", str(exc))
+            return
+        except InsufficientCapacity as exc:
+            self.record("InsufficientCapacityError", f"nodeclaim/{claim.name}", str(exc), {})
+            self._delete(claim)
+            return
+        except CloudError as exc:
+            self.record("LaunchFailed", f"nodeclaim/{claim.name}", str(exc), {})
+            if exc.retryable:
+                self._retry(claim, "LaunchFailed", str(exc))
+            else:
+                self._delete(claim)
+            return
+        updated = self._set(launched, "Launched", "True", "Launched")
+        self.cluster.update(updated)
+        labels = updated.metadata.labels
+        self.record(
+            "Launched",
+            f"nodeclaim/{claim.name}",
+            "launched nodeclaim",
+            {
+                "providerID": updated.status.provider_id,
+                "instanceType": labels.get("node.kubernetes.io/instance-type"),
+                "zone": labels.get("topology.kubernetes.io/zone"),
+                "capacityType": labels.get("karpenter.sh/capacity-type"),
+                "imageID": updated.status.image_id,
+            },
+        )
+        self.clock.call_at(
+            self.clock.now() + self.registration_ttl, lambda: self._liveness(claim.name)
+        )
+
+    def _retry(self, claim: NodeClaim, reason: str, message: str) -> None:
+        self.cluster.update(self._set(claim, "Launched", "False", reason, message))
+        self.clock.call_at(self.clock.now() + RETRY, self.reconcile)
+
+    def _delete(self, claim: NodeClaim) -> None:
+        try:
+            self.cluster.delete(NodeClaim, claim.name)
+        except NotFound:
+            return
+        self.record("DeletedNodeClaim", f"nodeclaim/{claim.name}", "deleted nodeclaim", {})
+
+    def _register(self, claim: NodeClaim, node: Node) -> tuple[NodeClaim, Node]:
+        labels = {
+            **node.metadata.labels,
+            **claim.metadata.labels,
+            "karpenter.sh/registered": "true",
+        }
+        taints = [t for t in node.spec.taints if t.key != UNREGISTERED]
+        node = node.model_copy(
+            update={
+                "metadata": node.metadata.model_copy(update={"labels": labels}),
+                "spec": node.spec.model_copy(update={"taints": taints}),
+            }
+        )
+        node = self.cluster.update(node)
+        claim = claim.model_copy(
+            update={"status": claim.status.model_copy(update={"node_name": node.metadata.name})}
+        )
+        claim = self.cluster.update(self._set(claim, "Registered", "True", "Registered"))
+        self.record(
+            "Registered",
+            f"nodeclaim/{claim.name}",
+            "registered nodeclaim",
+            {"node": node.metadata.name},
+        )
+        return claim, node
+
+    def _initialize(self, claim: NodeClaim, node: Node) -> None:
+        ready = any(
+            c.type == "Ready" and c.status == "True"
+            for c in (node.status.conditions if node.status else [])
+        )
+        startup = {(t.key, t.effect) for t in claim.spec.startup_taints or ()}
+        if not ready or any((t.key, t.effect) in startup for t in node.spec.taints):
+            return
+        labels = {**node.metadata.labels, "karpenter.sh/initialized": "true"}
+        self.cluster.update(
+            node.model_copy(
+                update={"metadata": node.metadata.model_copy(update={"labels": labels})}
+            )
+        )
+        self.cluster.update(self._set(claim, "Initialized", "True", "Initialized"))
+        self.record(
+            "Initialized",
+            f"nodeclaim/{claim.name}",
+            "initialized nodeclaim",
+            {"node": node.metadata.name},
+        )
+
+    def _liveness(self, name: str) -> None:
+        try:
+            claim = self.cluster.get(NodeClaim, name)
+        except NotFound:
+            return
+        if is_true(claim, "Registered"):
+            return
+        self.record(
+            "RegistrationTimeout",
+            f"nodeclaim/{name}",
+            f"node did not register within {self.registration_ttl}; deleting the nodeclaim",
+            {},
+        )
+        with contextlib.suppress(CloudError):
+            self.cloud.delete(claim)
+        self._delete(claim)

@@ -1,0 +1,1 @@
+"""``driftwave agent simulate``: a whole cluster and cloud on a virtual clock."""

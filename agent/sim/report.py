@@ -1,0 +1,80 @@
+"""What a simulation ends with: NodeClaims, pending pods and why, cost, timeline, summary."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from agent.api.kube import Node, Pod
+from agent.api.nodeclaim import NodeClaim
+from agent.lifecycle.nodeclaims import is_true
+from agent.sim.world import World
+
+IT = "node.kubernetes.io/instance-type"
+ZONE = "topology.kubernetes.io/zone"
+CAPACITY = "karpenter.sh/capacity-type"
+
+
+def _state(claim: NodeClaim) -> str:
+    for kind in ("Initialized", "Registered", "Launched"):
+        if is_true(claim, kind):
+            return kind
+    return "Pending"
+
+
+def report(world: World) -> dict[str, Any]:
+    """The simulation's outcome as JSON-ready data."""
+    pods = world.cluster.list(Pod)
+    by_node: dict[str, list[str]] = {}
+    for pod in pods:
+        if pod.spec.node_name:
+            key = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+            by_node.setdefault(pod.spec.node_name, []).append(key)
+    claims = []
+    for claim in world.cluster.list(NodeClaim):
+        labels = claim.metadata.labels
+        node = claim.status.node_name
+        claims.append(
+            {
+                "name": claim.name,
+                "nodePool": labels.get("karpenter.sh/nodepool"),
+                "instanceType": labels.get(IT),
+                "zone": labels.get(ZONE),
+                "capacityType": labels.get(CAPACITY),
+                "imageId": claim.status.image_id,
+                "node": node,
+                "state": _state(claim),
+                "pods": sorted(by_node.get(node or "", [])),
+            }
+        )
+    ready_nodes = {n.metadata.name for n in world.cluster.list(Node)}
+    pending = []
+    for pod in pods:
+        if pod.spec.node_name:
+            continue
+        key = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+        reason = world.provisioner.pending_reasons.get(key)
+        if reason is None:
+            planned = world.provisioner.nominations.get(key)
+            reason = (
+                f"waiting for nodeclaim {planned} to become a Ready node"
+                if planned
+                else "waiting for the next provisioning batch"
+            )
+        pending.append({"pod": key, "reason": reason})
+    cost = world.cloud.cost_per_hour()
+    return {
+        "nodeClaims": claims,
+        "pendingPods": pending,
+        "costPerHour": round(cost, 6),
+        "timeline": [asdict(event) for event in world.timeline],
+        "summary": {
+            "simulatedSeconds": (world.clock.now() - world.start).total_seconds(),
+            "nodeClaims": len(claims),
+            "nodes": len(ready_nodes),
+            "pods": len(pods),
+            "scheduledPods": sum(1 for p in pods if p.spec.node_name),
+            "pendingPods": len(pending),
+            "costPerHour": round(cost, 6),
+        },
+    }

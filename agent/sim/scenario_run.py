@@ -1,0 +1,205 @@
+"""Running a Scenario: load it, build the world, play its events, stop at ``until``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from agent.api.base import KubeModel, parse_manifest
+from agent.api.kinds import agent_kinds
+from agent.api.manifests import Document, Finding, check_document, read_documents
+from agent.api.scenario import AMISpec, Event, Scenario, seconds
+from agent.cloud.simulated.amis import AMI, AMICatalog
+from agent.kube.port import AlreadyExists, NotFound
+from agent.sim.world import World
+
+
+class ScenarioError(ValueError):
+    """A scenario (or a manifest it loads) is invalid; ``findings`` say where and why."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        self.findings = findings
+        super().__init__("; ".join(str(f) for f in findings))
+
+
+def load_scenario(path: Path) -> tuple[Scenario, list[KubeModel]]:
+    """The scenario and the objects it starts with; raises ScenarioError with every finding."""
+    documents = read_documents(path)
+    scenarios = [d for d in documents if d.kind == "Scenario"]
+    if len(scenarios) != 1:
+        raise ScenarioError(
+            [Finding(str(path), 0, "Scenario", "", "", "the file must hold exactly one Scenario")]
+        )
+    obj, findings = check_document(scenarios[0], agent_kinds())
+    if not isinstance(obj, Scenario):
+        raise ScenarioError(findings)
+    docs: list[Document] = [
+        Document(f"{path}#spec.manifests", i, m) for i, m in enumerate(obj.spec.manifests, start=1)
+    ]
+    for relative in obj.spec.manifest_files:
+        target = (path.parent / relative).resolve()
+        try:
+            docs.extend(read_documents(target))
+        except OSError as exc:
+            raise ScenarioError(
+                [
+                    Finding(
+                        str(path),
+                        scenarios[0].index,
+                        "Scenario",
+                        obj.metadata.name or "",
+                        "spec.manifestFiles",
+                        f"cannot read {relative}: {exc.strerror}",
+                    )
+                ]
+            ) from exc
+    objects: list[KubeModel] = []
+    errors: list[Finding] = []
+    for doc in docs:
+        model, problems = check_document(doc, agent_kinds())
+        errors.extend(p for p in problems if p.severity == "error")
+        if model is not None and not isinstance(model, Scenario):
+            objects.append(model)
+    if errors:
+        raise ScenarioError(errors)
+    return obj, objects
+
+
+def _ami(spec: AMISpec, default_version: str) -> AMI:
+    created = datetime.fromisoformat(spec.created.replace("Z", "+00:00"))
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    return AMI(
+        id=spec.id,
+        name=spec.name,
+        family=spec.family,
+        version=spec.version or "v1",
+        kubernetes_version=spec.kubernetes_version or default_version,
+        arch=spec.arch,
+        variant=spec.variant,
+        created=created,
+        tags=dict(spec.tags),
+        owner=spec.owner,
+        deprecated=spec.deprecated,
+        faulty=spec.faulty,
+    )
+
+
+def build_world(scenario: Scenario, objects: list[KubeModel], seed: int = 1) -> World:
+    """The world a scenario starts in, with its objects created."""
+    cluster = scenario.spec.cluster
+    versions = sorted({cluster.kubernetes_version, "1.28", "1.29", "1.30", "1.31"})
+    amis = AMICatalog.eks_optimized(kubernetes_versions=versions)
+    for spec in scenario.spec.amis or []:
+        amis.add(_ami(spec, cluster.kubernetes_version))
+    world = World(
+        zones=list(cluster.zones),
+        kubernetes_version=cluster.kubernetes_version,
+        amis=amis,
+        seed=seed,
+    )
+    for obj in objects:
+        world.cluster.create(obj)
+    world.record(
+        "ScenarioStarted", f"scenario/{scenario.metadata.name}", "loaded", {"objects": len(objects)}
+    )
+    return world
+
+
+def _apply(world: World, event: Event) -> None:
+    action = event.action
+    if action == "apply" and event.apply is not None:
+        model, problems = check_document(Document("event", 0, event.apply), agent_kinds())
+        if model is None:
+            raise ScenarioError(problems)
+        try:
+            world.cluster.create(model)
+        except AlreadyExists:
+            world.cluster.update(model)
+        name = f"{event.apply.get('kind')}/{_name(event.apply)}"
+        world.record("Applied", name, "scenario event", {})
+    elif action == "delete" and event.delete is not None:
+        kind = _kind(event.delete.kind)
+        try:
+            world.cluster.delete(kind, event.delete.name, event.delete.namespace or "")
+        except NotFound as exc:
+            world.record("EventFailed", f"{event.delete.kind}/{event.delete.name}", str(exc), {})
+            return
+        world.record("Deleted", f"{event.delete.kind}/{event.delete.name}", "scenario event", {})
+    elif action == "scale" and event.scale is not None:
+        ref = event.scale
+        kind = _kind(ref.kind)
+        obj: Any = world.cluster.get(kind, ref.name, ref.namespace or "default")
+        world.cluster.update(
+            obj.model_copy(update={"spec": obj.spec.model_copy(update={"replicas": ref.replicas})})
+        )
+        world.record("Scaled", f"{ref.kind}/{ref.name}", f"replicas → {ref.replicas}", {})
+    elif action == "kubernetes_version" and event.kubernetes_version is not None:
+        world.kubernetes_version = event.kubernetes_version
+        world.record(
+            "KubernetesUpgraded", "cluster", f"control plane → {event.kubernetes_version}", {}
+        )
+    elif action == "publish_ami" and event.publish_ami is not None:
+        ami = world.amis.add(_ami(event.publish_ami, world.kubernetes_version))
+        world.record("AMIPublished", f"ami/{ami.id}", ami.name, {"faulty": ami.faulty})
+    elif action == "fault" and event.fault is not None:
+        fault = event.fault
+        if fault.insufficient_capacity is not None:
+            ice = fault.insufficient_capacity
+            until = None
+            if ice.duration:
+                until = world.clock.now() + timedelta(seconds=seconds(ice.duration))
+            world.cloud.faults.insufficient_capacity(
+                instance_type=ice.instance_type,
+                zone=ice.zone,
+                capacity_type=ice.capacity_type,
+                until=until,
+            )
+            world.record("FaultInjected", "cloud", "insufficient capacity", ice.to_manifest())
+        elif fault.faulty_ami is not None:
+            world.amis.set_faulty(fault.faulty_ami)
+            world.record("FaultInjected", f"ami/{fault.faulty_ami}", "faulty image", {})
+
+
+def _player(world: World, event: Event) -> Callable[[], None]:
+    def play() -> None:
+        _apply(world, event)
+        world.settle()
+
+    return play
+
+
+def _name(data: dict[str, Any]) -> str:
+    meta = data.get("metadata")
+    return str(meta.get("name", "")) if isinstance(meta, dict) else ""
+
+
+def _kind(name: str) -> type[KubeModel]:
+    for (_, kind), model in agent_kinds().items():
+        if kind == name:
+            return model
+    raise ScenarioError([Finding("event", 0, name, "", "kind", f"unknown kind {name}")])
+
+
+def run(world: World, scenario: Scenario, until: float | None = None) -> World:
+    """Play the scenario's events and run the controllers until ``until`` seconds."""
+    end = world.start + timedelta(
+        seconds=until if until is not None else seconds(scenario.spec.until)
+    )
+    for event in scenario.spec.events:
+        when = world.start + timedelta(seconds=seconds(event.at))
+        world.clock.call_at(when, _player(world, event))
+    world.settle()
+    while True:
+        upcoming = world.clock.next_timer()
+        if upcoming is None or upcoming > end:
+            break
+        world.clock.run_until(upcoming)
+        world.settle()
+    world.clock.run_until(end)
+    return world
+
+
+__all__ = ["ScenarioError", "build_world", "load_scenario", "parse_manifest", "run"]

@@ -1,0 +1,156 @@
+"""The simulated world: the agent's real controllers wired to the simulated cluster and cloud.
+
+Only the ports differ from production: the Cluster is :class:`SimulatedCluster`, the
+CloudProvider is :class:`SimulatedCloud`, time is a :class:`VirtualClock`. The provisioner,
+NodeClaim lifecycle and scheduler are the production code; the kubelet, the workload
+controllers and the pod binder stand in for the parts of Kubernetes the agent does not own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from agent.api.base import Condition
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.kube import Pod
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodeclass_status import EC2NodeClassStatus, ResolvedSubnet
+from agent.catalog import Catalog
+from agent.clock import EPOCH, VirtualClock
+from agent.cloud.simulated.amiresolve import AMIResolutionError, resolve_amis
+from agent.cloud.simulated.amis import AMICatalog
+from agent.cloud.simulated.cloud import SimulatedCloud
+from agent.cloud.simulated.records import BootedInstance
+from agent.kube.port import WatchEvent
+from agent.kube.simulated.binder import Binder
+from agent.kube.simulated.cluster import SimulatedCluster
+from agent.kube.simulated.kubelet import SimulatedKubelet
+from agent.kube.simulated.workloads import WorkloadController
+from agent.lifecycle.nodeclaims import NodeClaimLifecycle
+from agent.provisioning.provisioner import Provisioner
+
+
+@dataclass
+class TimelineEvent:
+    """One thing that happened, at ``t`` seconds after the start."""
+
+    t: float
+    type: str
+    object: str
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class World:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        zones: list[str],
+        kubernetes_version: str,
+        amis: AMICatalog,
+        seed: int = 1,
+        start: datetime = EPOCH,
+    ) -> None:
+        self.clock = VirtualClock(start)
+        self.start = start
+        self.kubernetes_version = kubernetes_version
+        self.timeline: list[TimelineEvent] = []
+        self.cluster = SimulatedCluster(self.clock)
+        self.catalog = Catalog.packaged(zones=zones)
+        self.amis = amis
+        self.kubelet = SimulatedKubelet(self.cluster, self.clock, kubernetes_version)
+        self.cloud = SimulatedCloud(
+            self.catalog, self.clock, amis, on_boot=self._on_boot, seed=seed
+        )
+        self.workloads = WorkloadController(self.cluster, seed)
+        self.provisioner = Provisioner(
+            self.cluster, self.clock, self.catalog, record=self.record, seed=seed
+        )
+        self.lifecycle = NodeClaimLifecycle(self.cluster, self.cloud, self.clock, self.record)
+        self.binder = Binder(self.cluster)
+        self.cluster.watch(self._on_change)
+
+    def record(self, kind: str, obj: str, reason: str, details: dict[str, Any]) -> None:
+        """Add an event to the timeline at the current virtual time."""
+        t = (self.clock.now() - self.start).total_seconds()
+        self.timeline.append(TimelineEvent(t, kind, obj, reason, details))
+
+    def _on_boot(self, instance: BootedInstance) -> None:
+        claim = next(
+            (
+                c
+                for c in self.cluster.list(NodeClaim)
+                if c.status.provider_id == instance.provider_id
+            ),
+            None,
+        )
+        startup = [(t.key, t.effect) for t in (claim.spec.startup_taints or [])] if claim else []
+        self.kubelet.boot(instance, startup)
+        self.record(
+            "NodeJoined",
+            f"node/{instance.node_name}",
+            "kubelet registered the node"
+            + (" (faulty image: it will never be Ready)" if instance.image_faulty else ""),
+            {"providerID": instance.provider_id, "imageID": instance.image_id},
+        )
+        self.settle()
+
+    def _on_change(self, event: WatchEvent) -> None:
+        obj = event.obj
+        if isinstance(obj, Pod) and event.type == "ADDED" and not obj.spec.node_name:
+            self.provisioner.trigger()
+        if isinstance(obj, NodeClaim) and event.type == "DELETED":
+            self.provisioner.trigger()
+
+    def resolve_nodeclasses(self) -> None:
+        """Fill every EC2NodeClass's status (AMIs, subnets per zone, Ready) as its controller."""
+        for nodeclass in self.cluster.list(EC2NodeClass):
+            try:
+                amis = resolve_amis(self.amis, nodeclass, self.kubernetes_version)
+                ready = Condition(type="Ready", status="True", reason="Ready", message="")
+            except AMIResolutionError as exc:
+                amis = []
+                ready = Condition(
+                    type="Ready", status="False", reason="AMINotFound", message=str(exc)
+                )
+            stamped = ready.model_copy(
+                update={"last_transition_time": self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")}
+            )
+            subnets = [
+                ResolvedSubnet(id=f"subnet-{i:08x}", zone=zone)
+                for i, zone in enumerate(self.catalog.zones, start=1)
+            ]
+            old = nodeclass.status
+            if (
+                old is not None
+                and old.amis == amis
+                and any(c.type == "Ready" and c.status == ready.status for c in old.conditions)
+            ):
+                continue
+            status = EC2NodeClassStatus(amis=amis, subnets=subnets, conditions=[stamped])
+            self.cluster.update(nodeclass.model_copy(update={"status": status}))
+
+    def settle(self, rounds: int = 10) -> None:
+        """Run the controllers until nothing changes (at most ``rounds`` passes)."""
+        for _ in range(rounds):
+            changed = self.workloads.reconcile()
+            self.resolve_nodeclasses()
+            self.lifecycle.reconcile()
+            changed += self.binder.bind_pending(self.nominations())
+            if not changed:
+                return
+
+    def nominations(self) -> dict[str, str]:
+        """Pod → node of the NodeClaim the provisioner planned it on (once registered)."""
+        nodes = {
+            c.name: c.status.node_name for c in self.cluster.list(NodeClaim) if c.status.node_name
+        }
+        return {
+            pod: nodes[claim]
+            for pod, claim in self.provisioner.nominations.items()
+            if nodes.get(claim)
+        }
