@@ -77,6 +77,10 @@ class NewClaim:
     used: IntArray
     hostname: str
     pods: list[PodRef] = field(default_factory=list)
+    headroom: IntArray | None = None
+    """The most any remaining option could still take, per resource (None: recompute)."""
+    efficient: BoolArray | None = None
+    """[types, zones]: the cost-efficient offerings this claim is limited to (None: any)."""
 
     @classmethod
     def open(cls, pool: PoolPlan) -> NewClaim:

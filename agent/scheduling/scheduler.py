@@ -6,11 +6,21 @@ weight order. A pod that fits nowhere has its preferences relaxed one at a time 
 affinity, preferred pod affinity and anti-affinity, ScheduleAnyway spread, then PreferNoSchedule
 taints) and its OR-ed required node-affinity terms tried in order, as Karpenter does; a pod that
 still fits nowhere is reported with the reason each NodePool gave.
+
+Two choices differ from Karpenter when asked (``Scheduler(..., karpenter_order=False,
+efficient=...)``), never the constraints a placement must meet:
+
+- planned NodeClaims are tried in the order they were opened instead of fewest pods first
+  (first fit, which keeps claims full and needs no re-sort per pod);
+- a new NodeClaim starts with only the cost-efficient instance types of its pool (those the
+  solve's LP lower bound buys from, see :func:`agent.scheduling.lowerbound.efficient_types`),
+  falling back to every type when the pod fits none of them, and each claim is right-sized at
+  the end: its options become every type of the pool that holds its pods, cheapest first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,6 +31,7 @@ from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.taints import untolerated
 from agent.scheduling.topology import Topology, TopologyGroup
+from agent.scheduling.typetable import BoolArray
 
 
 @dataclass
@@ -70,8 +81,21 @@ class Scheduler:
         pools: Sequence[PoolPlan],
         existing: Sequence[ExistingNode] = (),
         topology: Topology | None = None,
+        *,
+        karpenter_order: bool = True,
+        efficient: Mapping[str, BoolArray] | None = None,
     ) -> None:
         self.pools = sorted(pools, key=lambda p: (-p.weight, p.name))
+        self.karpenter_order = karpenter_order
+        self.efficient = dict(efficient or {})
+        width = len(self.pools[0].table.resources) if self.pools else 0
+        self._room = np.zeros((64, width), dtype=np.int64)
+        biggest = (
+            np.max([pool.table.alloc.max(axis=0) for pool in self.pools], axis=0)
+            if self.pools
+            else np.ones(width)
+        )
+        self._weights = 1.0 / np.maximum(biggest, 1)
         self.existing = list(existing)
         self.topology = topology or Topology()
         self.claims: list[NewClaim] = []
@@ -87,6 +111,9 @@ class Scheduler:
         """Place every pod, or say why it cannot be placed (existing nodes' vectors use the
         same resource order as the pools' type tables)."""
         result = Result()
+        for pod in pods:
+            self.topology.owned(pod.shape)
+        self.topology.invalidate()
         order = sorted(
             pods,
             key=lambda p: (-p.shape.requests.get("cpu", 0), -p.shape.requests.get("memory", 0)),
@@ -102,28 +129,95 @@ class Scheduler:
             if reasons:
                 result.errors[pod.key] = "; ".join(reasons)
         result.claims = [c for c in self.claims if c.pods]
+        if self.efficient:
+            for claim in result.claims:
+                self._right_size(claim)
         return result
+
+    def _right_size(self, claim: NewClaim) -> None:
+        """Widen a claim's options to every type of its pool that holds what it carries."""
+        pool, table = claim.pool, claim.pool.table
+        requirements = claim.requirements
+        mask = pool.base_mask & table.mask(requirements.values())
+        mask &= np.all(table.alloc >= claim.used, axis=1)
+        mask &= np.isfinite(
+            table.offering_price(
+                requirements.get("topology.kubernetes.io/zone"),
+                requirements.get("karpenter.sh/capacity-type"),
+            )
+        )
+        if mask.any():
+            claim.mask = mask
 
     def _add(self, pod: PodRef, attempt: Attempt, result: Result) -> list[str]:
         for node in self.existing:
             if self._try_existing(node, pod, attempt):
                 result.existing.setdefault(node.name, []).append(pod)
                 return []
-        self.claims.sort(key=lambda c: len(c.pods))
-        for claim in self.claims:
-            if self._try_claim(claim, pod, attempt) is None:
-                return []
+        if self.karpenter_order:
+            self.claims.sort(key=lambda c: len(c.pods))
+            for claim in self.claims:
+                if self._try_claim(claim, pod, attempt) is None:
+                    return []
+        elif self._best_fit(pod, attempt):
+            return []
         reasons = []
         for pool in self.pools:
             claim = NewClaim.open(pool)
             self.topology.known_domains(HOSTNAME, [claim.hostname])
-            reason = self._try_claim(claim, pod, attempt)
+            efficient = self.efficient.get(pool.name)
+            reason: str | None = "no cost-efficient type"
+            if efficient is not None:
+                narrowed = claim.mask & efficient.any(axis=1)
+                if narrowed.any():
+                    claim.mask, claim.efficient = narrowed, efficient
+                    claim.headroom = None
+                    reason = self._try_claim(claim, pod, attempt)
+                if reason is not None:
+                    claim.mask, claim.efficient = pool.base_mask.copy(), None
+                    claim.headroom = None
+            if reason is not None:
+                reason = self._try_claim(claim, pod, attempt, detailed=True)
             if reason is None:
                 self.claims.append(claim)
+                if not self.karpenter_order:
+                    self._track(claim)
                 self._reserve(pool, claim)
                 return []
             reasons.append(f'incompatible with nodepool "{pool.name}", {reason}')
         return reasons or ["no nodepool can launch nodes"]
+
+    def _best_fit(self, pod: PodRef, attempt: Attempt) -> bool:
+        """Try the planned claims with room for the pod, tightest first (best fit)."""
+        vector = self._vector(pod.shape)
+        count = len(self.claims)
+        if vector is None or count == 0:
+            return False
+        room = self._room[:count]
+        fits = np.flatnonzero(np.all(room >= vector, axis=1))
+        if fits.size == 0:
+            return False
+        slack = ((room[fits] - vector) * self._weights).sum(axis=1)
+        for index in fits[np.argsort(slack, kind="stable")]:
+            claim = self.claims[int(index)]
+            if self._try_claim(claim, pod, attempt) is None:
+                self._room[int(index)] = self._headroom(claim)
+                return True
+        return False
+
+    def _headroom(self, claim: NewClaim) -> np.ndarray:
+        if claim.headroom is None:
+            claim.headroom = claim.pool.table.alloc[claim.mask].max(axis=0) - claim.used
+        return claim.headroom
+
+    def _track(self, claim: NewClaim) -> None:
+        """Add a new claim to the best-fit room table."""
+        count = len(self.claims)
+        if count > len(self._room):
+            grown = np.zeros((max(64, 2 * len(self._room)), self._room.shape[1]), dtype=np.int64)
+            grown[: len(self._room)] = self._room
+            self._room = grown
+        self._room[count - 1] = self._headroom(claim)
 
     def _vector(self, shape: PodShape) -> np.ndarray | None:
         """The shape's requests in the solve's resource order (None: a resource nobody has)."""
@@ -187,16 +281,24 @@ class Scheduler:
         self._record(shape, node.requirements)
         return True
 
-    def _try_claim(self, claim: NewClaim, pod: PodRef, attempt: Attempt) -> str | None:
+    def _try_claim(
+        self, claim: NewClaim, pod: PodRef, attempt: Attempt, detailed: bool = False
+    ) -> str | None:
         shape = pod.shape
         pool = claim.pool
+        vector = self._vector(shape)
+        if vector is not None and not detailed and claim.pods:
+            headroom = claim.headroom
+            if headroom is None:
+                headroom = claim.headroom = pool.table.alloc[claim.mask].max(axis=0) - claim.used
+            if np.any(vector > headroom):
+                return "insufficient room"
         blocking = untolerated(
             shape.tolerations, pool.taints, prefer_no_schedule=attempt.prefer_no_schedule
         )
         if blocking:
             taint = blocking[0]
             return f"did not tolerate taint {taint.key}={taint.value or ''}:{taint.effect}"
-        vector = self._vector(shape)
         if vector is None:
             return "no instance type offers the resources the pod requests"
         pod_reqs = self._pod_requirements(shape, attempt)
@@ -205,7 +307,7 @@ class Scheduler:
             return problem
         conflict = claim.requirements.compatible(pod_reqs, WELL_KNOWN_LABELS)
         if conflict is not None:
-            return f"incompatible requirements, {conflict}"
+            return str(conflict)
         merged = claim.requirements.copy()
         merged.add(*pod_reqs.values())
         used = claim.used + vector
@@ -213,15 +315,15 @@ class Scheduler:
         mask = claim.mask & table.mask(pod_reqs.values()) & np.all(table.alloc >= used, axis=1)
         if pool.remaining is not None:
             mask &= np.all(table.alloc <= pool.remaining, axis=1)
-        mask &= np.isfinite(
-            table.offering_price(
-                merged.get("topology.kubernetes.io/zone"),
-                merged.get("karpenter.sh/capacity-type"),
-            )
-        )
+        zone = merged.get("topology.kubernetes.io/zone")
+        mask &= np.isfinite(table.offering_price(zone, merged.get("karpenter.sh/capacity-type")))
+        if claim.efficient is not None:
+            zones = np.array([zone.has(z) for z in table.zones], dtype=np.bool_)
+            mask &= claim.efficient[:, zones].any(axis=1)
         if not mask.any():
             return _no_fit(merged, used, table.resources)
         claim.requirements, claim.mask, claim.used = merged, mask, used
+        claim.headroom = None
         claim.pods.append(pod)
         self._record(shape, merged)
         return None

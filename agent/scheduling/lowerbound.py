@@ -1,0 +1,143 @@
+"""A lower bound on the cost of any placement: the LP relaxation of buying capacity.
+
+Variables: how many nodes (fractional) of each (instance type, zone, capacity type) offering to
+buy. Constraints: the bought allocatable covers the pods' total requests of every resource (CPU,
+memory, pods), counting each node's DaemonSet overhead; pods that must be spread over zones
+(``zone_demand``) need their share in each zone. Objective: the hourly price. Any real placement
+buys integral nodes that hold every pod, so it is a feasible point of this LP, and the LP's
+optimum is a lower bound on its cost. Solved with HiGHS (scipy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linprog
+
+from agent.scheduling.typetable import BoolArray, FloatArray, IntArray, TypeTable
+
+
+@dataclass
+class Bound:
+    """The LP optimum and, per resource, its shadow price (USD per hour per base unit)."""
+
+    cost: float
+    prices: FloatArray
+
+
+def cost_lower_bound(
+    table: TypeTable,
+    demand: IntArray,
+    *,
+    mask: BoolArray | None = None,
+    capacity_types: Sequence[str] | None = None,
+    overhead: IntArray | None = None,
+    zone_demand: Mapping[str, IntArray] | None = None,
+) -> float:
+    """The LP bound (see the module docstring); ``inf`` when no offering can cover the demand.
+
+    ``demand``/``zone_demand`` are vectors in ``table.resources`` order; ``mask`` limits the
+    instance types (a NodePool's requirements), ``capacity_types`` the offerings.
+    """
+    return solve_bound(
+        table,
+        demand,
+        mask=mask,
+        capacity_types=capacity_types,
+        overhead=overhead,
+        zone_demand=zone_demand,
+    ).cost
+
+
+def efficient_types(
+    table: TypeTable,
+    demand: IntArray,
+    *,
+    mask: BoolArray | None = None,
+    overhead: IntArray | None = None,
+    tolerance: float = 0.10,
+) -> BoolArray | None:
+    """Per instance type and zone (a boolean [types, zones] array), whether the type's cheapest
+    offering in that zone costs at most ``1 + tolerance`` times the value of its resources at
+    the LP's shadow prices: the node shapes that can fill a cost-optimal placement. None when
+    the LP has no solution (then nothing should be restricted)."""
+    bound = solve_bound(table, demand, mask=mask, overhead=overhead)
+    if not np.isfinite(bound.cost) or bound.cost <= 0:
+        return None
+    usable = table.alloc - (overhead if overhead is not None else 0)
+    value = usable.astype(np.float64) @ bound.prices
+    price = table.price.min(axis=2)
+    allowed = np.ones(len(table), dtype=np.bool_) if mask is None else mask
+    efficient = allowed[:, None] & np.isfinite(price) & (price <= (1 + tolerance) * value[:, None])
+    return efficient if efficient.any() else None
+
+
+def solve_bound(
+    table: TypeTable,
+    demand: IntArray,
+    *,
+    mask: BoolArray | None = None,
+    capacity_types: Sequence[str] | None = None,
+    overhead: IntArray | None = None,
+    zone_demand: Mapping[str, IntArray] | None = None,
+) -> Bound:
+    """Solve the LP; the bound and the shadow prices of the global resource constraints."""
+    no_prices = np.zeros(len(table.resources))
+    allowed = np.ones(len(table), dtype=np.bool_) if mask is None else mask
+    caps = [
+        c
+        for c, name in enumerate(table.capacity_types)
+        if capacity_types is None or name in capacity_types
+    ]
+    usable = table.alloc - (overhead if overhead is not None else 0)
+    columns: list[tuple[int, int, float]] = []
+    for row in np.flatnonzero(allowed):
+        if np.any(usable[row] < 0):
+            continue
+        for z in range(len(table.zones)):
+            prices = [table.price[row, z, c] for c in caps]
+            best = min(prices, default=np.inf)
+            if np.isfinite(best):
+                columns.append((int(row), z, float(best)))
+    if not columns:
+        return Bound(float(np.inf), no_prices)
+    active = [r for r in range(len(table.resources)) if demand[r] > 0]
+    rows_ub: list[np.ndarray] = []
+    rhs: list[float] = []
+    scale = np.array([max(float(demand[r]), 1.0) for r in range(len(table.resources))])
+    for r in active:
+        rows_ub.append(-np.array([usable[row, r] / scale[r] for row, _, _ in columns]))
+        rhs.append(-float(demand[r]) / scale[r])
+    for zone, needed in (zone_demand or {}).items():
+        if zone not in table.zones:
+            continue
+        z_index = table.zones.index(zone)
+        for r in range(len(table.resources)):
+            if needed[r] > 0:
+                rows_ub.append(
+                    -np.array(
+                        [
+                            usable[row, r] / scale[r] if z == z_index else 0.0
+                            for row, z, _ in columns
+                        ]
+                    )
+                )
+                rhs.append(-float(needed[r]) / scale[r])
+    if not rows_ub:
+        return Bound(0.0, no_prices)
+    result = linprog(
+        c=np.array([price for _, _, price in columns]),
+        A_ub=np.vstack(rows_ub),
+        b_ub=np.array(rhs),
+        bounds=(0, None),
+        method="highs",
+    )
+    if result.status != 0:
+        return Bound(float(np.inf), no_prices)
+    shadow = np.zeros(len(table.resources))
+    marginals = result.ineqlin.marginals
+    for position, r in enumerate(active):
+        shadow[r] = -float(marginals[position]) / scale[r]
+    return Bound(float(result.fun), shadow)

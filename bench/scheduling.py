@@ -1,0 +1,235 @@
+"""Scheduling benchmark: solve speed and node cost, ours against Karpenter's order.
+
+Suites:
+  synthetic  Karpenter's own scheduling benchmark, replicated: 400 synthetic instance types
+             (type i: i+1 vCPU, 2(i+1) GiB, 10(i+1) pods; spot in 2 zones, on-demand in 3),
+             the five kinds of diverse pods, 1 … 20,000 pods. A run with an unscheduled pod fails.
+  catalog    the real EC2 catalog: 10,000 pods of realistic mixed deployments on a default
+             NodePool (categories c, m, r; generation > 2; spot and on-demand), with the LP lower
+             bound on cost computed in the same run.
+
+Solvers: ``driftwave`` (ours) and ``karpenter-order`` (the baseline: pods by CPU then memory,
+descending; existing nodes, then in-flight claims with the fewest pods first, then new claims;
+first fit). Prints a table, or one JSON row per run with ``--json``. Run: ``make bench``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from agent.api.base import parse_manifest
+from agent.api.nodepool import NodePool
+from agent.catalog import Catalog
+from agent.catalog.synthetic import ZONES, benchmark_types
+from agent.provisioning.pools import build_pool
+from agent.scheduling.lowerbound import cost_lower_bound, efficient_types
+from agent.scheduling.plans import PoolPlan
+from agent.scheduling.pods import PodRef
+from agent.scheduling.requirement import Requirement
+from agent.scheduling.requirements import Requirements
+from agent.scheduling.scheduler import Result, Scheduler
+from agent.scheduling.typetable import TypeTable
+from bench.workloads import diverse_pods, realistic_pods
+
+SIZES = (1, 50, 100, 500, 1000, 2000, 5000, 10000, 20000)
+RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
+DEFAULT_POOL = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "default"},
+    "spec": {
+        "template": {
+            "spec": {
+                "nodeClassRef": {
+                    "group": "karpenter.k8s.aws",
+                    "kind": "EC2NodeClass",
+                    "name": "default",
+                },
+                "requirements": [
+                    {
+                        "key": "karpenter.k8s.aws/instance-category",
+                        "operator": "In",
+                        "values": ["c", "m", "r"],
+                    },
+                    {
+                        "key": "karpenter.k8s.aws/instance-generation",
+                        "operator": "Gt",
+                        "values": ["2"],
+                    },
+                    {
+                        "key": "karpenter.sh/capacity-type",
+                        "operator": "In",
+                        "values": ["spot", "on-demand"],
+                    },
+                ],
+            }
+        }
+    },
+}
+
+Solver = Callable[[list[PoolPlan], Sequence[PodRef]], Result]
+
+
+def karpenter_order(pools: list[PoolPlan], pods: Sequence[PodRef]) -> Result:
+    """The baseline: Karpenter's scheduling order, as :class:`Scheduler` implements it."""
+    return Scheduler(pools).solve(pods)
+
+
+def driftwave(pools: list[PoolPlan], pods: Sequence[PodRef]) -> Result:
+    """Ours: first-fit claims, cost-efficient node shapes from the LP, right-sized claims."""
+    efficient = {}
+    for pool in pools:
+        demand = np.zeros(len(pool.table.resources), dtype=np.int64)
+        for pod in pods:
+            demand += pool.table.vector(pod.shape.requests)
+        mask = efficient_types(
+            pool.table, demand, mask=pool.base_mask, overhead=pool.daemon_overhead
+        )
+        if mask is not None:
+            efficient[pool.name] = mask
+    return Scheduler(pools, karpenter_order=False, efficient=efficient).solve(pods)
+
+
+SOLVERS: dict[str, Solver] = {"driftwave": driftwave, "karpenter-order": karpenter_order}
+
+
+def _cost(result: Result) -> float:
+    return sum(claim.options()[0][1] for claim in result.claims if claim.options())
+
+
+def synthetic_pool() -> PoolPlan:
+    """Karpenter's benchmark NodePool over 400 synthetic instance types."""
+    types, offerings = benchmark_types(400)
+    table = TypeTable(types, offerings, ZONES, resources=RESOURCES)
+    return PoolPlan(
+        "default",
+        0,
+        Requirements(Requirement("karpenter.sh/nodepool", "In", ["default"])),
+        [],
+        table,
+        np.zeros(len(RESOURCES), dtype=np.int64),
+    )
+
+
+def run_synthetic(solver: str, sizes: Sequence[int]) -> list[dict[str, Any]]:
+    rows = []
+    for size in sizes:
+        pods = diverse_pods(size)
+        pool = synthetic_pool()
+        start = time.perf_counter()
+        result = SOLVERS[solver]([pool], pods)
+        seconds = time.perf_counter() - start
+        rows.append(_row("synthetic", solver, size, result, seconds, None))
+    return rows
+
+
+def run_catalog(solver: str, count: int) -> list[dict[str, Any]]:
+    catalog = Catalog.packaged()
+    nodepool = parse_manifest(NodePool, DEFAULT_POOL)
+    pool = build_pool(nodepool, catalog)
+    pods = realistic_pods(count)
+    start = time.perf_counter()
+    result = SOLVERS[solver]([pool], pods)
+    seconds = time.perf_counter() - start
+    bound = catalog_lower_bound(pool, pods)
+    return [_row("catalog", solver, count, result, seconds, bound)]
+
+
+def catalog_lower_bound(pool: PoolPlan, pods: Sequence[PodRef]) -> float:
+    """The LP bound for ``pods`` on ``pool`` (zone-spread pods need their share per zone)."""
+    table = pool.table
+    demand = np.zeros(len(table.resources), dtype=np.int64)
+    per_zone = {zone: np.zeros(len(table.resources), dtype=np.int64) for zone in table.zones}
+    spread_by_shape: dict[int, tuple[np.ndarray, int]] = {}
+    for pod in pods:
+        vector = table.vector(pod.shape.requests)
+        demand += vector
+        if pod.shape.spread:
+            held = spread_by_shape.get(id(pod.shape), (vector, 0))
+            spread_by_shape[id(pod.shape)] = (vector, held[1] + 1)
+    for vector, replicas in spread_by_shape.values():
+        for zone in table.zones:
+            per_zone[zone] += vector * (replicas // len(table.zones))
+    return cost_lower_bound(
+        table, demand, mask=pool.base_mask, overhead=pool.daemon_overhead, zone_demand=per_zone
+    )
+
+
+def _row(
+    suite: str, solver: str, pods: int, result: Result, seconds: float, bound: float | None
+) -> dict[str, Any]:
+    cost = _cost(result)
+    return {
+        "suite": suite,
+        "solver": solver,
+        "pods": pods,
+        "nodes": len(result.claims),
+        "seconds": round(seconds, 4),
+        "podsPerSec": round(pods / seconds) if seconds > 0 else None,
+        "unscheduled": len(result.errors),
+        "costPerHour": round(cost, 4),
+        "lowerBound": round(bound, 4) if bound is not None else None,
+        "costOverBound": round(cost / bound, 4) if bound else None,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the suites; the exit code is 1 when a synthetic run leaves a pod unscheduled."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--suite", choices=("synthetic", "catalog", "all"), default="all")
+    parser.add_argument("--solver", choices=(*SOLVERS, "all"), default="all")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="synthetic pod counts")
+    parser.add_argument("--catalog-pods", type=int, default=10000)
+    parser.add_argument("--json", action="store_true", help="one JSON row per run")
+    args = parser.parse_args(argv)
+    solvers = list(SOLVERS) if args.solver == "all" else [args.solver]
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    rows: list[dict[str, Any]] = []
+    for solver in solvers:
+        if args.suite in ("synthetic", "all"):
+            for row in run_synthetic(solver, sizes):
+                rows.append(row)
+                _emit(row, args.json)
+        if args.suite in ("catalog", "all"):
+            for row in run_catalog(solver, args.catalog_pods):
+                rows.append(row)
+                _emit(row, args.json)
+    failed = [r for r in rows if r["suite"] == "synthetic" and r["unscheduled"]]
+    if failed:
+        print(f"FAILED: {len(failed)} synthetic run(s) left pods unscheduled", file=sys.stderr)
+    return 1 if failed else 0
+
+
+_HEADER = False
+
+
+def _emit(row: dict[str, Any], as_json: bool) -> None:
+    global _HEADER
+    if as_json:
+        print(json.dumps(row), flush=True)
+        return
+    if not _HEADER:
+        print(
+            f"{'suite':9} {'solver':16} {'pods':>6} {'nodes':>6} {'seconds':>8} {'pods/s':>8} {'unsched':>7} {'$/hour':>10} {'bound':>10} {'ratio':>6}"
+        )
+        _HEADER = True
+    bound = f"{row['lowerBound']:10.3f}" if row["lowerBound"] is not None else f"{'-':>10}"
+    ratio = f"{row['costOverBound']:6.3f}" if row["costOverBound"] is not None else f"{'-':>6}"
+    print(
+        f"{row['suite']:9} {row['solver']:16} {row['pods']:6d} {row['nodes']:6d} {row['seconds']:8.3f} "
+        f"{row['podsPerSec'] or 0:8d} {row['unscheduled']:7d} {row['costPerHour']:10.3f} {bound} {ratio}",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""Benchmark inputs: Karpenter's diverse synthetic pods, and realistic mixed deployments."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from agent.scheduling.pods import AffinityTerm, LabelMatcher, PodRef, PodShape, SpreadConstraint
+from agent.scheduling.requirements import Requirements
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+MIB = 2**20
+CPUS = (100, 250, 500, 1000, 1500)
+MEMORIES = (100, 256, 512, 1024, 2048, 4096)
+
+
+def _shape(
+    labels: dict[str, str],
+    cpu: int,
+    memory: int,
+    *,
+    spread: tuple[SpreadConstraint, ...] = (),
+    affinity: tuple[AffinityTerm, ...] = (),
+    anti_affinity: tuple[AffinityTerm, ...] = (),
+) -> PodShape:
+    return PodShape(
+        namespace="default",
+        labels=labels,
+        requests={"cpu": cpu, "memory": memory * MIB, "pods": 1},
+        alternatives=[Requirements()],
+        spread=spread,
+        affinity=affinity,
+        anti_affinity=anti_affinity,
+    )
+
+
+def diverse_pods(count: int, seed: int = 42) -> list[PodRef]:
+    """Karpenter's ``makeDiversePods``: five equal parts (no constraint, zonal spread, hostname
+    spread, zonal self pod-affinity, hostname self anti-affinity), random CPU and memory from
+    fixed sets, labels from ``a``..``g``; every pod is its own shape, as every Karpenter test pod
+    is its own object."""
+    rng = random.Random(seed)
+
+    def labels(key: str = "my-label") -> dict[str, str]:
+        return {key: rng.choice("abcdefg")}
+
+    def size() -> tuple[int, int]:
+        return rng.choice(CPUS), rng.choice(MEMORIES)
+
+    fifth = count // 5
+    pods: list[PodRef] = []
+
+    def add(prefix: str, shape: PodShape) -> None:
+        pods.append(PodRef(f"{prefix}-{len(pods)}", "default", shape))
+
+    for _ in range(count - 4 * fifth):
+        add("generic", _shape(labels(), *size()))
+    for key in (ZONE, HOST):
+        for _ in range(fifth):
+            matcher = LabelMatcher(tuple(labels().items()))
+            spread = (SpreadConstraint(key, 1, matcher, True),)
+            add("spread", _shape(labels(), *size(), spread=spread))
+    for _ in range(fifth):
+        own = labels("my-affininity")
+        term = AffinityTerm(ZONE, LabelMatcher(tuple(own.items())), frozenset({"default"}))
+        add("affinity", _shape(own, *size(), affinity=(term,)))
+    for _ in range(fifth):
+        own = labels()
+        term = AffinityTerm(HOST, LabelMatcher(tuple(own.items())), frozenset({"default"}))
+        add("anti", _shape(own, *size(), anti_affinity=(term,)))
+    return pods
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One workload of the realistic mix."""
+
+    name: str
+    share: float
+    cpu: int
+    memory_mib: int
+    zonal_spread: bool = False
+
+
+REALISTIC = (
+    Deployment("web-frontend", 0.22, 250, 512, zonal_spread=True),
+    Deployment("api", 0.18, 500, 1024, zonal_spread=True),
+    Deployment("checkout", 0.06, 1000, 2048, zonal_spread=True),
+    Deployment("workers", 0.16, 1000, 1536),
+    Deployment("batch", 0.08, 2000, 4096),
+    Deployment("cache", 0.06, 500, 6144, zonal_spread=True),
+    Deployment("search", 0.05, 2000, 8192),
+    Deployment("ml-inference", 0.04, 4000, 8192),
+    Deployment("sidecarless-jobs", 0.10, 100, 256),
+    Deployment("analytics", 0.05, 1500, 12288),
+)
+"""A service mix: CPU-heavy, memory-heavy and small pods; the user-facing ones spread by zone."""
+
+
+def realistic_pods(count: int) -> list[PodRef]:
+    """``count`` pods of :data:`REALISTIC` (identical pods of a deployment share one shape)."""
+    pods: list[PodRef] = []
+    remaining = count
+    for index, deployment in enumerate(REALISTIC):
+        replicas = remaining if index == len(REALISTIC) - 1 else round(count * deployment.share)
+        remaining -= replicas
+        labels = {"app": deployment.name}
+        spread: tuple[SpreadConstraint, ...] = ()
+        if deployment.zonal_spread:
+            spread = (SpreadConstraint(ZONE, 1, LabelMatcher((("app", deployment.name),)), True),)
+        shape = _shape(labels, deployment.cpu, deployment.memory_mib, spread=spread)
+        pods.extend(PodRef(f"{deployment.name}-{i}", "default", shape) for i in range(replicas))
+    return pods
