@@ -198,37 +198,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.suite in ("synthetic", "all"):
             for row in run_synthetic(solver, sizes):
                 rows.append(row)
-                _emit(row, args.json)
+                _emit(row, args.json, len(rows) == 1)
         if args.suite in ("catalog", "all"):
             for row in run_catalog(solver, args.catalog_pods):
                 rows.append(row)
-                _emit(row, args.json)
+                _emit(row, args.json, len(rows) == 1)
     failed = [r for r in rows if r["suite"] == "synthetic" and r["unscheduled"]]
     if failed:
         print(f"FAILED: {len(failed)} synthetic run(s) left pods unscheduled", file=sys.stderr)
     return 1 if failed else 0
 
 
-_HEADER = False
+COLUMNS = (
+    ("suite", "suite", "{:9}"),
+    ("solver", "solver", "{:16}"),
+    ("pods", "pods", "{:>6}"),
+    ("nodes", "nodes", "{:>6}"),
+    ("seconds", "seconds", "{:>8.3f}"),
+    ("pods/s", "podsPerSec", "{:>8}"),
+    ("unsched", "unscheduled", "{:>7}"),
+    ("$/hour", "costPerHour", "{:>10.3f}"),
+    ("bound", "lowerBound", "{:>10.3f}"),
+    ("ratio", "costOverBound", "{:>6.3f}"),
+)
 
 
-def _emit(row: dict[str, Any], as_json: bool) -> None:
-    global _HEADER
+def _header() -> str:
+    return " ".join(fmt.replace(".3f", "").format(title) for title, _, fmt in COLUMNS)
+
+
+def _line(row: dict[str, Any]) -> str:
+    cells = []
+    for _, key, fmt in COLUMNS:
+        value = row[key]
+        width = fmt.replace(".3f", "")
+        cells.append(width.format("-") if value is None else fmt.format(value))
+    return " ".join(cells)
+
+
+def _emit(row: dict[str, Any], as_json: bool, first: bool) -> None:
     if as_json:
         print(json.dumps(row), flush=True)
         return
-    if not _HEADER:
-        print(
-            f"{'suite':9} {'solver':16} {'pods':>6} {'nodes':>6} {'seconds':>8} {'pods/s':>8} {'unsched':>7} {'$/hour':>10} {'bound':>10} {'ratio':>6}"
-        )
-        _HEADER = True
-    bound = f"{row['lowerBound']:10.3f}" if row["lowerBound"] is not None else f"{'-':>10}"
-    ratio = f"{row['costOverBound']:6.3f}" if row["costOverBound"] is not None else f"{'-':>6}"
-    print(
-        f"{row['suite']:9} {row['solver']:16} {row['pods']:6d} {row['nodes']:6d} {row['seconds']:8.3f} "
-        f"{row['podsPerSec'] or 0:8d} {row['unscheduled']:7d} {row['costPerHour']:10.3f} {bound} {ratio}",
-        flush=True,
-    )
+    if first:
+        print(_header())
+    print(_line(row), flush=True)
 
 
 if __name__ == "__main__":
