@@ -96,6 +96,8 @@ class Scheduler:
             else np.ones(width)
         )
         self._weights = 1.0 / np.maximum(biggest, 1)
+        self._host_counts: dict[int, np.ndarray] = {}
+        self._host_owners: dict[int, np.ndarray] = {}
         self.existing = list(existing)
         self.topology = topology or Topology()
         self.claims: list[NewClaim] = []
@@ -182,6 +184,7 @@ class Scheduler:
                 self.claims.append(claim)
                 if not self.karpenter_order:
                     self._track(claim)
+                    self._count_hostnames(pod.shape, len(self.claims) - 1)
                 self._reserve(pool, claim)
                 return []
             reasons.append(f'incompatible with nodepool "{pool.name}", {reason}')
@@ -194,7 +197,10 @@ class Scheduler:
         if vector is None or count == 0:
             return False
         room = self._room[:count]
-        fits = np.flatnonzero(np.all(room >= vector, axis=1))
+        usable = np.all(room >= vector, axis=1)
+        for blocked in self._hostname_blocks(pod.shape, attempt, count):
+            usable &= ~blocked
+        fits = np.flatnonzero(usable)
         if fits.size == 0:
             return False
         slack = ((room[fits] - vector) * self._weights).sum(axis=1)
@@ -202,8 +208,42 @@ class Scheduler:
             claim = self.claims[int(index)]
             if self._try_claim(claim, pod, attempt) is None:
                 self._room[int(index)] = self._headroom(claim)
+                self._count_hostnames(pod.shape, int(index))
                 return True
         return False
+
+    def _hostname_blocks(self, shape: PodShape, attempt: Attempt, count: int) -> list[np.ndarray]:
+        """Claims a pod of ``shape`` cannot join for hostname spread or anti-affinity, as
+        boolean vectors over the planned claims (a fast pre-filter; the full check follows)."""
+        blocks = []
+        own = {id(group) for group, _ in self.topology.owned(shape)}
+        for group, required in self.topology.owned(shape):
+            if group.key != HOSTNAME or (not required and not self._prefers(group, attempt)):
+                continue
+            counts = self._host_counts.get(id(group))
+            if counts is None:
+                continue
+            if group.kind == "anti":
+                blocks.append(counts[:count] > 0)
+            elif group.kind == "spread":
+                extra = 1 if group.selects(shape) else 0
+                blocks.append(counts[:count] + extra > group.max_skew)
+        for group in self.topology.inverse(shape):
+            owners = self._host_owners.get(id(group))
+            if group.key == HOSTNAME and owners is not None and id(group) not in own:
+                blocks.append(owners[:count] > 0)
+        return blocks
+
+    def _count_hostnames(self, shape: PodShape, index: int) -> None:
+        """Keep the per-claim counts of hostname-keyed topology groups current."""
+        size = len(self._room)
+        for group, owner in self.topology.relevant(shape):
+            if group.key != HOSTNAME:
+                continue
+            if group.selects(shape):
+                self._host_counts.setdefault(id(group), np.zeros(size, np.int64))[index] += 1
+            if owner:
+                self._host_owners.setdefault(id(group), np.zeros(size, np.int64))[index] += 1
 
     def _headroom(self, claim: NewClaim) -> np.ndarray:
         if claim.headroom is None:
@@ -217,6 +257,11 @@ class Scheduler:
             grown = np.zeros((max(64, 2 * len(self._room)), self._room.shape[1]), dtype=np.int64)
             grown[: len(self._room)] = self._room
             self._room = grown
+            for table in (self._host_counts, self._host_owners):
+                for key, values in table.items():
+                    longer = np.zeros(len(grown), dtype=np.int64)
+                    longer[: len(values)] = values
+                    table[key] = longer
         self._room[count - 1] = self._headroom(claim)
 
     def _vector(self, shape: PodShape) -> np.ndarray | None:
@@ -330,7 +375,9 @@ class Scheduler:
 
     def _record(self, shape: PodShape, requirements: Requirements) -> None:
         domains = {}
-        for group in self.topology.groups:
+        for group, _ in self.topology.relevant(shape):
+            if group.key in domains or group.key not in requirements:
+                continue
             requirement = requirements.get(group.key)
             if not requirement.complement and len(requirement.values) == 1:
                 domains[group.key] = next(iter(requirement.values))

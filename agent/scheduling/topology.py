@@ -140,6 +140,9 @@ class Topology:
         self._groups: dict[GroupKey, TopologyGroup] = {}
         self._owned: dict[int, list[tuple[TopologyGroup, bool]]] = {}
         self._inverse: dict[int, list[TopologyGroup]] = {}
+        self._relevant: dict[int, list[tuple[TopologyGroup, bool]]] = {}
+        self._by_label: dict[tuple[str, str, str], list[TopologyGroup]] = {}
+        self._unindexed: list[TopologyGroup] = []
         self._known: dict[str, set[str]] = {k: set(v) for k, v in (zones or {}).items()}
 
     @property
@@ -171,6 +174,12 @@ class Topology:
             group = TopologyGroup(kind, key, selector, namespaces, skew, min_domains)
             group.add_domains(self._known.get(key, ()))
             self._groups[group_key] = group
+            if selector is not None and selector.match_labels:
+                label, value = selector.match_labels[0]
+                for namespace in namespaces:
+                    self._by_label.setdefault((namespace, label, value), []).append(group)
+            elif selector is not None:
+                self._unindexed.append(group)
         return group
 
     def owned(self, shape: PodShape) -> list[tuple[TopologyGroup, bool]]:
@@ -190,25 +199,43 @@ class Topology:
         self._owned[id(shape)] = out
         return out
 
+    def _selecting(self, shape: PodShape) -> list[TopologyGroup]:
+        """The groups whose selector matches pods of ``shape`` (through a label index)."""
+        candidates = list(self._unindexed)
+        for label, value in shape.labels.items():
+            candidates.extend(self._by_label.get((shape.namespace, label, value), ()))
+        return [g for g in candidates if g.selects(shape)]
+
     def inverse(self, shape: PodShape) -> list[TopologyGroup]:
         """Anti-affinity groups whose owners repel pods of ``shape`` (they match the selector)."""
         cached = self._inverse.get(id(shape))
         if cached is None:
-            cached = [g for g in self._groups.values() if g.kind == "anti" and g.selects(shape)]
+            cached = [g for g in self._selecting(shape) if g.kind == "anti"]
             self._inverse[id(shape)] = cached
         return cached
 
     def invalidate(self) -> None:
-        """Forget cached inverse lookups (call after new groups appear)."""
+        """Forget cached lookups (call after new groups appear)."""
         self._inverse.clear()
+        self._relevant.clear()
+
+    def relevant(self, shape: PodShape) -> list[tuple[TopologyGroup, bool]]:
+        """The groups a pod of ``shape`` counts in or owns, each with whether it owns it
+        (cached; groups created later are added on the next :meth:`invalidate`)."""
+        cached = self._relevant.get(id(shape))
+        if cached is None:
+            owned = {id(g): g for g, _ in self.owned(shape)}
+            selecting = {id(g): g for g in self._selecting(shape)}
+            cached = [(g, key in owned) for key, g in {**selecting, **owned}.items()]
+            self._relevant[id(shape)] = cached
+        return cached
 
     def record(self, shape: PodShape, domains: Mapping[str, str], amount: int = 1) -> None:
         """Count ``amount`` pods of ``shape`` placed where ``domains`` (key → domain) says."""
-        owned = {id(g) for g, _ in self.owned(shape)}
-        for group in self._groups.values():
+        for group, owner in self.relevant(shape):
             domain = domains.get(group.key)
             if domain is not None:
-                group.record(domain, shape, id(group) in owned, amount)
+                group.record(domain, shape, owner, amount)
 
 
 def _terms(shape: PodShape) -> list[tuple[AffinityTerm, bool, Kind]]:
