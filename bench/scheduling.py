@@ -29,7 +29,7 @@ from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.catalog.synthetic import ZONES, benchmark_types
 from agent.provisioning.pools import build_pool
-from agent.scheduling.lowerbound import cost_lower_bound, efficient_types
+from agent.scheduling.lowerbound import cost_lower_bound, efficient_types, solve_bound
 from agent.scheduling.plans import PoolPlan
 from agent.scheduling.pods import PodRef
 from agent.scheduling.requirement import Requirement
@@ -85,6 +85,7 @@ def karpenter_order(pools: list[PoolPlan], pods: Sequence[PodRef]) -> Result:
 def driftwave(pools: list[PoolPlan], pods: Sequence[PodRef]) -> Result:
     """Ours: first-fit claims, cost-efficient node shapes from the LP, right-sized claims."""
     efficient = {}
+    weights = None
     for pool in pools:
         demand = np.zeros(len(pool.table.resources), dtype=np.int64)
         for pod in pods:
@@ -94,7 +95,13 @@ def driftwave(pools: list[PoolPlan], pods: Sequence[PodRef]) -> Result:
         )
         if mask is not None:
             efficient[pool.name] = mask
-    return Scheduler(pools, karpenter_order=False, efficient=efficient).solve(pods)
+        if weights is None:
+            bound = solve_bound(pool.table, demand, mask=pool.base_mask)
+            if np.isfinite(bound.cost) and bound.prices.any():
+                weights = bound.prices
+    return Scheduler(
+        pools, karpenter_order=False, efficient=efficient, value_weights=weights
+    ).solve(pods)
 
 
 SOLVERS: dict[str, Solver] = {"driftwave": driftwave, "karpenter-order": karpenter_order}

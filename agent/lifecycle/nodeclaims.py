@@ -4,7 +4,8 @@
   status gets the provider id, image, capacity and allocatable, its labels the instance type,
   zone and capacity type, and the ``Launched`` condition turns True. Insufficient capacity
   deletes the NodeClaim (the provisioner plans again, without the offerings now cached as
-  unavailable); a node class that is not ready is retried.
+  unavailable); a node class that is missing or not ready, or a retryable launch error, is
+  retried 5 s later (one retry queued per NodeClaim, however often the controller runs).
 - **Register**: when a Node with the same provider id appears, the NodeClaim records the node
   name (``Registered``), and the node gets the NodeClaim's labels and loses the
   ``karpenter.sh/unregistered:NoExecute`` taint.
@@ -12,6 +13,8 @@
   True and the node is labelled ``karpenter.sh/initialized=true``.
 - **Liveness**: a NodeClaim not registered 15 minutes after launch is deleted and its instance
   terminated (``registrationTTL``), as Karpenter does for nodes that never join.
+
+A condition keeps its ``lastTransitionTime`` while its status stays the same.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ class NodeClaimLifecycle:
         self.clock = clock
         self.record = record
         self.registration_ttl = registration_ttl
+        self._retrying: set[str] = set()
 
     def reconcile(self) -> None:
         """Move every NodeClaim as far along its lifecycle as it can go now."""
@@ -85,6 +89,8 @@ class NodeClaimLifecycle:
     def _set(
         self, claim: NodeClaim, kind: str, status: str, reason: str, message: str = ""
     ) -> NodeClaim:
+        old = condition(claim, kind)
+        since = old.last_transition_time if old is not None and old.status == status else None
         conditions = [c for c in claim.status.conditions if c.type != kind]
         conditions.append(
             Condition(
@@ -92,7 +98,7 @@ class NodeClaimLifecycle:
                 status=status,
                 reason=reason,
                 message=message,
-                last_transition_time=_stamp(self.clock.now()),
+                last_transition_time=since or _stamp(self.clock.now()),
             )
         )
         return claim.model_copy(
@@ -140,8 +146,17 @@ class NodeClaimLifecycle:
         )
 
     def _retry(self, claim: NodeClaim, reason: str, message: str) -> None:
-        self.cluster.update(self._set(claim, "Launched", "False", reason, message))
-        self.clock.call_at(self.clock.now() + RETRY, self.reconcile)
+        updated = self._set(claim, "Launched", "False", reason, message)
+        if updated != claim:
+            self.cluster.update(updated)
+        if claim.name in self._retrying:
+            return
+        self._retrying.add(claim.name)
+        self.clock.call_at(self.clock.now() + RETRY, lambda: self._retried(claim.name))
+
+    def _retried(self, name: str) -> None:
+        self._retrying.discard(name)
+        self.reconcile()
 
     def _delete(self, claim: NodeClaim) -> None:
         try:

@@ -61,7 +61,8 @@ class Provisioner:
     batch_max: timedelta = BATCH_MAX
     pending_reasons: dict[str, str] = field(default_factory=dict)
     nominations: dict[str, str] = field(default_factory=dict)
-    """Pod (``namespace/name``) → the NodeClaim the last solve planned it on."""
+    """Pod (``namespace/name``) → the NodeClaim the last solve planned it on (a new one, or an
+    in-flight or registered one it was placed on)."""
     _batch: Batch | None = None
     _random: random.Random = field(init=False)
 
@@ -122,7 +123,9 @@ class Provisioner:
             node_labels = labels_by_node.get(ref.node_name or "", {})
             domains = {**node_labels, HOSTNAME: node_labels.get(HOSTNAME, ref.node_name or "")}
             topology.record(ref.shape, domains)
-        existing = existing_capacity(nodes, claims, all_pods, pools[0].table) if pools else []
+        existing = (
+            existing_capacity(nodes, claims, all_pods, pools[0].table, daemons) if pools else []
+        )
         result = Scheduler(pools, existing, topology).solve(refs)
         self.record(
             "Provisioned",
@@ -134,6 +137,12 @@ class Provisioner:
                 "unschedulable": len(result.errors),
             },
         )
+        owners = {c.name: c.name for c in claims}
+        owners.update({c.status.node_name: c.name for c in claims if c.status.node_name})
+        for node_name, placed in result.existing.items():
+            if node_name in owners:
+                for ref in placed:
+                    self.nominations[ref.key] = owners[node_name]
         by_name = {p.name: p for p in nodepools}
         for plan in result.claims:
             self._create(plan, by_name[plan.pool.name])

@@ -1,16 +1,24 @@
 """The cluster as the provisioner sees it: nodes and in-flight NodeClaims as capacity pods can
-join, and the pods already running on them."""
+join, and the pods already running on them.
+
+As Karpenter's ``ExistingNode``, each keeps room for the DaemonSet pods that will run on it but
+are not bound yet (those whose template tolerates its taints and fits its labels), and a node
+whose NodeClaim is not initialized is scheduled against without its startup taints and the
+well-known ephemeral ones (they go away once it is ready), so pods planned on it stay there.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from agent.api.kube import Node, Pod
+from agent.api.kube import Node, Pod, Taint
 from agent.api.nodeclaim import NodeClaim
 from agent.scheduling.plans import ExistingNode
+from agent.scheduling.pods import PodShape
 from agent.scheduling.resources import pod_requests, to_base_units
+from agent.scheduling.taints import effective_node_taints, untolerated
 from agent.scheduling.typetable import TypeTable
 
 UNREGISTERED_TAINT = "karpenter.sh/unregistered"
@@ -25,17 +33,60 @@ def _vector(table: TypeTable, quantities: dict[str, int | float | str]) -> np.nd
     return out
 
 
+def _base_vector(table: TypeTable, amounts: Mapping[str, int]) -> np.ndarray:
+    """Amounts already in base units; resources no type offers are left out."""
+    out = np.zeros(len(table.resources), dtype=np.int64)
+    for name, amount in amounts.items():
+        at = table.resource_index.get(name)
+        if at is not None:
+            out[at] = amount
+    return out
+
+
+def _initialized(claim: NodeClaim) -> bool:
+    return any(c.type == "Initialized" and c.status == "True" for c in claim.status.conditions)
+
+
+def _is_daemon(pod: Pod) -> bool:
+    return any(o.kind == "DaemonSet" and o.controller for o in pod.metadata.owner_references)
+
+
+def _reserve_daemons(
+    node: ExistingNode, daemons: Sequence[PodShape], bound: np.ndarray, table: TypeTable
+) -> None:
+    """Add to ``node.used`` what its DaemonSet pods will request beyond those bound already."""
+    wanted = np.zeros(len(table.resources), dtype=np.int64)
+    for shape in daemons:
+        if untolerated(shape.tolerations, node.taints):
+            continue
+        if not any(node.requirements.is_compatible(alt) for alt in shape.alternatives):
+            continue
+        wanted = wanted + _base_vector(table, shape.requests)
+    node.used = node.used + np.maximum(wanted - bound, 0)
+
+
 def existing_capacity(
-    nodes: Sequence[Node], claims: Sequence[NodeClaim], pods: Sequence[Pod], table: TypeTable
+    nodes: Sequence[Node],
+    claims: Sequence[NodeClaim],
+    pods: Sequence[Pod],
+    table: TypeTable,
+    daemons: Sequence[PodShape] = (),
 ) -> list[ExistingNode]:
     """Nodes (not being deleted) and launched NodeClaims without a node yet, with what their
-    bound pods use; ``table`` fixes the resource order."""
+    bound pods use plus room for the ``daemons`` (DaemonSet pod templates) that will run there;
+    ``table`` fixes the resource order."""
     used: dict[str, np.ndarray] = {}
+    daemon_used: dict[str, np.ndarray] = {}
     empty = np.zeros(len(table.resources), dtype=np.int64)
     for pod in pods:
         if pod.spec.node_name:
             vector = _vector(table, dict(pod_requests(pod.spec)))
             used[pod.spec.node_name] = used.get(pod.spec.node_name, empty) + vector
+            if _is_daemon(pod):
+                daemon_used[pod.spec.node_name] = (
+                    daemon_used.get(pod.spec.node_name, empty) + vector
+                )
+    by_provider = {c.status.provider_id or "": c for c in claims if c.status.provider_id}
     out: list[ExistingNode] = []
     registered = set()
     for node in nodes:
@@ -46,32 +97,36 @@ def existing_capacity(
         if node.status is None:
             continue
         allocatable = _vector(table, dict(node.status.allocatable))
-        taints = [t for t in node.spec.taints if t.key != UNREGISTERED_TAINT]
-        out.append(
-            ExistingNode(
-                name,
-                dict(node.metadata.labels),
-                taints,
-                allocatable,
-                used.get(name, empty),
-                pool=node.metadata.labels.get("karpenter.sh/nodepool"),
-                unschedulable=bool(node.spec.unschedulable),
-            )
+        taints: list[Taint] = [t for t in node.spec.taints if t.key != UNREGISTERED_TAINT]
+        owner = by_provider.get(node.spec.provider_id or "")
+        if owner is not None and not _initialized(owner):
+            startup = owner.spec.startup_taints or ()
+            taints = effective_node_taints(taints, initialized=False, startup_taints=startup)
+        existing = ExistingNode(
+            name,
+            dict(node.metadata.labels),
+            taints,
+            allocatable,
+            used.get(name, empty),
+            pool=node.metadata.labels.get("karpenter.sh/nodepool"),
+            unschedulable=bool(node.spec.unschedulable),
         )
+        _reserve_daemons(existing, daemons, daemon_used.get(name, empty), table)
+        out.append(existing)
     for claim in claims:
         launched = claim.status
         if claim.metadata.deletion_timestamp or not launched.provider_id:
             continue
         if launched.provider_id in registered or launched.node_name:
             continue
-        out.append(
-            ExistingNode(
-                claim.name,
-                dict(claim.metadata.labels),
-                list(claim.spec.taints or ()),
-                _vector(table, dict(launched.allocatable)),
-                empty.copy(),
-                pool=claim.metadata.labels.get("karpenter.sh/nodepool"),
-            )
+        existing = ExistingNode(
+            claim.name,
+            dict(claim.metadata.labels),
+            list(claim.spec.taints or ()),
+            _vector(table, dict(launched.allocatable)),
+            empty.copy(),
+            pool=claim.metadata.labels.get("karpenter.sh/nodepool"),
         )
+        _reserve_daemons(existing, daemons, empty, table)
+        out.append(existing)
     return out

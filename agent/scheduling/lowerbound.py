@@ -57,20 +57,25 @@ def efficient_types(
     *,
     mask: BoolArray | None = None,
     overhead: IntArray | None = None,
-    tolerance: float = 0.10,
+    tolerance: float = 0.1,
 ) -> BoolArray | None:
     """Per instance type and zone (a boolean [types, zones] array), whether the type's cheapest
     offering in that zone costs at most ``1 + tolerance`` times the value of its resources at
-    the LP's shadow prices: the node shapes that can fill a cost-optimal placement. None when
-    the LP has no solution (then nothing should be restricted)."""
-    bound = solve_bound(table, demand, mask=mask, overhead=overhead)
-    if not np.isfinite(bound.cost) or bound.cost <= 0:
-        return None
-    usable = table.alloc - (overhead if overhead is not None else 0)
-    value = usable.astype(np.float64) @ bound.prices
+    that zone's shadow prices (the LP solved with the zone's offerings only): the node shapes
+    that can fill a cost-optimal placement in each zone. None when no zone's LP has a solution
+    (then nothing should be restricted)."""
+    usable = (table.alloc - (overhead if overhead is not None else 0)).astype(np.float64)
     price = table.price.min(axis=2)
     allowed = np.ones(len(table), dtype=np.bool_) if mask is None else mask
-    efficient = allowed[:, None] & np.isfinite(price) & (price <= (1 + tolerance) * value[:, None])
+    efficient = np.zeros((len(table), len(table.zones)), dtype=np.bool_)
+    for z, zone in enumerate(table.zones):
+        bound = solve_bound(table, demand, mask=mask, overhead=overhead, zones=(zone,))
+        if not np.isfinite(bound.cost) or bound.cost <= 0:
+            continue
+        value = usable @ bound.prices
+        efficient[:, z] = (
+            allowed & np.isfinite(price[:, z]) & (price[:, z] <= (1 + tolerance) * value)
+        )
     return efficient if efficient.any() else None
 
 
@@ -82,8 +87,10 @@ def solve_bound(
     capacity_types: Sequence[str] | None = None,
     overhead: IntArray | None = None,
     zone_demand: Mapping[str, IntArray] | None = None,
+    zones: Sequence[str] | None = None,
 ) -> Bound:
-    """Solve the LP; the bound and the shadow prices of the global resource constraints."""
+    """Solve the LP; the bound and the shadow prices of the global resource constraints.
+    ``zones`` limits the offerings to those zones."""
     no_prices = np.zeros(len(table.resources))
     allowed = np.ones(len(table), dtype=np.bool_) if mask is None else mask
     caps = [
@@ -97,6 +104,8 @@ def solve_bound(
         if np.any(usable[row] < 0):
             continue
         for z in range(len(table.zones)):
+            if zones is not None and table.zones[z] not in zones:
+                continue
             prices = [table.price[row, z, c] for c in caps]
             best = min(prices, default=np.inf)
             if np.isfinite(best):

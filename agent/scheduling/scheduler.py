@@ -84,6 +84,7 @@ class Scheduler:
         *,
         karpenter_order: bool = True,
         efficient: Mapping[str, BoolArray] | None = None,
+        value_weights: np.ndarray | None = None,
     ) -> None:
         self.pools = sorted(pools, key=lambda p: (-p.weight, p.name))
         self.karpenter_order = karpenter_order
@@ -96,6 +97,9 @@ class Scheduler:
             else np.ones(width)
         )
         self._weights = 1.0 / np.maximum(biggest, 1)
+        self.value_weights = value_weights
+        if value_weights is not None:
+            self._weights = value_weights
         self._host_counts: dict[int, np.ndarray] = {}
         self._host_owners: dict[int, np.ndarray] = {}
         self.existing = list(existing)
@@ -116,10 +120,16 @@ class Scheduler:
         for pod in pods:
             self.topology.owned(pod.shape)
         self.topology.invalidate()
-        order = sorted(
-            pods,
-            key=lambda p: (-p.shape.requests.get("cpu", 0), -p.shape.requests.get("memory", 0)),
-        )
+        if self.value_weights is not None:
+            order = sorted(pods, key=lambda p: -self._value(p.shape))
+        else:
+            order = sorted(
+                pods,
+                key=lambda p: (
+                    -p.shape.requests.get("cpu", 0),
+                    -p.shape.requests.get("memory", 0),
+                ),
+            )
         for pod in order:
             attempt: Attempt | None = Attempt()
             reasons: list[str] = []
@@ -203,8 +213,14 @@ class Scheduler:
         fits = np.flatnonzero(usable)
         if fits.size == 0:
             return False
-        slack = ((room[fits] - vector) * self._weights).sum(axis=1)
-        for index in fits[np.argsort(slack, kind="stable")]:
+        left = (room[fits] - vector) * self._weights
+        if self.value_weights is not None:
+            want = vector * self._weights
+            cosine = (left @ want) / (np.linalg.norm(left, axis=1) * np.linalg.norm(want) + 1e-12)
+            score = -cosine
+        else:
+            score = left.sum(axis=1)
+        for index in fits[np.argsort(score, kind="stable")]:
             claim = self.claims[int(index)]
             if self._try_claim(claim, pod, attempt) is None:
                 self._room[int(index)] = self._headroom(claim)
@@ -244,6 +260,13 @@ class Scheduler:
                 self._host_counts.setdefault(id(group), np.zeros(size, np.int64))[index] += 1
             if owner:
                 self._host_owners.setdefault(id(group), np.zeros(size, np.int64))[index] += 1
+
+    def _value(self, shape: PodShape) -> float:
+        """What a pod's requests are worth at the value weights (the LP's shadow prices)."""
+        vector = self._vector(shape)
+        if vector is None or self.value_weights is None:
+            return 0.0
+        return float(np.dot(vector, self.value_weights))
 
     def _headroom(self, claim: NewClaim) -> np.ndarray:
         if claim.headroom is None:

@@ -26,6 +26,7 @@ from agent.cloud.simulated.records import BootedInstance
 from agent.kube.port import WatchEvent
 from agent.kube.simulated.binder import Binder
 from agent.kube.simulated.cluster import SimulatedCluster
+from agent.kube.simulated.daemonsets import DaemonSetController
 from agent.kube.simulated.kubelet import SimulatedKubelet
 from agent.kube.simulated.workloads import WorkloadController
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle
@@ -67,6 +68,7 @@ class World:
             self.catalog, self.clock, amis, on_boot=self._on_boot, seed=seed
         )
         self.workloads = WorkloadController(self.cluster, seed)
+        self.daemonsets = DaemonSetController(self.cluster, seed)
         self.provisioner = Provisioner(
             self.cluster, self.clock, self.catalog, record=self.record, seed=seed
         )
@@ -138,6 +140,7 @@ class World:
         """Run the controllers until nothing changes (at most ``rounds`` passes)."""
         for _ in range(rounds):
             changed = self.workloads.reconcile()
+            changed += self.daemonsets.reconcile()
             self.resolve_nodeclasses()
             self.lifecycle.reconcile()
             changed += self.binder.bind_pending(self.nominations())

@@ -135,3 +135,29 @@ def test_same_seed_same_outcome() -> None:
     first = simulate(SCENARIOS / "seed-000-inflate.yaml", seed=3)
     second = simulate(SCENARIOS / "seed-000-inflate.yaml", seed=3)
     assert first == second
+
+
+def test_daemonset_pods_run_on_the_nodes_the_world_launches(tmp_path: Path) -> None:
+    daemonset = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "logs", "namespace": "kube-system"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "logs"}},
+            "template": {
+                "metadata": {"labels": {"app": "logs"}},
+                "spec": {
+                    "containers": [
+                        {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}
+                    ]
+                },
+            },
+        },
+    }
+    result = simulate(_scenario(tmp_path, _base(manifests=[daemonset])))
+    (claim,) = result["nodeClaims"]
+    assert claim["state"] == "Initialized"
+    daemons = [p for p in claim["pods"] if p.startswith("kube-system/logs-")]
+    assert len(daemons) == 1
+    assert len(claim["pods"]) == 3
+    assert result["pendingPods"] == []
