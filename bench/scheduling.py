@@ -86,6 +86,7 @@ def driftwave(pools: list[PoolPlan], pods: Sequence[PodRef]) -> Result:
     """Ours: first-fit claims, cost-efficient node shapes from the LP, right-sized claims."""
     efficient = {}
     weights = None
+    plans: dict[str, list[tuple[int, int, float]]] = {}
     for pool in pools:
         demand = np.zeros(len(pool.table.resources), dtype=np.int64)
         for pod in pods:
@@ -95,12 +96,18 @@ def driftwave(pools: list[PoolPlan], pods: Sequence[PodRef]) -> Result:
         )
         if mask is not None:
             efficient[pool.name] = mask
-        if weights is None:
-            bound = solve_bound(pool.table, demand, mask=pool.base_mask)
-            if np.isfinite(bound.cost) and bound.prices.any():
-                weights = bound.prices
+        bound = solve_bound(
+            pool.table,
+            demand,
+            mask=pool.base_mask,
+            overhead=pool.daemon_overhead,
+            zone_demand=_zone_demand(pool, pods),
+        )
+        if np.isfinite(bound.cost) and bound.prices.any():
+            weights = bound.prices if weights is None else weights
+            plans[pool.name] = bound.plan
     return Scheduler(
-        pools, karpenter_order=False, efficient=efficient, value_weights=weights
+        pools, karpenter_order=False, efficient=efficient, value_weights=weights, plan=plans
     ).solve(pods)
 
 
@@ -149,23 +156,34 @@ def run_catalog(solver: str, count: int) -> list[dict[str, Any]]:
     return [_row("catalog", solver, count, result, seconds, bound)]
 
 
-def catalog_lower_bound(pool: PoolPlan, pods: Sequence[PodRef]) -> float:
-    """The LP bound for ``pods`` on ``pool`` (zone-spread pods need their share per zone)."""
+def _zone_demand(pool: PoolPlan, pods: Sequence[PodRef]) -> dict[str, np.ndarray]:
+    """What zone-spread pods need in each zone at least (their replicas split evenly)."""
     table = pool.table
-    demand = np.zeros(len(table.resources), dtype=np.int64)
     per_zone = {zone: np.zeros(len(table.resources), dtype=np.int64) for zone in table.zones}
     spread_by_shape: dict[int, tuple[np.ndarray, int]] = {}
     for pod in pods:
-        vector = table.vector(pod.shape.requests)
-        demand += vector
-        if pod.shape.spread:
+        if any(s.key == "topology.kubernetes.io/zone" for s in pod.shape.spread):
+            vector = table.vector(pod.shape.requests)
             held = spread_by_shape.get(id(pod.shape), (vector, 0))
             spread_by_shape[id(pod.shape)] = (vector, held[1] + 1)
     for vector, replicas in spread_by_shape.values():
         for zone in table.zones:
             per_zone[zone] += vector * (replicas // len(table.zones))
+    return per_zone
+
+
+def catalog_lower_bound(pool: PoolPlan, pods: Sequence[PodRef]) -> float:
+    """The LP bound for ``pods`` on ``pool`` (zone-spread pods need their share per zone)."""
+    table = pool.table
+    demand = np.zeros(len(table.resources), dtype=np.int64)
+    for pod in pods:
+        demand += table.vector(pod.shape.requests)
     return cost_lower_bound(
-        table, demand, mask=pool.base_mask, overhead=pool.daemon_overhead, zone_demand=per_zone
+        table,
+        demand,
+        mask=pool.base_mask,
+        overhead=pool.daemon_overhead,
+        zone_demand=_zone_demand(pool, pods),
     )
 
 

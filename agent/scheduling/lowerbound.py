@@ -11,7 +11,7 @@ optimum is a lower bound on its cost. Solved with HiGHS (scipy).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import linprog
@@ -25,6 +25,8 @@ class Bound:
 
     cost: float
     prices: FloatArray
+    plan: list[tuple[int, int, float]] = field(default_factory=list)
+    """The optimum's node counts: (type row, zone index, fractional count) with count > 0."""
 
 
 def cost_lower_bound(
@@ -149,4 +151,9 @@ def solve_bound(
     marginals = result.ineqlin.marginals
     for position, r in enumerate(active):
         shadow[r] = -float(marginals[position]) / scale[r]
-    return Bound(float(result.fun), shadow)
+    plan = [
+        (row, z, float(count))
+        for (row, z, _), count in zip(columns, result.x, strict=True)
+        if count > 1e-9
+    ]
+    return Bound(float(result.fun), shadow, plan)

@@ -33,6 +33,8 @@ from agent.scheduling.taints import untolerated
 from agent.scheduling.topology import Topology, TopologyGroup
 from agent.scheduling.typetable import BoolArray
 
+ZONE_KEY = "topology.kubernetes.io/zone"
+
 
 @dataclass
 class Attempt:
@@ -85,6 +87,7 @@ class Scheduler:
         karpenter_order: bool = True,
         efficient: Mapping[str, BoolArray] | None = None,
         value_weights: np.ndarray | None = None,
+        plan: Mapping[str, list[tuple[int, int, float]]] | None = None,
     ) -> None:
         self.pools = sorted(pools, key=lambda p: (-p.weight, p.name))
         self.karpenter_order = karpenter_order
@@ -98,6 +101,10 @@ class Scheduler:
         )
         self._weights = 1.0 / np.maximum(biggest, 1)
         self.value_weights = value_weights
+        self.plan = {
+            name: [[float(r), float(z), count] for r, z, count in entries]
+            for name, entries in (plan or {}).items()
+        }
         if value_weights is not None:
             self._weights = value_weights
         self._host_counts: dict[int, np.ndarray] = {}
@@ -175,6 +182,10 @@ class Scheduler:
             return []
         reasons = []
         for pool in self.pools:
+            planned = self._open_planned(pool, pod, attempt)
+            if planned is not None:
+                self._commit_new(pool, planned, pod)
+                return []
             claim = NewClaim.open(pool)
             self.topology.known_domains(HOSTNAME, [claim.hostname])
             efficient = self.efficient.get(pool.name)
@@ -191,14 +202,49 @@ class Scheduler:
             if reason is not None:
                 reason = self._try_claim(claim, pod, attempt, detailed=True)
             if reason is None:
-                self.claims.append(claim)
-                if not self.karpenter_order:
-                    self._track(claim)
-                    self._count_hostnames(pod.shape, len(self.claims) - 1)
-                self._reserve(pool, claim)
+                self._commit_new(pool, claim, pod)
                 return []
             reasons.append(f'incompatible with nodepool "{pool.name}", {reason}')
         return reasons or ["no nodepool can launch nodes"]
+
+    def _commit_new(self, pool: PoolPlan, claim: NewClaim, pod: PodRef) -> None:
+        self.claims.append(claim)
+        if not self.karpenter_order:
+            self._track(claim)
+            self._count_hostnames(pod.shape, len(self.claims) - 1)
+        self._reserve(pool, claim)
+
+    def _open_planned(self, pool: PoolPlan, pod: PodRef, attempt: Attempt) -> NewClaim | None:
+        """A new claim of one node shape of the cost plan (type and zone), the one whose
+        resource mix best matches the pod's among those the plan still wants; None if none
+        takes the pod."""
+        entries = self.plan.get(pool.name)
+        vector = self._vector(pod.shape)
+        if not entries or vector is None:
+            return None
+        table = pool.table
+        want = vector * self._weights
+        norm = float(np.linalg.norm(want)) or 1.0
+
+        def preference(entry: list[float]) -> tuple[bool, float]:
+            capacity = table.alloc[int(entry[0])] * self._weights
+            cosine = float(capacity @ want) / ((float(np.linalg.norm(capacity)) or 1.0) * norm)
+            return entry[2] <= 0, -cosine
+
+        for entry in sorted(entries, key=preference)[:4]:
+            row, zone = int(entry[0]), table.zones[int(entry[1])]
+            if not pool.base_mask[row]:
+                continue
+            claim = NewClaim.open(pool)
+            only = np.zeros(len(table), dtype=np.bool_)
+            only[row] = True
+            claim.mask = only
+            claim.requirements.add(Requirement(ZONE_KEY, "In", [zone]))
+            self.topology.known_domains(HOSTNAME, [claim.hostname])
+            if self._try_claim(claim, pod, attempt) is None:
+                entry[2] -= 1
+                return claim
+        return None
 
     def _best_fit(self, pod: PodRef, attempt: Attempt) -> bool:
         """Try the planned claims with room for the pod, tightest first (best fit)."""
