@@ -41,6 +41,7 @@ test: lint typecheck contracts pytest
 
 bench: install
 	$(PY) -m bench.manifests
+	$(PY) -m bench.scheduling
 
 schemas: install
 	$(PY) -c "from pathlib import Path; from agent.api.schemas import write_schemas; write_schemas(Path('deploy/schemas'))"

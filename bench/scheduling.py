@@ -10,7 +10,9 @@ Suites:
 
 Solvers: ``driftwave`` (ours) and ``karpenter-order`` (the baseline: pods by CPU then memory,
 descending; existing nodes, then in-flight claims with the fewest pods first, then new claims;
-first fit). Prints a table, or one JSON row per run with ``--json``. Run: ``make bench``.
+first fit). Every result is checked by :func:`agent.scheduling.verify.violations`; the exit code
+is 1 when a run leaves a pod unscheduled (synthetic) or breaks a constraint. Prints a table, or
+one JSON row per run with ``--json``. Run: ``make bench``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from agent.scheduling.requirement import Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Result, Scheduler
 from agent.scheduling.typetable import TypeTable
+from agent.scheduling.verify import violations
 from bench.workloads import diverse_pods, realistic_pods
 
 SIZES = (1, 50, 100, 500, 1000, 2000, 5000, 10000, 20000)
@@ -140,7 +143,9 @@ def run_synthetic(solver: str, sizes: Sequence[int]) -> list[dict[str, Any]]:
         start = time.perf_counter()
         result = SOLVERS[solver]([pool], pods)
         seconds = time.perf_counter() - start
-        rows.append(_row("synthetic", solver, size, result, seconds, None))
+        rows.append(
+            _row("synthetic", solver, size, result, seconds, None, violations(result, pods))
+        )
     return rows
 
 
@@ -153,7 +158,7 @@ def run_catalog(solver: str, count: int) -> list[dict[str, Any]]:
     result = SOLVERS[solver]([pool], pods)
     seconds = time.perf_counter() - start
     bound = catalog_lower_bound(pool, pods)
-    return [_row("catalog", solver, count, result, seconds, bound)]
+    return [_row("catalog", solver, count, result, seconds, bound, violations(result, pods))]
 
 
 def _zone_demand(pool: PoolPlan, pods: Sequence[PodRef]) -> dict[str, np.ndarray]:
@@ -188,7 +193,13 @@ def catalog_lower_bound(pool: PoolPlan, pods: Sequence[PodRef]) -> float:
 
 
 def _row(
-    suite: str, solver: str, pods: int, result: Result, seconds: float, bound: float | None
+    suite: str,
+    solver: str,
+    pods: int,
+    result: Result,
+    seconds: float,
+    bound: float | None,
+    problems: list[str],
 ) -> dict[str, Any]:
     cost = _cost(result)
     return {
@@ -202,6 +213,7 @@ def _row(
         "costPerHour": round(cost, 4),
         "lowerBound": round(bound, 4) if bound is not None else None,
         "costOverBound": round(cost / bound, 4) if bound else None,
+        "violations": len(problems),
     }
 
 
@@ -229,8 +241,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows.append(row)
                 _emit(row, args.json, len(rows) == 1)
     failed = [r for r in rows if r["suite"] == "synthetic" and r["unscheduled"]]
+    failed += [r for r in rows if r["violations"]]
     if failed:
-        print(f"FAILED: {len(failed)} synthetic run(s) left pods unscheduled", file=sys.stderr)
+        print(
+            f"FAILED: {len(failed)} run(s) left pods unscheduled or broke a constraint",
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 
@@ -245,6 +261,7 @@ COLUMNS = (
     ("$/hour", "costPerHour", "{:>10.3f}"),
     ("bound", "lowerBound", "{:>10.3f}"),
     ("ratio", "costOverBound", "{:>6.3f}"),
+    ("invalid", "violations", "{:>7}"),
 )
 
 

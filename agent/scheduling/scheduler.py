@@ -101,12 +101,26 @@ class Scheduler:
         )
         self._weights = 1.0 / np.maximum(biggest, 1)
         self.value_weights = value_weights
-        self.plan = {
-            name: [[float(r), float(z), count] for r, z, count in entries]
-            for name, entries in (plan or {}).items()
-        }
         if value_weights is not None:
             self._weights = value_weights
+        self.plan: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        for name, entries in (plan or {}).items():
+            table = next((p.table for p in self.pools if p.name == name), None)
+            usable = [e for e in entries if table is not None and table and e[2] > 0]
+            if table is None or not usable:
+                continue
+            rows = np.array([r for r, _, _ in usable], dtype=np.int64)
+            shapes = table.alloc[rows] * self._weights
+            shapes = shapes / np.maximum(np.linalg.norm(shapes, axis=1, keepdims=True), 1e-12)
+            self.plan[name] = (
+                rows,
+                np.array([z for _, z, _ in usable], dtype=np.int64),
+                np.array([c for _, _, c in usable], dtype=np.float64),
+                shapes,
+            )
+        self._claim_zone = np.full(64, -1, dtype=np.int64)
+        all_zones = sorted({z for pool in self.pools for z in pool.table.zones})
+        self._zone_index = {zone: i for i, zone in enumerate(all_zones)}
         self._host_counts: dict[int, np.ndarray] = {}
         self._host_owners: dict[int, np.ndarray] = {}
         self.existing = list(existing)
@@ -218,23 +232,17 @@ class Scheduler:
         """A new claim of one node shape of the cost plan (type and zone), the one whose
         resource mix best matches the pod's among those the plan still wants; None if none
         takes the pod."""
-        entries = self.plan.get(pool.name)
+        plan = self.plan.get(pool.name)
         vector = self._vector(pod.shape)
-        if not entries or vector is None:
+        if plan is None or vector is None:
             return None
+        rows, zones, remaining, shapes = plan
         table = pool.table
         want = vector * self._weights
-        norm = float(np.linalg.norm(want)) or 1.0
-
-        def preference(entry: list[float]) -> tuple[bool, float]:
-            capacity = table.alloc[int(entry[0])] * self._weights
-            cosine = float(capacity @ want) / ((float(np.linalg.norm(capacity)) or 1.0) * norm)
-            return entry[2] <= 0, -cosine
-
-        for entry in sorted(entries, key=preference)[:4]:
-            row, zone = int(entry[0]), table.zones[int(entry[1])]
-            if not pool.base_mask[row]:
-                continue
+        cosine = shapes @ (want / (float(np.linalg.norm(want)) or 1.0))
+        order = np.lexsort((-cosine, remaining <= 0))
+        for entry in order[:4]:
+            row, zone = int(rows[entry]), table.zones[int(zones[entry])]
             claim = NewClaim.open(pool)
             only = np.zeros(len(table), dtype=np.bool_)
             only[row] = True
@@ -242,7 +250,7 @@ class Scheduler:
             claim.requirements.add(Requirement(ZONE_KEY, "In", [zone]))
             self.topology.known_domains(HOSTNAME, [claim.hostname])
             if self._try_claim(claim, pod, attempt) is None:
-                entry[2] -= 1
+                remaining[entry] -= 1
                 return claim
         return None
 
@@ -256,6 +264,10 @@ class Scheduler:
         usable = np.all(room >= vector, axis=1)
         for blocked in self._hostname_blocks(pod.shape, attempt, count):
             usable &= ~blocked
+        zones = self._zone_choices(pod.shape, attempt)
+        if zones is not None:
+            pinned = self._claim_zone[:count]
+            usable &= (pinned < 0) | np.isin(pinned, zones)
         fits = np.flatnonzero(usable)
         if fits.size == 0:
             return False
@@ -270,9 +282,26 @@ class Scheduler:
             claim = self.claims[int(index)]
             if self._try_claim(claim, pod, attempt) is None:
                 self._room[int(index)] = self._headroom(claim)
+                self._pin(claim, int(index))
                 self._count_hostnames(pod.shape, int(index))
                 return True
         return False
+
+    def _zone_choices(self, shape: PodShape, attempt: Attempt) -> np.ndarray | None:
+        """The zones (indexes) the pod's zone-keyed topology allows right now, or None."""
+        allowed: set[str] | None = None
+        pod_zones = shape.alternatives[attempt.alternative].get(ZONE_KEY)
+        anywhere = Requirement(ZONE_KEY, "Exists")
+        for group, required in self.topology.owned(shape):
+            if group.key != ZONE_KEY or (not required and not self._prefers(group, attempt)):
+                continue
+            choice = group.allowed(shape, pod_zones, anywhere)
+            names = set(choice.values) if not choice.complement else None
+            if names is not None:
+                allowed = names if allowed is None else allowed & names
+        if allowed is None:
+            return None
+        return np.array([self._zone_index[z] for z in allowed if z in self._zone_index])
 
     def _hostname_blocks(self, shape: PodShape, attempt: Attempt, count: int) -> list[np.ndarray]:
         """Claims a pod of ``shape`` cannot join for hostname spread or anti-affinity, as
@@ -314,6 +343,13 @@ class Scheduler:
             return 0.0
         return float(np.dot(vector, self.value_weights))
 
+    def _pin(self, claim: NewClaim, index: int) -> None:
+        zone = claim.requirements.get(ZONE_KEY)
+        single = not zone.complement and len(zone.values) == 1
+        self._claim_zone[index] = (
+            self._zone_index.get(next(iter(zone.values)), -1) if single else -1
+        )
+
     def _headroom(self, claim: NewClaim) -> np.ndarray:
         if claim.headroom is None:
             claim.headroom = claim.pool.table.alloc[claim.mask].max(axis=0) - claim.used
@@ -326,12 +362,16 @@ class Scheduler:
             grown = np.zeros((max(64, 2 * len(self._room)), self._room.shape[1]), dtype=np.int64)
             grown[: len(self._room)] = self._room
             self._room = grown
+            zones = np.full(len(grown), -1, dtype=np.int64)
+            zones[: len(self._claim_zone)] = self._claim_zone
+            self._claim_zone = zones
             for table in (self._host_counts, self._host_owners):
                 for key, values in table.items():
                     longer = np.zeros(len(grown), dtype=np.int64)
                     longer[: len(values)] = values
                     table[key] = longer
         self._room[count - 1] = self._headroom(claim)
+        self._pin(claim, count - 1)
 
     def _vector(self, shape: PodShape) -> np.ndarray | None:
         """The shape's requests in the solve's resource order (None: a resource nobody has)."""

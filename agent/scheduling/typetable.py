@@ -102,6 +102,7 @@ class TypeTable:
                     codes[row] = code
             self._columns[key] = _LabelColumn(codes, values)
         self._mask_cache: dict[Requirement, BoolArray] = {}
+        self._price_cache: dict[tuple[Requirement | None, Requirement | None], FloatArray] = {}
 
     def __len__(self) -> int:
         return len(self.types)
@@ -154,11 +155,19 @@ class TypeTable:
         self, zone: Requirement | None, capacity_type: Requirement | None
     ) -> FloatArray:
         """Per type, the cheapest available offering within the allowed zones and capacity
-        types (``inf`` when none is available)."""
+        types (``inf`` when none is available); cached per requirement pair."""
+        key = (zone, capacity_type)
+        cached = self._price_cache.get(key)
+        if cached is not None:
+            return cached
         zones, caps = self.offering_axes(zone, capacity_type)
         if not zones.any() or not caps.any():
-            return np.full(len(self.types), np.inf)
-        return np.asarray(self.price[:, zones][:, :, caps].min(axis=(1, 2)), dtype=np.float64)
+            prices = np.full(len(self.types), np.inf)
+        else:
+            prices = np.asarray(self.price[:, zones][:, :, caps].min(axis=(1, 2)), dtype=np.float64)
+        prices.setflags(write=False)
+        self._price_cache[key] = prices
+        return prices
 
     def capacity_type_choice(
         self, row: int, zone: Requirement | None, capacity_type: Requirement | None
