@@ -476,6 +476,13 @@ class Scheduler:
             mask &= claim.efficient[:, zones].any(axis=1)
         if not mask.any():
             return _no_fit(merged, used, table.resources)
+        for requirement in merged.values():
+            wanted = requirement.min_values
+            if wanted and table.distinct(requirement.key, mask) < wanted:
+                return (
+                    f"minValues requirement is not met for {requirement.key}: fewer than "
+                    f"{wanted} values remain among the instance types that fit"
+                )
         claim.requirements, claim.mask, claim.used = merged, mask, used
         claim.headroom = None
         claim.pods.append(pod)

@@ -140,6 +140,14 @@ class TypeTable:
             out &= self.requirement_mask(requirement)
         return out
 
+    def distinct(self, key: str, mask: BoolArray) -> int:
+        """How many different values of label ``key`` the masked types carry (for minValues)."""
+        column = self._columns.get(key)
+        if column is None:
+            return 0
+        codes = column.codes[mask]
+        return int(np.unique(codes[codes > 0]).size)
+
     def offering_axes(
         self, zone: Requirement | None, capacity_type: Requirement | None
     ) -> tuple[BoolArray, BoolArray]:

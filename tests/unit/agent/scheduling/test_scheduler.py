@@ -224,3 +224,12 @@ def test_daemonset_overhead_counts_on_every_new_node() -> None:
 def test_every_pod_is_accounted_for(count: int) -> None:
     result = Scheduler([pool()]).solve(pods(count, shape(cpu=250, memory=256 * 2**20)))
     assert result.scheduled + len(result.errors) == count
+
+
+def test_min_values_keeps_enough_flexibility_or_refuses() -> None:
+    flexible = pool("flex", Requirement("karpenter.k8s.aws/instance-cpu", "Exists", min_values=3))
+    assert Scheduler([flexible]).solve(pods(1, shape(cpu=1000))).errors == {}
+    flexible = pool("flex", Requirement("karpenter.k8s.aws/instance-cpu", "Exists", min_values=3))
+    result = Scheduler([flexible]).solve(pods(1, shape(cpu=18000)))
+    (reason,) = result.errors.values()
+    assert "minValues requirement is not met for karpenter.k8s.aws/instance-cpu" in reason
