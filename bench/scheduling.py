@@ -31,12 +31,13 @@ from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.catalog.synthetic import ZONES, benchmark_types
 from agent.provisioning.pools import build_pool
-from agent.scheduling.lowerbound import cost_lower_bound, efficient_types, solve_bound
+from agent.scheduling.lowerbound import cost_lower_bound
 from agent.scheduling.plans import PoolPlan
 from agent.scheduling.pods import PodRef
 from agent.scheduling.requirement import Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Result, Scheduler
+from agent.scheduling.strategy import make_scheduler, zone_demand
 from agent.scheduling.typetable import TypeTable
 from agent.scheduling.verify import violations
 from bench.workloads import diverse_pods, realistic_pods
@@ -86,32 +87,8 @@ def karpenter_order(pools: list[PoolPlan], pods: Sequence[PodRef]) -> Result:
 
 
 def driftwave(pools: list[PoolPlan], pods: Sequence[PodRef]) -> Result:
-    """Ours: first-fit claims, cost-efficient node shapes from the LP, right-sized claims."""
-    efficient = {}
-    weights = None
-    plans: dict[str, list[tuple[int, int, float]]] = {}
-    for pool in pools:
-        demand = np.zeros(len(pool.table.resources), dtype=np.int64)
-        for pod in pods:
-            demand += pool.table.vector(pod.shape.requests)
-        mask = efficient_types(
-            pool.table, demand, mask=pool.base_mask, overhead=pool.daemon_overhead
-        )
-        if mask is not None:
-            efficient[pool.name] = mask
-        bound = solve_bound(
-            pool.table,
-            demand,
-            mask=pool.base_mask,
-            overhead=pool.daemon_overhead,
-            zone_demand=_zone_demand(pool, pods),
-        )
-        if np.isfinite(bound.cost) and bound.prices.any():
-            weights = bound.prices if weights is None else weights
-            plans[pool.name] = bound.plan
-    return Scheduler(
-        pools, karpenter_order=False, efficient=efficient, value_weights=weights, plan=plans
-    ).solve(pods)
+    """Ours: the cost-planned strategy of :mod:`agent.scheduling.strategy`."""
+    return make_scheduler(pools, pods, strategy="driftwave").solve(pods)
 
 
 SOLVERS: dict[str, Solver] = {"driftwave": driftwave, "karpenter-order": karpenter_order}
@@ -161,22 +138,6 @@ def run_catalog(solver: str, count: int) -> list[dict[str, Any]]:
     return [_row("catalog", solver, count, result, seconds, bound, violations(result, pods))]
 
 
-def _zone_demand(pool: PoolPlan, pods: Sequence[PodRef]) -> dict[str, np.ndarray]:
-    """What zone-spread pods need in each zone at least (their replicas split evenly)."""
-    table = pool.table
-    per_zone = {zone: np.zeros(len(table.resources), dtype=np.int64) for zone in table.zones}
-    spread_by_shape: dict[int, tuple[np.ndarray, int]] = {}
-    for pod in pods:
-        if any(s.key == "topology.kubernetes.io/zone" for s in pod.shape.spread):
-            vector = table.vector(pod.shape.requests)
-            held = spread_by_shape.get(id(pod.shape), (vector, 0))
-            spread_by_shape[id(pod.shape)] = (vector, held[1] + 1)
-    for vector, replicas in spread_by_shape.values():
-        for zone in table.zones:
-            per_zone[zone] += vector * (replicas // len(table.zones))
-    return per_zone
-
-
 def catalog_lower_bound(pool: PoolPlan, pods: Sequence[PodRef]) -> float:
     """The LP bound for ``pods`` on ``pool`` (zone-spread pods need their share per zone)."""
     table = pool.table
@@ -188,7 +149,7 @@ def catalog_lower_bound(pool: PoolPlan, pods: Sequence[PodRef]) -> float:
         demand,
         mask=pool.base_mask,
         overhead=pool.daemon_overhead,
-        zone_demand=_zone_demand(pool, pods),
+        zone_demand=zone_demand(pool, pods),
     )
 
 

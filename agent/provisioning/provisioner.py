@@ -26,7 +26,8 @@ from agent.provisioning.pools import build_pool, resource_order
 from agent.provisioning.state import existing_capacity
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import HOSTNAME, PodRef, shape_of, shapes_of
-from agent.scheduling.scheduler import Result, Scheduler
+from agent.scheduling.scheduler import Result
+from agent.scheduling.strategy import Strategy, make_scheduler
 from agent.scheduling.topology import Topology
 
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
@@ -59,6 +60,8 @@ class Provisioner:
     seed: int = 0
     batch_idle: timedelta = BATCH_IDLE
     batch_max: timedelta = BATCH_MAX
+    strategy: Strategy = "driftwave"
+    """``driftwave`` (cost-planned, the default) or ``karpenter`` (Karpenter's own order)."""
     pending_reasons: dict[str, str] = field(default_factory=dict)
     nominations: dict[str, str] = field(default_factory=dict)
     """Pod (``namespace/name``) → the NodeClaim the last solve planned it on (a new one, or an
@@ -126,7 +129,7 @@ class Provisioner:
         existing = (
             existing_capacity(nodes, claims, all_pods, pools[0].table, daemons) if pools else []
         )
-        result = Scheduler(pools, existing, topology).solve(refs)
+        result = make_scheduler(pools, refs, existing, topology, self.strategy).solve(refs)
         self.record(
             "Provisioned",
             f"pods/{len(refs)}",
