@@ -162,7 +162,7 @@ class Scheduler:
             if reasons:
                 result.errors[pod.key] = "; ".join(reasons)
         result.claims = [c for c in self.claims if c.pods]
-        if self.efficient:
+        if self.efficient or self.plan:
             for claim in result.claims:
                 self._right_size(claim)
         return result
