@@ -121,6 +121,7 @@ class Scheduler:
         self._claim_zone = np.full(64, -1, dtype=np.int64)
         all_zones = sorted({z for pool in self.pools for z in pool.table.zones})
         self._zone_index = {zone: i for i, zone in enumerate(all_zones)}
+        self._zone_names = all_zones
         self._host_counts: dict[int, np.ndarray] = {}
         self._host_owners: dict[int, np.ndarray] = {}
         self.existing = list(existing)
@@ -142,7 +143,7 @@ class Scheduler:
             self.topology.owned(pod.shape)
         self.topology.invalidate()
         if self.value_weights is not None:
-            order = sorted(pods, key=lambda p: -self._value(p.shape))
+            order = sorted(pods, key=lambda p: (not p.shape.has_topology, -self._value(p.shape)))
         else:
             order = sorted(
                 pods,
@@ -241,6 +242,12 @@ class Scheduler:
         want = vector * self._weights
         cosine = shapes @ (want / (float(np.linalg.norm(want)) or 1.0))
         order = np.lexsort((-cosine, remaining <= 0))
+        allowed = self._zone_choices(pod.shape, attempt)
+        if allowed is not None:
+            names = {self._zone_names[int(z)] for z in allowed}
+            order = np.array(
+                [e for e in order if table.zones[int(zones[e])] in names], dtype=np.int64
+            )
         for entry in order[:4]:
             row, zone = int(rows[entry]), table.zones[int(zones[entry])]
             claim = NewClaim.open(pool)
