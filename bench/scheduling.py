@@ -31,13 +31,13 @@ from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.catalog.synthetic import ZONES, benchmark_types
 from agent.provisioning.pools import build_pool
-from agent.scheduling.lowerbound import cost_lower_bound
+from agent.scheduling.lowerbound import solve_bound
 from agent.scheduling.plans import PoolPlan
 from agent.scheduling.pods import PodRef
 from agent.scheduling.requirement import Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Result, Scheduler
-from agent.scheduling.strategy import make_scheduler, zone_demand
+from agent.scheduling.strategy import demand_of, make_scheduler, zone_demand
 from agent.scheduling.typetable import TypeTable
 from agent.scheduling.verify import violations
 from bench.workloads import diverse_pods, realistic_pods
@@ -140,17 +140,13 @@ def run_catalog(solver: str, count: int) -> list[dict[str, Any]]:
 
 def catalog_lower_bound(pool: PoolPlan, pods: Sequence[PodRef]) -> float:
     """The LP bound for ``pods`` on ``pool`` (zone-spread pods need their share per zone)."""
-    table = pool.table
-    demand = np.zeros(len(table.resources), dtype=np.int64)
-    for pod in pods:
-        demand += table.vector(pod.shape.requests)
-    return cost_lower_bound(
-        table,
-        demand,
+    return solve_bound(
+        pool.table,
+        demand_of(pool, pods),
         mask=pool.base_mask,
         overhead=pool.daemon_overhead,
         zone_demand=zone_demand(pool, pods),
-    )
+    ).cost
 
 
 def _row(

@@ -29,30 +29,6 @@ class Bound:
     """The optimum's node counts: (type row, zone index, fractional count) with count > 0."""
 
 
-def cost_lower_bound(
-    table: TypeTable,
-    demand: IntArray,
-    *,
-    mask: BoolArray | None = None,
-    capacity_types: Sequence[str] | None = None,
-    overhead: IntArray | None = None,
-    zone_demand: Mapping[str, IntArray] | None = None,
-) -> float:
-    """The LP bound (see the module docstring); ``inf`` when no offering can cover the demand.
-
-    ``demand``/``zone_demand`` are vectors in ``table.resources`` order; ``mask`` limits the
-    instance types (a NodePool's requirements), ``capacity_types`` the offerings.
-    """
-    return solve_bound(
-        table,
-        demand,
-        mask=mask,
-        capacity_types=capacity_types,
-        overhead=overhead,
-        zone_demand=zone_demand,
-    ).cost
-
-
 def efficient_types(
     table: TypeTable,
     demand: IntArray,

@@ -27,16 +27,15 @@ deleted DaemonSets (garbage collection) are deleted. Rolling updates are not mod
 from __future__ import annotations
 
 import random
-import string
 
 from agent.api.base import ObjectMeta, OwnerReference
 from agent.api.kube import DaemonSet, Node, Pod, PodSpec, PodStatus, Toleration
-from agent.kube.port import AlreadyExists, Cluster, NotFound
+from agent.kube.port import AlreadyExists, Cluster
 from agent.kube.simulated.binder import is_ready
+from agent.kube.simulated.workloads import delete_pod, random_suffix
 from agent.scheduling.fit import matches_node_affinity
 from agent.scheduling.taints import untolerated
 
-_SUFFIX = string.ascii_lowercase + string.digits
 _NODE = "node.kubernetes.io/"
 DAEMON_TOLERATIONS: tuple[Toleration, ...] = (
     Toleration(key=f"{_NODE}not-ready", operator="Exists", effect="NoExecute"),
@@ -177,12 +176,8 @@ class DaemonSetController:
         return 1
 
     def _remove(self, pod: Pod) -> int:
-        try:
-            self._cluster.delete(Pod, pod.metadata.name or "", pod.metadata.namespace or "")
-        except NotFound:
-            return 0
-        return 1
+        return delete_pod(self._cluster, pod)
 
     def _name(self, base: str) -> str:
-        suffix = "".join(self._random.choice(_SUFFIX) for _ in range(5))
+        suffix = random_suffix(self._random)
         return f"{base}-{suffix}"

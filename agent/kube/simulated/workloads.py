@@ -27,6 +27,20 @@ _SUFFIX = string.ascii_lowercase + string.digits
 Workload = Deployment | ReplicaSet | StatefulSet | Job
 
 
+def random_suffix(rng: random.Random) -> str:
+    """Five lower-case letters and digits, as controllers append to pod names."""
+    return "".join(rng.choice(_SUFFIX) for _ in range(5))
+
+
+def delete_pod(cluster: Cluster, pod: Pod) -> int:
+    """Delete ``pod``; 1 when it was deleted, 0 when it was already gone."""
+    try:
+        cluster.delete(Pod, pod.metadata.name or "", pod.metadata.namespace or "")
+    except NotFound:
+        return 0
+    return 1
+
+
 def template_hash(template: PodTemplateSpec) -> str:
     """A stable 10-character hash of a pod template (like ``pod-template-hash``)."""
     text = json.dumps(template.to_manifest(), sort_keys=True)
@@ -97,14 +111,10 @@ class WorkloadController:
         return changes
 
     def _remove(self, pod: Pod) -> int:
-        try:
-            self._cluster.delete(Pod, pod.metadata.name or "", pod.metadata.namespace or "")
-        except NotFound:
-            return 0
-        return 1
+        return delete_pod(self._cluster, pod)
 
     def _name(self, workload: Workload) -> str:
-        suffix = "".join(self._random.choice(_SUFFIX) for _ in range(5))
+        suffix = random_suffix(self._random)
         base = workload.metadata.name or "pod"
         if isinstance(workload, Deployment):
             return f"{base}-{template_hash(workload.spec.template)}-{suffix}"
