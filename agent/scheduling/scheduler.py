@@ -2,10 +2,9 @@
 
 Pods are taken largest first (CPU, then memory). Each pod tries, in turn: the existing nodes;
 the NodeClaims this solve already plans, fewest pods first; a new NodeClaim from each NodePool in
-weight order. A pod that fits nowhere has its preferences relaxed one at a time (preferred node
-affinity, preferred pod affinity and anti-affinity, ScheduleAnyway spread, then PreferNoSchedule
-taints) and its OR-ed required node-affinity terms tried in order, as Karpenter does; a pod that
-still fits nowhere is reported with the reason each NodePool gave.
+weight order. Preferences count as requirements until a pod fits nowhere; then they are relaxed
+one at a time in Karpenter's order (see :class:`Attempt`); a pod that still fits nowhere is
+reported with the reason each NodePool gave.
 
 Two choices differ from Karpenter when asked (``Scheduler(..., karpenter_order=False,
 efficient=...)``), never the constraints a placement must meet:
@@ -21,12 +20,12 @@ efficient=...)``), never the constraints a placement must meet:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from agent.scheduling.plans import ExistingNode, NewClaim, PoolPlan
-from agent.scheduling.pods import HOSTNAME, PodRef, PodShape
+from agent.scheduling.pods import HOSTNAME, AffinityTerm, PodRef, PodShape
 from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.taints import untolerated
@@ -36,29 +35,49 @@ from agent.scheduling.typetable import BoolArray
 ZONE_KEY = "topology.kubernetes.io/zone"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Attempt:
-    """How strictly a pod is being placed (relaxation step and node-affinity alternative)."""
+    """How far a pod's soft constraints have been relaxed, in Karpenter's order: the OR-ed
+    required node-affinity terms dropped, then the heaviest preferred pod-affinity and
+    pod-anti-affinity terms, the heaviest preferred node-affinity terms and the ScheduleAnyway
+    spread constraints dropped one at a time, and at last PreferNoSchedule taints tolerated."""
 
     alternative: int = 0
-    preferred_node: bool = True
-    preferred_pod: bool = True
-    schedule_anyway: bool = True
-    prefer_no_schedule: bool = True
+    pod_affinity: int = 0
+    pod_anti_affinity: int = 0
+    node_preference: int = 0
+    schedule_anyway: int = 0
+    tolerate_prefer_no_schedule: bool = False
+
+    @property
+    def prefer_no_schedule(self) -> bool:
+        """Whether PreferNoSchedule taints still keep the pod away."""
+        return not self.tolerate_prefer_no_schedule
 
     def relaxed(self, shape: PodShape) -> Attempt | None:
         """The next, looser attempt, or None when nothing is left to relax."""
-        if self.preferred_node and shape.preferred:
-            return Attempt(self.alternative, False, True, True, True)
-        if self.preferred_pod and (shape.preferred_affinity or shape.preferred_anti_affinity):
-            return Attempt(self.alternative, False, False, True, True)
-        if self.schedule_anyway and any(not s.do_not_schedule for s in shape.spread):
-            return Attempt(self.alternative, False, False, False, True)
-        if self.prefer_no_schedule:
-            return Attempt(self.alternative, False, False, False, False)
+        anyway = sum(1 for s in shape.spread if not s.do_not_schedule)
         if self.alternative + 1 < len(shape.alternatives):
-            return Attempt(self.alternative + 1)
+            return replace(self, alternative=self.alternative + 1)
+        if self.pod_affinity < len(shape.preferred_affinity):
+            return replace(self, pod_affinity=self.pod_affinity + 1)
+        if self.pod_anti_affinity < len(shape.preferred_anti_affinity):
+            return replace(self, pod_anti_affinity=self.pod_anti_affinity + 1)
+        if self.node_preference < len(shape.preferred):
+            return replace(self, node_preference=self.node_preference + 1)
+        if self.schedule_anyway < anyway:
+            return replace(self, schedule_anyway=self.schedule_anyway + 1)
+        if not self.tolerate_prefer_no_schedule:
+            return replace(self, tolerate_prefer_no_schedule=True)
         return None
+
+
+def _heaviest_first_dropped(terms: Sequence[AffinityTerm], dropped: int) -> list[bool]:
+    """For each term (in spec order), whether it is still enforced after dropping the
+    ``dropped`` heaviest (ties in spec order), as Karpenter sorts and drops them."""
+    order = sorted(range(len(terms)), key=lambda i: -terms[i].weight)
+    gone = set(order[:dropped])
+    return [i not in gone for i in range(len(terms))]
 
 
 @dataclass
@@ -128,6 +147,7 @@ class Scheduler:
         self.topology = topology or Topology()
         self.claims: list[NewClaim] = []
         self._vectors: dict[int, np.ndarray | None] = {}
+        self._enforced_cache: dict[tuple[int, Attempt], list[TopologyGroup]] = {}
         resources = {pool.table.resources for pool in self.pools}
         if len(resources) > 1:
             raise ValueError("every NodePool's type table must use the same resource order")
@@ -299,8 +319,8 @@ class Scheduler:
         allowed: set[str] | None = None
         pod_zones = shape.alternatives[attempt.alternative].get(ZONE_KEY)
         anywhere = Requirement(ZONE_KEY, "Exists")
-        for group, required in self.topology.owned(shape):
-            if group.key != ZONE_KEY or (not required and not self._prefers(group, attempt)):
+        for group in self._enforced(shape, attempt):
+            if group.key != ZONE_KEY:
                 continue
             choice = group.allowed(shape, pod_zones, anywhere)
             names = set(choice.values) if not choice.complement else None
@@ -315,8 +335,8 @@ class Scheduler:
         boolean vectors over the planned claims (a fast pre-filter; the full check follows)."""
         blocks = []
         own = {id(group) for group, _ in self.topology.owned(shape)}
-        for group, required in self.topology.owned(shape):
-            if group.key != HOSTNAME or (not required and not self._prefers(group, attempt)):
+        for group in self._enforced(shape, attempt):
+            if group.key != HOSTNAME:
                 continue
             counts = self._host_counts.get(id(group))
             if counts is None:
@@ -392,36 +412,56 @@ class Scheduler:
 
     def _pod_requirements(self, shape: PodShape, attempt: Attempt) -> Requirements:
         requirements = shape.alternatives[attempt.alternative].copy()
-        if attempt.preferred_node and shape.preferred:
-            requirements.add(*shape.preferred[0].requirements.values())
+        if attempt.node_preference < len(shape.preferred):
+            requirements.add(*shape.preferred[attempt.node_preference].requirements.values())
         return requirements
+
+    def _enforced(self, shape: PodShape, attempt: Attempt) -> list[TopologyGroup]:
+        """The topology groups a pod of ``shape`` must satisfy on this attempt."""
+        key = (id(shape), attempt)
+        cached = self._enforced_cache.get(key)
+        if cached is not None:
+            return cached
+        keep: list[bool] = []
+        anyway = 0
+        for spread in shape.spread:
+            if spread.do_not_schedule:
+                keep.append(True)
+            else:
+                keep.append(anyway >= attempt.schedule_anyway)
+                anyway += 1
+        keep += [True] * (len(shape.affinity) + len(shape.anti_affinity))
+        keep += _heaviest_first_dropped(shape.preferred_affinity, attempt.pod_affinity)
+        keep += _heaviest_first_dropped(shape.preferred_anti_affinity, attempt.pod_anti_affinity)
+        owned = self.topology.owned(shape)
+        cached = [group for (group, _), kept in zip(owned, keep, strict=True) if kept]
+        self._enforced_cache[key] = cached
+        return cached
 
     def _topology(
         self, shape: PodShape, attempt: Attempt, pod_reqs: Requirements, node_reqs: Requirements
     ) -> str | None:
         """Narrow ``pod_reqs`` by the topology; return why it cannot be met, or None."""
-        for group, required in self.topology.owned(shape):
-            if not required and not self._prefers(group, attempt):
-                continue
+        for group in self._enforced(shape, attempt):
             allowed = group.allowed(shape, pod_reqs.get(group.key), node_reqs.get(group.key))
             if allowed.is_empty:
                 return f"would violate {group.kind} constraint on {group.key}"
             pod_reqs.add(allowed)
         for group in self.topology.inverse(shape):
-            domains = node_reqs.get(group.key)
-            blocked = {d for d, owners in group.owners.items() if owners > 0}
-            if not blocked:
+            if not group.owners:
                 continue
-            if not domains.complement and set(domains.values) <= blocked:
-                return f"would violate another pod's anti-affinity on {group.key}"
-            pod_reqs.add(Requirement(group.key, "NotIn", sorted(blocked)))
+            domains = node_reqs.get(group.key)
+            if not domains.complement:
+                free = [d for d in domains.values if group.owners.get(d, 0) == 0]
+                if not free:
+                    return f"would violate another pod's anti-affinity on {group.key}"
+                if len(free) < len(domains.values):
+                    pod_reqs.add(Requirement(group.key, "In", free))
+                continue
+            blocked = [d for d, owners in group.owners.items() if owners > 0]
+            if blocked:
+                pod_reqs.add(Requirement(group.key, "NotIn", blocked))
         return None
-
-    @staticmethod
-    def _prefers(group: TopologyGroup, attempt: Attempt) -> bool:
-        if group.kind == "spread":
-            return attempt.schedule_anyway
-        return attempt.preferred_pod
 
     def _try_existing(self, node: ExistingNode, pod: PodRef, attempt: Attempt) -> bool:
         shape = pod.shape
@@ -497,13 +537,16 @@ class Scheduler:
         return None
 
     def _record(self, shape: PodShape, requirements: Requirements) -> None:
-        domains = {}
+        """Count the pod in its claim's domains: spread and affinity only where the claim has a
+        single domain; anti-affinity in every domain the claim may still land in (Karpenter's
+        worst case, so that no later pod can join any of them)."""
+        domains: dict[str, list[str]] = {}
         for group, _ in self.topology.relevant(shape):
             if group.key in domains or group.key not in requirements:
                 continue
             requirement = requirements.get(group.key)
-            if not requirement.complement and len(requirement.values) == 1:
-                domains[group.key] = next(iter(requirement.values))
+            if not requirement.complement:
+                domains[group.key] = list(requirement.values)
         self.topology.record(shape, domains)
 
     def _reserve(self, pool: PoolPlan, claim: NewClaim) -> None:

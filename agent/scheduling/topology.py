@@ -20,7 +20,7 @@ as nodes and planned NodeClaims do.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -220,21 +220,32 @@ class Topology:
         self._relevant.clear()
 
     def relevant(self, shape: PodShape) -> list[tuple[TopologyGroup, bool]]:
-        """The groups a pod of ``shape`` counts in or owns, each with whether it owns it
-        (cached; groups created later are added on the next :meth:`invalidate`)."""
+        """The groups a pod of ``shape`` counts in or owns, each with whether it owns it as a
+        requirement (only required anti-affinity repels other pods; cached, refreshed by
+        :meth:`invalidate`)."""
         cached = self._relevant.get(id(shape))
         if cached is None:
             owned = {id(g): g for g, _ in self.owned(shape)}
+            required = {id(g) for g, hard in self.owned(shape) if hard}
             selecting = {id(g): g for g in self._selecting(shape)}
-            cached = [(g, key in owned) for key, g in {**selecting, **owned}.items()]
+            cached = [(g, key in required) for key, g in {**selecting, **owned}.items()]
             self._relevant[id(shape)] = cached
         return cached
 
-    def record(self, shape: PodShape, domains: Mapping[str, str], amount: int = 1) -> None:
-        """Count ``amount`` pods of ``shape`` placed where ``domains`` (key → domain) says."""
+    def record(
+        self, shape: PodShape, domains: Mapping[str, str | Sequence[str]], amount: int = 1
+    ) -> None:
+        """Count ``amount`` pods of ``shape`` placed where ``domains`` (key → the domain, or
+        the domains it may still land in) says: spread and affinity groups count only a single
+        domain, anti-affinity groups count every one (as Karpenter records them)."""
         for group, owner in self.relevant(shape):
-            domain = domains.get(group.key)
-            if domain is not None:
+            found = domains.get(group.key)
+            if found is None:
+                continue
+            values = [found] if isinstance(found, str) else list(found)
+            if group.kind != "anti" and len(values) != 1:
+                continue
+            for domain in values:
                 group.record(domain, shape, owner, amount)
 
 

@@ -233,3 +233,74 @@ def test_min_values_keeps_enough_flexibility_or_refuses() -> None:
     result = Scheduler([flexible]).solve(pods(1, shape(cpu=18000)))
     (reason,) = result.errors.values()
     assert "minValues requirement is not met for karpenter.k8s.aws/instance-cpu" in reason
+
+
+def test_preferred_node_terms_are_dropped_heaviest_first() -> None:
+    heavy = PreferredTerm(50, Requirements(Requirement(ZONE, "In", ["nowhere"])))
+    light = PreferredTerm(10, Requirements(Requirement(ZONE, "In", ["test-zone-2"])))
+    (claim,) = Scheduler([pool()]).solve(pods(1, shape(preferred=[heavy, light]))).claims
+    assert claim.requirements.labels()[ZONE] == "test-zone-2"
+
+
+def test_schedule_anyway_spread_counts_as_required_while_it_can_be_met() -> None:
+    spread = SpreadConstraint(HOST, 1, LabelMatcher((("app", "web"),)), False)
+    web = shape(cpu=100, labels={"app": "web"}, spread=(spread,))
+    result = Scheduler([pool()]).solve(pods(3, web))
+    assert [len(c.pods) for c in result.claims] == [1, 1, 1]
+
+
+def test_zonal_anti_affinity_takes_one_pod_per_solve_as_karpenter_does() -> None:
+    """The first pod's claim may still land in any zone, so Karpenter counts it in all of them
+    and no other pod with the same anti-affinity can be planned in this solve."""
+    term = AffinityTerm(ZONE, LabelMatcher((("app", "db"),)), frozenset({"default"}))
+    db = shape(cpu=100, labels={"app": "db"}, anti_affinity=(term,))
+    result = Scheduler([pool()]).solve(pods(3, db))
+    assert result.scheduled == 1
+    assert len(result.errors) == 2
+    assert all("anti" in reason for reason in result.errors.values())
+
+
+def test_preferred_anti_affinity_is_relaxed_when_it_cannot_be_met() -> None:
+    term = AffinityTerm(ZONE, LabelMatcher((("app", "db"),)), frozenset({"default"}), weight=10)
+    db = shape(cpu=100, labels={"app": "db"}, preferred_anti_affinity=(term,))
+    result = Scheduler([pool()]).solve(pods(5, db))
+    assert result.errors == {}
+    assert result.scheduled == 5
+
+
+def test_attempts_relax_in_karpenters_order() -> None:
+    from agent.scheduling.scheduler import Attempt
+
+    term = AffinityTerm(ZONE, LabelMatcher((("a", "b"),)), frozenset({"default"}), weight=5)
+    anyway = SpreadConstraint(ZONE, 1, LabelMatcher((("a", "b"),)), False)
+    s = shape(
+        alternatives=[Requirements(), Requirements()],
+        preferred=[PreferredTerm(1, Requirements())],
+        preferred_affinity=(term,),
+        preferred_anti_affinity=(term,),
+        spread=(anyway,),
+    )
+    steps = []
+    attempt: Attempt | None = Attempt()
+    while attempt is not None:
+        steps.append(attempt)
+        attempt = attempt.relaxed(s)
+    assert [
+        (
+            a.alternative,
+            a.pod_affinity,
+            a.pod_anti_affinity,
+            a.node_preference,
+            a.schedule_anyway,
+            a.tolerate_prefer_no_schedule,
+        )
+        for a in steps
+    ] == [
+        (0, 0, 0, 0, 0, False),
+        (1, 0, 0, 0, 0, False),
+        (1, 1, 0, 0, 0, False),
+        (1, 1, 1, 0, 0, False),
+        (1, 1, 1, 1, 0, False),
+        (1, 1, 1, 1, 1, False),
+        (1, 1, 1, 1, 1, True),
+    ]
