@@ -12,7 +12,9 @@
 - **Initialize**: once the node is Ready and its startup taints are gone, ``Initialized`` turns
   True and the node is labelled ``karpenter.sh/initialized=true``.
 - **Liveness**: a NodeClaim not registered 15 minutes after launch is deleted and its instance
-  terminated (``registrationTTL``), as Karpenter does for nodes that never join.
+  terminated (``registrationTTL``), as Karpenter does for nodes that never join; a NodeClaim
+  whose launch keeps failing (a node class that stays not ready, say) is deleted 5 minutes after
+  its first failure (Karpenter's launch timeout).
 
 A condition keeps its ``lastTransitionTime`` while its status stays the same.
 """
@@ -33,6 +35,8 @@ from agent.cloud.port import CloudError, CloudProvider, InsufficientCapacity, No
 from agent.kube.port import Cluster, NotFound
 
 REGISTRATION_TTL = timedelta(minutes=15)
+LAUNCH_TIMEOUT = timedelta(minutes=5)
+"""A NodeClaim whose launch keeps failing (Launched=False) is deleted after this long."""
 RETRY = timedelta(seconds=5)
 UNREGISTERED = "karpenter.sh/unregistered"
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
@@ -149,6 +153,10 @@ class NodeClaimLifecycle:
         updated = self._set(claim, "Launched", "False", reason, message)
         if updated != claim:
             self.cluster.update(updated)
+        if condition(claim, "Launched") is None:
+            self.clock.call_at(
+                self.clock.now() + LAUNCH_TIMEOUT, lambda: self._launch_timeout(claim.name)
+            )
         if claim.name in self._retrying:
             return
         self._retrying.add(claim.name)
@@ -212,6 +220,22 @@ class NodeClaimLifecycle:
             "initialized nodeclaim",
             {"node": node.metadata.name},
         )
+
+    def _launch_timeout(self, name: str) -> None:
+        """Karpenter's launch timeout: still not launched 5 minutes after the first failure."""
+        try:
+            claim = self.cluster.get(NodeClaim, name)
+        except NotFound:
+            return
+        if is_true(claim, "Launched"):
+            return
+        self.record(
+            "LaunchTimeout",
+            f"nodeclaim/{name}",
+            f"nodeclaim did not launch within {LAUNCH_TIMEOUT}; deleting it",
+            {},
+        )
+        self._delete(claim)
 
     def _liveness(self, name: str) -> None:
         try:

@@ -261,3 +261,15 @@ def test_a_node_that_never_registers_is_deleted_after_the_registration_ttl(
     ]
     world.run(3 * 3600)
     assert world.cluster.list(Node) == []
+
+
+def test_a_claim_that_cannot_launch_is_deleted_after_the_launch_timeout(catalog: Catalog) -> None:
+    world = rig(catalog)
+    world.cluster.create(nodeclass())
+    world.cluster.create(m5_claim())
+    world.run(299)
+    assert world.claim().status.provider_id is None
+    assert "LaunchTimeout" not in world.kinds()
+    world.run(2)
+    assert world.cluster.list(NodeClaim) == []
+    assert world.kinds()[-2:] == ["LaunchTimeout", "DeletedNodeClaim"]
