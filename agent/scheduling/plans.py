@@ -81,6 +81,8 @@ class NewClaim:
     """The most any remaining option could still take, per resource (None: recompute)."""
     efficient: BoolArray | None = None
     """[types, zones]: the cost-efficient offerings this claim is limited to (None: any)."""
+    column: int | None = None
+    """The node shape of the pool's mix plan the claim was opened as (None: not planned)."""
 
     @classmethod
     def open(cls, pool: PoolPlan) -> NewClaim:

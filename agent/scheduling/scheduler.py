@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from agent.scheduling.mix import MixPlan
 from agent.scheduling.plans import ExistingNode, NewClaim, PoolPlan
 from agent.scheduling.pods import HOSTNAME, AffinityTerm, PodRef, PodShape
 from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
@@ -107,6 +108,7 @@ class Scheduler:
         efficient: Mapping[str, BoolArray] | None = None,
         value_weights: np.ndarray | None = None,
         plan: Mapping[str, list[tuple[int, int, float]]] | None = None,
+        mix: Mapping[str, MixPlan] | None = None,
     ) -> None:
         self.pools = sorted(pools, key=lambda p: (-p.weight, p.name))
         self.karpenter_order = karpenter_order
@@ -137,6 +139,20 @@ class Scheduler:
                 np.array([c for _, _, c in usable], dtype=np.float64),
                 shapes,
             )
+        self.mix = dict(mix or {})
+        for name, planned in self.mix.items():
+            table = next((p.table for p in self.pools if p.name == name), None)
+            if table is None:
+                continue
+            shapes = table.alloc[planned.rows] * self._weights
+            shapes = shapes / np.maximum(np.linalg.norm(shapes, axis=1, keepdims=True), 1e-12)
+            self.plan[name] = (planned.rows, planned.zones, planned.nodes.copy(), shapes)
+        self._assigned = {
+            (name, key): values.copy()
+            for name, planned in self.mix.items()
+            for key, values in planned.assigned.items()
+        }
+        self._quota: dict[int, np.ndarray] = {}
         self._claim_zone = np.full(64, -1, dtype=np.int64)
         all_zones = sorted({z for pool in self.pools for z in pool.table.zones})
         self._zone_index = {zone: i for i, zone in enumerate(all_zones)}
@@ -247,6 +263,8 @@ class Scheduler:
         if not self.karpenter_order:
             self._track(claim)
             self._count_hostnames(pod.shape, len(self.claims) - 1)
+            self._open_quotas(claim, len(self.claims) - 1)
+            self._use_quota(claim, len(self.claims) - 1, pod)
         self._reserve(pool, claim)
 
     def _open_planned(self, pool: PoolPlan, pod: PodRef, attempt: Attempt) -> NewClaim | None:
@@ -261,7 +279,11 @@ class Scheduler:
         table = pool.table
         want = vector * self._weights
         cosine = shapes @ (want / (float(np.linalg.norm(want)) or 1.0))
-        order = np.lexsort((-cosine, remaining <= 0))
+        assigned = self._assigned.get((pool.name, id(pod.shape)))
+        if assigned is not None:
+            order = np.lexsort((-cosine, -assigned, assigned < 0.5))
+        else:
+            order = np.lexsort((-cosine, remaining <= 0))
         allowed = self._zone_choices(pod.shape, attempt)
         if allowed is not None:
             names = {self._zone_names[int(z)] for z in allowed}
@@ -276,6 +298,7 @@ class Scheduler:
             claim.mask = only
             claim.requirements.add(Requirement(ZONE_KEY, "In", [zone]))
             self.topology.known_domains(HOSTNAME, [claim.hostname])
+            claim.column = int(entry)
             if self._try_claim(claim, pod, attempt) is None:
                 remaining[entry] -= 1
                 return claim
@@ -305,14 +328,42 @@ class Scheduler:
             score = -cosine
         else:
             score = left.sum(axis=1)
-        for index in fits[np.argsort(score, kind="stable")]:
+        quota = self._quota.get(id(pod.shape))
+        if quota is not None and self._planned_left(pod.shape) >= 0.5:
+            within = quota[fits] >= 0.5
+            if not within.any():
+                return False
+            fits, score = fits[within], score[within]
+        order = fits[np.argsort(score, kind="stable")]
+        for index in order:
             claim = self.claims[int(index)]
             if self._try_claim(claim, pod, attempt) is None:
                 self._room[int(index)] = self._headroom(claim)
                 self._pin(claim, int(index))
                 self._count_hostnames(pod.shape, int(index))
+                self._use_quota(claim, int(index), pod)
                 return True
         return False
+
+    def _planned_left(self, shape: PodShape) -> float:
+        """How many pods of ``shape`` the mix plans still want placed (over every pool)."""
+        return float(
+            sum(
+                values.clip(min=0).sum()
+                for (_, key), values in self._assigned.items()
+                if key == id(shape)
+            )
+        )
+
+    def _use_quota(self, claim: NewClaim, index: int, pod: PodRef) -> None:
+        """Count a pod against its claim's mix quota and its shape's planned assignment."""
+        quota = self._quota.get(id(pod.shape))
+        if quota is not None:
+            quota[index] -= 1
+        if claim.column is not None:
+            assigned = self._assigned.get((claim.pool.name, id(pod.shape)))
+            if assigned is not None:
+                assigned[claim.column] -= 1
 
     def _zone_choices(self, shape: PodShape, attempt: Attempt) -> np.ndarray | None:
         """The zones (indexes) the pod's zone-keyed topology allows right now, or None."""
@@ -377,6 +428,23 @@ class Scheduler:
             self._zone_index.get(next(iter(zone.values)), -1) if single else -1
         )
 
+    def _open_quotas(self, claim: NewClaim, index: int) -> None:
+        """Give a claim opened as a mix-plan node shape its per-node pod quotas."""
+        planned = self.mix.get(claim.pool.name)
+        if planned is None or claim.column is None:
+            return
+        for key, per_node in planned.per_node.items():
+            share = per_node[claim.column]
+            if share <= 0:
+                continue
+            quota = self._quota.get(key)
+            if quota is None or len(quota) < len(self._room):
+                longer = np.zeros(len(self._room))
+                if quota is not None:
+                    longer[: len(quota)] = quota
+                quota = self._quota[key] = longer
+            quota[index] = share
+
     def _headroom(self, claim: NewClaim) -> np.ndarray:
         if claim.headroom is None:
             claim.headroom = claim.pool.table.alloc[claim.mask].max(axis=0) - claim.used
@@ -397,6 +465,10 @@ class Scheduler:
                     longer = np.zeros(len(grown), dtype=np.int64)
                     longer[: len(values)] = values
                     table[key] = longer
+            for key, values in self._quota.items():
+                padded = np.zeros(len(grown))
+                padded[: len(values)] = values
+                self._quota[key] = padded
         self._room[count - 1] = self._headroom(claim)
         self._pin(claim, count - 1)
 

@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 
 from agent.scheduling.lowerbound import efficient_types, solve_bound
+from agent.scheduling.mix import MixPlan, plan_mix
 from agent.scheduling.plans import ExistingNode, PoolPlan
 from agent.scheduling.pods import PodRef
 from agent.scheduling.scheduler import Scheduler
@@ -22,6 +23,8 @@ from agent.scheduling.typetable import BoolArray
 
 Strategy = Literal["driftwave", "karpenter"]
 ZONE = "topology.kubernetes.io/zone"
+MIX_TOLERANCE = 0.3
+"""How far above the LP's value a node shape may cost and still be offered to the mix plan."""
 
 
 def zone_demand(pool: PoolPlan, pods: Sequence[PodRef]) -> dict[str, np.ndarray]:
@@ -63,6 +66,7 @@ def make_scheduler(
         return Scheduler(pools, existing, topology)
     efficient: dict[str, BoolArray] = {}
     plans: dict[str, list[tuple[int, int, float]]] = {}
+    mixes: dict[str, MixPlan] = {}
     weights = None
     for pool in pools:
         demand = demand_of(pool, pods)
@@ -83,6 +87,16 @@ def make_scheduler(
         if np.isfinite(bound.cost) and bound.prices.any():
             weights = bound.prices if weights is None else weights
             plans[pool.name] = bound.plan
+            wide = efficient_types(
+                pool.table,
+                demand,
+                mask=pool.base_mask,
+                overhead=pool.daemon_overhead,
+                tolerance=MIX_TOLERANCE,
+            )
+            planned = plan_mix(pool, pods, wide, bound.prices)
+            if planned is not None:
+                mixes[pool.name] = planned
     return Scheduler(
         pools,
         existing,
@@ -91,4 +105,5 @@ def make_scheduler(
         efficient=efficient,
         value_weights=weights,
         plan=plans,
+        mix=mixes,
     )

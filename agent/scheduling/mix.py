@@ -1,0 +1,132 @@
+"""The node-mix plan: which pods the cost LP would put on which node shape.
+
+For a few hundred pod shapes at most (deployments share a shape), an LP chooses how many nodes
+of each candidate shape (instance type and zone) to buy and how many pods of each pod shape each
+node shape holds, at the least hourly price; zone-spread shapes get an even share per zone. The
+scheduler then fills node shapes with the pods the plan assigned them (per-node quotas), so that
+CPU-heavy and memory-heavy pods share nodes as the LP mixes them. It is a plan, not a bound: pod
+constraints beyond zone spread are left to the scheduler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linprog
+from scipy.sparse import lil_matrix
+
+from agent.scheduling.plans import PoolPlan
+from agent.scheduling.pods import PodRef, PodShape
+
+ZONE = "topology.kubernetes.io/zone"
+MAX_SHAPES = 300
+CANDIDATES_PER_ZONE = 24
+
+
+@dataclass
+class MixPlan:
+    """Node shapes, how many of each, and per pod shape how many pods each node holds."""
+
+    rows: np.ndarray
+    zones: np.ndarray
+    nodes: np.ndarray
+    per_node: dict[int, np.ndarray]
+    """id(shape) → pods of that shape per node of each node shape."""
+    assigned: dict[int, np.ndarray]
+    """id(shape) → pods of that shape the plan puts on each node shape (in total)."""
+
+
+def plan_mix(
+    pool: PoolPlan,
+    pods: Sequence[PodRef],
+    efficient: np.ndarray | None,
+    weights: np.ndarray,
+) -> MixPlan | None:
+    """Solve the mix LP (see the module docstring); None when it does not apply."""
+    shapes: dict[int, tuple[PodShape, int]] = {}
+    for pod in pods:
+        held = shapes.get(id(pod.shape))
+        shapes[id(pod.shape)] = (pod.shape, (held[1] if held else 0) + 1)
+    if not shapes or len(shapes) > MAX_SHAPES:
+        return None
+    table = pool.table
+    usable = table.alloc - pool.daemon_overhead
+    prices = table.price.min(axis=2)
+    columns: list[tuple[int, int]] = []
+    for z in range(len(table.zones)):
+        allowed = (
+            pool.base_mask
+            & np.isfinite(prices[:, z])
+            & np.all(usable >= 0, axis=1)
+            & (usable[:, 0] > 0)
+        )
+        if efficient is not None:
+            allowed &= efficient[:, z]
+        rows = np.flatnonzero(allowed)
+        value = usable[rows].astype(np.float64) @ weights
+        cheapest = rows[np.argsort(prices[rows, z] / np.maximum(value, 1e-12))]
+        columns += [(int(r), z) for r in cheapest[:CANDIDATES_PER_ZONE]]
+    if not columns:
+        return None
+    keys = list(shapes)
+    vectors = {key: table.vector(shapes[key][0].requests) for key in keys}
+    n_cols, n_shapes = len(columns), len(keys)
+    resources = [r for r in range(len(table.resources)) if any(v[r] for v in vectors.values())]
+    # variables: x_c (nodes per column), then y_{g,c} (pods of shape g on column c)
+    n_vars = n_cols + n_shapes * n_cols
+    cost = np.zeros(n_vars)
+    cost[:n_cols] = [prices[r, z] for r, z in columns]
+    upper = lil_matrix((n_cols * len(resources), n_vars))
+    scale = {r: max(float(usable[:, r].max()), 1.0) for r in resources}
+    for c, (row, _) in enumerate(columns):
+        for i, r in enumerate(resources):
+            line = c * len(resources) + i
+            upper[line, c] = -usable[row, r] / scale[r]
+            for g, key in enumerate(keys):
+                upper[line, n_cols + g * n_cols + c] = vectors[key][r] / scale[r]
+    equal_rows: list[dict[int, float]] = []
+    equal_rhs: list[float] = []
+    for g, key in enumerate(keys):
+        shape, count = shapes[key]
+        spread = any(s.key == ZONE and s.do_not_schedule for s in shape.spread)
+        if spread:
+            share = count / len(table.zones)
+            for z in range(len(table.zones)):
+                equal_rows.append(
+                    {n_cols + g * n_cols + c: 1.0 for c, (_, cz) in enumerate(columns) if cz == z}
+                )
+                equal_rhs.append(share)
+        else:
+            equal_rows.append({n_cols + g * n_cols + c: 1.0 for c in range(n_cols)})
+            equal_rhs.append(float(count))
+    equal = lil_matrix((len(equal_rows), n_vars))
+    for line, entries in enumerate(equal_rows):
+        for var, value in entries.items():
+            equal[line, var] = value
+    result = linprog(
+        c=cost,
+        A_ub=upper.tocsr(),
+        b_ub=np.zeros(upper.shape[0]),
+        A_eq=equal.tocsr(),
+        b_eq=np.array(equal_rhs),
+        bounds=(0, None),
+        method="highs",
+    )
+    if result.status != 0:
+        return None
+    nodes = result.x[:n_cols]
+    per_node: dict[int, np.ndarray] = {}
+    assigned: dict[int, np.ndarray] = {}
+    for g, key in enumerate(keys):
+        y = result.x[n_cols + g * n_cols : n_cols + (g + 1) * n_cols]
+        assigned[key] = y.copy()
+        per_node[key] = np.where(nodes > 1e-9, y / np.maximum(nodes, 1e-9), 0.0)
+    return MixPlan(
+        np.array([r for r, _ in columns], dtype=np.int64),
+        np.array([z for _, z in columns], dtype=np.int64),
+        nodes,
+        per_node,
+        assigned,
+    )
