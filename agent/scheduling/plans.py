@@ -9,7 +9,7 @@ requirements, the instance types that still fit everything added (a numpy mask o
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -83,6 +83,8 @@ class NewClaim:
     """[types, zones]: the cost-efficient offerings this claim is limited to (None: any)."""
     column: int | None = None
     """The node shape of the pool's mix plan the claim was opened as (None: not planned)."""
+    last: tuple[int, Hashable] | None = None
+    """The pod shape (its id) and relaxation step of the last pod added (repeats are cheap)."""
 
     @classmethod
     def open(cls, pool: PoolPlan) -> NewClaim:

@@ -20,13 +20,15 @@ efficient=...)``), never the constraints a placement must meet:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from agent.scheduling.attempt import Attempt, heaviest_first_dropped
 from agent.scheduling.mix import MixPlan
 from agent.scheduling.plans import ExistingNode, NewClaim, PoolPlan
-from agent.scheduling.pods import HOSTNAME, AffinityTerm, PodRef, PodShape
+from agent.scheduling.pods import HOSTNAME, PodRef, PodShape
+from agent.scheduling.quotas import MixQuotas
 from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.taints import untolerated
@@ -34,51 +36,6 @@ from agent.scheduling.topology import Topology, TopologyGroup
 from agent.scheduling.typetable import BoolArray
 
 ZONE_KEY = "topology.kubernetes.io/zone"
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """How far a pod's soft constraints have been relaxed, in Karpenter's order: the OR-ed
-    required node-affinity terms dropped, then the heaviest preferred pod-affinity and
-    pod-anti-affinity terms, the heaviest preferred node-affinity terms and the ScheduleAnyway
-    spread constraints dropped one at a time, and at last PreferNoSchedule taints tolerated."""
-
-    alternative: int = 0
-    pod_affinity: int = 0
-    pod_anti_affinity: int = 0
-    node_preference: int = 0
-    schedule_anyway: int = 0
-    tolerate_prefer_no_schedule: bool = False
-
-    @property
-    def prefer_no_schedule(self) -> bool:
-        """Whether PreferNoSchedule taints still keep the pod away."""
-        return not self.tolerate_prefer_no_schedule
-
-    def relaxed(self, shape: PodShape) -> Attempt | None:
-        """The next, looser attempt, or None when nothing is left to relax."""
-        anyway = sum(1 for s in shape.spread if not s.do_not_schedule)
-        if self.alternative + 1 < len(shape.alternatives):
-            return replace(self, alternative=self.alternative + 1)
-        if self.pod_affinity < len(shape.preferred_affinity):
-            return replace(self, pod_affinity=self.pod_affinity + 1)
-        if self.pod_anti_affinity < len(shape.preferred_anti_affinity):
-            return replace(self, pod_anti_affinity=self.pod_anti_affinity + 1)
-        if self.node_preference < len(shape.preferred):
-            return replace(self, node_preference=self.node_preference + 1)
-        if self.schedule_anyway < anyway:
-            return replace(self, schedule_anyway=self.schedule_anyway + 1)
-        if not self.tolerate_prefer_no_schedule:
-            return replace(self, tolerate_prefer_no_schedule=True)
-        return None
-
-
-def _heaviest_first_dropped(terms: Sequence[AffinityTerm], dropped: int) -> list[bool]:
-    """For each term (in spec order), whether it is still enforced after dropping the
-    ``dropped`` heaviest (ties in spec order), as Karpenter sorts and drops them."""
-    order = sorted(range(len(terms)), key=lambda i: -terms[i].weight)
-    gone = set(order[:dropped])
-    return [i not in gone for i in range(len(terms))]
 
 
 @dataclass
@@ -139,20 +96,14 @@ class Scheduler:
                 np.array([c for _, _, c in usable], dtype=np.float64),
                 shapes,
             )
-        self.mix = dict(mix or {})
-        for name, planned in self.mix.items():
+        self.quotas = MixQuotas(mix or {})
+        for name, planned in self.quotas.plans.items():
             table = next((p.table for p in self.pools if p.name == name), None)
             if table is None:
                 continue
             shapes = table.alloc[planned.rows] * self._weights
             shapes = shapes / np.maximum(np.linalg.norm(shapes, axis=1, keepdims=True), 1e-12)
             self.plan[name] = (planned.rows, planned.zones, planned.nodes.copy(), shapes)
-        self._assigned = {
-            (name, key): values.copy()
-            for name, planned in self.mix.items()
-            for key, values in planned.assigned.items()
-        }
-        self._quota: dict[int, np.ndarray] = {}
         self._claim_zone = np.full(64, -1, dtype=np.int64)
         all_zones = sorted({z for pool in self.pools for z in pool.table.zones})
         self._zone_index = {zone: i for i, zone in enumerate(all_zones)}
@@ -163,6 +114,7 @@ class Scheduler:
         self.topology = topology or Topology()
         self.claims: list[NewClaim] = []
         self._vectors: dict[int, np.ndarray | None] = {}
+        self._free_shapes: dict[int, bool] = {}
         self._enforced_cache: dict[tuple[int, Attempt], list[TopologyGroup]] = {}
         resources = {pool.table.resources for pool in self.pools}
         if len(resources) > 1:
@@ -263,8 +215,8 @@ class Scheduler:
         if not self.karpenter_order:
             self._track(claim)
             self._count_hostnames(pod.shape, len(self.claims) - 1)
-            self._open_quotas(claim, len(self.claims) - 1)
-            self._use_quota(claim, len(self.claims) - 1, pod)
+            self.quotas.open(claim, len(self.claims) - 1)
+            self.quotas.use(claim, len(self.claims) - 1, pod.shape)
         self._reserve(pool, claim)
 
     def _open_planned(self, pool: PoolPlan, pod: PodRef, attempt: Attempt) -> NewClaim | None:
@@ -279,7 +231,7 @@ class Scheduler:
         table = pool.table
         want = vector * self._weights
         cosine = shapes @ (want / (float(np.linalg.norm(want)) or 1.0))
-        assigned = self._assigned.get((pool.name, id(pod.shape)))
+        assigned = self.quotas.assigned(pool.name, pod.shape)
         if assigned is not None:
             order = np.lexsort((-cosine, -assigned, assigned < 0.5))
         else:
@@ -311,26 +263,28 @@ class Scheduler:
         if vector is None or count == 0:
             return False
         room = self._room[:count]
-        usable = np.all(room >= vector, axis=1)
+        usable = (room >= vector).all(axis=1)
         for blocked in self._hostname_blocks(pod.shape, attempt, count):
             usable &= ~blocked
         zones = self._zone_choices(pod.shape, attempt)
         if zones is not None:
-            pinned = self._claim_zone[:count]
-            usable &= (pinned < 0) | np.isin(pinned, zones)
+            allowed = np.zeros(len(self._zone_names) + 1, dtype=np.bool_)
+            allowed[zones] = True
+            allowed[-1] = True  # a claim pinned to no zone yet (-1)
+            usable &= allowed[self._claim_zone[:count]]
         fits = np.flatnonzero(usable)
         if fits.size == 0:
             return False
         left = (room[fits] - vector) * self._weights
         if self.value_weights is not None:
-            want = vector * self._weights
-            cosine = (left @ want) / (np.linalg.norm(left, axis=1) * np.linalg.norm(want) + 1e-12)
-            score = -cosine
+            # the cosine of leftover room and the pod, without the pod's constant norm
+            score = -(left @ (vector * self._weights)) / (
+                np.sqrt(np.einsum("ij,ij->i", left, left)) + 1e-12
+            )
         else:
             score = left.sum(axis=1)
-        quota = self._quota.get(id(pod.shape))
-        if quota is not None and self._planned_left(pod.shape) >= 0.5:
-            within = quota[fits] >= 0.5
+        within = self.quotas.within(pod.shape, fits)
+        if within is not None:
             if not within.any():
                 return False
             fits, score = fits[within], score[within]
@@ -341,29 +295,9 @@ class Scheduler:
                 self._room[int(index)] = self._headroom(claim)
                 self._pin(claim, int(index))
                 self._count_hostnames(pod.shape, int(index))
-                self._use_quota(claim, int(index), pod)
+                self.quotas.use(claim, int(index), pod.shape)
                 return True
         return False
-
-    def _planned_left(self, shape: PodShape) -> float:
-        """How many pods of ``shape`` the mix plans still want placed (over every pool)."""
-        return float(
-            sum(
-                values.clip(min=0).sum()
-                for (_, key), values in self._assigned.items()
-                if key == id(shape)
-            )
-        )
-
-    def _use_quota(self, claim: NewClaim, index: int, pod: PodRef) -> None:
-        """Count a pod against its claim's mix quota and its shape's planned assignment."""
-        quota = self._quota.get(id(pod.shape))
-        if quota is not None:
-            quota[index] -= 1
-        if claim.column is not None:
-            assigned = self._assigned.get((claim.pool.name, id(pod.shape)))
-            if assigned is not None:
-                assigned[claim.column] -= 1
 
     def _zone_choices(self, shape: PodShape, attempt: Attempt) -> np.ndarray | None:
         """The zones (indexes) the pod's zone-keyed topology allows right now, or None."""
@@ -428,23 +362,6 @@ class Scheduler:
             self._zone_index.get(next(iter(zone.values)), -1) if single else -1
         )
 
-    def _open_quotas(self, claim: NewClaim, index: int) -> None:
-        """Give a claim opened as a mix-plan node shape its per-node pod quotas."""
-        planned = self.mix.get(claim.pool.name)
-        if planned is None or claim.column is None:
-            return
-        for key, per_node in planned.per_node.items():
-            share = per_node[claim.column]
-            if share <= 0:
-                continue
-            quota = self._quota.get(key)
-            if quota is None or len(quota) < len(self._room):
-                longer = np.zeros(len(self._room))
-                if quota is not None:
-                    longer[: len(quota)] = quota
-                quota = self._quota[key] = longer
-            quota[index] = share
-
     def _headroom(self, claim: NewClaim) -> np.ndarray:
         if claim.headroom is None:
             claim.headroom = claim.pool.table.alloc[claim.mask].max(axis=0) - claim.used
@@ -465,10 +382,7 @@ class Scheduler:
                     longer = np.zeros(len(grown), dtype=np.int64)
                     longer[: len(values)] = values
                     table[key] = longer
-            for key, values in self._quota.items():
-                padded = np.zeros(len(grown))
-                padded[: len(values)] = values
-                self._quota[key] = padded
+            self.quotas.grow(len(grown))
         self._room[count - 1] = self._headroom(claim)
         self._pin(claim, count - 1)
 
@@ -503,8 +417,8 @@ class Scheduler:
                 keep.append(anyway >= attempt.schedule_anyway)
                 anyway += 1
         keep += [True] * (len(shape.affinity) + len(shape.anti_affinity))
-        keep += _heaviest_first_dropped(shape.preferred_affinity, attempt.pod_affinity)
-        keep += _heaviest_first_dropped(shape.preferred_anti_affinity, attempt.pod_anti_affinity)
+        keep += heaviest_first_dropped(shape.preferred_affinity, attempt.pod_affinity)
+        keep += heaviest_first_dropped(shape.preferred_anti_affinity, attempt.pod_anti_affinity)
         owned = self.topology.owned(shape)
         cached = [group for (group, _), kept in zip(owned, keep, strict=True) if kept]
         self._enforced_cache[key] = cached
@@ -566,6 +480,8 @@ class Scheduler:
                 headroom = claim.headroom = pool.table.alloc[claim.mask].max(axis=0) - claim.used
             if np.any(vector > headroom):
                 return "insufficient room"
+        if vector is not None and claim.last == (id(shape), attempt) and self._free(shape):
+            return self._repeat(claim, pod, vector)
         blocking = untolerated(
             shape.tolerations, pool.taints, prefer_no_schedule=attempt.prefer_no_schedule
         )
@@ -605,7 +521,38 @@ class Scheduler:
         claim.requirements, claim.mask, claim.used = merged, mask, used
         claim.headroom = None
         claim.pods.append(pod)
+        claim.last = (id(shape), attempt)
         self._record(shape, merged)
+        return None
+
+    def _free(self, shape: PodShape) -> bool:
+        """Whether no topology group concerns pods of ``shape`` (cached per solve)."""
+        free = self._free_shapes.get(id(shape))
+        if free is None:
+            free = not self.topology.relevant(shape) and not self.topology.inverse(shape)
+            self._free_shapes[id(shape)] = free
+        return free
+
+    def _repeat(self, claim: NewClaim, pod: PodRef, vector: np.ndarray) -> str | None:
+        """Add a pod of the same shape and attempt as the claim's last one: taints,
+        requirements and topology were checked then and cannot differ, only room can."""
+        table, pool = claim.pool.table, claim.pool
+        used = claim.used + vector
+        mask = claim.mask & np.all(table.alloc >= used, axis=1)
+        if pool.remaining is not None:
+            mask &= np.all(table.alloc <= pool.remaining, axis=1)
+        if not mask.any():
+            return _no_fit(claim.requirements, used, table.resources)
+        for requirement in claim.requirements.values():
+            wanted = requirement.min_values
+            if wanted and table.distinct(requirement.key, mask) < wanted:
+                return (
+                    f"minValues requirement is not met for {requirement.key}: fewer than "
+                    f"{wanted} values remain among the instance types that fit"
+                )
+        claim.mask, claim.used = mask, used
+        claim.headroom = None
+        claim.pods.append(pod)
         return None
 
     def _record(self, shape: PodShape, requirements: Requirements) -> None:

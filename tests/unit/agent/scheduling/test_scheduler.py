@@ -269,7 +269,7 @@ def test_preferred_anti_affinity_is_relaxed_when_it_cannot_be_met() -> None:
 
 
 def test_attempts_relax_in_karpenters_order() -> None:
-    from agent.scheduling.scheduler import Attempt
+    from agent.scheduling.attempt import Attempt
 
     term = AffinityTerm(ZONE, LabelMatcher((("a", "b"),)), frozenset({"default"}), weight=5)
     anyway = SpreadConstraint(ZONE, 1, LabelMatcher((("a", "b"),)), False)

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from agent.catalog.synthetic import ZONES, benchmark_types
-from agent.scheduling.lowerbound import efficient_types, solve_bound
 from agent.scheduling.plans import NewClaim, PoolPlan
 from agent.scheduling.pods import AffinityTerm, LabelMatcher, PodRef, PodShape, SpreadConstraint
 from agent.scheduling.requirement import Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Result, Scheduler
+from agent.scheduling.strategy import make_scheduler
 from agent.scheduling.typetable import TypeTable
 from agent.scheduling.verify import violations
 
@@ -111,16 +111,6 @@ def test_both_strategies_make_valid_plans(seed: int) -> None:
     pods = _mixed(seed, 120)
     plan = pool()
     assert violations(Scheduler([plan]).solve(pods), pods) == []
-    plan = pool()
-    demand = sum((plan.table.vector(p.shape.requests) for p in pods), np.zeros(4, np.int64))
-    efficient = efficient_types(plan.table, demand, mask=plan.base_mask)
-    bound = solve_bound(plan.table, demand, mask=plan.base_mask)
-    ours = Scheduler(
-        [plan],
-        karpenter_order=False,
-        efficient={"default": efficient} if efficient is not None else None,
-        value_weights=bound.prices,
-        plan={"default": bound.plan},
-    ).solve(pods)
+    ours = make_scheduler([pool()], pods, strategy="driftwave").solve(pods)
     assert violations(ours, pods) == []
     assert ours.scheduled + len(ours.errors) == len(pods)
