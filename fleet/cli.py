@@ -1,4 +1,4 @@
-"""``driftwave``: the root command line (typer + rich). Exit codes: 0 ok, 1 findings, 2 usage."""
+"""``driftwave``: the root command line (typer + rich). Exit codes: 0 ok, 1 any error."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from agent.cli.simulate import as_json as sim_json
 from agent.cli.simulate import render, simulate
 from agent.cli.validate import validate_paths
 from agent.sim.scenario_run import ScenarioError
+from fleet.clicore import Group, show_help_when_bare
 
 app = typer.Typer(
     name="driftwave",
@@ -26,10 +27,11 @@ app = typer.Typer(
         "Start with `driftwave demo`; check manifests with `driftwave validate`; move "
         "Karpenter v1beta1 manifests to v1 with `driftwave migrate`."
     ),
-    no_args_is_help=True,
+    cls=Group,
     add_completion=True,
     pretty_exceptions_enable=False,
 )
+app.callback(invoke_without_command=True)(show_help_when_bare)
 
 FilesArg = Annotated[
     list[Path],
@@ -151,8 +153,9 @@ def demo() -> None:
 agent_app = typer.Typer(
     name="agent",
     help="The per-cluster agent: simulate it against a simulated cluster and cloud.",
-    no_args_is_help=True,
+    cls=Group,
 )
+agent_app.callback(invoke_without_command=True)(show_help_when_bare)
 app.add_typer(agent_app)
 
 

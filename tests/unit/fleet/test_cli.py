@@ -50,7 +50,7 @@ def test_validate_reports_unreadable_yaml(tmp_path: Path) -> None:
 
 def test_validate_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["validate", str(tmp_path / "nope.yaml")])
-    assert result.exit_code == 2
+    assert result.exit_code == 1
 
 
 def test_validate_warns_on_unknown_kinds_without_failing(tmp_path: Path) -> None:
@@ -185,4 +185,15 @@ def test_agent_simulate_bad_input_exits_1_or_2(tmp_path: Path) -> None:
     assert "spec.cluster: required field is missing" in result.stderr
     scenario = EXAMPLES / "scenarios" / "seed-000-inflate.yaml"
     usage = runner.invoke(app, ["agent", "simulate", str(scenario), "--until", "soon"])
-    assert usage.exit_code == 2
+    assert usage.exit_code == 1
+
+
+def test_usage_errors_exit_1_and_bare_groups_show_help_with_exit_0() -> None:
+    unknown = runner.invoke(app, ["validate", "--no-such-flag", "x.yaml"])
+    assert unknown.exit_code == 1
+    assert "No such option" in unknown.output
+    assert runner.invoke(app, ["no-such-command"]).exit_code == 1
+    for group in ([], ["agent"]):
+        shown = runner.invoke(app, group)
+        assert shown.exit_code == 0
+        assert "Usage:" in shown.output

@@ -1,0 +1,37 @@
+"""The command group behind ``driftwave``: every error, usage errors included, exits 1.
+
+Click exits 2 on a usage error (an unknown option, a bad value, a missing file); kubectl exits 1
+on every error, and so does driftwave: 0 means done, 1 means something was wrong with the input
+or what it describes, and the message names the argument or field and the rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+CLICK_USAGE_EXIT = 2
+ERROR_EXIT = 1
+
+
+class Group(TyperGroup):
+    """A typer group whose usage errors exit :data:`ERROR_EXIT`."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the command line; a usage error's exit code becomes :data:`ERROR_EXIT`."""
+        try:
+            return super().main(*args, **kwargs)
+        except SystemExit as done:
+            if done.code == CLICK_USAGE_EXIT:
+                raise SystemExit(ERROR_EXIT) from None
+            raise
+
+
+def show_help_when_bare(ctx: typer.Context) -> None:
+    """A group callback: called with no subcommand, show the group's help and exit 0 (as
+    ``kubectl`` does)."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
