@@ -29,6 +29,23 @@ class Bound:
     """The optimum's node counts: (type row, zone index, fractional count) with count > 0."""
 
 
+def zone_prices(
+    table: TypeTable,
+    demand: IntArray,
+    *,
+    mask: BoolArray | None = None,
+    overhead: IntArray | None = None,
+) -> list[FloatArray | None]:
+    """Per zone, the shadow prices of the LP solved with that zone's offerings only (None for
+    a zone where it has no solution)."""
+    out: list[FloatArray | None] = []
+    for zone in table.zones:
+        bound = solve_bound(table, demand, mask=mask, overhead=overhead, zones=(zone,))
+        usable = np.isfinite(bound.cost) and bound.cost > 0
+        out.append(bound.prices if usable else None)
+    return out
+
+
 def efficient_types(
     table: TypeTable,
     demand: IntArray,
@@ -36,21 +53,23 @@ def efficient_types(
     mask: BoolArray | None = None,
     overhead: IntArray | None = None,
     tolerance: float = 0.1,
+    prices: Sequence[FloatArray | None] | None = None,
 ) -> BoolArray | None:
     """Per instance type and zone (a boolean [types, zones] array), whether the type's cheapest
     offering in that zone costs at most ``1 + tolerance`` times the value of its resources at
-    that zone's shadow prices (the LP solved with the zone's offerings only): the node shapes
+    that zone's shadow prices (:func:`zone_prices`, or ``prices`` when given): the node shapes
     that can fill a cost-optimal placement in each zone. None when no zone's LP has a solution
     (then nothing should be restricted)."""
     usable = (table.alloc - (overhead if overhead is not None else 0)).astype(np.float64)
     price = table.price.min(axis=2)
     allowed = np.ones(len(table), dtype=np.bool_) if mask is None else mask
     efficient = np.zeros((len(table), len(table.zones)), dtype=np.bool_)
-    for z, zone in enumerate(table.zones):
-        bound = solve_bound(table, demand, mask=mask, overhead=overhead, zones=(zone,))
-        if not np.isfinite(bound.cost) or bound.cost <= 0:
+    if prices is None:
+        prices = zone_prices(table, demand, mask=mask, overhead=overhead)
+    for z, shadow in enumerate(prices):
+        if shadow is None:
             continue
-        value = usable @ bound.prices
+        value = usable @ shadow
         efficient[:, z] = (
             allowed & np.isfinite(price[:, z]) & (price[:, z] <= (1 + tolerance) * value)
         )

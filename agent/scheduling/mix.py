@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linprog
-from scipy.sparse import lil_matrix
+from scipy.sparse import coo_matrix
 
 from agent.scheduling.plans import PoolPlan
 from agent.scheduling.pods import PodRef, PodShape
@@ -78,33 +78,54 @@ def plan_mix(
     n_vars = n_cols + n_shapes * n_cols
     cost = np.zeros(n_vars)
     cost[:n_cols] = [prices[r, z] for r, z in columns]
-    upper = lil_matrix((n_cols * len(resources), n_vars))
-    scale = {r: max(float(usable[:, r].max()), 1.0) for r in resources}
-    for c, (row, _) in enumerate(columns):
-        for i, r in enumerate(resources):
-            line = c * len(resources) + i
-            upper[line, c] = -usable[row, r] / scale[r]
-            for g, key in enumerate(keys):
-                upper[line, n_cols + g * n_cols + c] = vectors[key][r] / scale[r]
-    equal_rows: list[dict[int, float]] = []
+    rows_of = np.array([r for r, _ in columns], dtype=np.int64)
+    zones_of = np.array([z for _, z in columns], dtype=np.int64)
+    res = np.array(resources, dtype=np.int64)
+    scale = np.maximum(usable[:, res].max(axis=0), 1).astype(np.float64)
+    demand = np.array([vectors[key][res] for key in keys], dtype=np.float64) / scale
+    n_res = len(resources)
+    # capacity: for column c and resource r, sum_g y_{g,c} v_g[r] - x_c usable[c][r] <= 0
+    line = np.arange(n_cols * n_res).reshape(n_cols, n_res)
+    node_vals = -(usable[rows_of][:, res] / scale)
+    pod_lines = np.broadcast_to(line, (n_shapes, n_cols, n_res))
+    pod_vars = np.broadcast_to(
+        (n_cols + np.arange(n_shapes)[:, None] * n_cols + np.arange(n_cols)[None, :])[..., None],
+        (n_shapes, n_cols, n_res),
+    )
+    pod_vals = np.broadcast_to(demand[:, None, :], (n_shapes, n_cols, n_res))
+    nonzero = pod_vals.ravel() != 0
+    upper = coo_matrix(
+        (
+            np.concatenate([node_vals.ravel(), pod_vals.ravel()[nonzero]]),
+            (
+                np.concatenate([line.ravel(), pod_lines.ravel()[nonzero]]),
+                np.concatenate([np.repeat(np.arange(n_cols), n_res), pod_vars.ravel()[nonzero]]),
+            ),
+        ),
+        shape=(n_cols * n_res, n_vars),
+    )
+    # every pod placed: per shape one row, or one row per zone for zone-spread shapes
+    eq_rows: list[np.ndarray] = []
+    eq_vars: list[np.ndarray] = []
     equal_rhs: list[float] = []
     for g, key in enumerate(keys):
         shape, count = shapes[key]
-        spread = any(s.key == ZONE and s.do_not_schedule for s in shape.spread)
-        if spread:
-            share = count / len(table.zones)
+        first = n_cols + g * n_cols
+        if any(s.key == ZONE and s.do_not_schedule for s in shape.spread):
             for z in range(len(table.zones)):
-                equal_rows.append(
-                    {n_cols + g * n_cols + c: 1.0 for c, (_, cz) in enumerate(columns) if cz == z}
-                )
-                equal_rhs.append(share)
+                picked = np.flatnonzero(zones_of == z)
+                eq_rows.append(np.full(len(picked), len(equal_rhs)))
+                eq_vars.append(first + picked)
+                equal_rhs.append(count / len(table.zones))
         else:
-            equal_rows.append({n_cols + g * n_cols + c: 1.0 for c in range(n_cols)})
+            eq_rows.append(np.full(n_cols, len(equal_rhs)))
+            eq_vars.append(first + np.arange(n_cols))
             equal_rhs.append(float(count))
-    equal = lil_matrix((len(equal_rows), n_vars))
-    for line, entries in enumerate(equal_rows):
-        for var, value in entries.items():
-            equal[line, var] = value
+    eq_row = np.concatenate(eq_rows)
+    equal = coo_matrix(
+        (np.ones(len(eq_row)), (eq_row, np.concatenate(eq_vars))),
+        shape=(len(equal_rhs), n_vars),
+    )
     result = linprog(
         c=cost,
         A_ub=upper.tocsr(),
@@ -124,8 +145,8 @@ def plan_mix(
         assigned[key] = y.copy()
         per_node[key] = np.where(nodes > 1e-9, y / np.maximum(nodes, 1e-9), 0.0)
     return MixPlan(
-        np.array([r for r, _ in columns], dtype=np.int64),
-        np.array([z for _, z in columns], dtype=np.int64),
+        rows_of,
+        zones_of,
         nodes,
         per_node,
         assigned,

@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-from agent.scheduling.lowerbound import efficient_types, solve_bound
+from agent.scheduling.lowerbound import efficient_types, solve_bound, zone_prices
 from agent.scheduling.mix import MixPlan, plan_mix
 from agent.scheduling.plans import ExistingNode, PoolPlan
 from agent.scheduling.pods import PodRef
@@ -72,8 +72,9 @@ def make_scheduler(
         demand = demand_of(pool, pods)
         if not demand.any():
             continue
+        shadow = zone_prices(pool.table, demand, mask=pool.base_mask, overhead=pool.daemon_overhead)
         mask = efficient_types(
-            pool.table, demand, mask=pool.base_mask, overhead=pool.daemon_overhead
+            pool.table, demand, mask=pool.base_mask, overhead=pool.daemon_overhead, prices=shadow
         )
         if mask is not None:
             efficient[pool.name] = mask
@@ -93,6 +94,7 @@ def make_scheduler(
                 mask=pool.base_mask,
                 overhead=pool.daemon_overhead,
                 tolerance=MIX_TOLERANCE,
+                prices=shadow,
             )
             planned = plan_mix(pool, pods, wide, bound.prices)
             if planned is not None:
