@@ -32,7 +32,7 @@ from agent.scheduling.quotas import MixQuotas
 from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.taints import untolerated
-from agent.scheduling.topology import Topology, TopologyGroup
+from agent.scheduling.topology import Signature, Topology, TopologyGroup
 from agent.scheduling.typetable import BoolArray
 
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -115,7 +115,7 @@ class Scheduler:
         self.claims: list[NewClaim] = []
         self._vectors: dict[int, np.ndarray | None] = {}
         self._free_shapes: dict[int, bool] = {}
-        self._enforced_cache: dict[tuple[int, Attempt], list[TopologyGroup]] = {}
+        self._enforced_cache: dict[tuple[Signature, Attempt], list[TopologyGroup]] = {}
         resources = {pool.table.resources for pool in self.pools}
         if len(resources) > 1:
             raise ValueError("every NodePool's type table must use the same resource order")
@@ -404,7 +404,7 @@ class Scheduler:
 
     def _enforced(self, shape: PodShape, attempt: Attempt) -> list[TopologyGroup]:
         """The topology groups a pod of ``shape`` must satisfy on this attempt."""
-        key = (id(shape), attempt)
+        key = (self.topology.signature(shape), attempt)
         cached = self._enforced_cache.get(key)
         if cached is not None:
             return cached

@@ -131,6 +131,9 @@ def _one_of(key: str, domains: list[str]) -> Requirement:
 
 
 GroupKey = tuple[Kind, str, LabelMatcher | None, frozenset[str], int, int | None]
+Signature = int
+"""A number standing for a shape's namespace, sorted labels and topology constraints (see
+:meth:`Topology.signature`)."""
 
 
 class Topology:
@@ -138,9 +141,11 @@ class Topology:
 
     def __init__(self, zones: Mapping[str, Iterable[str]] | None = None) -> None:
         self._groups: dict[GroupKey, TopologyGroup] = {}
-        self._owned: dict[int, list[tuple[TopologyGroup, bool]]] = {}
-        self._inverse: dict[int, list[TopologyGroup]] = {}
-        self._relevant: dict[int, list[tuple[TopologyGroup, bool]]] = {}
+        self._signatures: dict[int, Signature] = {}
+        self._signature_ids: dict[tuple[object, ...], Signature] = {}
+        self._owned: dict[Signature, list[tuple[TopologyGroup, bool]]] = {}
+        self._inverse: dict[Signature, list[TopologyGroup]] = {}
+        self._relevant: dict[Signature, list[tuple[TopologyGroup, bool]]] = {}
         self._by_label: dict[tuple[str, str, str], list[TopologyGroup]] = {}
         self._unindexed: list[TopologyGroup] = []
         self._known: dict[str, set[str]] = {k: set(v) for k, v in (zones or {}).items()}
@@ -182,9 +187,28 @@ class Topology:
                 self._unindexed.append(group)
         return group
 
+    def signature(self, shape: PodShape) -> Signature:
+        """What decides which groups a shape owns and counts in: its namespace, labels and
+        topology constraints (shapes that differ only in requests share it; cached)."""
+        found = self._signatures.get(id(shape))
+        if found is None:
+            described = (
+                shape.namespace,
+                tuple(sorted(shape.labels.items())),
+                tuple(shape.spread),
+                tuple(shape.affinity),
+                tuple(shape.anti_affinity),
+                tuple(shape.preferred_affinity),
+                tuple(shape.preferred_anti_affinity),
+            )
+            found = self._signature_ids.setdefault(described, len(self._signature_ids))
+            self._signatures[id(shape)] = found
+        return found
+
     def owned(self, shape: PodShape) -> list[tuple[TopologyGroup, bool]]:
         """The groups ``shape`` owns, each with whether it is required (False: a preference)."""
-        cached = self._owned.get(id(shape))
+        signature = self.signature(shape)
+        cached = self._owned.get(signature)
         if cached is not None:
             return cached
         ns = frozenset({shape.namespace})
@@ -196,7 +220,7 @@ class Topology:
             out.append((group, spread.do_not_schedule))
         for term, required, kind in _terms(shape):
             out.append((self._group(kind, term.key, term.selector, term.namespaces), required))
-        self._owned[id(shape)] = out
+        self._owned[signature] = out
         return out
 
     def _selecting(self, shape: PodShape) -> list[TopologyGroup]:
@@ -208,10 +232,11 @@ class Topology:
 
     def inverse(self, shape: PodShape) -> list[TopologyGroup]:
         """Anti-affinity groups whose owners repel pods of ``shape`` (they match the selector)."""
-        cached = self._inverse.get(id(shape))
+        signature = self.signature(shape)
+        cached = self._inverse.get(signature)
         if cached is None:
             cached = [g for g in self._selecting(shape) if g.kind == "anti"]
-            self._inverse[id(shape)] = cached
+            self._inverse[signature] = cached
         return cached
 
     def invalidate(self) -> None:
@@ -223,13 +248,14 @@ class Topology:
         """The groups a pod of ``shape`` counts in or owns, each with whether it owns it as a
         requirement (only required anti-affinity repels other pods; cached, refreshed by
         :meth:`invalidate`)."""
-        cached = self._relevant.get(id(shape))
+        signature = self.signature(shape)
+        cached = self._relevant.get(signature)
         if cached is None:
             owned = {id(g): g for g, _ in self.owned(shape)}
             required = {id(g) for g, hard in self.owned(shape) if hard}
             selecting = {id(g): g for g in self._selecting(shape)}
             cached = [(g, key in required) for key, g in {**selecting, **owned}.items()]
-            self._relevant[id(shape)] = cached
+            self._relevant[signature] = cached
         return cached
 
     def record(
