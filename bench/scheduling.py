@@ -39,7 +39,7 @@ from agent.scheduling.pods import PodRef
 from agent.scheduling.requirement import Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Result, Scheduler
-from agent.scheduling.strategy import demand_of, make_scheduler, zone_demand
+from agent.scheduling.strategy import demand_of, solve, zone_demand
 from agent.scheduling.typetable import TypeTable
 from agent.scheduling.verify import violations
 from bench.workloads import diverse_pods, realistic_pods
@@ -90,14 +90,10 @@ def karpenter_order(pools: list[PoolPlan], pods: Sequence[PodRef]) -> Result:
 
 def driftwave(pools: list[PoolPlan], pods: Sequence[PodRef]) -> Result:
     """Ours: the cost-planned strategy of :mod:`agent.scheduling.strategy`."""
-    return make_scheduler(pools, pods, strategy="driftwave").solve(pods)
+    return solve(pools, pods, strategy="driftwave")
 
 
 SOLVERS: dict[str, Solver] = {"driftwave": driftwave, "karpenter-order": karpenter_order}
-
-
-def _cost(result: Result) -> float:
-    return sum(claim.options()[0][1] for claim in result.claims if claim.options())
 
 
 def synthetic_pool() -> PoolPlan:
@@ -168,7 +164,7 @@ def _row(
     bound: float | None,
     problems: list[str],
 ) -> dict[str, Any]:
-    cost = _cost(result)
+    cost = result.hourly_cost
     return {
         "suite": suite,
         "solver": solver,

@@ -27,7 +27,7 @@ from agent.provisioning.state import existing_capacity
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import HOSTNAME, PodRef, shape_of, shapes_of
 from agent.scheduling.scheduler import Result
-from agent.scheduling.strategy import Strategy, make_scheduler
+from agent.scheduling.strategy import Strategy, solve
 from agent.scheduling.topology import Topology
 
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
@@ -129,7 +129,7 @@ class Provisioner:
         existing = (
             existing_capacity(nodes, claims, all_pods, pools[0].table, daemons) if pools else []
         )
-        result = make_scheduler(pools, refs, existing, topology, self.strategy).solve(refs)
+        result = solve(pools, refs, existing, topology, self.strategy)
         self.record(
             "Provisioned",
             f"pods/{len(refs)}",

@@ -51,6 +51,11 @@ class Result:
         """Pods placed on existing nodes or new claims."""
         return sum(len(c.pods) for c in self.claims) + sum(map(len, self.existing.values()))
 
+    @property
+    def hourly_cost(self) -> float:
+        """What the new NodeClaims cost per hour, each at its cheapest option."""
+        return sum(options[0][1] for claim in self.claims if (options := claim.options()))
+
 
 class Scheduler:
     """One solve over NodePools, existing nodes and a topology (see the module docstring)."""

@@ -8,6 +8,7 @@ order. Both honour the same constraints.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Literal
 
@@ -17,7 +18,7 @@ from agent.scheduling.lowerbound import efficient_types, solve_bound, zone_price
 from agent.scheduling.mix import MixPlan, plan_mix
 from agent.scheduling.plans import ExistingNode, PoolPlan
 from agent.scheduling.pods import PodRef
-from agent.scheduling.scheduler import Scheduler
+from agent.scheduling.scheduler import Result, Scheduler
 from agent.scheduling.topology import Topology
 from agent.scheduling.typetable import BoolArray
 
@@ -25,6 +26,17 @@ Strategy = Literal["driftwave", "karpenter"]
 ZONE = "topology.kubernetes.io/zone"
 MIX_TOLERANCE = 0.3
 """How far above the LP's value a node shape may cost and still be offered to the mix plan."""
+
+
+MIX_MIN_NODES_PER_SHAPE = 2.0
+"""A mix plan is followed only when it buys at least this many nodes per node shape it uses:
+with fewer, rounding each shape up to whole nodes costs more than the mix saves."""
+
+
+def worth_following(planned: MixPlan) -> bool:
+    """Whether a mix plan buys enough whole nodes per node shape to be worth following."""
+    used = int(np.count_nonzero(planned.nodes > 1e-9))
+    return used > 0 and float(planned.nodes.sum()) >= MIX_MIN_NODES_PER_SHAPE * used
 
 
 def zone_demand(pool: PoolPlan, pods: Sequence[PodRef]) -> dict[str, np.ndarray]:
@@ -97,7 +109,7 @@ def make_scheduler(
                 prices=shadow,
             )
             planned = plan_mix(pool, pods, wide, bound.prices)
-            if planned is not None:
+            if planned is not None and worth_following(planned):
                 mixes[pool.name] = planned
     return Scheduler(
         pools,
@@ -109,3 +121,50 @@ def make_scheduler(
         plan=plans,
         mix=mixes,
     )
+
+
+PORTFOLIO_MAX_PODS = 1000
+"""Up to this many pods, ``driftwave`` also solves in Karpenter's order (a few milliseconds at
+this size) and keeps the cheaper plan: with few pods, rounding the LP's plan up to whole nodes
+can cost more than it saves."""
+
+
+def solve(
+    pools: Sequence[PoolPlan],
+    pods: Sequence[PodRef],
+    existing: Sequence[ExistingNode] = (),
+    topology: Topology | None = None,
+    strategy: Strategy = "driftwave",
+) -> Result:
+    """Schedule ``pods`` with the chosen strategy (see :data:`PORTFOLIO_MAX_PODS`). Every plan
+    is made on copies: ``pools``, ``existing`` and ``topology`` are left as they were."""
+
+    def plan(chosen: Strategy) -> Result:
+        return make_scheduler(
+            [_copy_pool(pool) for pool in pools],
+            pods,
+            [_copy_node(node) for node in existing],
+            copy.deepcopy(topology),
+            chosen,
+        ).solve(pods)
+
+    ours = plan(strategy)
+    if strategy == "karpenter" or not pools or len(pods) > PORTFOLIO_MAX_PODS:
+        return ours
+    theirs = plan("karpenter")
+    if (len(theirs.errors), theirs.hourly_cost) < (len(ours.errors), ours.hourly_cost):
+        return theirs
+    return ours
+
+
+def _copy_pool(pool: PoolPlan) -> PoolPlan:
+    copied = copy.copy(pool)
+    copied.remaining = None if pool.remaining is None else pool.remaining.copy()
+    return copied
+
+
+def _copy_node(node: ExistingNode) -> ExistingNode:
+    copied = copy.copy(node)
+    copied.used = node.used.copy()
+    copied.pods = list(node.pods)
+    return copied

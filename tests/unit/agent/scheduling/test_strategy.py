@@ -1,0 +1,51 @@
+"""The strategy entry point: driftwave's plan is never dearer than Karpenter's order on small
+batches, and the second plan is made on copies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent.scheduling import strategy as strategy_module
+from agent.scheduling.plans import ExistingNode
+from agent.scheduling.scheduler import Scheduler
+from agent.scheduling.strategy import make_scheduler, solve
+from agent.scheduling.verify import violations
+from tests.unit.agent.scheduling.test_mix import pods as mixed_pods
+from tests.unit.agent.scheduling.test_mix import pool
+from tests.unit.agent.scheduling.test_verify import _mixed
+from tests.unit.agent.scheduling.test_verify import pool as synthetic_pool
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("count", [5, 40, 150])
+def test_small_batches_cost_no_more_than_karpenters_order(seed: int, count: int) -> None:
+    placed = _mixed(seed, count)
+    theirs = Scheduler([synthetic_pool()]).solve(placed)
+    ours = solve([synthetic_pool()], placed)
+    assert violations(ours, placed) == []
+    assert len(ours.errors) <= len(theirs.errors)
+    assert ours.hourly_cost <= theirs.hourly_cost + 1e-9
+
+
+def test_above_the_portfolio_size_only_driftwaves_plan_is_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    placed = mixed_pods(cpu_heavy=30, memory_heavy=30)
+    monkeypatch.setattr(strategy_module, "PORTFOLIO_MAX_PODS", 10)
+    alone = make_scheduler([pool()], placed).solve(placed)
+    assert solve([pool()], placed).hourly_cost == pytest.approx(alone.hourly_cost)
+
+
+def test_solving_leaves_the_callers_state_as_it_was() -> None:
+    placed = mixed_pods(cpu_heavy=4, memory_heavy=4)
+    plan = pool()
+    plan.remaining = np.array([10**6, 10**15, 10**4], dtype=np.int64)
+    size = plan.table.alloc[0]
+    node = ExistingNode("node-a", {}, [], size.copy(), np.zeros_like(size))
+    result = solve([plan], placed, [node], strategy="driftwave")
+    assert result.scheduled == len(placed)
+    assert result.existing["node-a"]
+    assert node.pods == []
+    assert not node.used.any()
+    assert plan.remaining.tolist() == [10**6, 10**15, 10**4]
