@@ -6,15 +6,19 @@ weight order. Preferences count as requirements until a pod fits nowhere; then t
 one at a time in Karpenter's order (see :class:`Attempt`); a pod that still fits nowhere is
 reported with the reason each NodePool gave.
 
-Two choices differ from Karpenter when asked (``Scheduler(..., karpenter_order=False,
-efficient=...)``), never the constraints a placement must meet:
+With ``karpenter_order=False`` (driftwave's strategy, see :mod:`agent.scheduling.strategy`)
+the choices below differ from Karpenter, never the constraints a placement must meet:
 
-- planned NodeClaims are tried in the order they were opened instead of fewest pods first
-  (first fit, which keeps claims full and needs no re-sort per pod);
-- a new NodeClaim starts with only the cost-efficient instance types of its pool (those the
-  solve's LP lower bound buys from, see :func:`agent.scheduling.lowerbound.efficient_types`),
-  falling back to every type when the pod fits none of them, and each claim is right-sized at
-  the end: its options become every type of the pool that holds its pods, cheapest first.
+- pods with topology constraints go first, then the rest by their value at the LP's shadow
+  prices (``value_weights``), largest first;
+- a pod joins the planned NodeClaim whose remaining room best matches it (best fit), limited to
+  claims with mix-plan quota left for its shape (:mod:`agent.scheduling.quotas`) while the plan
+  still wants pods of that shape;
+- a new NodeClaim is opened as one of the plan's node shapes (an instance type and zone) when
+  one takes the pod; otherwise it starts with only the cost-efficient instance types of its pool
+  (:func:`agent.scheduling.lowerbound.efficient_types`), falling back to every type;
+- each claim is right-sized at the end: its options become every type of the pool that holds
+  its pods, cheapest first.
 """
 
 from __future__ import annotations

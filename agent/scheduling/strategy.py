@@ -1,9 +1,11 @@
 """Choosing how to schedule: Karpenter's order, or driftwave's cost-planned strategy.
 
 ``driftwave`` solves the LP of :mod:`agent.scheduling.lowerbound` over each NodePool for the pods
-to place, and hands the scheduler the cost-efficient node shapes per zone, the plan's node shapes
-and the shadow prices (see :mod:`agent.scheduling.scheduler`). ``karpenter`` is Karpenter's own
-order. Both honour the same constraints.
+to place and hands the scheduler the cost-efficient node shapes per zone, the shadow prices and,
+when it is worth following, the node-mix plan of :mod:`agent.scheduling.mix` (see
+:mod:`agent.scheduling.scheduler`). On small batches it also solves in Karpenter's order and
+keeps the cheaper plan (:func:`solve`). ``karpenter`` is Karpenter's own order. Both honour the
+same constraints.
 """
 
 from __future__ import annotations
