@@ -26,8 +26,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from agent.api.base import parse_manifest
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
@@ -36,8 +34,6 @@ from agent.provisioning.pools import build_pool
 from agent.scheduling.lowerbound import solve_bound
 from agent.scheduling.plans import PoolPlan
 from agent.scheduling.pods import PodRef
-from agent.scheduling.requirement import Requirement
-from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Result, Scheduler
 from agent.scheduling.strategy import demand_of, solve, zone_demand
 from agent.scheduling.typetable import TypeTable
@@ -100,14 +96,7 @@ def synthetic_pool() -> PoolPlan:
     """Karpenter's benchmark NodePool over 400 synthetic instance types."""
     types, offerings = benchmark_types(400)
     table = TypeTable(types, offerings, ZONES, resources=RESOURCES)
-    return PoolPlan(
-        "default",
-        0,
-        Requirements(Requirement("karpenter.sh/nodepool", "In", ["default"])),
-        [],
-        table,
-        np.zeros(len(RESOURCES), dtype=np.int64),
-    )
+    return PoolPlan.plain(table)
 
 
 def timed(

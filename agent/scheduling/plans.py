@@ -44,6 +44,18 @@ class PoolPlan:
             self.table.alloc >= self.daemon_overhead, axis=1
         )
 
+    @classmethod
+    def plain(cls, table: TypeTable, name: str = "default") -> PoolPlan:
+        """A pool with no requirements but its own name, no taints, limits or DaemonSets."""
+        return cls(
+            name,
+            0,
+            Requirements(Requirement("karpenter.sh/nodepool", "In", [name])),
+            [],
+            table,
+            np.zeros(len(table.resources), dtype=np.int64),
+        )
+
 
 @dataclass
 class ExistingNode:

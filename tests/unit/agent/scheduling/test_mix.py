@@ -12,7 +12,6 @@ from agent.scheduling.mix import MixPlan, plan_mix
 from agent.scheduling.plans import NewClaim, PoolPlan
 from agent.scheduling.pods import LabelMatcher, PodRef, PodShape, SpreadConstraint
 from agent.scheduling.quotas import MixQuotas
-from agent.scheduling.requirement import Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.strategy import demand_of, make_scheduler
 from agent.scheduling.typetable import TypeTable
@@ -34,14 +33,7 @@ def pool() -> PoolPlan:
         types.append(InstanceType(name, labels, size, size))
         offerings.append(tuple(Offering(z, "on-demand", price, True) for z in ZONES))
     table = TypeTable(types, offerings, ZONES, resources=RESOURCES)
-    return PoolPlan(
-        "default",
-        0,
-        Requirements(Requirement("karpenter.sh/nodepool", "In", ["default"])),
-        [],
-        table,
-        np.zeros(len(RESOURCES), dtype=np.int64),
-    )
+    return PoolPlan.plain(table)
 
 
 def pods(cpu_heavy: int = 40, memory_heavy: int = 40, spread: bool = False) -> list[PodRef]:

@@ -26,14 +26,7 @@ ZONE = "topology.kubernetes.io/zone"
 def pool(types: int = 12) -> PoolPlan:
     its, offers = benchmark_types(types)
     table = TypeTable(its, offers, ZONES, resources=RESOURCES)
-    return PoolPlan(
-        "default",
-        0,
-        Requirements(Requirement("karpenter.sh/nodepool", "In", ["default"])),
-        [],
-        table,
-        np.zeros(4, dtype=np.int64),
-    )
+    return PoolPlan.plain(table)
 
 
 def shape(cpu: int = 500, labels: dict[str, str] | None = None, **kw: object) -> PodShape:
