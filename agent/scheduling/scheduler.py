@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agent.scheduling.attempt import Attempt, heaviest_first_dropped
+from agent.scheduling.merge import merge_tail
 from agent.scheduling.mix import MixPlan
 from agent.scheduling.plans import ExistingNode, NewClaim, PoolPlan
 from agent.scheduling.pods import HOSTNAME, PodRef, PodShape
@@ -163,6 +164,7 @@ class Scheduler:
         if self.efficient or self.plan:
             for claim in result.claims:
                 self._right_size(claim)
+            result.claims = merge_tail(result.claims, self.topology)
         return result
 
     def _right_size(self, claim: NewClaim) -> None:
