@@ -95,6 +95,9 @@ class NewClaim:
     """[types, zones]: the cost-efficient offerings this claim is limited to (None: any)."""
     column: int | None = None
     """The node shape of the pool's mix plan the claim was opened as (None: not planned)."""
+    reserved: IntArray | None = None
+    """What the claim took off its pool's limits (its largest option when opened; None: the
+    pool has no limits); right-sizing never offers a type larger than this."""
     last: tuple[int, Hashable] | None = None
     """The pod shape (its id) and relaxation step of the last pod added (repeats are cheap)."""
 

@@ -74,6 +74,11 @@ class MixQuotas:
                 assigned[claim.column] = before - 1
                 self._left[id(shape)] -= min(max(before, 0.0), 1.0)
 
+    def abandon(self, shape: PodShape) -> None:
+        """Stop steering pods of ``shape`` (the plan has no node left that takes them)."""
+        if id(shape) in self._left:
+            self._left[id(shape)] = 0.0
+
     def planned_left(self, shape: PodShape) -> float:
         """How many pods of ``shape`` the plans still want placed (over every pool)."""
         return self._left.get(id(shape), 0.0)

@@ -129,7 +129,7 @@ class Scheduler:
         resources = {pool.table.resources for pool in self.pools}
         if len(resources) > 1:
             raise ValueError("every NodePool's type table must use the same resource order")
-        zones = {z for pool in pools for z in pool.table.zones}
+        zones = {z for pool in pools for z in _pool_zones(pool)}
         self.topology.known_domains("topology.kubernetes.io/zone", zones)
         self.topology.known_domains(HOSTNAME, (n.name for n in existing))
 
@@ -173,6 +173,8 @@ class Scheduler:
         requirements = claim.requirements
         mask = pool.base_mask & table.mask(requirements.values())
         mask &= np.all(table.alloc >= claim.used, axis=1)
+        if claim.reserved is not None:
+            mask &= np.all(table.alloc <= claim.reserved, axis=1)
         mask &= np.isfinite(
             table.offering_price(
                 requirements.get("topology.kubernetes.io/zone"),
@@ -195,11 +197,19 @@ class Scheduler:
         elif self._best_fit(pod, attempt):
             return []
         reasons = []
+        unsteered = self.karpenter_order
         for pool in self.pools:
             planned = self._open_planned(pool, pod, attempt)
             if planned is not None:
                 self._commit_new(pool, planned, pod)
                 return []
+            if not unsteered:
+                # the mix plan has no node for this pod: stop steering its shape and let it
+                # join any claim with room before a new claim is opened
+                unsteered = True
+                self.quotas.abandon(pod.shape)
+                if self._best_fit(pod, attempt):
+                    return []
             claim = NewClaim.open(pool)
             self.topology.known_domains(HOSTNAME, [claim.hostname])
             efficient = self.efficient.get(pool.name)
@@ -324,7 +334,9 @@ class Scheduler:
                 allowed = names if allowed is None else allowed & names
         if allowed is None:
             return None
-        return np.array([self._zone_index[z] for z in allowed if z in self._zone_index])
+        return np.array(
+            [self._zone_index[z] for z in allowed if z in self._zone_index], dtype=np.int64
+        )
 
     def _hostname_blocks(self, shape: PodShape, attempt: Attempt, count: int) -> list[np.ndarray]:
         """Claims a pod of ``shape`` cannot join for hostname spread or anti-affinity, as
@@ -572,17 +584,26 @@ class Scheduler:
         worst case, so that no later pod can join any of them)."""
         domains: dict[str, list[str]] = {}
         for group, _ in self.topology.relevant(shape):
-            if group.key in domains or group.key not in requirements:
+            if group.key in domains:
                 continue
-            requirement = requirements.get(group.key)
+            if group.key not in requirements:
+                requirement = Requirement(group.key, "Exists")
+            else:
+                requirement = requirements.get(group.key)
             if not requirement.complement:
                 domains[group.key] = list(requirement.values)
+            elif group.kind == "anti":
+                # open-ended (no zone chosen yet): the claim may land in any known domain
+                known = self.topology.domains(group.key)
+                domains[group.key] = [d for d in known if requirement.has(d)]
         self.topology.record(shape, domains)
 
     def _reserve(self, pool: PoolPlan, claim: NewClaim) -> None:
+        """Take the claim's largest option off the pool's limits (Karpenter's worst case)."""
         if pool.remaining is not None:
             biggest = pool.table.alloc[claim.mask].max(axis=0)
             pool.remaining = pool.remaining - biggest
+            claim.reserved = biggest
 
 
 def _no_fit(requirements: Requirements, used: np.ndarray, resources: Sequence[str]) -> str:
@@ -592,3 +613,12 @@ def _no_fit(requirements: Requirements, used: np.ndarray, resources: Sequence[st
         f"no instance type satisfied resources {{{wanted}}} and requirements "
         f"{shown} (daemonset overhead included)"
     )
+
+
+def _pool_zones(pool: PoolPlan) -> list[str]:
+    """The zones a pool's requirements allow among its offerings' zones (the zone domains a
+    topology spread counts, as Karpenter takes them from the NodePools)."""
+    if ZONE_KEY not in pool.requirements:
+        return list(pool.table.zones)
+    allowed = pool.requirements.get(ZONE_KEY)
+    return [zone for zone in pool.table.zones if allowed.has(zone)]

@@ -155,6 +155,10 @@ class Topology:
         """Every group, in creation order."""
         return list(self._groups.values())
 
+    def domains(self, key: str) -> list[str]:
+        """The known domains of ``key``, sorted."""
+        return sorted(self._known.get(key, ()))
+
     def known_domains(self, key: str, domains: Iterable[str]) -> None:
         """Declare domains of ``key`` (zones a NodePool can use, nodes as they appear)."""
         known = self._known.setdefault(key, set())

@@ -49,10 +49,30 @@ def violations(result: Result, pods: Sequence[PodRef]) -> list[str]:
             placed[pod.key] = (index, labels)
             if not any(node.is_compatible(alt) for alt in pod.shape.alternatives):
                 problems.append(f"{pod.key}: its node requirements do not hold on claim {index}")
+        problems.extend(_same_node_anti_affinity(claim.pods, index))
     for pod in pods:
         if pod.key not in placed and pod.key not in result.errors and not _on_existing(result, pod):
             problems.append(f"{pod.key}: neither placed nor reported")
     problems.extend(_topology(pods, placed))
+    return problems
+
+
+def _same_node_anti_affinity(pods: Sequence[PodRef], index: int) -> list[str]:
+    """Pods on one node share every domain, whatever the zone the node will get: a required
+    anti-affinity term matching another pod of the same claim is broken on any key."""
+    problems = []
+    for pod in pods:
+        for term in pod.shape.anti_affinity:
+            if term.selector is None:
+                continue
+            selector = term.selector
+            if any(
+                other is not pod
+                and other.namespace in term.namespaces
+                and selector.matches(other.shape.labels)
+                for other in pods
+            ):
+                problems.append(f"{pod.key}: anti-affinity broken on claim {index} ({term.key})")
     return problems
 
 
