@@ -6,7 +6,6 @@ figures only; inputs are the packaged seed examples, repeated.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from agent.api.kinds import agent_kinds
 from agent.api.lint import lint
 from agent.api.manifests import check_document, load_documents
 from agent.api.migration import migrate_text
+from bench.cli import Parser
 
 
 def _examples(folder: str) -> list[tuple[str, str]]:
@@ -42,7 +42,7 @@ def _timed(rounds: int, work: Callable[[], int]) -> tuple[float, int]:
 
 def main() -> None:
     """Measure and print."""
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = Parser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=100, help="repetitions per measurement")
     rounds = parser.parse_args().rounds
     kinds = agent_kinds()

@@ -38,6 +38,7 @@ from agent.scheduling.scheduler import Result, Scheduler
 from agent.scheduling.strategy import demand_of, solve, zone_demand
 from agent.scheduling.typetable import TypeTable
 from agent.scheduling.verify import violations
+from bench.cli import Parser
 from bench.workloads import diverse_pods, realistic_pods
 
 SIZES = (1, 50, 100, 500, 1000, 2000, 5000, 10000, 20000)
@@ -105,7 +106,7 @@ def timed(
     """Solve ``repeat`` times on a fresh pool each time; the last result and the median
     wall-clock seconds of the solves."""
     times, result = [], Result()
-    for _ in range(max(1, repeat)):
+    for _ in range(repeat):
         pool = make_pool()
         start = time.perf_counter()
         result = SOLVERS[solver]([pool], pods)
@@ -169,18 +170,27 @@ def _row(
     }
 
 
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the suites; the exit code is 1 when a synthetic run leaves a pod unscheduled."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", choices=("synthetic", "catalog", "all"), default="all")
     parser.add_argument("--solver", choices=(*SOLVERS, "all"), default="all")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="synthetic pod counts")
     parser.add_argument("--catalog-pods", type=int, default=10000)
     parser.add_argument(
         "--repeat",
-        type=int,
+        type=_positive,
         default=3,
         help="solves per run; the median time is reported (default: 3)",
     )

@@ -128,7 +128,6 @@ def _zone_only(topology: Topology, shape: PodShape, cache: dict[int, bool]) -> b
     signature = topology.signature(shape)
     found = cache.get(signature)
     if found is None:
-        groups = [g for g, _ in topology.relevant(shape)] + topology.inverse(shape)
-        found = all(group.key == ZONE for group in groups)
+        found = all(group.key == ZONE for group, _ in topology.relevant(shape))
         cache[signature] = found
     return found

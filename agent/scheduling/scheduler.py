@@ -552,7 +552,7 @@ class Scheduler:
         """Whether no topology group concerns pods of ``shape`` (cached per solve)."""
         free = self._free_shapes.get(id(shape))
         if free is None:
-            free = not self.topology.relevant(shape) and not self.topology.inverse(shape)
+            free = not self.topology.relevant(shape)  # relevant groups include the inverse
             self._free_shapes[id(shape)] = free
         return free
 

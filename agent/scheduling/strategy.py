@@ -146,7 +146,7 @@ def solve(
             [_copy_pool(pool) for pool in pools],
             pods,
             [_copy_node(node) for node in existing],
-            copy.deepcopy(topology),
+            topology.copy() if topology is not None else None,
             chosen,
         ).solve(pods)
 

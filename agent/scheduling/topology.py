@@ -21,7 +21,7 @@ as nodes and planned NodeClaims do.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from agent.scheduling.pods import (
@@ -141,7 +141,7 @@ class Topology:
 
     def __init__(self, zones: Mapping[str, Iterable[str]] | None = None) -> None:
         self._groups: dict[GroupKey, TopologyGroup] = {}
-        self._signatures: dict[int, Signature] = {}
+        self._signatures: dict[PodShape, Signature] = {}
         self._signature_ids: dict[tuple[object, ...], Signature] = {}
         self._owned: dict[Signature, list[tuple[TopologyGroup, bool]]] = {}
         self._inverse: dict[Signature, list[TopologyGroup]] = {}
@@ -149,6 +149,24 @@ class Topology:
         self._by_label: dict[tuple[str, str, str], list[TopologyGroup]] = {}
         self._unindexed: list[TopologyGroup] = []
         self._known: dict[str, set[str]] = {k: set(v) for k, v in (zones or {}).items()}
+
+    def copy(self) -> Topology:
+        """An independent copy: the same groups with their own counts (cheaper than a deep
+        copy: label selectors and shapes are shared, being immutable or keyed by identity)."""
+        twin = Topology()
+        mapping = {
+            id(group): replace(group, counts=dict(group.counts), owners=dict(group.owners))
+            for group in self._groups.values()
+        }
+        twin._groups = {key: mapping[id(group)] for key, group in self._groups.items()}
+        twin._signatures = dict(self._signatures)
+        twin._signature_ids = dict(self._signature_ids)
+        twin._by_label = {
+            key: [mapping[id(group)] for group in groups] for key, groups in self._by_label.items()
+        }
+        twin._unindexed = [mapping[id(group)] for group in self._unindexed]
+        twin._known = {key: set(values) for key, values in self._known.items()}
+        return twin
 
     @property
     def groups(self) -> list[TopologyGroup]:
@@ -194,7 +212,7 @@ class Topology:
     def signature(self, shape: PodShape) -> Signature:
         """What decides which groups a shape owns and counts in: its namespace, labels and
         topology constraints (shapes that differ only in requests share it; cached)."""
-        found = self._signatures.get(id(shape))
+        found = self._signatures.get(shape)
         if found is None:
             described = (
                 shape.namespace,
@@ -206,7 +224,7 @@ class Topology:
                 tuple(shape.preferred_anti_affinity),
             )
             found = self._signature_ids.setdefault(described, len(self._signature_ids))
-            self._signatures[id(shape)] = found
+            self._signatures[shape] = found
         return found
 
     def owned(self, shape: PodShape) -> list[tuple[TopologyGroup, bool]]:

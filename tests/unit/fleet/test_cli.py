@@ -175,7 +175,7 @@ def test_agent_simulate_tables_and_until() -> None:
     assert "0/0 pods scheduled" in result.output
 
 
-def test_agent_simulate_bad_input_exits_1_or_2(tmp_path: Path) -> None:
+def test_agent_simulate_bad_input_exits_1(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(
         "apiVersion: driftwave.io/v1alpha1\nkind: Scenario\nmetadata: {name: b}\nspec: {}\n"

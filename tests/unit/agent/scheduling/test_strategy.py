@@ -49,3 +49,30 @@ def test_solving_leaves_the_callers_state_as_it_was() -> None:
     assert node.pods == []
     assert not node.used.any()
     assert plan.remaining.tolist() == [10**6, 10**15, 10**4]
+
+
+def test_a_topology_copy_counts_on_its_own() -> None:
+    from agent.scheduling.pods import LabelMatcher, PodShape, SpreadConstraint
+    from agent.scheduling.requirements import Requirements
+    from agent.scheduling.topology import Topology
+
+    zone = "topology.kubernetes.io/zone"
+    spread = SpreadConstraint(zone, 1, LabelMatcher((("app", "a"),)), True)
+    shape = PodShape(
+        namespace="default",
+        labels={"app": "a"},
+        requests={"cpu": 100},
+        alternatives=[Requirements()],
+        spread=(spread,),
+    )
+    original = Topology({zone: ["zone-a", "zone-b"]})
+    original.owned(shape)
+    original.record(shape, {zone: "zone-a"})
+    twin = original.copy()
+    twin.record(shape, {zone: "zone-b"}, amount=3)
+    (group,) = original.groups
+    (copied,) = twin.groups
+    assert group.counts == {"zone-a": 1, "zone-b": 0}
+    assert copied.counts == {"zone-a": 1, "zone-b": 3}
+    assert twin.owned(shape)[0][0] is copied
+    assert twin.signature(shape) == original.signature(shape)
