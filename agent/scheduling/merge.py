@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.scheduling.plans import NewClaim
+from agent.scheduling.plans import NewClaim, min_values_unmet
 from agent.scheduling.pods import HOSTNAME, PodShape
 from agent.scheduling.requirement import WELL_KNOWN_LABELS
 from agent.scheduling.requirements import Requirements
@@ -96,10 +96,8 @@ def combine(first: NewClaim, second: NewClaim) -> Merged | None:
     mask &= np.isfinite(prices)
     if not mask.any():
         return None
-    for requirement in requirements.values():
-        wanted = requirement.min_values
-        if wanted and table.distinct(requirement.key, mask) < wanted:
-            return None
+    if min_values_unmet(requirements, table, mask) is not None:
+        return None
     return Merged(float(prices[mask].min()), requirements, mask, used)
 
 

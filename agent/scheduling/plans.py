@@ -124,3 +124,15 @@ class NewClaim:
         order = rows[np.lexsort((rows, prices[rows]))]
         names = self.pool.table.names
         return [(names[i], float(prices[i])) for i in order[:MAX_INSTANCE_TYPES]]
+
+
+def min_values_unmet(requirements: Requirements, table: TypeTable, mask: BoolArray) -> str | None:
+    """Why the instance types in ``mask`` break a ``minValues`` of ``requirements``, or None."""
+    for requirement in requirements.values():
+        wanted = requirement.min_values
+        if wanted and table.distinct(requirement.key, mask) < wanted:
+            return (
+                f"minValues requirement is not met for {requirement.key}: fewer than "
+                f"{wanted} values remain among the instance types that fit"
+            )
+    return None

@@ -31,7 +31,7 @@ import numpy as np
 from agent.scheduling.attempt import Attempt, heaviest_first_dropped
 from agent.scheduling.merge import merge_tail
 from agent.scheduling.mix import MixPlan
-from agent.scheduling.plans import ExistingNode, NewClaim, PoolPlan
+from agent.scheduling.plans import ExistingNode, NewClaim, PoolPlan, min_values_unmet
 from agent.scheduling.pods import HOSTNAME, PodRef, PodShape
 from agent.scheduling.quotas import MixQuotas
 from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
@@ -534,13 +534,9 @@ class Scheduler:
             mask &= claim.efficient[:, zones].any(axis=1)
         if not mask.any():
             return _no_fit(merged, used, table.resources)
-        for requirement in merged.values():
-            wanted = requirement.min_values
-            if wanted and table.distinct(requirement.key, mask) < wanted:
-                return (
-                    f"minValues requirement is not met for {requirement.key}: fewer than "
-                    f"{wanted} values remain among the instance types that fit"
-                )
+        short = min_values_unmet(merged, table, mask)
+        if short is not None:
+            return short
         claim.requirements, claim.mask, claim.used = merged, mask, used
         claim.headroom = None
         claim.pods.append(pod)
@@ -566,13 +562,9 @@ class Scheduler:
             mask &= np.all(table.alloc <= pool.remaining, axis=1)
         if not mask.any():
             return _no_fit(claim.requirements, used, table.resources)
-        for requirement in claim.requirements.values():
-            wanted = requirement.min_values
-            if wanted and table.distinct(requirement.key, mask) < wanted:
-                return (
-                    f"minValues requirement is not met for {requirement.key}: fewer than "
-                    f"{wanted} values remain among the instance types that fit"
-                )
+        short = min_values_unmet(claim.requirements, table, mask)
+        if short is not None:
+            return short
         claim.mask, claim.used = mask, used
         claim.headroom = None
         claim.pods.append(pod)
