@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -150,6 +151,13 @@ def demo() -> None:
     raise typer.Exit(run_demo(Console(highlight=False)))
 
 
+class SimStrategy(StrEnum):
+    """The scheduling strategies ``agent simulate`` offers."""
+
+    driftwave = "driftwave"
+    karpenter = "karpenter"
+
+
 agent_app = typer.Typer(
     name="agent",
     help="The per-cluster agent: simulate it against a simulated cluster and cloud.",
@@ -170,6 +178,14 @@ def agent_simulate(
         typer.Option(help="Stop after this much simulated time (e.g. 30m); default: spec.until."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for names, ids and prices.")] = 1,
+    strategy: Annotated[
+        SimStrategy,
+        typer.Option(
+            help="How the provisioner picks nodes: driftwave (cost-planned, the default) or "
+            "karpenter (Karpenter's own order, to compare).",
+            case_sensitive=False,
+        ),
+    ] = SimStrategy.driftwave,
 ) -> None:
     """Run a Scenario on a virtual clock: the agent's provisioner and NodeClaim lifecycle
     against a simulated cluster and cloud (the real EC2 catalog and prices).
@@ -185,7 +201,7 @@ def agent_simulate(
             f"{until!r} is not a duration such as 30s or 10m", param_hint="--until"
         )
     try:
-        result = simulate(scenario, until, seed)
+        result = simulate(scenario, until, seed, strategy.value)
     except ScenarioError as exc:
         for finding in exc.findings:
             print(str(finding), file=sys.stderr)

@@ -13,6 +13,7 @@ from agent.api.manifests import Document, Finding, check_document, read_document
 from agent.api.scenario import AMISpec, Event, Scenario, seconds
 from agent.cloud.simulated.amis import AMI, AMICatalog
 from agent.kube.port import AlreadyExists, NotFound
+from agent.scheduling.strategy import Strategy
 from agent.sim.world import World
 
 
@@ -87,8 +88,14 @@ def _ami(spec: AMISpec, default_version: str) -> AMI:
     )
 
 
-def build_world(scenario: Scenario, objects: list[KubeModel], seed: int = 1) -> World:
-    """The world a scenario starts in, with its objects created."""
+def build_world(
+    scenario: Scenario,
+    objects: list[KubeModel],
+    seed: int = 1,
+    strategy: Strategy = "driftwave",
+) -> World:
+    """The world a scenario starts in, with its objects created; the provisioner schedules
+    with ``strategy``."""
     cluster = scenario.spec.cluster
     versions = sorted({cluster.kubernetes_version, "1.28", "1.29", "1.30", "1.31"})
     amis = AMICatalog.eks_optimized(kubernetes_versions=versions)
@@ -99,6 +106,7 @@ def build_world(scenario: Scenario, objects: list[KubeModel], seed: int = 1) -> 
         kubernetes_version=cluster.kubernetes_version,
         amis=amis,
         seed=seed,
+        strategy=strategy,
     )
     for obj in objects:
         world.cluster.create(obj)

@@ -31,6 +31,7 @@ from agent.kube.simulated.kubelet import SimulatedKubelet
 from agent.kube.simulated.workloads import WorkloadController
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle
 from agent.provisioning.provisioner import Provisioner
+from agent.scheduling.strategy import Strategy
 
 
 @dataclass
@@ -55,6 +56,7 @@ class World:
         amis: AMICatalog,
         seed: int = 1,
         start: datetime = EPOCH,
+        strategy: Strategy = "driftwave",
     ) -> None:
         self.clock = VirtualClock(start)
         self.start = start
@@ -70,7 +72,7 @@ class World:
         self.workloads = WorkloadController(self.cluster, seed)
         self.daemonsets = DaemonSetController(self.cluster, seed)
         self.provisioner = Provisioner(
-            self.cluster, self.clock, self.catalog, record=self.record, seed=seed
+            self.cluster, self.clock, self.catalog, record=self.record, seed=seed, strategy=strategy
         )
         self.lifecycle = NodeClaimLifecycle(self.cluster, self.cloud, self.clock, self.record)
         self.binder = Binder(self.cluster)

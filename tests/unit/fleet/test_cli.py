@@ -197,3 +197,22 @@ def test_usage_errors_exit_1_and_bare_groups_show_help_with_exit_0() -> None:
         shown = runner.invoke(app, group)
         assert shown.exit_code == 0
         assert "Usage:" in shown.output
+
+
+def test_agent_simulate_takes_a_strategy_and_refuses_an_unknown_one() -> None:
+    scenario = EXAMPLES / "scenarios" / "seed-000-inflate.yaml"
+    for strategy in ("driftwave", "karpenter"):
+        done = runner.invoke(app, ["agent", "simulate", str(scenario), "--strategy", strategy])
+        assert done.exit_code == 0, done.output
+        assert "2/2 pods scheduled" in done.output
+    bad = runner.invoke(app, ["agent", "simulate", str(scenario), "--strategy", "fastest"])
+    assert bad.exit_code == 1
+    assert "--strategy" in bad.output
+
+
+def test_the_strategy_reaches_the_provisioner() -> None:
+    from agent.sim.scenario_run import build_world, load_scenario
+
+    scenario, objects = load_scenario(EXAMPLES / "scenarios" / "seed-000-inflate.yaml")
+    world = build_world(scenario, objects, strategy="karpenter")
+    assert world.provisioner.strategy == "karpenter"
