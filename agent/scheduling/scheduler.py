@@ -91,29 +91,8 @@ class Scheduler:
         self.value_weights = value_weights
         if value_weights is not None:
             self._weights = value_weights
-        self.plan: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-        for name, entries in (plan or {}).items():
-            table = next((p.table for p in self.pools if p.name == name), None)
-            usable = [e for e in entries if table is not None and table and e[2] > 0]
-            if table is None or not usable:
-                continue
-            rows = np.array([r for r, _, _ in usable], dtype=np.int64)
-            shapes = table.alloc[rows] * self._weights
-            shapes = shapes / np.maximum(np.linalg.norm(shapes, axis=1, keepdims=True), 1e-12)
-            self.plan[name] = (
-                rows,
-                np.array([z for _, z, _ in usable], dtype=np.int64),
-                np.array([c for _, _, c in usable], dtype=np.float64),
-                shapes,
-            )
         self.quotas = MixQuotas(mix or {})
-        for name, planned in self.quotas.plans.items():
-            table = next((p.table for p in self.pools if p.name == name), None)
-            if table is None:
-                continue
-            shapes = table.alloc[planned.rows] * self._weights
-            shapes = shapes / np.maximum(np.linalg.norm(shapes, axis=1, keepdims=True), 1e-12)
-            self.plan[name] = (planned.rows, planned.zones, planned.nodes.copy(), shapes)
+        self.plan = self._node_shapes(plan or {})
         self._claim_zone = np.full(64, -1, dtype=np.int64)
         all_zones = sorted({z for pool in self.pools for z in pool.table.zones})
         self._zone_index = {zone: i for i, zone in enumerate(all_zones)}
@@ -132,6 +111,34 @@ class Scheduler:
         zones = {z for pool in pools for z in _pool_zones(pool)}
         self.topology.known_domains("topology.kubernetes.io/zone", zones)
         self.topology.known_domains(HOSTNAME, (n.name for n in existing))
+
+    def _node_shapes(
+        self, plan: Mapping[str, list[tuple[int, int, float]]]
+    ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """Per pool, the node shapes new claims are opened as: (type rows, zone indexes, nodes
+        still wanted, unit resource directions at the weights), from the pool's mix plan when
+        it has one, else from the LP bound's plan."""
+        sources: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for name, entries in plan.items():
+            usable = [entry for entry in entries if entry[2] > 0]
+            if usable:
+                sources[name] = (
+                    np.array([r for r, _, _ in usable], dtype=np.int64),
+                    np.array([z for _, z, _ in usable], dtype=np.int64),
+                    np.array([c for _, _, c in usable], dtype=np.float64),
+                )
+        for name, planned in self.quotas.plans.items():
+            sources[name] = (planned.rows, planned.zones, planned.nodes.copy())
+        tables = {pool.name: pool.table for pool in self.pools}
+        shapes_of = {}
+        for name, (rows, zones, wanted) in sources.items():
+            table = tables.get(name)
+            if table is None:
+                continue
+            shapes = table.alloc[rows] * self._weights
+            shapes = shapes / np.maximum(np.linalg.norm(shapes, axis=1, keepdims=True), 1e-12)
+            shapes_of[name] = (rows, zones, wanted, shapes)
+        return shapes_of
 
     def solve(self, pods: Sequence[PodRef]) -> Result:
         """Place every pod, or say why it cannot be placed (existing nodes' vectors use the
