@@ -13,6 +13,9 @@ NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt"
+TERMINATION_FINALIZER = "karpenter.sh/termination"
+"""Held by NodeClaims and Nodes until the termination controller has drained and deleted them."""
+INITIALIZED_LABEL = "karpenter.sh/initialized"
 REMOVED_ANNOTATIONS = ("karpenter.sh/do-not-evict", "karpenter.sh/do-not-consolidate")
 """v1beta1 annotations Karpenter v1 removed in favour of ``karpenter.sh/do-not-disrupt``."""
 

@@ -69,11 +69,20 @@ class Cluster(Protocol):
         ...
 
     def update(self, obj: T) -> T:
-        """Replace an existing object (spec, status and metadata); raises :class:`NotFound`."""
+        """Replace an existing object (spec, status and metadata); raises :class:`NotFound`.
+
+        An object being deleted keeps its ``deletionTimestamp``, and goes once it has no
+        finalizers left.
+        """
         ...
 
     def delete(self, kind: type[KubeModel], name: str, namespace: str = "") -> None:
-        """Delete an object; raises :class:`NotFound` when it is already gone."""
+        """Delete an object; raises :class:`NotFound` when it is already gone.
+
+        As on the API server, an object with finalizers is only marked (``deletionTimestamp``)
+        and is removed once an :meth:`update` leaves it without finalizers; deleting it again
+        changes nothing.
+        """
         ...
 
     def bind(self, pod_name: str, namespace: str, node_name: str) -> None:

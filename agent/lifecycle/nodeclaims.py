@@ -23,16 +23,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from agent.api.base import Condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Node
+from agent.api.labels import TERMINATION_FINALIZER
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
 from agent.cloud.port import CloudError, CloudProvider, InsufficientCapacity, NodeClassNotReady
 from agent.kube.port import Cluster, NotFound
+from agent.lifecycle.conditions import condition, is_true, with_condition
 
 REGISTRATION_TTL = timedelta(minutes=15)
 LAUNCH_TIMEOUT = timedelta(minutes=5)
@@ -40,21 +42,6 @@ LAUNCH_TIMEOUT = timedelta(minutes=5)
 RETRY = timedelta(seconds=5)
 UNREGISTERED = "karpenter.sh/unregistered"
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
-
-
-def _stamp(when: datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def condition(claim: NodeClaim, kind: str) -> Condition | None:
-    """The claim's condition of type ``kind``, if any."""
-    return next((c for c in claim.status.conditions if c.type == kind), None)
-
-
-def is_true(claim: NodeClaim, kind: str) -> bool:
-    """Whether the claim's condition ``kind`` is True."""
-    found = condition(claim, kind)
-    return found is not None and found.status == "True"
 
 
 class NodeClaimLifecycle:
@@ -79,6 +66,8 @@ class NodeClaimLifecycle:
         """Move every NodeClaim as far along its lifecycle as it can go now."""
         nodes = {n.spec.provider_id: n for n in self.cluster.list(Node) if n.spec.provider_id}
         for claim in self.cluster.list(NodeClaim):
+            if claim.metadata.deletion_timestamp:
+                continue
             if not claim.status.provider_id:
                 self._launch(claim)
                 continue
@@ -93,21 +82,8 @@ class NodeClaimLifecycle:
     def _set(
         self, claim: NodeClaim, kind: str, status: str, reason: str, message: str = ""
     ) -> NodeClaim:
-        old = condition(claim, kind)
-        since = old.last_transition_time if old is not None and old.status == status else None
-        conditions = [c for c in claim.status.conditions if c.type != kind]
-        conditions.append(
-            Condition(
-                type=kind,
-                status=status,
-                reason=reason,
-                message=message,
-                last_transition_time=since or _stamp(self.clock.now()),
-            )
-        )
-        return claim.model_copy(
-            update={"status": claim.status.model_copy(update={"conditions": conditions})}
-        )
+        new = Condition(type=kind, status=status, reason=reason, message=message)
+        return with_condition(claim, new, self.clock.now())
 
     def _launch(self, claim: NodeClaim) -> None:
         try:
@@ -180,9 +156,14 @@ class NodeClaimLifecycle:
             "karpenter.sh/registered": "true",
         }
         taints = [t for t in node.spec.taints if t.key != UNREGISTERED]
+        finalizers = [*node.metadata.finalizers]
+        if TERMINATION_FINALIZER not in finalizers:
+            finalizers.append(TERMINATION_FINALIZER)
         node = node.model_copy(
             update={
-                "metadata": node.metadata.model_copy(update={"labels": labels}),
+                "metadata": node.metadata.model_copy(
+                    update={"labels": labels, "finalizers": finalizers}
+                ),
                 "spec": node.spec.model_copy(update={"taints": taints}),
             }
         )

@@ -16,12 +16,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from agent.api.base import ObjectMeta
+from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import DaemonSet, Node, Pod
+from agent.api.labels import TERMINATION_FINALIZER
 from agent.api.nodeclaim import NodeClaim, NodeClaimResources, NodeClaimSpec
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.clock import Clock
-from agent.kube.port import Cluster
+from agent.kube.port import Cluster, NotFound
+from agent.lifecycle.hashing import stamped
 from agent.provisioning.pools import build_pool, resource_order
 from agent.provisioning.state import existing_capacity
 from agent.scheduling.plans import NewClaim
@@ -181,6 +184,7 @@ class Provisioner:
                 name=name,
                 labels=labels,
                 annotations=dict(template.metadata.annotations or {}),
+                finalizers=[TERMINATION_FINALIZER],
             ),
             spec=NodeClaimSpec(
                 node_class_ref=template.spec.node_class_ref,
@@ -192,7 +196,13 @@ class Provisioner:
                 termination_grace_period=template.spec.termination_grace_period,
             ),
         )
-        created = self.cluster.create(claim)
+        try:
+            nodeclass: EC2NodeClass | None = self.cluster.get(
+                EC2NodeClass, template.spec.node_class_ref.name
+            )
+        except NotFound:
+            nodeclass = None
+        created = self.cluster.create(stamped(claim, pool, nodeclass))
         for pod in plan.pods:
             self.nominations[pod.key] = name
         self.record(

@@ -7,7 +7,7 @@ from typing import Any
 
 from agent.api.kube import Node, Pod
 from agent.api.nodeclaim import NodeClaim
-from agent.lifecycle.nodeclaims import is_true
+from agent.lifecycle.conditions import is_true
 from agent.sim.world import World
 
 IT = "node.kubernetes.io/instance-type"

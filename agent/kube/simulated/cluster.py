@@ -101,7 +101,11 @@ class SimulatedCluster:
         return stored
 
     def update(self, obj: T) -> T:
-        """Replace an existing object; raises NotFound."""
+        """Replace an existing object; raises NotFound.
+
+        An object being deleted keeps its ``deletionTimestamp``; once an update leaves it with no
+        finalizers, it is removed (as the API server does).
+        """
         key = object_key(obj)
         store = self._objects.get(type(obj), {})
         old = store.get(key)
@@ -115,18 +119,44 @@ class SimulatedCluster:
             "generation": (old_meta.generation or 1)
             + (getattr(old, "spec", None) != getattr(obj, "spec", None)),
         }
+        if old_meta.deletion_timestamp:
+            changes["deletion_timestamp"] = old_meta.deletion_timestamp
         stored = obj.model_copy(update={"metadata": _meta(obj).model_copy(update=changes)})
+        if old_meta.deletion_timestamp and not _meta(stored).finalizers:
+            del store[key]
+            self._emit(WatchEvent("DELETED", stored))
+            return stored
         store[key] = stored
         self._emit(WatchEvent("MODIFIED", stored))
         return stored
 
     def delete(self, kind: type[KubeModel], name: str, namespace: str = "") -> None:
-        """Delete an object at once (no finalizers); raises NotFound when it is gone."""
+        """Delete an object; raises NotFound when it is gone.
+
+        An object without finalizers goes at once. One with finalizers gets a
+        ``deletionTimestamp`` (once) and stays until an update removes its last finalizer.
+        """
         key = (self._namespace(kind, namespace), name)
-        obj = self._objects.get(kind, {}).pop(key, None)
+        store = self._objects.get(kind, {})
+        obj = store.get(key)
         if obj is None:
             raise NotFound(f"{kind.__name__} {name} not found")
-        self._emit(WatchEvent("DELETED", obj))
+        meta = _meta(obj)
+        if not meta.finalizers:
+            del store[key]
+            self._emit(WatchEvent("DELETED", obj))
+            return
+        if meta.deletion_timestamp:
+            return
+        marked = meta.model_copy(
+            update={
+                "deletion_timestamp": _stamp(self._clock),
+                "resource_version": str(next(self._versions)),
+            }
+        )
+        stored = obj.model_copy(update={"metadata": marked})
+        store[key] = stored
+        self._emit(WatchEvent("MODIFIED", stored))
 
     def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
         """Bind a pod to a node and mark it running (images pull instantly here)."""

@@ -19,7 +19,8 @@ from agent.kube.port import NotFound
 from agent.kube.simulated.binder import is_ready
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.kubelet import SimulatedKubelet
-from agent.lifecycle.nodeclaims import NodeClaimLifecycle, condition, is_true
+from agent.lifecycle.conditions import condition, is_true
+from agent.lifecycle.nodeclaims import NodeClaimLifecycle
 from tests.unit.agent.cloud.helpers import (
     CAPACITY_TYPE,
     INSTANCE_TYPE,

@@ -19,7 +19,8 @@ from agent.cloud.simulated import AMICatalog, SimulatedCloud
 from agent.kube.port import WatchEvent
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.kubelet import SimulatedKubelet
-from agent.lifecycle.nodeclaims import NodeClaimLifecycle, is_true
+from agent.lifecycle.conditions import is_true
+from agent.lifecycle.nodeclaims import NodeClaimLifecycle
 from agent.provisioning.provisioner import Provisioner
 from tests.unit.agent.cloud.helpers import NODE_CLASS_REF, ready
 

@@ -1,0 +1,164 @@
+"""Drift detection: does a launched NodeClaim still match its NodePool and EC2NodeClass?
+
+The checks run in Karpenter's order and the first that finds drift names the reason:
+
+1. ``NodePoolDrifted``: the NodePool template hash differs (same hash version);
+2. ``RequirementsDrifted``: the NodeClaim's labels no longer satisfy the NodePool's
+   requirements;
+3. ``NodeClassDrift``: the EC2NodeClass hash differs (same hash version);
+4. ``AMIDrift``: the node's image is not the one ``status.amis`` now maps its instance type to
+   (the first image, newest first, whose requirements the type meets); a NodeClass with no
+   resolved images drifts nothing, as Karpenter's does;
+5. ``SubnetDrift``: the node's subnet is no longer among ``status.subnets``;
+6. ``SecurityGroupDrift``: the node's security groups differ from ``status.securityGroups``.
+
+Subnet and security-group checks need what the instance was launched with; a cloud that cannot
+say (the simulation, which launches one subnet per zone) reports None and is not drifted by them.
+
+:class:`DriftController` keeps the ``Drifted`` condition of every launched NodeClaim current: it
+sets it (reason = the drift reason) or removes it, re-checking every 5 minutes and whenever the
+world calls :meth:`DriftController.reconcile` after a change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from agent.api.base import Condition
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
+from agent.clock import Clock
+from agent.cloud.amirules import first_fitting_image
+from agent.kube.port import Cluster
+from agent.lifecycle.conditions import condition, is_true, with_condition
+from agent.lifecycle.hashing import restamp_versions, static_drift
+from agent.scheduling.requirements import Requirements
+
+DRIFT_INTERVAL = timedelta(minutes=5)
+Recorder = Callable[[str, str, str, dict[str, Any]], None]
+NetworkLookup = Callable[[NodeClaim], tuple[str | None, Sequence[str] | None]]
+"""(subnet id, security group ids) a claim's instance was launched with; None where unknown."""
+
+
+def _unknown(claim: NodeClaim) -> tuple[str | None, Sequence[str] | None]:
+    del claim
+    return None, None
+
+
+def drift_reason(
+    claim: NodeClaim,
+    pool: NodePool,
+    nodeclass: EC2NodeClass | None,
+    network: NetworkLookup = _unknown,
+) -> str | None:
+    """Why ``claim`` has drifted from ``pool`` and ``nodeclass``, or None (see module doc)."""
+    reason = static_drift(claim, pool, None)
+    if reason is not None:
+        return reason
+    wanted = Requirements.from_node_selector_requirements(pool.spec.template.spec.requirements)
+    if not Requirements.from_labels(claim.metadata.labels).is_compatible(wanted):
+        return "RequirementsDrifted"
+    if nodeclass is None:
+        return None
+    reason = static_drift(claim, pool, nodeclass)
+    if reason is not None:
+        return reason
+    status = nodeclass.status
+    if status is None:
+        return None
+    if status.amis and claim.status.image_id:
+        image = first_fitting_image(claim.metadata.labels, status.amis)
+        if image is None or image.id != claim.status.image_id:
+            return "AMIDrift"
+    subnet, groups = network(claim)
+    if subnet is not None and status.subnets and subnet not in {s.id for s in status.subnets}:
+        return "SubnetDrift"
+    if (
+        groups is not None
+        and status.security_groups
+        and set(groups) != {g.id for g in status.security_groups}
+    ):
+        return "SecurityGroupDrift"
+    return None
+
+
+class DriftController:
+    """Keeps every launched NodeClaim's ``Drifted`` condition current (see module doc)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        clock: Clock,
+        record: Recorder,
+        network: NetworkLookup = _unknown,
+        interval: timedelta = DRIFT_INTERVAL,
+    ) -> None:
+        self.cluster = cluster
+        self.clock = clock
+        self.record = record
+        self.network = network
+        self.interval = interval
+        self._scheduled = False
+
+    def start(self) -> None:
+        """Re-check every ``interval`` from now on."""
+        if self._scheduled:
+            return
+        self._scheduled = True
+        self.clock.call_at(self.clock.now() + self.interval, self._tick)
+
+    def _tick(self) -> None:
+        self._scheduled = False
+        self.reconcile()
+        self.start()
+
+    def reconcile(self) -> int:
+        """Check every launched NodeClaim now; return how many conditions changed."""
+        pools = {p.name: p for p in self.cluster.list(NodePool)}
+        classes = {c.metadata.name or "": c for c in self.cluster.list(EC2NodeClass)}
+        changed = 0
+        for claim in self.cluster.list(NodeClaim):
+            if claim.metadata.deletion_timestamp:
+                continue
+            changed += self._check(claim, pools, classes)
+        return changed
+
+    def _check(
+        self,
+        claim: NodeClaim,
+        pools: Mapping[str, NodePool],
+        classes: Mapping[str, EC2NodeClass],
+    ) -> int:
+        pool = pools.get(claim.metadata.labels.get("karpenter.sh/nodepool", ""))
+        nodeclass = classes.get(claim.spec.node_class_ref.name)
+        updated = restamp_versions(claim, pool, nodeclass)
+        reason = None
+        if pool is not None and is_true(claim, "Launched"):
+            reason = drift_reason(updated, pool, nodeclass, self.network)
+        old = condition(claim, "Drifted")
+        if reason is None:
+            if old is None:
+                if updated is not claim:
+                    self.cluster.update(updated)
+                return 0
+            conditions = [c for c in updated.status.conditions if c.type != "Drifted"]
+            status = updated.status.model_copy(update={"conditions": conditions})
+            self.cluster.update(updated.model_copy(update={"status": status}))
+            self.record("DriftCleared", f"nodeclaim/{claim.name}", "no longer drifted", {})
+            return 1
+        if old is not None and old.status == "True" and old.reason == reason:
+            if updated is not claim:
+                self.cluster.update(updated)
+            return 0
+        drifted = Condition(type="Drifted", status="True", reason=reason, message=reason)
+        self.cluster.update(with_condition(updated, drifted, self.clock.now()))
+        self.record(
+            "Drifted",
+            f"nodeclaim/{claim.name}",
+            reason,
+            {"node": claim.status.node_name, "imageID": claim.status.image_id},
+        )
+        return 1

@@ -1,0 +1,127 @@
+"""Static-drift hashes: what a NodePool's template and an EC2NodeClass's spec looked like when a
+NodeClaim was launched.
+
+As Karpenter does, the NodePool and EC2NodeClass carry an annotation with the hash of the fields
+that drift when changed, plus the hash's version; each NodeClaim is stamped with both at creation.
+A NodeClaim whose hash differs from its NodePool's (or EC2NodeClass's) *under the same version*
+has drifted (``NodePoolDrifted`` / ``NodeClassDrift``). When the versions differ the hash is not
+compared: the hash controller re-stamps the NodeClaim with the current hash instead, so changing
+how hashes are computed never drifts a fleet.
+
+Hashed fields, following Karpenter v1:
+
+* NodePool: ``spec.template`` (labels, annotations, taints, startupTaints, nodeClassRef,
+  expireAfter, terminationGracePeriod) *without* ``requirements`` (those drift through
+  requirement compatibility instead) and without anything outside the template (budgets,
+  consolidation, limits, weight);
+* EC2NodeClass: ``spec`` without the selector terms (AMIs, subnets and security groups drift
+  through what they resolve to, not through how they are written).
+
+Lists are hashed as sets and unset or empty fields are skipped, so re-ordering taints or writing
+a default explicitly is not drift. The digest is driftwave's own (SHA-256 of canonical JSON, as
+a decimal number); its version strings are driftwave's too, so nodes launched by Karpenter itself
+are re-stamped, never drifted, when driftwave takes over a cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
+
+NODEPOOL_HASH = "karpenter.sh/nodepool-hash"
+NODEPOOL_HASH_VERSION = "karpenter.sh/nodepool-hash-version"
+NODECLASS_HASH = "karpenter.k8s.aws/ec2nodeclass-hash"
+NODECLASS_HASH_VERSION = "karpenter.k8s.aws/ec2nodeclass-hash-version"
+NODEPOOL_VERSION = "dw1"
+NODECLASS_VERSION = "dw1"
+_NODECLASS_IGNORED = frozenset(
+    {
+        "amiSelectorTerms",
+        "subnetSelectorTerms",
+        "securityGroupSelectorTerms",
+        "capacityReservationSelectorTerms",
+    }
+)
+
+
+def _canonical(value: Any) -> Any:
+    """Drop empty values, sort dict keys, hash lists as sets (sorted canonical members)."""
+    if isinstance(value, dict):
+        out = {k: _canonical(v) for k, v in value.items()}
+        return {k: out[k] for k in sorted(out) if out[k] not in (None, {}, [], "")}
+    if isinstance(value, list):
+        members = [_canonical(v) for v in value]
+        return sorted(members, key=lambda m: json.dumps(m, sort_keys=True))
+    return value
+
+
+def digest(value: Any) -> str:
+    """The decimal hash of ``value``'s canonical form (64 bits of SHA-256)."""
+    text = json.dumps(_canonical(value), sort_keys=True, separators=(",", ":"))
+    return str(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
+
+
+def nodepool_hash(pool: NodePool) -> str:
+    """The hash of the NodePool's drift-relevant template fields."""
+    template = pool.spec.template.to_full_manifest()
+    spec = dict(template.get("spec", {}))
+    spec.pop("requirements", None)
+    return digest({"metadata": template.get("metadata", {}), "spec": spec})
+
+
+def nodeclass_hash(nodeclass: EC2NodeClass) -> str:
+    """The hash of the EC2NodeClass's spec without its selector terms."""
+    spec = nodeclass.spec.to_full_manifest()
+    return digest({k: v for k, v in spec.items() if k not in _NODECLASS_IGNORED})
+
+
+def stamped(claim: NodeClaim, pool: NodePool | None, nodeclass: EC2NodeClass | None) -> NodeClaim:
+    """``claim`` with the hash annotations of ``pool`` and ``nodeclass`` (those given)."""
+    annotations = dict(claim.metadata.annotations)
+    if pool is not None:
+        annotations[NODEPOOL_HASH] = nodepool_hash(pool)
+        annotations[NODEPOOL_HASH_VERSION] = NODEPOOL_VERSION
+    if nodeclass is not None:
+        annotations[NODECLASS_HASH] = nodeclass_hash(nodeclass)
+        annotations[NODECLASS_HASH_VERSION] = NODECLASS_VERSION
+    if annotations == claim.metadata.annotations:
+        return claim
+    return claim.model_copy(
+        update={"metadata": claim.metadata.model_copy(update={"annotations": annotations})}
+    )
+
+
+def restamp_versions(
+    claim: NodeClaim, pool: NodePool | None, nodeclass: EC2NodeClass | None
+) -> NodeClaim:
+    """Re-stamp only the hashes whose version differs from the current one (see module doc)."""
+    annotations = claim.metadata.annotations
+    fresh_pool = pool if annotations.get(NODEPOOL_HASH_VERSION) != NODEPOOL_VERSION else None
+    fresh_class = (
+        nodeclass if annotations.get(NODECLASS_HASH_VERSION) != NODECLASS_VERSION else None
+    )
+    return stamped(claim, fresh_pool, fresh_class)
+
+
+def static_drift(claim: NodeClaim, pool: NodePool, nodeclass: EC2NodeClass | None) -> str | None:
+    """``NodePoolDrifted`` or ``NodeClassDrift`` when a same-version hash differs, else None."""
+    annotations = claim.metadata.annotations
+    if (
+        annotations.get(NODEPOOL_HASH_VERSION) == NODEPOOL_VERSION
+        and NODEPOOL_HASH in annotations
+        and annotations[NODEPOOL_HASH] != nodepool_hash(pool)
+    ):
+        return "NodePoolDrifted"
+    if (
+        nodeclass is not None
+        and annotations.get(NODECLASS_HASH_VERSION) == NODECLASS_VERSION
+        and NODECLASS_HASH in annotations
+        and annotations[NODECLASS_HASH] != nodeclass_hash(nodeclass)
+    ):
+        return "NodeClassDrift"
+    return None
