@@ -9,6 +9,7 @@ releases default it), budgets ``[{nodes: 10%}]``, ``expireAfter`` 720h.
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator, model_validator
 
@@ -50,6 +51,21 @@ class Budget(KubeModel):
         | None
     ) = None
     reasons: Annotated[list[DisruptionReason], Field(max_length=50)] | None = None
+    time_zone: str | None = None
+    """driftwave's addition: the IANA time zone ``schedule`` is read in (UTC when unset)."""
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"unknown time zone {value!r} (rule: an IANA time zone such as Europe/Paris)"
+            ) from None
+        return value
 
     @field_validator("nodes", mode="before")
     @classmethod
@@ -67,6 +83,11 @@ class Budget(KubeModel):
             missing = "duration" if self.duration is None else "schedule"
             raise rule_error(
                 f"{missing} is missing (rule: 'schedule' must be set with 'duration')", missing
+            )
+        if self.time_zone is not None and self.schedule is None:
+            raise rule_error(
+                "timeZone is set without a schedule (rule: timeZone only applies to 'schedule')",
+                "timeZone",
             )
         if self.reasons is not None and len(set(self.reasons)) != len(self.reasons):
             raise rule_error("reasons lists a reason twice (rule: reasons is a set)", "reasons")

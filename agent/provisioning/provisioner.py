@@ -17,7 +17,7 @@ from typing import Any
 
 from agent.api.base import ObjectMeta
 from agent.api.ec2nodeclass import EC2NodeClass
-from agent.api.kube import DaemonSet, Node, Pod
+from agent.api.kube import Pod
 from agent.api.labels import TERMINATION_FINALIZER
 from agent.api.nodeclaim import NodeClaim, NodeClaimResources, NodeClaimSpec
 from agent.api.nodepool import NodePool
@@ -25,13 +25,11 @@ from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.kube.port import Cluster, NotFound
 from agent.lifecycle.hashing import stamped
-from agent.provisioning.pools import build_pool, resource_order
-from agent.provisioning.state import existing_capacity
+from agent.provisioning.view import cluster_view, simulate
 from agent.scheduling.plans import NewClaim
-from agent.scheduling.pods import HOSTNAME, PodRef, shape_of, shapes_of
+from agent.scheduling.pods import HOSTNAME, PodRef, shapes_of
 from agent.scheduling.scheduler import Result
-from agent.scheduling.strategy import Strategy, solve
-from agent.scheduling.topology import Topology
+from agent.scheduling.strategy import Strategy
 
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 """(event type, object, reason, details) → recorded with the current time."""
@@ -111,28 +109,10 @@ class Provisioner:
         pending = self.pending_pods()
         if not pending:
             return None
-        nodepools = [p for p in self.cluster.list(NodePool) if not p.metadata.deletion_timestamp]
-        daemons = [shape_of(_daemon_pod(d)) for d in self.cluster.list(DaemonSet)]
-        order = resource_order(self.catalog)
-        pools = [build_pool(p, self.catalog, daemons=daemons, resources=order) for p in nodepools]
-        all_pods = self.cluster.list(Pod)
-        nodes = self.cluster.list(Node)
-        claims = self.cluster.list(NodeClaim)
-        topology = Topology()
         refs = shapes_of(pending)
-        bound = [p for p in all_pods if p.spec.node_name]
-        bound_refs = shapes_of(bound)
-        for ref in [*refs, *bound_refs]:
-            topology.owned(ref.shape)
-        labels_by_node = {n.metadata.name: dict(n.metadata.labels) for n in nodes}
-        for ref in bound_refs:
-            node_labels = labels_by_node.get(ref.node_name or "", {})
-            domains = {**node_labels, HOSTNAME: node_labels.get(HOSTNAME, ref.node_name or "")}
-            topology.record(ref.shape, domains)
-        existing = (
-            existing_capacity(nodes, claims, all_pods, pools[0].table, daemons) if pools else []
-        )
-        result = solve(pools, refs, existing, topology, self.strategy)
+        view = cluster_view(self.cluster, self.catalog, refs)
+        result = simulate(view, refs, strategy=self.strategy)
+        claims = self.cluster.list(NodeClaim)
         self.record(
             "Provisioned",
             f"pods/{len(refs)}",
@@ -149,15 +129,15 @@ class Provisioner:
             if node_name in owners:
                 for ref in placed:
                     self.nominations[ref.key] = owners[node_name]
-        by_name = {p.name: p for p in nodepools}
         for plan in result.claims:
-            self._create(plan, by_name[plan.pool.name])
+            self.create_claim(plan, view.nodepools[plan.pool.name])
         self.pending_reasons = dict(result.errors)
         for pod, reason in result.errors.items():
             self.record("FailedScheduling", f"pod/{pod}", reason, {})
         return result
 
-    def _create(self, plan: NewClaim, pool: NodePool) -> NodeClaim:
+    def create_claim(self, plan: NewClaim, pool: NodePool) -> NodeClaim:
+        """Create the NodeClaim of one planned node (named after its NodePool)."""
         suffix = "".join(
             self._random.choice(string.ascii_lowercase + string.digits) for _ in range(5)
         )
@@ -224,19 +204,6 @@ def _quantities(used: dict[str, int]) -> dict[str, int | str]:
     for name, amount in used.items():
         out[name] = f"{amount}m" if name == "cpu" else amount
     return out
-
-
-def _daemon_pod(daemonset: DaemonSet) -> Pod:
-    return Pod(
-        metadata=ObjectMeta(
-            name=f"{daemonset.metadata.name}-template",
-            namespace=daemonset.metadata.namespace,
-            labels=dict(daemonset.spec.template.metadata.labels),
-        ),
-        spec=daemonset.spec.template.spec,
-        api_version="v1",
-        kind="Pod",
-    )
 
 
 __all__ = ["BATCH_IDLE", "BATCH_MAX", "PodRef", "Provisioner"]

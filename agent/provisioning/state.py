@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from agent.api.kube import Node, Pod, Taint
+from agent.api.base import ObjectMeta
+from agent.api.kube import DaemonSet, Node, Pod, Taint
 from agent.api.nodeclaim import NodeClaim
 from agent.scheduling.plans import ExistingNode
 from agent.scheduling.pods import PodShape
@@ -130,3 +131,17 @@ def existing_capacity(
         _reserve_daemons(existing, daemons, empty, table)
         out.append(existing)
     return out
+
+
+def daemon_template(daemonset: DaemonSet) -> Pod:
+    """The pod a DaemonSet runs on every node it selects, for reserving room on new nodes."""
+    return Pod(
+        metadata=ObjectMeta(
+            name=f"{daemonset.metadata.name}-template",
+            namespace=daemonset.metadata.namespace,
+            labels=dict(daemonset.spec.template.metadata.labels),
+        ),
+        spec=daemonset.spec.template.spec,
+        api_version="v1",
+        kind="Pod",
+    )

@@ -1,0 +1,111 @@
+"""NodePool disruption budgets, computed as Karpenter v1 computes them.
+
+For a NodePool and a disruption reason (``Drifted``, ``Empty``, ``Underutilized``):
+
+* a budget applies when its ``reasons`` is unset or lists the reason;
+* a budget without ``schedule`` is always active; one with ``schedule`` + ``duration`` is active
+  when the schedule fired within the last ``duration`` (the next firing after ``now - duration``
+  is not after ``now``). The schedule is read in UTC, or in the budget's ``timeZone`` (an IANA
+  name; driftwave's addition, not Karpenter's);
+* an active budget allows ``nodes`` nodes: a count, or a percentage of the NodePool's nodes
+  rounded **up**; an inactive one does not limit;
+* the NodePool allows the minimum across its applicable active budgets;
+* a budget whose schedule cannot be parsed allows nothing (fail closed), whatever its reasons;
+* the nodes counted are the NodePool's initialized nodes that are not already terminating their
+  instance; those NotReady or being disrupted (marked for deletion) use up the allowance, so
+  ``allowed = max(0, budget - disrupting)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import croniter
+
+from agent.api.durations import cron_expression, parse_duration
+from agent.api.nodepool import Budget, NodePool
+
+UNLIMITED = 2**31 - 1
+"""What an inactive budget allows (Karpenter's MaxInt32)."""
+
+
+class BudgetError(ValueError):
+    """A budget's schedule or time zone cannot be used; the NodePool then allows nothing."""
+
+
+@dataclass(frozen=True)
+class PoolNodes:
+    """What a NodePool's budget counts: its nodes, and how many of them are disrupting."""
+
+    total: int
+    disrupting: int
+
+
+@lru_cache(maxsize=256)
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise BudgetError(f"unknown time zone {name!r}") from exc
+
+
+def is_active(budget: Budget, now: datetime) -> bool:
+    """Whether ``budget`` limits disruption at ``now``; raises :class:`BudgetError`."""
+    if budget.schedule is None or budget.duration is None:
+        return True
+    zone = _zone(budget.time_zone or "UTC")
+    duration = parse_duration(budget.duration) or timedelta(0)
+    expression = cron_expression(budget.schedule)
+    local_now = now.astimezone(zone)
+    checkpoint = local_now - duration
+    try:
+        upcoming = croniter(expression, checkpoint).get_next(datetime)
+    except (ValueError, KeyError) as exc:
+        raise BudgetError(f"invalid schedule {budget.schedule!r}: {exc}") from exc
+    assert isinstance(upcoming, datetime)
+    return upcoming <= local_now
+
+
+def budget_nodes(budget: Budget, total: int) -> int:
+    """How many nodes an active ``budget`` allows out of ``total`` (percentages round up)."""
+    value = budget.nodes
+    if value.endswith("%"):
+        return math.ceil(int(value[:-1]) * total / 100)
+    return int(value)
+
+
+def allowed_by_budgets(budgets: Iterable[Budget], reason: str, total: int, now: datetime) -> int:
+    """The minimum across the active budgets that apply to ``reason`` (UNLIMITED if none)."""
+    allowed = UNLIMITED
+    for budget in budgets:
+        try:
+            active = is_active(budget, now)
+        except BudgetError:
+            return 0
+        if not active:
+            continue
+        if budget.reasons is None or reason in budget.reasons:
+            allowed = min(allowed, budget_nodes(budget, total))
+    return allowed
+
+
+def allowed_disruptions(pool: NodePool, reason: str, nodes: PoolNodes, now: datetime) -> int:
+    """How many more of ``pool``'s nodes may be disrupted for ``reason`` at ``now``."""
+    limit = allowed_by_budgets(pool.spec.disruption.budgets, reason, nodes.total, now)
+    return max(0, limit - nodes.disrupting)
+
+
+def budget_problems(pool: NodePool) -> list[str]:
+    """What is wrong with the pool's budgets at run time (schedules, time zones)."""
+    problems = []
+    for at, budget in enumerate(pool.spec.disruption.budgets):
+        try:
+            is_active(budget, datetime(2026, 1, 1, tzinfo=_zone("UTC")))
+        except BudgetError as exc:
+            problems.append(f"spec.disruption.budgets[{at}]: {exc}")
+    return problems

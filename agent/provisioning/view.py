@@ -1,0 +1,94 @@
+"""A snapshot of the cluster as the scheduler sees it, shared by provisioning and disruption.
+
+:func:`cluster_view` reads the cluster once: the NodePools as plans, the DaemonSet overhead, the
+existing nodes and in-flight NodeClaims as capacity, and the topology of the pods already bound.
+:func:`simulate` then asks where some pods would go if some nodes were gone, which is how the
+provisioner places pending pods and how disruption checks that a node's pods have somewhere to
+go (on other nodes, or on replacements it would launch), as Karpenter's ``SimulateScheduling``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+from agent.api.kube import DaemonSet, Node, Pod
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
+from agent.catalog import Catalog
+from agent.kube.port import Cluster
+from agent.provisioning.pools import build_pool, resource_order
+from agent.provisioning.state import daemon_template, existing_capacity
+from agent.scheduling.plans import ExistingNode, PoolPlan
+from agent.scheduling.pods import HOSTNAME, PodRef, shape_of, shapes_of
+from agent.scheduling.scheduler import Result
+from agent.scheduling.strategy import Strategy, solve
+from agent.scheduling.topology import Topology
+
+
+@dataclass
+class ClusterView:
+    """What one scheduling decision reads (see the module docstring)."""
+
+    nodepools: dict[str, NodePool]
+    pools: list[PoolPlan]
+    existing: list[ExistingNode]
+    topology: Topology
+    bound: dict[str, list[PodRef]] = field(default_factory=dict)
+    """Node name → the pods bound to it."""
+    node_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def domains(self, node: str) -> dict[str, str]:
+        """The topology domains of ``node`` (its labels plus its hostname)."""
+        labels = self.node_labels.get(node, {})
+        return {**labels, HOSTNAME: labels.get(HOSTNAME, node)}
+
+
+def cluster_view(cluster: Cluster, catalog: Catalog, pending: Sequence[PodRef] = ()) -> ClusterView:
+    """Read the cluster once; ``pending`` pods are made known to the topology."""
+    nodepools = [p for p in cluster.list(NodePool) if not p.metadata.deletion_timestamp]
+    daemons = [shape_of(daemon_template(d)) for d in cluster.list(DaemonSet)]
+    order = resource_order(catalog)
+    pools = [build_pool(p, catalog, daemons=daemons, resources=order) for p in nodepools]
+    all_pods = cluster.list(Pod)
+    nodes = cluster.list(Node)
+    claims = cluster.list(NodeClaim)
+    topology = Topology()
+    bound_refs = shapes_of(p for p in all_pods if p.spec.node_name)
+    for ref in [*pending, *bound_refs]:
+        topology.owned(ref.shape)
+    view = ClusterView(
+        nodepools={p.name: p for p in nodepools},
+        pools=pools,
+        existing=(
+            existing_capacity(nodes, claims, all_pods, pools[0].table, daemons) if pools else []
+        ),
+        topology=topology,
+        node_labels={n.metadata.name or "": dict(n.metadata.labels) for n in nodes},
+    )
+    for ref in bound_refs:
+        node = ref.node_name or ""
+        view.bound.setdefault(node, []).append(ref)
+        topology.record(ref.shape, view.domains(node))
+    return view
+
+
+def simulate(
+    view: ClusterView,
+    pods: Sequence[PodRef],
+    without: Collection[str] = (),
+    strategy: Strategy = "driftwave",
+) -> Result:
+    """Where ``pods`` would go if the nodes named in ``without`` were gone (their bound pods no
+    longer counted in the topology). The view is left unchanged."""
+    existing = view.existing
+    topology = view.topology
+    if without:
+        existing = [n for n in existing if n.name not in without]
+        topology = topology.copy()
+        for node in without:
+            for ref in view.bound.get(node, ()):
+                topology.record(ref.shape, view.domains(node), amount=-1)
+        for ref in pods:
+            topology.owned(ref.shape)
+    return solve(view.pools, pods, existing, topology, strategy)
