@@ -109,3 +109,27 @@ def budget_problems(pool: NodePool) -> list[str]:
         except BudgetError as exc:
             problems.append(f"spec.disruption.budgets[{at}]: {exc}")
     return problems
+
+
+def next_change(pool: NodePool, now: datetime) -> datetime | None:
+    """The next time one of the pool's scheduled budgets turns on or off (None if none has a
+    schedule, or a schedule cannot be read)."""
+    soonest: datetime | None = None
+    for budget in pool.spec.disruption.budgets:
+        if budget.schedule is None or budget.duration is None:
+            continue
+        try:
+            zone = _zone(budget.time_zone or "UTC")
+            duration = parse_duration(budget.duration) or timedelta(0)
+            local = now.astimezone(zone)
+            expression = cron_expression(budget.schedule)
+            upcoming = croniter(expression, local).get_next(datetime)
+            previous = croniter(expression, local).get_prev(datetime)
+        except (BudgetError, ValueError, KeyError):
+            continue
+        assert isinstance(upcoming, datetime)
+        assert isinstance(previous, datetime)
+        for when in (upcoming, previous + duration):
+            if when > local and (soonest is None or when < soonest):
+                soonest = when
+    return soonest

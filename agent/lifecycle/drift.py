@@ -32,7 +32,7 @@ from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.clock import Clock
 from agent.cloud.amirules import first_fitting_image
-from agent.kube.port import Cluster
+from agent.kube.port import Cluster, NotFound
 from agent.lifecycle.conditions import condition, is_true, with_condition
 from agent.lifecycle.hashing import restamp_versions, static_drift
 from agent.scheduling.requirements import Requirements
@@ -102,6 +102,27 @@ class DriftController:
         self.network = network
         self.interval = interval
         self._scheduled = False
+        self._changed: set[str] = set()
+        self._everything = True
+
+    def observe(self, kind: str, name: str) -> None:
+        """Note a change: a NodePool or EC2NodeClass change re-checks every NodeClaim, a
+        NodeClaim change re-checks that one, at the next :meth:`reconcile_changed`."""
+        if kind == "NodeClaim":
+            self._changed.add(name)
+        else:
+            self._everything = True
+
+    def reconcile_changed(self) -> int:
+        """Check what changed since the last call (see :meth:`observe`)."""
+        if self._everything:
+            self._everything = False
+            self._changed.clear()
+            return self.reconcile()
+        if not self._changed:
+            return 0
+        names, self._changed = self._changed, set()
+        return self.reconcile(names)
 
     def start(self) -> None:
         """Re-check every ``interval`` from now on."""
@@ -115,12 +136,21 @@ class DriftController:
         self.reconcile()
         self.start()
 
-    def reconcile(self) -> int:
-        """Check every launched NodeClaim now; return how many conditions changed."""
+    def reconcile(self, names: set[str] | None = None) -> int:
+        """Check every launched NodeClaim (or those ``names``) now; return how many changed."""
         pools = {p.name: p for p in self.cluster.list(NodePool)}
         classes = {c.metadata.name or "": c for c in self.cluster.list(EC2NodeClass)}
         changed = 0
-        for claim in self.cluster.list(NodeClaim):
+        if names is None:
+            claims = self.cluster.list(NodeClaim)
+        else:
+            claims = []
+            for name in sorted(names):
+                try:
+                    claims.append(self.cluster.get(NodeClaim, name))
+                except NotFound:
+                    continue
+        for claim in claims:
             if claim.metadata.deletion_timestamp:
                 continue
             changed += self._check(claim, pools, classes)

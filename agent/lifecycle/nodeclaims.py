@@ -199,7 +199,11 @@ class NodeClaimLifecycle:
             "Initialized",
             f"nodeclaim/{claim.name}",
             "initialized nodeclaim",
-            {"node": node.metadata.name},
+            {
+                "node": node.metadata.name,
+                "nodepool": claim.metadata.labels.get("karpenter.sh/nodepool"),
+                "imageID": claim.status.image_id,
+            },
         )
 
     def _launch_timeout(self, name: str) -> None:

@@ -9,8 +9,10 @@ go (on other nodes, or on replacements it would launch), as Karpenter's ``Simula
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from agent.api.kube import DaemonSet, Node, Pod
 from agent.api.nodeclaim import NodeClaim
@@ -78,11 +80,21 @@ def simulate(
     pods: Sequence[PodRef],
     without: Collection[str] = (),
     strategy: Strategy = "driftwave",
+    *,
+    prune: bool = False,
 ) -> Result:
     """Where ``pods`` would go if the nodes named in ``without`` were gone (their bound pods no
-    longer counted in the topology). The view is left unchanged."""
+    longer counted in the topology). The view is left unchanged.
+
+    ``prune`` leaves out, before solving, the nodes without room for even the smallest request
+    of every resource among ``pods`` (no pod could join them): the answer is the same, found
+    faster on large clusters.
+    """
     existing = view.existing
     topology = view.topology
+    if prune and pods and view.pools:
+        floor = _smallest_request(view.pools[0].table.resource_index, pods)
+        existing = [n for n in existing if bool(np.all(n.allocatable - n.used >= floor))]
     if without:
         existing = [n for n in existing if n.name not in without]
         topology = topology.copy()
@@ -92,3 +104,16 @@ def simulate(
         for ref in pods:
             topology.owned(ref.shape)
     return solve(view.pools, pods, existing, topology, strategy)
+
+
+def _smallest_request(index: Mapping[str, int], pods: Sequence[PodRef]) -> np.ndarray:
+    """Per resource, the smallest amount any of ``pods`` requests (0 where one requests none)."""
+    floor = np.full(len(index), np.iinfo(np.int64).max, dtype=np.int64)
+    for ref in pods:
+        vector = np.zeros(len(index), dtype=np.int64)
+        for name, amount in ref.shape.requests.items():
+            at = index.get(name)
+            if at is not None:
+                vector[at] = amount
+        floor = np.minimum(floor, vector)
+    return floor

@@ -7,6 +7,7 @@ from typing import Any
 
 from agent.api.kube import Node, Pod
 from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
 from agent.lifecycle.conditions import is_true
 from agent.sim.world import World
 
@@ -76,5 +77,7 @@ def report(world: World) -> dict[str, Any]:
             "scheduledPods": sum(1 for p in pods if p.spec.node_name),
             "pendingPods": len(pending),
             "costPerHour": round(cost, 6),
+            **world.metrics.summary([p.name for p in world.cluster.list(NodePool)]),
+            "driftHalted": world.disruption.halts.halted(),
         },
     }

@@ -146,6 +146,7 @@ def _apply(world: World, event: Event) -> None:
         world.record("Scaled", f"{ref.kind}/{ref.name}", f"replicas → {ref.replicas}", {})
     elif action == "kubernetes_version" and event.kubernetes_version is not None:
         world.kubernetes_version = event.kubernetes_version
+        world.kubelet.kubernetes_version = event.kubernetes_version
         world.record(
             "KubernetesUpgraded", "cluster", f"control plane → {event.kubernetes_version}", {}
         )

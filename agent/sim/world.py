@@ -14,24 +14,31 @@ from typing import Any
 
 from agent.api.base import Condition
 from agent.api.ec2nodeclass import EC2NodeClass
-from agent.api.kube import Pod
+from agent.api.kube import Node, Pod, PodDisruptionBudget
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodeclass_status import EC2NodeClassStatus, ResolvedSubnet
+from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.clock import EPOCH, VirtualClock
 from agent.cloud.simulated.amiresolve import AMIResolutionError, resolve_amis
 from agent.cloud.simulated.amis import AMICatalog
 from agent.cloud.simulated.cloud import SimulatedCloud
 from agent.cloud.simulated.records import BootedInstance
+from agent.disruption.controller import DisruptionController
+from agent.kube.pdb import controller_scale
 from agent.kube.port import WatchEvent
 from agent.kube.simulated.binder import Binder
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.daemonsets import DaemonSetController
 from agent.kube.simulated.kubelet import SimulatedKubelet
 from agent.kube.simulated.workloads import WorkloadController
+from agent.lifecycle.drift import DriftController
+from agent.lifecycle.expiration import Expiration
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle
 from agent.provisioning.provisioner import Provisioner
 from agent.scheduling.strategy import Strategy
+from agent.sim.metrics import DisruptionMetrics
+from agent.termination.terminator import Terminator
 
 
 @dataclass
@@ -75,13 +82,41 @@ class World:
             self.cluster, self.clock, self.catalog, record=self.record, seed=seed, strategy=strategy
         )
         self.lifecycle = NodeClaimLifecycle(self.cluster, self.cloud, self.clock, self.record)
+        self.drift = DriftController(self.cluster, self.clock, self.record)
+        self.expiration = Expiration(self.cluster, self.clock, self.record)
+        self.metrics = DisruptionMetrics()
+        self.terminator = Terminator(
+            self.cluster, self.cloud, self.clock, self.record, on_removed=self._pod_removed
+        )
+        self.disruption = DisruptionController(
+            self.cluster,
+            self.clock,
+            self.catalog,
+            self.provisioner,
+            self.record,
+            strategy=strategy,
+            price_of=self._price,
+        )
         self.binder = Binder(self.cluster)
+        self._kick = False
         self.cluster.watch(self._on_change)
+        self.drift.start()
+        self.disruption.start()
 
     def record(self, kind: str, obj: str, reason: str, details: dict[str, Any]) -> None:
         """Add an event to the timeline at the current virtual time."""
         t = (self.clock.now() - self.start).total_seconds()
         self.timeline.append(TimelineEvent(t, kind, obj, reason, details))
+        self.metrics.observe(t, kind, obj, details)
+
+    def _pod_removed(self, pod: Pod) -> None:
+        namespace = pod.metadata.namespace or "default"
+        budgets = self.cluster.list(PodDisruptionBudget, namespace)
+        if not budgets:
+            return
+        t = (self.clock.now() - self.start).total_seconds()
+        pods = self.cluster.list(Pod, namespace)
+        self.metrics.pod_removed(t, pod, pods, budgets, controller_scale(self.cluster))
 
     def _on_boot(self, instance: BootedInstance) -> None:
         claim = next(
@@ -103,12 +138,30 @@ class World:
         )
         self.settle()
 
+    def _price(self, claim: NodeClaim) -> float:
+        try:
+            return self.cloud.instance(claim.status.provider_id or "").price
+        except KeyError:
+            return 0.0
+
     def _on_change(self, event: WatchEvent) -> None:
         obj = event.obj
-        if isinstance(obj, Pod) and event.type == "ADDED" and not obj.spec.node_name:
-            self.provisioner.trigger()
-        if isinstance(obj, NodeClaim) and event.type == "DELETED":
-            self.provisioner.trigger()
+        self.disruption.dirty = True
+        if isinstance(obj, Pod):
+            if event.type == "ADDED" and not obj.spec.node_name:
+                self.provisioner.trigger()
+            if obj.spec.node_name:
+                self.disruption.consolidatable.pod_event(obj.spec.node_name)
+        elif isinstance(obj, NodeClaim):
+            self.drift.observe("NodeClaim", obj.name)
+            if event.type == "DELETED":
+                self.provisioner.trigger()
+                self._kick = True
+        elif isinstance(obj, NodePool | EC2NodeClass):
+            self.drift.observe(type(obj).__name__, obj.metadata.name or "")
+            self._kick = True
+        elif isinstance(obj, Node) and event.type == "DELETED":
+            self.disruption.consolidatable.forget(obj.metadata.name or "")
 
     def resolve_nodeclasses(self) -> None:
         """Fill every EC2NodeClass's status (AMIs, subnets per zone, Ready) as its controller."""
@@ -145,6 +198,14 @@ class World:
             changed += self.daemonsets.reconcile()
             self.resolve_nodeclasses()
             self.lifecycle.reconcile()
+            changed += self.drift.reconcile_changed()
+            changed += self.expiration.reconcile()
+            changed += self.disruption.queue.reconcile()
+            changed += self.terminator.reconcile()
+            self.disruption.halts.reconcile()
+            if self._kick:
+                self._kick = False
+                changed += self.disruption.run()
             changed += self.binder.bind_pending(self.nominations())
             if not changed:
                 return

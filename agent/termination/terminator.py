@@ -61,8 +61,16 @@ class _Backoff:
 class Terminator:
     """See the module docstring."""
 
-    def __init__(self, cluster: Cluster, cloud: CloudProvider, clock: Clock, record: Recorder):
+    def __init__(
+        self,
+        cluster: Cluster,
+        cloud: CloudProvider,
+        clock: Clock,
+        record: Recorder,
+        on_removed: Callable[[Pod], None] | None = None,
+    ):
         self.cluster = cluster
+        self.on_removed = on_removed
         self.cloud = cloud
         self.clock = clock
         self.record = record
@@ -79,9 +87,9 @@ class Terminator:
         nodes = {n.metadata.name or "": n for n in self.cluster.list(Node)}
         by_provider = {n.spec.provider_id: n for n in nodes.values() if n.spec.provider_id}
         owned = {c.status.provider_id for c in claims if c.status.provider_id}
-        for node in nodes.values():
-            if node.metadata.deletion_timestamp and node.spec.provider_id not in owned:
-                changed += self._release_node(node)
+        for orphan in nodes.values():
+            if orphan.metadata.deletion_timestamp and orphan.spec.provider_id not in owned:
+                changed += self._release_node(orphan)
         deleting = any(c.metadata.deletion_timestamp for c in claims)
         for claim in claims:
             node = by_provider.get(claim.status.provider_id or "")
@@ -202,7 +210,14 @@ class Terminator:
             return 0
         self._backoff.pop(key, None)
         self.evictions += 1
-        self.record("Evicted", f"pod/{key}", "evicted", {"node": node.metadata.name})
+        self.record(
+            "Evicted",
+            f"pod/{key}",
+            "evicted",
+            {"node": node.metadata.name, "controller": _controlled(pod)},
+        )
+        if self.on_removed is not None:
+            self.on_removed(pod)
         return 1
 
     def _force_delete(self, pod: Pod, node: Node, claim: NodeClaim) -> None:
@@ -217,8 +232,10 @@ class Terminator:
             "PodDeleted",
             f"pod/{key}",
             f"terminationGracePeriod {claim.spec.termination_grace_period} elapsed",
-            {"node": node.metadata.name},
+            {"node": node.metadata.name, "controller": _controlled(pod)},
         )
+        if self.on_removed is not None:
+            self.on_removed(pod)
 
     def _instance_gone(self, claim: NodeClaim) -> bool:
         try:
@@ -293,3 +310,8 @@ class Terminator:
 
 def _earliest(current: datetime | None, candidate: datetime) -> datetime:
     return candidate if current is None or candidate < current else current
+
+
+def _controlled(pod: Pod) -> bool:
+    """Whether a controller will recreate the pod."""
+    return any(ref.controller for ref in pod.metadata.owner_references)

@@ -3,14 +3,14 @@
 It stores the ``agent.api`` models by kind, namespace and name, stamps uid, resourceVersion,
 generation and creationTimestamp (from the Clock), delivers watch events, binds pods, and
 evicts them through PodDisruptionBudgets exactly as the Eviction API decides (see
-:mod:`agent.kube.simulated.budgets`). Controllers (workloads, the binder, the kubelet) act on it
+:mod:`agent.kube.pdb`). Controllers (workloads, the binder, the kubelet) act on it
 from outside, like they do on a real API server.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from agent.api.base import KubeModel, ObjectMeta
@@ -25,19 +25,14 @@ from agent.api.kube import (
     StatefulSet,
 )
 from agent.clock import Clock
+from agent.kube.pdb import blocking_budget, controller_scale
 from agent.kube.port import AlreadyExists, EvictionBlocked, NotFound, WatchEvent
-from agent.kube.simulated.budgets import blocking_budget
 
 T = TypeVar("T", bound=KubeModel)
 NAMESPACED: frozenset[type[KubeModel]] = frozenset(
     {Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, PodDisruptionBudget}
 )
 Key = tuple[str, str]
-SCALABLE: dict[str, type[KubeModel]] = {
-    "Deployment": Deployment,
-    "ReplicaSet": ReplicaSet,
-    "StatefulSet": StatefulSet,
-}
 
 
 def object_key(obj: KubeModel) -> Key:
@@ -171,29 +166,11 @@ class SimulatedCluster:
         """Evict a pod unless a PodDisruptionBudget forbids it (EvictionBlocked)."""
         pod = self.get(Pod, pod_name, namespace)
         budget = blocking_budget(
-            pod, self.list(PodDisruptionBudget, namespace), self.list(Pod), self._expected_pods
+            pod, self.list(PodDisruptionBudget, namespace), self.list(Pod), controller_scale(self)
         )
         if budget is not None:
             raise EvictionBlocked(f"{namespace}/{pod_name}", budget)
         self.delete(Pod, pod_name, namespace)
-
-    def _expected_pods(self, covered: Sequence[Pod]) -> int | None:
-        """The pods a budget expects: the replicas of its pods' controllers (None if unknown)."""
-        owners: set[tuple[str, str, str]] = set()
-        for pod in covered:
-            refs = [ref for ref in pod.metadata.owner_references if ref.controller]
-            if not refs or refs[0].kind not in SCALABLE:
-                return None
-            owners.add((refs[0].kind, pod.metadata.namespace or "default", refs[0].name))
-        total = 0
-        for kind, namespace, name in owners:
-            try:
-                owner = self.get(SCALABLE[kind], name, namespace)
-            except NotFound:
-                return None
-            replicas = getattr(getattr(owner, "spec", None), "replicas", None)
-            total += 1 if replicas is None else int(replicas)
-        return total
 
     def watch(self, handler: Callable[[WatchEvent], None]) -> None:
         """Call ``handler`` for every later change."""

@@ -19,7 +19,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from agent.api.kube import Pod, PodDisruptionBudget
+from agent.api.base import KubeModel
+from agent.api.kube import Deployment, Pod, PodDisruptionBudget, ReplicaSet, StatefulSet
+from agent.kube.port import Cluster, NotFound
+
+SCALABLE: dict[str, type[KubeModel]] = {
+    "Deployment": Deployment,
+    "ReplicaSet": ReplicaSet,
+    "StatefulSet": StatefulSet,
+}
 
 
 def _scaled(value: int | str, expected: int) -> int:
@@ -98,3 +106,26 @@ def blocking_budget(
         if policy == "AlwaysAllow" or healthy >= desired:
             return None
     return None if allowed > 0 else (budget.metadata.name or "")
+
+
+def controller_scale(cluster: Cluster) -> ExpectedPods:
+    """How many pods a budget expects, read from the pods' controllers in ``cluster``."""
+
+    def expected(covered: list[Pod]) -> int | None:
+        owners: set[tuple[str, str, str]] = set()
+        for pod in covered:
+            refs = [ref for ref in pod.metadata.owner_references if ref.controller]
+            if not refs or refs[0].kind not in SCALABLE:
+                return None
+            owners.add((refs[0].kind, pod.metadata.namespace or "default", refs[0].name))
+        total = 0
+        for kind, namespace, name in owners:
+            try:
+                owner = cluster.get(SCALABLE[kind], name, namespace)
+            except NotFound:
+                return None
+            replicas = getattr(getattr(owner, "spec", None), "replicas", None)
+            total += 1 if replicas is None else int(replicas)
+        return total
+
+    return expected

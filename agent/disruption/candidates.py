@@ -1,0 +1,161 @@
+"""Disruption candidates: the nodes a disruption method may consider, and why others are held.
+
+A node is a candidate when, as in Karpenter v1:
+
+* a NodeClaim owns it, it is initialized, and neither it nor its NodeClaim is being deleted or
+  already part of a disruption command;
+* its NodePool exists;
+* the node has no ``karpenter.sh/do-not-disrupt: "true"`` annotation (nor does its NodeClaim);
+* none of its pods has an active ``karpenter.sh/do-not-disrupt`` and none is covered by a
+  PodDisruptionBudget that allows no disruption now (or by two budgets, which the Eviction API
+  refuses). For *eventual* methods (drift) these pod blockers are waived when the NodeClaim has a
+  ``terminationGracePeriod``: the grace period bounds how long they can hold the node.
+
+Everything else is reported in ``held``: node name → the reason, for the drift preview and the
+timeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from agent.api.kube import Node, Pod, PodDisruptionBudget
+from agent.api.labels import DO_NOT_DISRUPT_ANNOTATION, NODEPOOL_LABEL
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
+from agent.kube.pdb import ExpectedPods, disruptions_allowed, is_healthy, selects
+from agent.lifecycle.conditions import condition, is_true
+from agent.termination.podrules import (
+    do_not_disrupt_active,
+    is_static,
+    is_terminal,
+    reschedulable,
+)
+
+DisruptionClass = Literal["graceful", "eventual"]
+
+
+@dataclass
+class Candidate:
+    """A node a method may disrupt, with the pods that would have to move."""
+
+    claim: NodeClaim
+    node: Node
+    pool: NodePool
+    pods: list[Pod]
+    """Reschedulable pods (not DaemonSet, static or terminal)."""
+    price: float = 0.0
+
+    @property
+    def name(self) -> str:
+        """The node's name."""
+        return self.node.metadata.name or ""
+
+    def drifted_since(self) -> str:
+        """When the ``Drifted`` condition turned True ("" if it has not)."""
+        found = condition(self.claim, "Drifted")
+        return (found.last_transition_time or "") if found is not None else ""
+
+
+@dataclass
+class Snapshot:
+    """The cluster objects one disruption pass reads, indexed."""
+
+    now: datetime
+    nodes: dict[str, Node]
+    claims: list[NodeClaim]
+    pools: dict[str, NodePool]
+    pods_by_node: dict[str, list[Pod]]
+    pdbs: list[PodDisruptionBudget]
+    pods: list[Pod]
+    expected_pods: ExpectedPods
+    _pdb_allowed: dict[str, int] = field(default_factory=dict)
+
+    def node_of(self, claim: NodeClaim) -> Node | None:
+        """The claim's node, if it has registered."""
+        return self.nodes.get(claim.status.node_name or "")
+
+    def pdb_allows(self, budget: PodDisruptionBudget) -> int:
+        """Disruptions the budget allows now (computed once per snapshot)."""
+        key = f"{budget.metadata.namespace}/{budget.metadata.name}"
+        if key not in self._pdb_allowed:
+            allowed, _, _ = disruptions_allowed(budget, self.pods, self.expected_pods)
+            self._pdb_allowed[key] = allowed
+        return self._pdb_allowed[key]
+
+
+def pod_blocker(pod: Pod, snapshot: Snapshot) -> str | None:
+    """Why ``pod`` keeps its node from voluntary disruption now, or None."""
+    if is_terminal(pod) or is_static(pod):
+        return None
+    key = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+    if do_not_disrupt_active(pod, snapshot.now):
+        return f'pod {key} has "{DO_NOT_DISRUPT_ANNOTATION}"'
+    if not is_healthy(pod):
+        return None
+    covering = [b for b in snapshot.pdbs if selects(b, pod)]
+    if len(covering) > 1:
+        names = ", ".join(b.metadata.name or "" for b in covering)
+        return f"pod {key} is covered by more than one PodDisruptionBudget ({names})"
+    if covering and snapshot.pdb_allows(covering[0]) == 0:
+        return f"pdb {covering[0].metadata.name} prevents pod evictions (pod {key})"
+    return None
+
+
+def node_blocker(
+    claim: NodeClaim, node: Node | None, snapshot: Snapshot, busy: Collection[str]
+) -> str | None:
+    """Why the node is not a candidate for any method (pods aside), or None."""
+    if node is None or not is_true(claim, "Initialized"):
+        return "node is not initialized"
+    if claim.metadata.deletion_timestamp or node.metadata.deletion_timestamp:
+        return "node is being deleted"
+    if claim.name in busy:
+        return "node is already being disrupted"
+    pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
+    if pool not in snapshot.pools:
+        return f"NodePool {pool or '(none)'} not found"
+    for marks in (node.metadata.annotations, claim.metadata.annotations):
+        if marks.get(DO_NOT_DISRUPT_ANNOTATION) == "true":
+            return f'node has "{DO_NOT_DISRUPT_ANNOTATION}: true"'
+    return None
+
+
+def candidates(
+    snapshot: Snapshot,
+    busy: Collection[str],
+    disruption_class: DisruptionClass,
+    prices: Mapping[str, float] | None = None,
+) -> tuple[list[Candidate], dict[str, str]]:
+    """The candidates of one pass, and the held nodes with their reasons (see module doc)."""
+    found: list[Candidate] = []
+    held: dict[str, str] = {}
+    for claim in snapshot.claims:
+        node = snapshot.node_of(claim)
+        reason = node_blocker(claim, node, snapshot, busy)
+        name = node.metadata.name or "" if node is not None else claim.name
+        if reason is not None or node is None:
+            held[name] = reason or "node is not registered"
+            continue
+        pods = snapshot.pods_by_node.get(name, [])
+        waived = disruption_class == "eventual" and bool(claim.spec.termination_grace_period)
+        blocker = None if waived else _first_blocker(pods, snapshot)
+        if blocker is not None:
+            held[name] = blocker
+            continue
+        pool = snapshot.pools[node.metadata.labels[NODEPOOL_LABEL]]
+        movable = [p for p in pods if reschedulable(p)]
+        price = (prices or {}).get(claim.name, 0.0)
+        found.append(Candidate(claim, node, pool, movable, price))
+    return found, held
+
+
+def _first_blocker(pods: Sequence[Pod], snapshot: Snapshot) -> str | None:
+    for pod in pods:
+        reason = pod_blocker(pod, snapshot)
+        if reason is not None:
+            return reason
+    return None

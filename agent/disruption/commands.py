@@ -1,0 +1,107 @@
+"""Disruption commands and the method interface.
+
+A :class:`Command` is one decision: these candidate nodes go, for this reason, and these
+replacement nodes are launched first. A :class:`DisruptionMethod` turns candidates into commands;
+the controller holds the methods in Karpenter's order and lets the first that decides anything
+act in a pass.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from agent.disruption.candidates import Candidate, DisruptionClass, Snapshot
+from agent.provisioning.view import ClusterView
+from agent.scheduling.plans import NewClaim
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class Command:
+    """Candidates to remove and the replacements to launch (and initialize) before that."""
+
+    method: str
+    reason: str
+    """The budget reason: ``Empty``, ``Drifted`` or ``Underutilized``."""
+    candidates: list[Candidate]
+    replacements: list[NewClaim] = field(default_factory=list)
+    detail: str = ""
+    id: int = field(default_factory=lambda: next(_ids))
+    created: datetime | None = None
+    replacement_names: list[str] = field(default_factory=list)
+    candidates_deleted: bool = False
+
+    @property
+    def pools(self) -> set[str]:
+        """The NodePools the candidates belong to."""
+        return {c.pool.name for c in self.candidates}
+
+    def describe(self) -> str:
+        """``disrupting via drift replace, 1 candidate(s) ... with 1 replacement(s)``."""
+        action = "replace" if self.replacements else "delete"
+        nodes = ", ".join(c.name for c in self.candidates)
+        text = f"disrupting via {self.method} {action}, terminating {len(self.candidates)} "
+        text += f"candidate(s) {nodes}"
+        if self.replacements:
+            cheapest = ", ".join(
+                sorted({r.options()[0][0] for r in self.replacements if r.options()})
+            )
+            text += f" and replacing with {len(self.replacements)} node(s) from {cheapest}"
+        return text
+
+
+@dataclass
+class PassContext:
+    """What a method may read during one pass; the scheduling view is read on first use."""
+
+    snapshot: Snapshot
+    read_view: Callable[[], ClusterView]
+    busy: set[str]
+    """Nodes already being disrupted or deleted (excluded from every simulation)."""
+    _view: ClusterView | None = None
+
+    @property
+    def view(self) -> ClusterView:
+        """The cluster as the scheduler sees it (read once per pass)."""
+        if self._view is None:
+            self._view = self.read_view()
+        return self._view
+
+
+class DisruptionMethod(Protocol):
+    """One way of disrupting nodes (emptiness, drift, consolidation)."""
+
+    name: str
+    reason: str
+    disruption_class: DisruptionClass
+    validate: bool
+    """Whether a decision waits for the validation period and is re-checked before acting."""
+
+    def should_disrupt(self, candidate: Candidate, context: PassContext) -> bool:
+        """Whether ``candidate`` is one this method would act on."""
+        ...
+
+    def compute_commands(
+        self, budgets: dict[str, int], candidates: Sequence[Candidate], context: PassContext
+    ) -> list[Command]:
+        """The commands to run now; decrement ``budgets`` (NodePool → nodes allowed) as used."""
+        ...
+
+
+def fits_budget(budgets: Mapping[str, int], candidates: Sequence[Candidate]) -> bool:
+    """Whether every NodePool's budget covers its candidates in ``candidates``."""
+    need: dict[str, int] = {}
+    for candidate in candidates:
+        need[candidate.pool.name] = need.get(candidate.pool.name, 0) + 1
+    return all(budgets.get(pool, 0) >= count for pool, count in need.items())
+
+
+def spend(budgets: dict[str, int], candidates: Sequence[Candidate]) -> None:
+    """Take ``candidates`` off their NodePools' budgets."""
+    for candidate in candidates:
+        budgets[candidate.pool.name] = budgets.get(candidate.pool.name, 0) - 1

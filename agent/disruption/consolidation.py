@@ -1,0 +1,128 @@
+"""Consolidation of underutilized nodes (``WhenEmptyOrUnderutilized``), as Karpenter v1 does it.
+
+* **Multi-node**: take up to 100 candidates, cheapest to disrupt first (fewest pods), and find
+  by binary search the largest prefix whose pods fit on the remaining nodes plus at most one new
+  node that costs less than the prefix did; those nodes go together.
+* **Single-node**: otherwise try each candidate alone: delete it when its pods fit elsewhere, or
+  replace it with one cheaper node. A spot node is never replaced by another spot node (Karpenter's
+  spot-to-spot consolidation is off by default), only deleted.
+
+Both wait for the validation period (15 s) and are re-checked before acting. Only candidates
+past ``consolidateAfter`` qualify, and never under ``WhenEmpty``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent.disruption.candidates import Candidate, DisruptionClass
+from agent.disruption.commands import Command, PassContext, fits_budget, spend
+from agent.disruption.consolidatable import Consolidatable
+from agent.disruption.simulation import reschedule
+from agent.scheduling.plans import NewClaim
+from agent.scheduling.strategy import Strategy
+
+MAX_MULTI_CANDIDATES = 100
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+
+
+def _order(candidates: Sequence[Candidate]) -> list[Candidate]:
+    return sorted(candidates, key=lambda c: (len(c.pods), -c.price, c.name))
+
+
+def _is_spot_to_spot(candidates: Sequence[Candidate], replacement: NewClaim) -> bool:
+    if any(c.node.metadata.labels.get(CAPACITY_TYPE) != "spot" for c in candidates):
+        return False
+    allowed = (
+        replacement.requirements.get(CAPACITY_TYPE)
+        if replacement.requirements.has(CAPACITY_TYPE)
+        else None
+    )
+    return allowed is None or allowed.has("spot")
+
+
+class _Consolidation:
+    reason = "Underutilized"
+    disruption_class: DisruptionClass = "graceful"
+    validate = True
+
+    def __init__(self, consolidatable: Consolidatable, strategy: Strategy) -> None:
+        self.consolidatable = consolidatable
+        self.strategy = strategy
+
+    def should_disrupt(self, candidate: Candidate, context: PassContext) -> bool:
+        """Consolidatable under a ``WhenEmptyOrUnderutilized`` NodePool."""
+        del context
+        return self.consolidatable.ready(candidate, empty_only=False)
+
+    def _command(
+        self, name: str, candidates: Sequence[Candidate], context: PassContext
+    ) -> Command | None:
+        """A command removing ``candidates`` if their pods fit for less money, else None."""
+        result = reschedule(context, candidates, self.strategy)
+        if result.errors or len(result.claims) > 1:
+            return None
+        price = sum(c.price for c in candidates)
+        if not result.claims:
+            return Command(name, self.reason, list(candidates), detail=f"saves ${price:.4f}/h")
+        replacement = result.claims[0]
+        cost = result.hourly_cost
+        if cost >= price or _is_spot_to_spot(candidates, replacement):
+            return None
+        return Command(
+            name,
+            self.reason,
+            list(candidates),
+            [replacement],
+            detail=f"saves ${price - cost:.4f}/h",
+        )
+
+
+class MultiNodeConsolidation(_Consolidation):
+    """See the module docstring."""
+
+    name = "multi-node-consolidation"
+
+    def compute_commands(
+        self, budgets: dict[str, int], candidates: Sequence[Candidate], context: PassContext
+    ) -> list[Command]:
+        """The largest consolidatable prefix (at least two nodes), within the budgets."""
+        ordered: list[Candidate] = []
+        for candidate in _order(candidates):
+            if len(ordered) >= MAX_MULTI_CANDIDATES:
+                break
+            if fits_budget(budgets, [*ordered, candidate]):
+                ordered.append(candidate)
+        low, high = 2, len(ordered)
+        best: Command | None = None
+        while low <= high:
+            middle = (low + high) // 2
+            command = self._command(self.name, ordered[:middle], context)
+            if command is not None:
+                best = command
+                low = middle + 1
+            else:
+                high = middle - 1
+        if best is None:
+            return []
+        spend(budgets, best.candidates)
+        return [best]
+
+
+class SingleNodeConsolidation(_Consolidation):
+    """See the module docstring."""
+
+    name = "single-node-consolidation"
+
+    def compute_commands(
+        self, budgets: dict[str, int], candidates: Sequence[Candidate], context: PassContext
+    ) -> list[Command]:
+        """The first candidate that can be deleted or replaced more cheaply."""
+        for candidate in _order(candidates):
+            if budgets.get(candidate.pool.name, 0) <= 0:
+                continue
+            command = self._command(self.name, [candidate], context)
+            if command is not None:
+                spend(budgets, [candidate])
+                return [command]
+        return []

@@ -1,0 +1,294 @@
+"""The disruption controller: one pass looks for nodes to disrupt, method by method.
+
+The methods run in Karpenter's order: emptiness, drift, multi-node consolidation, single-node
+consolidation (static drift, for NodePools with ``replicas``, is not implemented: driftwave
+does not provision static NodePools). The first method that decides anything acts, and the pass
+repeats at once; when none acts, the next pass comes after the polling period (10 s) or sooner
+when the cluster changes. Each method sees the candidates of its disruption class and the
+budgets for its reason (:mod:`agent.disruption.budgets`), counted over the NodePool's nodes as
+Karpenter counts them.
+
+Emptiness and consolidation decisions wait for the validation period (15 s), during which the
+controller makes no other decision (as Karpenter, whose pass waits); they are then re-checked
+against the cluster as it is (still candidates, still within budget, still possible for less
+money) and started, or dropped. Drift acts at once. Started commands are carried out by the
+orchestration queue (:mod:`agent.disruption.queue`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from agent.api.kube import Node, Pod, PodDisruptionBudget
+from agent.api.labels import NODEPOOL_LABEL
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
+from agent.catalog import Catalog
+from agent.clock import Clock
+from agent.disruption.budgets import PoolNodes, allowed_disruptions, next_change
+from agent.disruption.candidates import Candidate, Snapshot, candidates
+from agent.disruption.commands import Command, DisruptionMethod, PassContext
+from agent.disruption.consolidatable import Consolidatable
+from agent.disruption.consolidation import MultiNodeConsolidation, SingleNodeConsolidation
+from agent.disruption.drift import Drift
+from agent.disruption.emptiness import Emptiness
+from agent.disruption.halts import DriftHalts
+from agent.disruption.queue import Orchestrator
+from agent.kube.pdb import controller_scale
+from agent.kube.port import Cluster
+from agent.lifecycle.conditions import is_true
+from agent.provisioning.provisioner import Provisioner
+from agent.provisioning.view import cluster_view
+from agent.scheduling.strategy import Strategy
+
+POLL = timedelta(seconds=10)
+HELD_REVISIT = timedelta(seconds=60)
+VALIDATION = timedelta(seconds=15)
+MAX_PASSES = 50
+"""Passes in a row at one instant before the controller yields to the rest of the agent."""
+Recorder = Callable[[str, str, str, dict[str, Any]], None]
+PriceOf = Callable[[NodeClaim], float]
+
+
+def _zero(claim: NodeClaim) -> float:
+    del claim
+    return 0.0
+
+
+@dataclass
+class _Pending:
+    method: DisruptionMethod
+    command: Command
+    due: datetime
+
+
+def pool_nodes(snapshot: Snapshot, busy: set[str]) -> dict[str, PoolNodes]:
+    """Per NodePool: initialized nodes not terminating their instance, and how many of them are
+    NotReady, being deleted or in a disruption command."""
+    totals: dict[str, int] = {}
+    disrupting: dict[str, int] = {}
+    for claim in snapshot.claims:
+        node = snapshot.node_of(claim)
+        if node is None or not is_true(claim, "Initialized"):
+            continue
+        if is_true(claim, "InstanceTerminating"):
+            continue
+        pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
+        totals[pool] = totals.get(pool, 0) + 1
+        ready = any(
+            c.type == "Ready" and c.status == "True"
+            for c in (node.status.conditions if node.status else [])
+        )
+        deleting = bool(claim.metadata.deletion_timestamp or node.metadata.deletion_timestamp)
+        if not ready or deleting or (node.metadata.name or "") in busy:
+            disrupting[pool] = disrupting.get(pool, 0) + 1
+    return {p: PoolNodes(totals[p], disrupting.get(p, 0)) for p in totals}
+
+
+class DisruptionController:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        clock: Clock,
+        catalog: Catalog,
+        provisioner: Provisioner,
+        record: Recorder,
+        strategy: Strategy = "driftwave",
+        price_of: PriceOf = _zero,
+    ) -> None:
+        self.cluster = cluster
+        self.clock = clock
+        self.catalog = catalog
+        self.record = record
+        self.price_of = price_of
+        self.consolidatable = Consolidatable(clock)
+        self.halts = DriftHalts(cluster, clock, record)
+        self.queue = Orchestrator(cluster, clock, provisioner, self.halts, record)
+        self.drift = Drift(strategy, self.halts.is_halted)
+        self.methods: list[DisruptionMethod] = [
+            Emptiness(self.consolidatable),
+            self.drift,
+            MultiNodeConsolidation(self.consolidatable, strategy),
+            SingleNodeConsolidation(self.consolidatable, strategy),
+        ]
+        self.dirty = True
+        self.held: dict[str, str] = {}
+        self._pending: _Pending | None = None
+        self._ticking = False
+        self._blocked: set[tuple[str, str]] = set()
+        self._revisit: datetime | None = None
+
+    def start(self) -> None:
+        """Poll every 10 s from now on."""
+        if self._ticking:
+            return
+        self._ticking = True
+        self.clock.call_at(self.clock.now() + POLL, self._tick)
+
+    def _wake(self) -> None:
+        self.run()
+
+    def _tick(self) -> None:
+        self._ticking = False
+        self.run()
+        self.start()
+
+    def run(self) -> int:
+        """Passes until no method acts (or a validation is pending); return commands started."""
+        if self._pending is not None:
+            return self._validate()
+        now = self.clock.now()
+        revisits = [t for t in (self.consolidatable.next_change, self._revisit) if t is not None]
+        if not self.dirty and not any(t <= now for t in revisits):
+            return 0
+        self.dirty = False
+        self.consolidatable.next_change = None
+        self._revisit = None
+        started = 0
+        for _ in range(MAX_PASSES):
+            acted = self.pass_once()
+            started += acted
+            if not acted or self._pending is not None:
+                break
+        self._plan_revisit()
+        return started
+
+    def _plan_revisit(self) -> None:
+        """When nothing changes, look again at the next budget window edge for blocked pools,
+        and within a minute while nodes are held (do-not-disrupt durations run out unseen)."""
+        now = self.clock.now()
+        times: list[datetime] = []
+        pools = {p.name: p for p in self.cluster.list(NodePool)}
+        for pool_name, _ in self._blocked:
+            pool = pools.get(pool_name)
+            edge = next_change(pool, now) if pool is not None else None
+            if edge is not None:
+                times.append(edge)
+        if self.held or self.drift.unschedulable:
+            times.append(now + HELD_REVISIT)
+        self._revisit = min(times) if times else None
+        if self._revisit is not None:
+            self.clock.call_at(self._revisit, self._wake)
+
+    def snapshot(self) -> Snapshot:
+        """Read the cluster for one pass."""
+        pods = self.cluster.list(Pod)
+        by_node: dict[str, list[Pod]] = {}
+        for pod in pods:
+            if pod.spec.node_name:
+                by_node.setdefault(pod.spec.node_name, []).append(pod)
+        return Snapshot(
+            now=self.clock.now(),
+            nodes={n.metadata.name or "": n for n in self.cluster.list(Node)},
+            claims=self.cluster.list(NodeClaim),
+            pools={p.name: p for p in self.cluster.list(NodePool)},
+            pods_by_node=by_node,
+            pdbs=self.cluster.list(PodDisruptionBudget),
+            pods=pods,
+            expected_pods=controller_scale(self.cluster),
+        )
+
+    def context(self, snapshot: Snapshot | None = None) -> PassContext:
+        """A fresh pass context."""
+        snap = snapshot if snapshot is not None else self.snapshot()
+        busy = self.queue.busy() | {
+            n for n, node in snap.nodes.items() if node.metadata.deletion_timestamp
+        }
+        return PassContext(snap, lambda: cluster_view(self.cluster, self.catalog), busy)
+
+    def budgets(self, context: PassContext, reason: str) -> dict[str, int]:
+        """NodePool → how many more nodes may be disrupted for ``reason`` now."""
+        counts = pool_nodes(context.snapshot, context.busy)
+        out = {}
+        for name, pool in context.snapshot.pools.items():
+            nodes = counts.get(name, PoolNodes(0, 0))
+            out[name] = allowed_disruptions(pool, reason, nodes, context.snapshot.now)
+        return out
+
+    def candidates_for(self, method: DisruptionMethod, context: PassContext) -> list[Candidate]:
+        """The candidates ``method`` would act on now."""
+        prices = {c.name: self.price_of(c) for c in context.snapshot.claims}
+        found, held = candidates(context.snapshot, context.busy, method.disruption_class, prices)
+        if method is self.drift:
+            self.held = held
+        return [c for c in found if method.should_disrupt(c, context)]
+
+    def pass_once(self) -> int:
+        """One pass: the first method with commands acts; return how many it started."""
+        context = self.context()
+        for method in self.methods:
+            chosen = self.candidates_for(method, context)
+            if not chosen:
+                continue
+            budgets = self.budgets(context, method.reason)
+            self._note_blocked(method, chosen, budgets)
+            commands = method.compute_commands(budgets, chosen, context)
+            if not commands:
+                continue
+            if method.validate:
+                self._pending = _Pending(method, commands[0], self.clock.now() + VALIDATION)
+                self.clock.call_at(self._pending.due, self._wake)
+                return 0
+            for command in commands:
+                self.queue.start(command)
+            return len(commands)
+        return 0
+
+    def _validate(self) -> int:
+        pending = self._pending
+        assert pending is not None
+        if self.clock.now() < pending.due:
+            return 0
+        self._pending = None
+        self.dirty = True
+        context = self.context()
+        method = pending.method
+        current = {c.name: c for c in self.candidates_for(method, context)}
+        still = [current.get(c.name) for c in pending.command.candidates]
+        if any(c is None for c in still):
+            self.record(
+                "DisruptionAbandoned",
+                f"command/{pending.command.id}",
+                "a candidate changed during the validation period",
+                {"method": method.name},
+            )
+            return 0
+        fresh = [c for c in still if c is not None]
+        budgets = self.budgets(context, method.reason)
+        commands = method.compute_commands(budgets, fresh, context)
+        wanted = {c.name for c in fresh}
+        valid = [cmd for cmd in commands if {c.name for c in cmd.candidates} == wanted]
+        if not valid:
+            self.record(
+                "DisruptionAbandoned",
+                f"command/{pending.command.id}",
+                "no longer valid after the validation period",
+                {"method": method.name},
+            )
+            return 0
+        self.queue.start(valid[0])
+        return 1
+
+    def _note_blocked(
+        self, method: DisruptionMethod, chosen: Sequence[Candidate], budgets: dict[str, int]
+    ) -> None:
+        """Record once when a NodePool with candidates has no budget left for the reason."""
+        pools = {c.pool.name for c in chosen}
+        for pool in pools:
+            key = (pool, method.reason)
+            if budgets.get(pool, 0) <= 0:
+                if key not in self._blocked:
+                    self._blocked.add(key)
+                    self.record(
+                        "DisruptionBlocked",
+                        f"nodepool/{pool}",
+                        f"no {method.reason} disruptions allowed by the budgets now",
+                        {"method": method.name},
+                    )
+            else:
+                self._blocked.discard(key)

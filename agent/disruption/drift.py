@@ -1,0 +1,76 @@
+"""Drift: replace nodes whose ``Drifted`` condition is True.
+
+As Karpenter v1's drift method: candidates are taken oldest drift first, empty ones before the
+rest; a candidate goes only when its NodePool's ``Drifted`` budget allows, and only when its pods
+all find a place on the remaining nodes or on replacements (which are launched and initialized
+before the candidate is drained). No validation period: drift acts at once.
+
+Karpenter decides one command per pass and re-runs the pass at once after acting; driftwave
+decides every command the budgets allow in one pass, each simulated with the nodes of the
+earlier ones already gone, which reaches the same decisions with one cluster read. A NodePool
+whose drift is halted (repeated replacement failures, see :mod:`agent.disruption.halts`) is
+skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from agent.disruption.candidates import Candidate, DisruptionClass
+from agent.disruption.commands import Command, PassContext, spend
+from agent.disruption.simulation import reschedule
+from agent.lifecycle.conditions import condition, is_true
+from agent.scheduling.strategy import Strategy
+
+
+class Drift:
+    """See the module docstring."""
+
+    name = "drift"
+    reason = "Drifted"
+    disruption_class: DisruptionClass = "eventual"
+    validate = False
+
+    def __init__(
+        self, strategy: Strategy, halted: Callable[[str], bool], max_commands: int = 10_000
+    ) -> None:
+        self.strategy = strategy
+        self.halted = halted
+        self.max_commands = max_commands
+        self.unschedulable: dict[str, str] = {}
+        """Node → why its pods have nowhere to go (the last pass's findings)."""
+
+    def should_disrupt(self, candidate: Candidate, context: PassContext) -> bool:
+        """Drifted, in a NodePool whose drift is not halted."""
+        del context
+        return is_true(candidate.claim, "Drifted") and not self.halted(candidate.pool.name)
+
+    def compute_commands(
+        self, budgets: dict[str, int], candidates: Sequence[Candidate], context: PassContext
+    ) -> list[Command]:
+        """One command per candidate, as many as the budgets allow."""
+        ordered = sorted(candidates, key=lambda c: (bool(c.pods), c.drifted_since(), c.name))
+        commands: list[Command] = []
+        self.unschedulable = {}
+        for candidate in ordered:
+            if len(commands) >= self.max_commands:
+                break
+            if budgets.get(candidate.pool.name, 0) <= 0:
+                continue
+            result = reschedule(context, [candidate], self.strategy)
+            if result.errors:
+                self.unschedulable[candidate.name] = next(iter(result.errors.values()))
+                continue
+            found = condition(candidate.claim, "Drifted")
+            commands.append(
+                Command(
+                    self.name,
+                    self.reason,
+                    [candidate],
+                    list(result.claims),
+                    detail=(found.reason or "") if found is not None else "",
+                )
+            )
+            spend(budgets, [candidate])
+            context.busy.add(candidate.name)
+        return commands
