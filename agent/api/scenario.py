@@ -10,6 +10,7 @@ and how long to run (``until``).
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -148,6 +149,30 @@ class ScenarioSpec(KubeModel):
     manifest_files: list[str] = Field(default_factory=list)
     events: list[Event] = Field(default_factory=list)
     until: Duration = "10m"
+    start: str | None = None
+    """When the simulated clock starts (RFC 3339, e.g. ``2026-01-05T16:30:00Z``); budgets with
+    schedules are read against it. Defaults to 2026-01-01T00:00:00Z."""
+
+    @field_validator("start")
+    @classmethod
+    def _rfc3339(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(
+                f"{value!r} is not a time (rule: RFC 3339, such as 2026-01-05T16:30:00Z)"
+            ) from None
+        if parsed.tzinfo is None:
+            raise ValueError(f"{value!r} has no time zone (rule: end it with Z or an offset)")
+        return value
+
+    def start_time(self) -> datetime | None:
+        """``start`` as a timezone-aware time, if set."""
+        if self.start is None:
+            return None
+        return datetime.fromisoformat(self.start.replace("Z", "+00:00"))
 
     @model_validator(mode="after")
     def _events_in_time(self) -> ScenarioSpec:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from agent.api.kube import Pod
 from agent.disruption.candidates import Candidate, DisruptionClass, Snapshot
 from agent.provisioning.view import ClusterView
 from agent.scheduling.plans import NewClaim
@@ -63,6 +64,8 @@ class PassContext:
     read_view: Callable[[], ClusterView]
     busy: set[str]
     """Nodes already being disrupted or deleted (excluded from every simulation)."""
+    pending: list[Pod] = field(default_factory=list)
+    """Pods waiting for a node now; simulations place them too (until a command takes them)."""
     _view: ClusterView | None = None
 
     @property

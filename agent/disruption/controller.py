@@ -43,6 +43,7 @@ from agent.lifecycle.conditions import is_true
 from agent.provisioning.provisioner import Provisioner
 from agent.provisioning.view import cluster_view
 from agent.scheduling.strategy import Strategy
+from agent.termination.podrules import is_daemon
 
 POLL = timedelta(seconds=10)
 HELD_REVISIT = timedelta(seconds=60)
@@ -199,7 +200,14 @@ class DisruptionController:
         busy = self.queue.busy() | {
             n for n, node in snap.nodes.items() if node.metadata.deletion_timestamp
         }
-        return PassContext(snap, lambda: cluster_view(self.cluster, self.catalog), busy)
+        pending = [
+            p
+            for p in snap.pods
+            if not p.spec.node_name and not p.metadata.deletion_timestamp and not is_daemon(p)
+        ]
+        return PassContext(
+            snap, lambda: cluster_view(self.cluster, self.catalog), busy, pending=pending
+        )
 
     def budgets(self, context: PassContext, reason: str) -> dict[str, int]:
         """NodePool → how many more nodes may be disrupted for ``reason`` now."""

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from agent.disruption.candidates import Candidate, DisruptionClass
 from agent.disruption.commands import Command, PassContext, spend
-from agent.disruption.simulation import reschedule
+from agent.disruption.simulation import commit, reschedule
 from agent.lifecycle.conditions import condition, is_true
 from agent.scheduling.strategy import Strategy
 
@@ -73,4 +73,5 @@ class Drift:
             )
             spend(budgets, [candidate])
             context.busy.add(candidate.name)
+            commit(context, result)
         return commands

@@ -1,8 +1,10 @@
 """Where a disruption's pods would go: Karpenter's ``SimulateScheduling`` for candidates.
 
-The candidates' reschedulable pods are solved against the cluster without the candidates and
-without every node already being disrupted, with the NodePools free to plan new nodes (the
-replacements). A command is only possible when every pod finds a place.
+The candidates' reschedulable pods, with the pods pending now, are solved against the cluster
+without the candidates and without every node already being disrupted, with the NodePools free
+to plan new nodes (the replacements). A command is only possible when every candidate pod finds
+a place; pending pods that fit nowhere do not block it (Karpenter's
+``AllNonPendingPodsScheduled``).
 """
 
 from __future__ import annotations
@@ -18,12 +20,20 @@ from agent.scheduling.strategy import Strategy
 
 
 def reschedule(context: PassContext, candidates: Sequence[Candidate], strategy: Strategy) -> Result:
-    """Solve the candidates' pods as if the candidates (and busy nodes) were gone."""
-    pods = shapes_of(pod for candidate in candidates for pod in candidate.pods)
+    """Solve the candidates' pods and the pending ones as if the candidates (and busy nodes)
+    were gone; ``errors`` lists only candidate pods without a place."""
+    moving = shapes_of(pod for candidate in candidates for pod in candidate.pods)
+    pending = shapes_of(context.pending)
     without = set(context.busy) | {c.name for c in candidates}
-    return simulate(context.view, pods, without, strategy, prune=True)
+    result = simulate(context.view, [*moving, *pending], without, strategy, prune=True)
+    if pending:
+        waiting = {ref.key for ref in pending}
+        result.errors = {k: v for k, v in result.errors.items() if k not in waiting}
+    return result
 
 
-def replacement_cost(result: Result) -> float:
-    """USD per hour of the new nodes a result plans (each at its cheapest option)."""
-    return result.hourly_cost
+def commit(context: PassContext, result: Result) -> None:
+    """A command made from ``result`` will run: its placements on existing nodes are taken, and
+    the pending pods are accounted for (placed, or launched for with its replacements)."""
+    context.view.commit(result)
+    context.pending = []

@@ -40,6 +40,20 @@ class ClusterView:
     """Node name → the pods bound to it."""
     node_labels: dict[str, dict[str, str]] = field(default_factory=dict)
 
+    def commit(self, result: Result) -> None:
+        """Take the room ``result`` placed pods in on existing nodes off those nodes, so later
+        simulations on this view do not count on it again."""
+        if not self.pools:
+            return
+        index = self.pools[0].table.resource_index
+        by_name = {n.name: n for n in self.existing}
+        for name, refs in result.existing.items():
+            node = by_name.get(name)
+            if node is None:
+                continue
+            for ref in refs:
+                node.used = node.used + _request_vector(index, ref)
+
     def domains(self, node: str) -> dict[str, str]:
         """The topology domains of ``node`` (its labels plus its hostname)."""
         labels = self.node_labels.get(node, {})
@@ -110,10 +124,14 @@ def _smallest_request(index: Mapping[str, int], pods: Sequence[PodRef]) -> np.nd
     """Per resource, the smallest amount any of ``pods`` requests (0 where one requests none)."""
     floor = np.full(len(index), np.iinfo(np.int64).max, dtype=np.int64)
     for ref in pods:
-        vector = np.zeros(len(index), dtype=np.int64)
-        for name, amount in ref.shape.requests.items():
-            at = index.get(name)
-            if at is not None:
-                vector[at] = amount
-        floor = np.minimum(floor, vector)
+        floor = np.minimum(floor, _request_vector(index, ref))
     return floor
+
+
+def _request_vector(index: Mapping[str, int], ref: PodRef) -> np.ndarray:
+    vector = np.zeros(len(index), dtype=np.int64)
+    for name, amount in ref.shape.requests.items():
+        at = index.get(name)
+        if at is not None:
+            vector[at] = amount
+    return vector

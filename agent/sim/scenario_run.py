@@ -11,6 +11,7 @@ from agent.api.base import KubeModel, parse_manifest
 from agent.api.kinds import agent_kinds
 from agent.api.manifests import Document, Finding, check_document, read_documents
 from agent.api.scenario import AMISpec, Event, Scenario, seconds
+from agent.clock import EPOCH
 from agent.cloud.simulated.amis import AMI, AMICatalog
 from agent.kube.port import AlreadyExists, NotFound
 from agent.scheduling.strategy import Strategy
@@ -101,7 +102,9 @@ def build_world(
     amis = AMICatalog.eks_optimized(kubernetes_versions=versions)
     for spec in scenario.spec.amis or []:
         amis.add(_ami(spec, cluster.kubernetes_version))
+    start = scenario.spec.start_time()
     world = World(
+        start=start or EPOCH,
         zones=list(cluster.zones),
         kubernetes_version=cluster.kubernetes_version,
         amis=amis,
