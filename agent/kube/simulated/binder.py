@@ -3,8 +3,9 @@
 For each pending pod (oldest first) it filters the Ready nodes with the scheduling framework's
 filters of :func:`agent.scheduling.fit.fit_reasons` (cordon, taints, node affinity, resources,
 host ports), then prefers the node Karpenter planned for the pod, else the fullest node that fits
-(bin-packing, so that the simulation does not undo the provisioner's plan). Pod affinity and
-topology spread are not re-checked here: the provisioner planned them.
+(bin-packing, so that the simulation does not undo the provisioner's plan). Pod affinity,
+anti-affinity and topology spread are not checked here: a pod with any of them waits until the
+provisioner has planned it, and then binds only where it was planned.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ class Binder:
             planned = nominated.get(key)
             choice = next((s for s in fitting if s.name == planned), None)
             if choice is None:
+                if _has_pod_constraints(pod):
+                    continue
                 choice = max(fitting, key=lambda s: (_fullness(s), s.name))
             self.cluster.bind(
                 pod.metadata.name or "", pod.metadata.namespace or "default", choice.name
@@ -79,3 +82,13 @@ class Binder:
 def _fullness(state: NodeState) -> float:
     cpu = state.allocatable.get("cpu", 0) or 1
     return state.requested.get("cpu", 0) / cpu
+
+
+def _has_pod_constraints(pod: Pod) -> bool:
+    """Whether the pod's placement depends on other pods (affinity, anti-affinity, spread)."""
+    affinity = pod.spec.affinity
+    if pod.spec.topology_spread_constraints:
+        return True
+    return affinity is not None and (
+        affinity.pod_affinity is not None or affinity.pod_anti_affinity is not None
+    )
