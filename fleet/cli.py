@@ -15,6 +15,9 @@ from agent.api.kinds import agent_kinds
 from agent.api.manifests import ManifestSyntaxError
 from agent.cli.demo import run_demo
 from agent.cli.migrate import migrate_file, result_json, write_atomically
+from agent.cli.plan import as_json as plan_json
+from agent.cli.plan import plan as drift_plan
+from agent.cli.plan import render as render_plan
 from agent.cli.simulate import as_json as sim_json
 from agent.cli.simulate import render, simulate
 from agent.cli.validate import validate_paths
@@ -160,7 +163,8 @@ class SimStrategy(StrEnum):
 
 agent_app = typer.Typer(
     name="agent",
-    help="The per-cluster agent: simulate it against a simulated cluster and cloud.",
+    help="The per-cluster agent: simulate it against a simulated cluster and cloud, or preview "
+    "what drift would do.",
     cls=Group,
 )
 agent_app.callback(invoke_without_command=True)(show_help_when_bare)
@@ -213,6 +217,38 @@ def agent_simulate(
         print(sim_json(result))
     else:
         render(Console(highlight=False), result)
+
+
+@agent_app.command("plan")
+def agent_plan(
+    scenario: Annotated[
+        Path, typer.Argument(help="A driftwave.io/v1alpha1 Scenario file.", exists=True)
+    ],
+    as_json: JsonOpt = False,
+    seed: Annotated[int, typer.Option(help="Seed for names, ids and prices.")] = 1,
+) -> None:
+    """Preview drift without acting: which nodes have drifted and why, which would be replaced
+    or held (and by what: a do-not-disrupt pod, a PodDisruptionBudget, a halted NodePool), the
+    waves the NodePools' Drifted budgets allow, and an ETA.
+
+    The scenario is played up to its last event in dry-run mode: drift is detected, nothing is
+    disrupted. Exit code 1 when the scenario or a manifest it loads is invalid.
+
+    Example: driftwave agent plan examples/scenarios/seed-001-budget-hours.yaml
+    """
+    try:
+        result = drift_plan(scenario, seed)
+    except ScenarioError as exc:
+        for finding in exc.findings:
+            print(str(finding), file=sys.stderr)
+        raise typer.Exit(1) from exc
+    except ManifestSyntaxError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from exc
+    if as_json:
+        print(plan_json(result))
+    else:
+        render_plan(Console(highlight=False), result)
 
 
 def main() -> None:

@@ -117,6 +117,8 @@ class DisruptionController:
             MultiNodeConsolidation(self.consolidatable, strategy),
             SingleNodeConsolidation(self.consolidatable, strategy),
         ]
+        self.enabled = True
+        """False for a dry run (the drift preview): passes decide nothing and start nothing."""
         self.dirty = True
         self.held: dict[str, str] = {}
         self._pending: _Pending | None = None
@@ -141,6 +143,8 @@ class DisruptionController:
 
     def run(self) -> int:
         """Passes until no method acts (or a validation is pending); return commands started."""
+        if not self.enabled:
+            return 0
         if self._pending is not None:
             return self._validate()
         now = self.clock.now()

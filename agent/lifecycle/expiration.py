@@ -38,9 +38,13 @@ class Expiration:
         self.clock = clock
         self.record = record
         self._timers: set[str] = set()
+        self.enabled = True
+        """False for a dry run: nothing is deleted."""
 
     def reconcile(self) -> int:
         """Delete every expired NodeClaim; return how many."""
+        if not self.enabled:
+            return 0
         now = self.clock.now()
         expired = 0
         for claim in self.cluster.list(NodeClaim):

@@ -94,9 +94,10 @@ def build_world(
     objects: list[KubeModel],
     seed: int = 1,
     strategy: Strategy = "driftwave",
+    act: bool = True,
 ) -> World:
     """The world a scenario starts in, with its objects created; the provisioner schedules
-    with ``strategy``."""
+    with ``strategy``; ``act=False`` makes a dry run (see :class:`World`)."""
     cluster = scenario.spec.cluster
     versions = sorted({cluster.kubernetes_version, "1.28", "1.29", "1.30", "1.31"})
     amis = AMICatalog.eks_optimized(kubernetes_versions=versions)
@@ -110,6 +111,7 @@ def build_world(
         amis=amis,
         seed=seed,
         strategy=strategy,
+        act=act,
     )
     for obj in objects:
         world.cluster.create(obj)
@@ -193,6 +195,11 @@ def _kind(name: str) -> type[KubeModel]:
         if kind == name:
             return model
     raise ScenarioError([Finding("event", 0, name, "", "kind", f"unknown kind {name}")])
+
+
+def last_event_seconds(scenario: Scenario) -> float:
+    """When the scenario's last event happens (0 without events)."""
+    return max((seconds(event.at) for event in scenario.spec.events), default=0.0)
 
 
 def run(world: World, scenario: Scenario, until: float | None = None) -> World:

@@ -64,7 +64,10 @@ class World:
         seed: int = 1,
         start: datetime = EPOCH,
         strategy: Strategy = "driftwave",
+        act: bool = True,
     ) -> None:
+        """``act=False`` makes a dry run: drift is detected but nothing is disrupted or
+        expired (the drift preview's mode)."""
         self.clock = VirtualClock(start)
         self.start = start
         self.kubernetes_version = kubernetes_version
@@ -100,6 +103,8 @@ class World:
         self.binder = Binder(self.cluster)
         self._kick = False
         self.cluster.watch(self._on_change)
+        self.disruption.enabled = act
+        self.expiration.enabled = act
         self.drift.start()
         self.disruption.start()
 

@@ -1,0 +1,224 @@
+"""The drift preview (driftwave's addition): what drift would do, decided without doing it.
+
+From the cluster as it stands, :func:`drift_preview` reports:
+
+* every drifted node: its NodeClaim, NodePool, drift reason and since when, its image and the
+  image a replacement would get;
+* which of them drift would replace and which are held, with the blocker (a pod's
+  ``do-not-disrupt``, a PodDisruptionBudget that allows no disruption now, pods that would
+  have nowhere to go, the node's own annotation, a halted NodePool);
+* the order of replacement (drift's own: empty nodes first, then oldest drift) and the waves
+  the NodePool's ``Drifted`` budgets allow, each wave starting when the previous one is done
+  and waiting for scheduled budget windows to open;
+* an ETA: when the last wave would finish, with each wave taking ``replace_seconds`` (launch,
+  boot, readiness and drain of the replacement).
+
+Nothing is created, tainted or deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from agent.api.durations import parse_duration
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.nodepool import NodePool
+from agent.cloud.amirules import first_fitting_image
+from agent.disruption.budgets import PoolNodes, allowed_by_budgets, next_change
+from agent.disruption.candidates import Candidate, node_blocker, pod_blocker
+from agent.disruption.controller import DisruptionController, pool_nodes
+from agent.lifecycle.conditions import condition, is_true
+
+DEFAULT_REPLACE_SECONDS = 60.0
+"""A replacement's launch, boot, readiness and drain, when the caller knows no better."""
+MAX_WAVES = 10_000
+
+
+@dataclass
+class _Drifted:
+    candidate: Candidate | None
+    row: dict[str, Any]
+
+
+def _target_image(controller: DisruptionController, claim_labels: dict[str, str], ref: str) -> str:
+    try:
+        nodeclass = controller.cluster.get(EC2NodeClass, ref)
+    except Exception:
+        return ""
+    if nodeclass.status is None:
+        return ""
+    image = first_fitting_image(claim_labels, nodeclass.status.amis)
+    return image.id if image is not None else ""
+
+
+def drift_preview(
+    controller: DisruptionController, replace_seconds: float = DEFAULT_REPLACE_SECONDS
+) -> dict[str, Any]:
+    """The preview as JSON-ready data (see the module docstring)."""
+    context = controller.context()
+    snapshot = context.snapshot
+    now = snapshot.now
+    drift = controller.drift
+    candidates = {c.name: c for c in controller.candidates_for(drift, context)}
+    counts = pool_nodes(snapshot, set(context.busy))
+    rows: list[_Drifted] = []
+    for claim in snapshot.claims:
+        if not is_true(claim, "Drifted"):
+            continue
+        node = snapshot.node_of(claim)
+        name = node.metadata.name or "" if node is not None else claim.name
+        found = condition(claim, "Drifted")
+        pool = claim.metadata.labels.get("karpenter.sh/nodepool", "")
+        row: dict[str, Any] = {
+            "node": name,
+            "nodeClaim": claim.name,
+            "nodePool": pool,
+            "reason": found.reason if found is not None else "",
+            "since": found.last_transition_time if found is not None else "",
+            "image": claim.status.image_id,
+            "targetImage": _target_image(
+                controller, dict(claim.metadata.labels), claim.spec.node_class_ref.name
+            ),
+            "pods": len(snapshot.pods_by_node.get(name, [])),
+        }
+        blocker = _blocker(controller, claim.name, name, pool, context)
+        row["action"] = "hold" if blocker else "replace"
+        row["blocker"] = blocker
+        row["drainWaitSeconds"] = 0.0
+        grace = claim.spec.termination_grace_period
+        if blocker is None and grace:
+            waiting = next(
+                (
+                    found
+                    for pod in snapshot.pods_by_node.get(name, [])
+                    if (found := pod_blocker(pod, snapshot)) is not None
+                ),
+                None,
+            )
+            if waiting is not None:
+                row["drainNote"] = (
+                    f"the drain waits up to terminationGracePeriod {grace}: {waiting}"
+                )
+                row["drainWaitSeconds"] = (parse_duration(grace) or timedelta(0)).total_seconds()
+        rows.append(_Drifted(candidates.get(name), row))
+    replaceable = [r.candidate for r in rows if r.row["action"] == "replace" and r.candidate]
+    if replaceable:
+        budgets = dict.fromkeys(snapshot.pools, 10**9)
+        drift.compute_commands(budgets, replaceable, context)
+        for item in rows:
+            why = drift.unschedulable.get(item.row["node"])
+            if why is not None and item.row["action"] == "replace":
+                item.row["action"] = "hold"
+                item.row["blocker"] = f"its pods would have nowhere to go: {why}"
+    order = sorted(
+        (r for r in rows if r.row["action"] == "replace" and r.candidate is not None),
+        key=lambda r: (
+            bool(r.candidate.pods) if r.candidate else False,
+            r.row["since"],
+            r.row["node"],
+        ),
+    )
+    waves = _waves(
+        [r.row for r in order], snapshot.pools, counts, now, timedelta(seconds=replace_seconds)
+    )
+    unbounded = any(w["endSeconds"] is None for w in waves)
+    eta = max((w["endSeconds"] for w in waves if w["endSeconds"] is not None), default=0.0)
+    return {
+        "at": now.isoformat().replace("+00:00", "Z"),
+        "drifted": [r.row for r in rows],
+        "replace": len(order),
+        "held": sum(1 for r in rows if r.row["action"] == "hold"),
+        "waves": waves,
+        "etaSeconds": None if unbounded else eta,
+        "eta": None
+        if unbounded
+        else (now + timedelta(seconds=eta)).isoformat().replace("+00:00", "Z"),
+        "haltedNodePools": controller.halts.halted(),
+        "replaceSecondsAssumed": replace_seconds,
+    }
+
+
+def _blocker(
+    controller: DisruptionController, claim_name: str, node_name: str, pool: str, context: Any
+) -> str | None:
+    snapshot = context.snapshot
+    claim = next(c for c in snapshot.claims if c.name == claim_name)
+    node = snapshot.nodes.get(node_name)
+    reason = node_blocker(claim, node, snapshot, context.busy)
+    if reason is not None:
+        return reason
+    if pool in controller.halts.halted():
+        return f"drift is halted on NodePool {pool}"
+    if claim.spec.termination_grace_period:
+        return None
+    for pod in snapshot.pods_by_node.get(node_name, []):
+        found = pod_blocker(pod, snapshot)
+        if found is not None:
+            return found
+    return None
+
+
+def _waves(
+    rows: Sequence[dict[str, Any]],
+    pools: dict[str, NodePool],
+    counts: dict[str, PoolNodes],
+    now: datetime,
+    step: timedelta,
+) -> list[dict[str, Any]]:
+    """Per NodePool, waves of at most the budget's allowance, one after another."""
+    waves: list[dict[str, Any]] = []
+    waits = {r["node"]: float(r.get("drainWaitSeconds", 0.0)) for r in rows}
+    for pool_name in sorted({r["nodePool"] for r in rows}):
+        pool = pools[pool_name]
+        queue = [r["node"] for r in rows if r["nodePool"] == pool_name]
+        nodes = counts.get(pool_name, PoolNodes(len(queue), 0))
+        at = now
+        number = 0
+        while queue and number < MAX_WAVES:
+            allowed = allowed_by_budgets(pool.spec.disruption.budgets, "Drifted", nodes.total, at)
+            allowed = max(0, allowed - (nodes.disrupting if at == now else 0))
+            if allowed <= 0:
+                edge = next_change(pool, at)
+                if edge is None:
+                    waves.append(_wave(pool_name, None, queue, now, at, None))
+                    break
+                at = edge.astimezone(now.tzinfo)
+                continue
+            number += 1
+            taken, queue = queue[:allowed], queue[allowed:]
+            wait = max((waits.get(n, 0.0) for n in taken), default=0.0)
+            end = at + step + timedelta(seconds=wait)
+            waves.append(_wave(pool_name, number, taken, now, at, end))
+            at = end
+    return waves
+
+
+def _wave(
+    pool: str,
+    number: int | None,
+    nodes: list[str],
+    now: datetime,
+    start: datetime,
+    end: datetime | None,
+) -> dict[str, Any]:
+    if number is None:
+        return {
+            "nodePool": pool,
+            "wave": None,
+            "nodes": nodes,
+            "startSeconds": None,
+            "endSeconds": None,
+            "note": "the budgets allow no drift disruption, and no schedule will change that",
+        }
+    assert end is not None
+    return {
+        "nodePool": pool,
+        "wave": number,
+        "nodes": nodes,
+        "startSeconds": (start - now).total_seconds(),
+        "endSeconds": (end - now).total_seconds(),
+        "start": start.isoformat().replace("+00:00", "Z"),
+    }
