@@ -92,9 +92,9 @@ def drift_preview(
         if blocker is None and grace:
             waiting = next(
                 (
-                    found
+                    held
                     for pod in snapshot.pods_by_node.get(name, [])
-                    if (found := pod_blocker(pod, snapshot)) is not None
+                    if (held := pod_blocker(pod, snapshot)) is not None
                 ),
                 None,
             )
