@@ -216,3 +216,48 @@ def test_the_strategy_reaches_the_provisioner() -> None:
     scenario, objects = load_scenario(EXAMPLES / "scenarios" / "seed-000-inflate.yaml")
     world = build_world(scenario, objects, strategy="karpenter")
     assert world.provisioner.strategy == "karpenter"
+
+
+def test_agent_plan_previews_drift_without_acting() -> None:
+    scenario = EXAMPLES / "scenarios" / "seed-001-budget-hours.yaml"
+    result = runner.invoke(app, ["agent", "plan", str(scenario), "--json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["at"] == "2026-01-05T17:30:00Z"
+    assert len(body["drifted"]) == 6
+    assert {row["reason"] for row in body["drifted"]} == {"AMIDrift"}
+    assert {row["targetImage"] for row in body["drifted"]} == {"ami-0bb22cc33dd44ee55"}
+    assert all(row["action"] == "replace" for row in body["drifted"])
+    waves = body["waves"]
+    assert [len(w["nodes"]) for w in waves] == [1] * 6  # 15% of 6 nodes, rounded up
+    assert waves[0]["start"] == "2026-01-06T09:00:00Z"  # after the no-drift window
+    assert body["eta"] > waves[-1]["start"]
+    tables = runner.invoke(app, ["agent", "plan", str(scenario)])
+    assert tables.exit_code == 0
+    assert "nothing was changed" in tables.output
+
+
+def test_agent_plan_names_the_do_not_disrupt_blocker() -> None:
+    scenario = EXAMPLES / "scenarios" / "do-not-disrupt.yaml"
+    body = json.loads(runner.invoke(app, ["agent", "plan", str(scenario), "--json"]).stdout)
+    held = [row for row in body["drifted"] if row["action"] == "hold"]
+    assert len(held) == 1
+    assert held[0]["nodePool"] == "batch"
+    assert "karpenter.sh/do-not-disrupt" in held[0]["blocker"]
+    (replaced,) = [row for row in body["drifted"] if row["action"] == "replace"]
+    assert replaced["drainWaitSeconds"] == 1200
+    assert body["etaSeconds"] >= 1200
+
+
+def test_agent_plan_bad_input_exits_1(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: driftwave.io/v1alpha1\nkind: Scenario\nmetadata: {name: b}\n"
+        "spec: {cluster: {name: c}, start: yesterday}\n"
+    )
+    result = runner.invoke(app, ["agent", "plan", str(bad)])
+    assert result.exit_code == 1
+    assert "spec.start" in result.stderr
+    assert "RFC 3339" in result.stderr
+    missing = runner.invoke(app, ["agent", "plan", str(tmp_path / "nope.yaml")])
+    assert missing.exit_code == 1

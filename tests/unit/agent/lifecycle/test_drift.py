@@ -1,0 +1,230 @@
+"""Drift detection: hashes, requirements, AMIs, subnets, security groups, and the condition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.api.base import Condition
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodeclass_status import (
+    AMIRequirement,
+    EC2NodeClassStatus,
+    ResolvedAMI,
+    ResolvedSecurityGroup,
+    ResolvedSubnet,
+)
+from agent.api.nodepool import NodePool
+from agent.clock import VirtualClock
+from agent.kube.simulated.cluster import SimulatedCluster
+from agent.lifecycle.conditions import condition
+from agent.lifecycle.drift import DriftController, drift_reason
+from agent.lifecycle.hashing import (
+    NODECLASS_HASH,
+    NODEPOOL_HASH,
+    NODEPOOL_HASH_VERSION,
+    nodeclass_hash,
+    nodepool_hash,
+    restamp_versions,
+    stamped,
+)
+
+AMD64 = [AMIRequirement(key="kubernetes.io/arch", operator="In", values=["amd64"])]
+ARM64 = [AMIRequirement(key="kubernetes.io/arch", operator="In", values=["arm64"])]
+
+
+def _pool(**template_spec: Any) -> NodePool:
+    spec: dict[str, Any] = {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+        "requirements": [
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}
+        ],
+    }
+    spec.update(template_spec)
+    return NodePool.model_validate(
+        {"metadata": {"name": "default"}, "spec": {"template": {"spec": spec}}}
+    )
+
+
+def _nodeclass(amis: list[ResolvedAMI], **spec: Any) -> EC2NodeClass:
+    body: dict[str, Any] = {
+        "amiSelectorTerms": [{"tags": {"env": "prod"}}],
+        "amiFamily": "AL2023",
+        "role": "node-role",
+        "subnetSelectorTerms": [{"tags": {"k": "v"}}],
+        "securityGroupSelectorTerms": [{"tags": {"k": "v"}}],
+    }
+    body.update(spec)
+    nodeclass = EC2NodeClass.model_validate({"metadata": {"name": "default"}, "spec": body})
+    status = EC2NodeClassStatus(
+        amis=amis,
+        subnets=[ResolvedSubnet(id="subnet-1", zone="us-east-1a")],
+        security_groups=[ResolvedSecurityGroup(id="sg-1")],
+    )
+    return nodeclass.model_copy(update={"status": status})
+
+
+def _claim(pool: NodePool, nodeclass: EC2NodeClass, image: str = "ami-old") -> NodeClaim:
+    claim = NodeClaim.model_validate(
+        {
+            "metadata": {
+                "name": "default-abcde",
+                "labels": {
+                    "karpenter.sh/nodepool": "default",
+                    "karpenter.sh/capacity-type": "on-demand",
+                    "kubernetes.io/arch": "amd64",
+                    "node.kubernetes.io/instance-type": "m6i.large",
+                },
+            },
+            "spec": {
+                "nodeClassRef": {
+                    "group": "karpenter.k8s.aws",
+                    "kind": "EC2NodeClass",
+                    "name": "default",
+                },
+                "requirements": [],
+            },
+            "status": {
+                "imageID": image,
+                "providerID": "aws:///us-east-1a/i-0123",
+                "conditions": [
+                    {"type": "Launched", "status": "True", "reason": "Launched", "message": ""}
+                ],
+            },
+        }
+    )
+    return stamped(claim, pool, nodeclass)
+
+
+def test_a_fresh_claim_has_not_drifted() -> None:
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    assert drift_reason(_claim(pool, nodeclass), pool, nodeclass) is None
+
+
+def test_template_changes_drift_through_the_nodepool_hash() -> None:
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    claim = _claim(pool, nodeclass)
+    tainted = _pool(taints=[{"key": "team", "value": "a", "effect": "NoSchedule"}])
+    assert drift_reason(claim, tainted, nodeclass) == "NodePoolDrifted"
+    assert drift_reason(claim, _pool(expireAfter="24h"), nodeclass) == "NodePoolDrifted"
+
+
+def test_requirements_and_budgets_are_not_hashed() -> None:
+    pool = _pool()
+    changed = pool.model_copy(deep=True)
+    changed.spec.disruption.budgets[0].nodes = "1"
+    assert nodepool_hash(changed) == nodepool_hash(pool)
+    widened = _pool(
+        requirements=[
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand", "spot"]}
+        ]
+    )
+    assert nodepool_hash(widened) == nodepool_hash(pool)
+
+
+def test_a_requirement_the_node_no_longer_meets_is_requirements_drift() -> None:
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    claim = _claim(pool, nodeclass)
+    spot_only = _pool(
+        requirements=[{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]
+    )
+    assert drift_reason(claim, spot_only, nodeclass) == "RequirementsDrifted"
+
+
+def test_nodeclass_spec_changes_drift_but_selector_terms_do_not() -> None:
+    amis = [ResolvedAMI(id="ami-old", requirements=AMD64)]
+    pool, nodeclass = _pool(), _nodeclass(amis)
+    claim = _claim(pool, nodeclass)
+    retagged = _nodeclass(amis, tags={"team": "payments"})
+    assert drift_reason(claim, pool, retagged) == "NodeClassDrift"
+    reselected = _nodeclass(amis, amiSelectorTerms=[{"id": "ami-old"}])
+    assert nodeclass_hash(reselected) == nodeclass_hash(nodeclass)
+    assert drift_reason(claim, pool, reselected) is None
+
+
+def test_the_image_its_type_now_maps_to_decides_ami_drift() -> None:
+    pool = _pool()
+    old = _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    claim = _claim(pool, old)
+    newer = _nodeclass(
+        [
+            ResolvedAMI(id="ami-new", requirements=AMD64),
+            ResolvedAMI(id="ami-arm", requirements=ARM64),
+        ]
+    )
+    assert drift_reason(claim, pool, newer) == "AMIDrift"
+    other_arch_only = _nodeclass(
+        [
+            ResolvedAMI(id="ami-arm", requirements=ARM64),
+            ResolvedAMI(id="ami-old", requirements=AMD64),
+        ]
+    )
+    assert drift_reason(claim, pool, other_arch_only) is None
+    assert drift_reason(claim, pool, _nodeclass([])) is None
+
+
+def test_subnet_and_security_group_drift_when_the_cloud_reports_them() -> None:
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    claim = _claim(pool, nodeclass)
+    assert drift_reason(claim, pool, nodeclass, lambda c: ("subnet-9", ["sg-1"])) == "SubnetDrift"
+    assert (
+        drift_reason(claim, pool, nodeclass, lambda c: ("subnet-1", ["sg-2"]))
+        == "SecurityGroupDrift"
+    )
+    assert drift_reason(claim, pool, nodeclass, lambda c: ("subnet-1", ["sg-1"])) is None
+
+
+def test_another_hash_version_is_restamped_never_drifted() -> None:
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    claim = _claim(pool, nodeclass)
+    annotations = {**claim.metadata.annotations, NODEPOOL_HASH: "1", NODEPOOL_HASH_VERSION: "v3"}
+    foreign = claim.model_copy(
+        update={"metadata": claim.metadata.model_copy(update={"annotations": annotations})}
+    )
+    assert drift_reason(foreign, pool, nodeclass) is None
+    restamped = restamp_versions(foreign, pool, nodeclass)
+    assert restamped.metadata.annotations[NODEPOOL_HASH] == nodepool_hash(pool)
+    assert restamped.metadata.annotations[NODECLASS_HASH] == nodeclass_hash(nodeclass)
+
+
+def test_the_controller_sets_and_clears_the_drifted_condition() -> None:
+    clock = VirtualClock()
+    cluster = SimulatedCluster(clock)
+    events: list[tuple[str, str]] = []
+    pool = _pool()
+    nodeclass = _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    cluster.create(pool)
+    cluster.create(nodeclass)
+    cluster.create(_claim(pool, nodeclass))
+    controller = DriftController(cluster, clock, lambda k, o, r, d: events.append((k, r)))
+    assert controller.reconcile() == 0
+    cluster.update(_nodeclass([ResolvedAMI(id="ami-new", requirements=AMD64)]))
+    assert controller.reconcile() == 1
+    drifted = condition(cluster.get(NodeClaim, "default-abcde"), "Drifted")
+    assert drifted == Condition(
+        type="Drifted",
+        status="True",
+        reason="AMIDrift",
+        message="AMIDrift",
+        last_transition_time="2026-01-01T00:00:00Z",
+    )
+    assert controller.reconcile() == 0
+    cluster.update(nodeclass)
+    assert controller.reconcile() == 1
+    assert condition(cluster.get(NodeClaim, "default-abcde"), "Drifted") is None
+    assert [kind for kind, _ in events] == ["Drifted", "DriftCleared"]
+
+
+def test_observe_limits_the_recheck_to_changed_claims() -> None:
+    clock = VirtualClock()
+    cluster = SimulatedCluster(clock)
+    pool = _pool()
+    nodeclass = _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    for obj in (pool, nodeclass, _claim(pool, nodeclass)):
+        cluster.create(obj)
+    controller = DriftController(cluster, clock, lambda k, o, r, d: None)
+    assert controller.reconcile_changed() == 0
+    cluster.update(_nodeclass([ResolvedAMI(id="ami-new", requirements=AMD64)]))
+    assert controller.reconcile_changed() == 0  # nothing observed yet
+    controller.observe("EC2NodeClass", "default")
+    assert controller.reconcile_changed() == 1

@@ -1,0 +1,204 @@
+"""The termination controller: drain order, PDB backoff, do-not-disrupt, grace period, release."""
+
+from __future__ import annotations
+
+import builtins
+from datetime import timedelta
+from typing import Any
+
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.kube import Node, Pod, PodDisruptionBudget
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
+from agent.clock import VirtualClock
+from agent.cloud.port import InstanceTypeOfferings, NodeClaimNotFound
+from agent.kube.simulated.cluster import SimulatedCluster
+from agent.termination.terminator import Terminator
+
+PROVIDER = "aws:///us-east-1a/i-0abc"
+
+
+class FakeCloud:
+    """Our CloudProvider port: an instance that terminates on the first delete."""
+
+    def __init__(self) -> None:
+        self.live = True
+        self.deletes = 0
+
+    def name(self) -> str:
+        return "fake"
+
+    def create(self, claim: NodeClaim, nodeclass: EC2NodeClass) -> NodeClaim:
+        raise NotImplementedError
+
+    def delete(self, claim: NodeClaim) -> None:
+        self.deletes += 1
+        if not self.live:
+            raise NodeClaimNotFound("gone", claim.status.provider_id)
+        self.live = False
+
+    def get(self, provider_id: str) -> NodeClaim:
+        raise NodeClaimNotFound("gone", provider_id)
+
+    def list(self) -> builtins.list[NodeClaim]:
+        return []
+
+    def instance_types(
+        self, nodepool: NodePool, nodeclass: EC2NodeClass
+    ) -> builtins.list[InstanceTypeOfferings]:
+        return []
+
+
+def _setup(grace: str | None = None) -> tuple[VirtualClock, SimulatedCluster, FakeCloud, list[Any]]:
+    clock = VirtualClock()
+    cluster = SimulatedCluster(clock)
+    spec: dict[str, Any] = {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "d"},
+        "requirements": [],
+    }
+    if grace:
+        spec["terminationGracePeriod"] = grace
+    cluster.create(
+        NodeClaim.model_validate(
+            {
+                "metadata": {"name": "claim", "finalizers": ["karpenter.sh/termination"]},
+                "spec": spec,
+                "status": {"providerID": PROVIDER, "nodeName": "node-1"},
+            }
+        )
+    )
+    cluster.create(
+        Node.model_validate(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": "node-1", "finalizers": ["karpenter.sh/termination"]},
+                "spec": {"providerID": PROVIDER},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+            }
+        )
+    )
+    return clock, cluster, FakeCloud(), []
+
+
+def _pod(name: str, *, labels: dict[str, str] | None = None, owner: str | None = None,
+         annotations: dict[str, str] | None = None, critical: bool = False,
+         tolerate: bool = False) -> Pod:  # fmt: skip
+    spec: dict[str, Any] = {"nodeName": "node-1", "containers": [{"name": "c", "image": "i"}]}
+    if critical:
+        spec["priorityClassName"] = "system-node-critical"
+    if tolerate:
+        spec["tolerations"] = [{"key": "karpenter.sh/disrupted", "operator": "Exists"}]
+    owners = []
+    if owner is not None:
+        owners = [{"apiVersion": "apps/v1", "kind": owner, "name": "o", "uid": "u",
+                   "controller": True}]  # fmt: skip
+    return Pod.model_validate(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "labels": labels or {},
+                         "annotations": annotations or {}, "ownerReferences": owners},
+            "spec": spec,
+            "status": {"phase": "Running", "startTime": "2026-01-01T00:00:00Z"},
+        }
+    )  # fmt: skip
+
+
+def _terminator(clock: VirtualClock, cluster: SimulatedCluster, cloud: FakeCloud,
+                events: list[Any]) -> Terminator:  # fmt: skip
+    return Terminator(cluster, cloud, clock, lambda k, o, r, d: events.append((k, o, r, d)))
+
+
+def _kinds(events: list[Any]) -> list[str]:
+    return [e[0] for e in events]
+
+
+def test_pods_drain_in_priority_groups_then_the_instance_and_objects_go() -> None:
+    clock, cluster, cloud, events = _setup()
+    cluster.create(_pod("app"))
+    cluster.create(_pod("logs", owner="DaemonSet"))
+    cluster.create(_pod("dns", critical=True))
+    cluster.create(_pod("static", owner="Node"))
+    cluster.create(_pod("stays", tolerate=True))
+    terminator = _terminator(clock, cluster, cloud, events)
+    cluster.delete(NodeClaim, "claim")
+    for _ in range(5):
+        terminator.reconcile()
+    evicted = [e[1] for e in events if e[0] == "Evicted"]
+    assert evicted == ["pod/default/app", "pod/default/logs", "pod/default/dns"]
+    assert ("Tainted", "node/node-1") in [(e[0], e[1]) for e in events]
+    assert _kinds(events)[-2:] == ["NodeDeleted", "Terminated"]
+    assert cluster.list(NodeClaim) == [] and cluster.list(Node) == []
+    assert cluster.list(Pod) == []  # the pods that stayed went with their node
+    assert cloud.deletes >= 1
+
+
+def test_a_refused_eviction_backs_off_exponentially_up_to_ten_seconds() -> None:
+    clock, cluster, cloud, events = _setup()
+    cluster.create(_pod("guarded", labels={"app": "db"}))
+    cluster.create(
+        PodDisruptionBudget.model_validate(
+            {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+             "metadata": {"name": "db", "namespace": "default"},
+             "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}}}
+        )
+    )  # fmt: skip
+    terminator = _terminator(clock, cluster, cloud, events)
+    cluster.delete(NodeClaim, "claim")
+    terminator.reconcile()
+    clock.advance(timedelta(minutes=2))
+    delays = [e[3]["retryIn"] for e in events if e[0] == "EvictionBlocked"]
+    assert delays[:8] == [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 10.0]
+    assert max(delays) == 10.0
+    assert cluster.list(Pod)  # never evicted: the budget never allows it
+    assert terminator.refusals == len(delays)
+
+
+def test_do_not_disrupt_pods_wait_until_the_grace_period_then_are_deleted() -> None:
+    clock, cluster, cloud, events = _setup(grace="10m")
+    cluster.create(_pod("batch", annotations={"karpenter.sh/do-not-disrupt": "true"}))
+    terminator = _terminator(clock, cluster, cloud, events)
+    cluster.delete(NodeClaim, "claim")
+    terminator.reconcile()
+    clock.advance(timedelta(minutes=9, seconds=59))
+    assert "PodDeleted" not in _kinds(events)
+    assert cluster.list(Pod)
+    clock.advance(timedelta(seconds=1))
+    terminator.reconcile()
+    forced = [e for e in events if e[0] == "PodDeleted"]
+    assert len(forced) == 1
+    assert "terminationGracePeriod 10m elapsed" in forced[0][2]
+    assert cluster.list(NodeClaim) == []
+
+
+def test_do_not_disrupt_without_a_grace_period_holds_the_drain() -> None:
+    clock, cluster, cloud, events = _setup()
+    cluster.create(_pod("batch", annotations={"karpenter.sh/do-not-disrupt": "true"}))
+    terminator = _terminator(clock, cluster, cloud, events)
+    cluster.delete(NodeClaim, "claim")
+    terminator.reconcile()
+    clock.advance(timedelta(hours=3))
+    assert cluster.list(Pod) and cluster.list(NodeClaim)
+    assert cloud.deletes == 0
+
+
+def test_a_do_not_disrupt_duration_runs_out() -> None:
+    clock, cluster, cloud, events = _setup()
+    cluster.create(_pod("warm", annotations={"karpenter.sh/do-not-disrupt": "30m"}))
+    terminator = _terminator(clock, cluster, cloud, events)
+    cluster.delete(NodeClaim, "claim")
+    terminator.reconcile()
+    clock.advance(timedelta(minutes=29))
+    assert "Evicted" not in _kinds(events)
+    clock.advance(timedelta(minutes=2))
+    assert "Evicted" in _kinds(events)
+
+
+def test_deleting_the_node_deletes_its_claim_too() -> None:
+    clock, cluster, cloud, events = _setup()
+    terminator = _terminator(clock, cluster, cloud, events)
+    cluster.delete(Node, "node-1")
+    terminator.reconcile()
+    terminator.reconcile()
+    assert cluster.list(NodeClaim) == [] and cluster.list(Node) == []
