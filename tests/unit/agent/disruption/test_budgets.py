@@ -93,7 +93,9 @@ def test_a_window_is_active_from_its_firing_for_its_duration() -> None:
 
 
 def test_time_zone_reads_the_schedule_in_local_time() -> None:
-    paris = Budget(nodes="0", schedule="0 9 * * *", duration="1h", timeZone="Europe/Paris")
+    paris = Budget.model_validate(
+        {"nodes": "0", "schedule": "0 9 * * *", "duration": "1h", "timeZone": "Europe/Paris"}
+    )
     assert is_active(paris, datetime(2026, 1, 5, 8, 30, tzinfo=UTC))  # 09:30 in Paris
     assert not is_active(paris, datetime(2026, 1, 5, 9, 30, tzinfo=UTC))  # 10:30 in Paris
     summer = datetime(2026, 7, 6, 7, 30, tzinfo=UTC)  # 09:30 in Paris (UTC+2)

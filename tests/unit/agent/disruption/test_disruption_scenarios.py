@@ -23,10 +23,10 @@ NODECLASS: dict[str, Any] = {
         "securityGroupSelectorTerms": [{"tags": {"k": "v"}}],
     },
 }
-GOLDEN = {"id": "ami-0aa0", "name": "golden-1", "family": "AL2023", "created": "2025-12-01T00:00:00Z",
-          "tags": {"env": "prod"}}  # fmt: skip
-NEWER = {"id": "ami-0bb0", "name": "golden-2", "family": "AL2023", "created": "2025-12-20T00:00:00Z",
-         "tags": {"env": "prod"}}  # fmt: skip
+GOLDEN = {"id": "ami-0aa0", "name": "golden-1", "family": "AL2023",
+          "created": "2025-12-01T00:00:00Z", "tags": {"env": "prod"}}  # fmt: skip
+NEWER = {"id": "ami-0bb0", "name": "golden-2", "family": "AL2023",
+         "created": "2025-12-20T00:00:00Z", "tags": {"env": "prod"}}  # fmt: skip
 
 
 def _events(result: dict[str, Any], kind: str) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from agent.api.nodepool import NodePool
 from agent.clock import VirtualClock
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.lifecycle.conditions import condition
-from agent.lifecycle.drift import DriftController, drift_reason
+from agent.lifecycle.drift import DriftController, NetworkLookup, drift_reason
 from agent.lifecycle.hashing import (
     NODECLASS_HASH,
     NODEPOOL_HASH,
@@ -31,6 +31,10 @@ from agent.lifecycle.hashing import (
 
 AMD64 = [AMIRequirement(key="kubernetes.io/arch", operator="In", values=["amd64"])]
 ARM64 = [AMIRequirement(key="kubernetes.io/arch", operator="In", values=["arm64"])]
+
+
+def _ignore(kind: str, obj: str, reason: str, details: dict[str, Any]) -> None:
+    del kind, obj, reason, details
 
 
 def _pool(**template_spec: Any) -> NodePool:
@@ -166,12 +170,18 @@ def test_the_image_its_type_now_maps_to_decides_ami_drift() -> None:
 def test_subnet_and_security_group_drift_when_the_cloud_reports_them() -> None:
     pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
     claim = _claim(pool, nodeclass)
-    assert drift_reason(claim, pool, nodeclass, lambda c: ("subnet-9", ["sg-1"])) == "SubnetDrift"
-    assert (
-        drift_reason(claim, pool, nodeclass, lambda c: ("subnet-1", ["sg-2"]))
-        == "SecurityGroupDrift"
-    )
-    assert drift_reason(claim, pool, nodeclass, lambda c: ("subnet-1", ["sg-1"])) is None
+
+    def launched_in(subnet: str, group: str) -> NetworkLookup:
+        def lookup(asked: NodeClaim) -> tuple[str, list[str]]:
+            assert asked.name == claim.name
+            return subnet, [group]
+
+        return lookup
+
+    assert drift_reason(claim, pool, nodeclass, launched_in("subnet-9", "sg-1")) == "SubnetDrift"
+    found = drift_reason(claim, pool, nodeclass, launched_in("subnet-1", "sg-2"))
+    assert found == "SecurityGroupDrift"
+    assert drift_reason(claim, pool, nodeclass, launched_in("subnet-1", "sg-1")) is None
 
 
 def test_another_hash_version_is_restamped_never_drifted() -> None:
@@ -196,7 +206,12 @@ def test_the_controller_sets_and_clears_the_drifted_condition() -> None:
     cluster.create(pool)
     cluster.create(nodeclass)
     cluster.create(_claim(pool, nodeclass))
-    controller = DriftController(cluster, clock, lambda k, o, r, d: events.append((k, r)))
+
+    def record(kind: str, obj: str, reason: str, details: dict[str, Any]) -> None:
+        del obj, details
+        events.append((kind, reason))
+
+    controller = DriftController(cluster, clock, record)
     assert controller.reconcile() == 0
     cluster.update(_nodeclass([ResolvedAMI(id="ami-new", requirements=AMD64)]))
     assert controller.reconcile() == 1
@@ -222,7 +237,7 @@ def test_observe_limits_the_recheck_to_changed_claims() -> None:
     nodeclass = _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
     for obj in (pool, nodeclass, _claim(pool, nodeclass)):
         cluster.create(obj)
-    controller = DriftController(cluster, clock, lambda k, o, r, d: None)
+    controller = DriftController(cluster, clock, _ignore)
     assert controller.reconcile_changed() == 0
     cluster.update(_nodeclass([ResolvedAMI(id="ami-new", requirements=AMD64)]))
     assert controller.reconcile_changed() == 0  # nothing observed yet

@@ -46,6 +46,7 @@ class FakeCloud:
     def instance_types(
         self, nodepool: NodePool, nodeclass: EC2NodeClass
     ) -> builtins.list[InstanceTypeOfferings]:
+        del nodepool, nodeclass
         return []
 
 
@@ -129,7 +130,8 @@ def test_pods_drain_in_priority_groups_then_the_instance_and_objects_go() -> Non
     assert evicted == ["pod/default/app", "pod/default/logs", "pod/default/dns"]
     assert ("Tainted", "node/node-1") in [(e[0], e[1]) for e in events]
     assert _kinds(events)[-2:] == ["NodeDeleted", "Terminated"]
-    assert cluster.list(NodeClaim) == [] and cluster.list(Node) == []
+    assert cluster.list(NodeClaim) == []
+    assert cluster.list(Node) == []
     assert cluster.list(Pod) == []  # the pods that stayed went with their node
     assert cloud.deletes >= 1
 
@@ -179,7 +181,8 @@ def test_do_not_disrupt_without_a_grace_period_holds_the_drain() -> None:
     cluster.delete(NodeClaim, "claim")
     terminator.reconcile()
     clock.advance(timedelta(hours=3))
-    assert cluster.list(Pod) and cluster.list(NodeClaim)
+    assert cluster.list(Pod)
+    assert cluster.list(NodeClaim)
     assert cloud.deletes == 0
 
 
@@ -201,4 +204,5 @@ def test_deleting_the_node_deletes_its_claim_too() -> None:
     cluster.delete(Node, "node-1")
     terminator.reconcile()
     terminator.reconcile()
-    assert cluster.list(NodeClaim) == [] and cluster.list(Node) == []
+    assert cluster.list(NodeClaim) == []
+    assert cluster.list(Node) == []
