@@ -9,6 +9,7 @@ scheduling and bin-packing are not part of this stage.
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -20,6 +21,8 @@ from agent.api.migration import migrate_text
 from agent.api.nodepool import NodePool
 from agent.api.requirements import requirement_allows
 from agent.catalog import Catalog, InstanceType, Offering
+from agent.cli.plan import plan
+from agent.cli.simulate import simulate
 
 OFFERING_KEYS = frozenset({"topology.kubernetes.io/zone", "karpenter.sh/capacity-type"})
 SHOWN = 5
@@ -88,6 +91,7 @@ def run_demo(console: Console) -> int:
         failures += 0 if result.ok else 1
         for pool in pools:
             console.print(_pool_table(pool, launchable(pool, catalog)))
+    failures += _drift_upgrade(console)
     console.rule("done" if failures == 0 else f"{failures} problem(s)")
     return 0 if failures == 0 else 1
 
@@ -112,3 +116,31 @@ def _pool_table(pool: NodePool, options: list[tuple[InstanceType, Offering]]) ->
             f"{offering.price:.4f}",
         )
     return table
+
+
+def _drift_upgrade(console: Console) -> int:
+    """Seed 002's upgrade on the simulated cluster: the preview, then the rollout."""
+    scenario = Path(str(resources.files("agent").joinpath("examples", "scenarios")))
+    scenario = scenario / "seed-002-pdb-upgrade.yaml"
+    console.rule("seed 002: control plane 1.27 → 1.28 under a PodDisruptionBudget")
+    preview = plan(scenario)
+    for row in preview["drifted"]:
+        console.print(
+            f"preview: {row['node']} drifted ({row['reason']}): {row['image']} → "
+            f"{row['targetImage']}, {row['action']}",
+            markup=False,
+        )
+    result = simulate(scenario)
+    shown = {"Drifted", "DisruptionStarted", "Evicted", "EvictionBlocked", "Terminated"}
+    for event in result["timeline"]:
+        if event["type"] in shown:
+            console.print(
+                f"{event['t']:>7.1f}s {event['type']:<17} {event['object']}", markup=False
+            )
+    summary = result["summary"]
+    console.print(
+        f"pods lost: {summary['podsLost']}, PDB violations: {summary['pdbViolations']}, "
+        f"nodes now: {summary['nodesPerImage'][-1]['nodes']}",
+        markup=False,
+    )
+    return 0 if summary["podsLost"] == 0 and summary["pdbViolations"] == 0 else 1

@@ -8,7 +8,6 @@ act in a pass.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,8 +17,6 @@ from agent.api.kube import Pod
 from agent.disruption.candidates import Candidate, DisruptionClass, Snapshot
 from agent.provisioning.view import ClusterView
 from agent.scheduling.plans import NewClaim
-
-_ids = itertools.count(1)
 
 
 @dataclass
@@ -32,7 +29,8 @@ class Command:
     candidates: list[Candidate]
     replacements: list[NewClaim] = field(default_factory=list)
     detail: str = ""
-    id: int = field(default_factory=lambda: next(_ids))
+    id: int = 0
+    """Numbered by the orchestration queue when it starts the command."""
     created: datetime | None = None
     replacement_names: list[str] = field(default_factory=list)
     candidates_deleted: bool = False

@@ -54,6 +54,7 @@ class Orchestrator:
         self.commands: list[Command] = []
         self.failed = 0
         self.completed = 0
+        self._started = 0
 
     def busy(self) -> set[str]:
         """Node names of every candidate in a command under way."""
@@ -62,6 +63,8 @@ class Orchestrator:
     def start(self, command: Command) -> None:
         """Taint and mark the candidates, create the replacements (see the module docstring)."""
         command.created = self.clock.now()
+        self._started += 1
+        command.id = self._started
         for candidate in command.candidates:
             self._taint(candidate.name, add=True)
             claim = self._claim(candidate.claim.name)
