@@ -113,7 +113,7 @@ def node_blocker(
         return "node is not initialized"
     if claim.metadata.deletion_timestamp or node.metadata.deletion_timestamp:
         return "node is being deleted"
-    if claim.name in busy:
+    if (node.metadata.name or "") in busy:
         return "node is already being disrupted"
     pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
     if pool not in snapshot.pools:

@@ -223,3 +223,24 @@ def test_a_faulty_image_halts_drift_without_draining_any_node(tmp_path: Path) ->
     assert {c["imageId"] for c in result["nodeClaims"]} == {"ami-0cc0"}
     assert result["summary"]["podsLost"] == 0
     assert result["summary"]["pendingPods"] == 0
+
+
+def test_a_node_is_in_one_disruption_command_at_a_time(tmp_path: Path) -> None:
+    spread = {
+        "topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+             "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}
+        ]
+    }  # fmt: skip
+    result = _run(
+        tmp_path,
+        [_pool({"budgets": [{"nodes": "5"}], "consolidateAfter": "Never"}), NODECLASS,
+         _deployment("web", 3, "3", **spread)],
+        [{"at": "5m", "publishAmi": NEWER}],
+        "30m",
+    )  # fmt: skip
+    taken = [n for e in _events(result, "DisruptionStarted") for n in e["details"]["candidates"]]
+    assert len(taken) == 3
+    assert len(set(taken)) == 3
+    assert {c["imageId"] for c in result["nodeClaims"]} == {"ami-0bb0"}
+    assert result["summary"]["nodePools"]["default"]["maxConcurrentDisruptions"] == 3
