@@ -17,7 +17,7 @@ timeline.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -129,11 +129,20 @@ def candidates(
     busy: Collection[str],
     disruption_class: DisruptionClass,
     prices: Mapping[str, float] | None = None,
+    wanted: Callable[[NodeClaim, NodePool], bool] | None = None,
 ) -> tuple[list[Candidate], dict[str, str]]:
-    """The candidates of one pass, and the held nodes with their reasons (see module doc)."""
+    """The candidates of one pass, and the held nodes with their reasons (see module doc).
+
+    ``wanted`` skips, before their pods are looked at, the NodeClaims a method would never act
+    on (they are neither candidates nor held).
+    """
     found: list[Candidate] = []
     held: dict[str, str] = {}
     for claim in snapshot.claims:
+        if wanted is not None:
+            owner = snapshot.pools.get(claim.metadata.labels.get(NODEPOOL_LABEL, ""))
+            if owner is None or not wanted(claim, owner):
+                continue
         node = snapshot.node_of(claim)
         reason = node_blocker(claim, node, snapshot, busy)
         name = node.metadata.name or "" if node is not None else claim.name

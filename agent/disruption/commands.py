@@ -14,6 +14,8 @@ from datetime import datetime
 from typing import Protocol
 
 from agent.api.kube import Pod
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
 from agent.disruption.candidates import Candidate, DisruptionClass, Snapshot
 from agent.provisioning.view import ClusterView
 from agent.scheduling.plans import NewClaim
@@ -82,6 +84,10 @@ class DisruptionMethod(Protocol):
     disruption_class: DisruptionClass
     validate: bool
     """Whether a decision waits for the validation period and is re-checked before acting."""
+
+    def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
+        """A cheap first filter: False when this method would never act on ``claim``."""
+        ...
 
     def should_disrupt(self, candidate: Candidate, context: PassContext) -> bool:
         """Whether ``candidate`` is one this method would act on."""

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
 from agent.disruption.candidates import Candidate, DisruptionClass
 from agent.disruption.commands import Command, PassContext, fits_budget, spend
 from agent.disruption.consolidatable import Consolidatable
@@ -49,6 +51,14 @@ class _Consolidation:
     def __init__(self, consolidatable: Consolidatable, strategy: Strategy) -> None:
         self.consolidatable = consolidatable
         self.strategy = strategy
+
+    def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
+        """NodeClaims of NodePools that consolidate underutilized nodes."""
+        del claim
+        disruption = pool.spec.disruption
+        return disruption.consolidate_after != "Never" and (
+            disruption.consolidation_policy != "WhenEmpty"
+        )
 
     def should_disrupt(self, candidate: Candidate, context: PassContext) -> bool:
         """Consolidatable under a ``WhenEmptyOrUnderutilized`` NodePool."""

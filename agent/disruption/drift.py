@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
 from agent.disruption.candidates import Candidate, DisruptionClass
 from agent.disruption.commands import Command, PassContext, spend
 from agent.disruption.simulation import commit, reschedule
@@ -39,6 +41,11 @@ class Drift:
         self.max_commands = max_commands
         self.unschedulable: dict[str, str] = {}
         """Node → why its pods have nowhere to go (the last pass's findings)."""
+
+    def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
+        """Drifted NodeClaims only."""
+        del pool
+        return is_true(claim, "Drifted")
 
     def should_disrupt(self, candidate: Candidate, context: PassContext) -> bool:
         """Drifted, in a NodePool whose drift is not halted."""

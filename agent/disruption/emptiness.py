@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
 from agent.disruption.candidates import Candidate, DisruptionClass
 from agent.disruption.commands import Command, PassContext, spend
 from agent.disruption.consolidatable import Consolidatable
@@ -25,6 +27,11 @@ class Emptiness:
 
     def __init__(self, consolidatable: Consolidatable) -> None:
         self.consolidatable = consolidatable
+
+    def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
+        """NodeClaims of NodePools that consolidate at all (consolidateAfter is not Never)."""
+        del claim
+        return pool.spec.disruption.consolidate_after != "Never"
 
     def should_disrupt(self, candidate: Candidate, context: PassContext) -> bool:
         """Empty, and consolidatable under its NodePool's policy."""

@@ -69,12 +69,24 @@ def disruptions_allowed(
     """
     covered = [pod for pod in pods if selects(budget, pod)]
     healthy = sum(1 for pod in covered if is_healthy(pod))
+    scale = expected_pods(covered) if needs_scale(budget) else len(covered)
+    return budget_arithmetic(budget, healthy, scale)
+
+
+def needs_scale(budget: PodDisruptionBudget) -> bool:
+    """Whether the budget needs its pods' controllers' scale (maxUnavailable or a percentage)."""
     spec = budget.spec
-    needs_scale = spec.max_unavailable is not None or isinstance(spec.min_available, str)
-    scale = expected_pods(covered) if needs_scale else len(covered)
-    if scale is None:
+    return spec.max_unavailable is not None or isinstance(spec.min_available, str)
+
+
+def budget_arithmetic(
+    budget: PodDisruptionBudget, healthy: int, expected: int | None
+) -> tuple[int, int, int]:
+    """(disruptions allowed, healthy, desired healthy) from the counts (``expected`` None: the
+    scale is unknown, so nothing is allowed)."""
+    spec = budget.spec
+    if expected is None:
         return 0, healthy, healthy
-    expected = scale
     if spec.min_available is not None:
         desired = _scaled(spec.min_available, expected)
     elif spec.max_unavailable is not None:
@@ -91,16 +103,28 @@ def blocking_budget(
     expected_pods: ExpectedPods = _count,
 ) -> str | None:
     """The name of the budget that forbids evicting ``pod`` now, or None when it may go."""
+    matching = [budget for budget in budgets if selects(budget, pod)]
+    return eviction_verdict(
+        pod, matching, lambda budget: disruptions_allowed(budget, pods, expected_pods)
+    )
+
+
+def eviction_verdict(
+    pod: Pod,
+    matching: list[PodDisruptionBudget],
+    status: Callable[[PodDisruptionBudget], tuple[int, int, int]],
+) -> str | None:
+    """The Eviction API's decision for ``pod`` given the budgets selecting it and each one's
+    (allowed, healthy, desired): the blocking budget's name, or None when the pod may go."""
     if pod.status is None or pod.status.phase in (None, "Pending", "Succeeded", "Failed"):
         return None
-    matching = [budget for budget in budgets if selects(budget, pod)]
     if not matching:
         return None
     if len(matching) > 1:
         names = ", ".join(b.metadata.name or "" for b in matching)
         return f"{names} (a pod may be selected by only one budget)"
     budget = matching[0]
-    allowed, healthy, desired = disruptions_allowed(budget, pods, expected_pods)
+    allowed, healthy, desired = status(budget)
     if not is_healthy(pod):
         policy = budget.spec.unhealthy_pod_eviction_policy or "IfHealthyBudget"
         if policy == "AlwaysAllow" or healthy >= desired:
@@ -108,24 +132,42 @@ def blocking_budget(
     return None if allowed > 0 else (budget.metadata.name or "")
 
 
+Owner = tuple[str, str, str]
+"""(kind, namespace, name) of a pod's scalable controller."""
+
+
+def owner_replicas(cluster: Cluster) -> Callable[[Owner], int | None]:
+    """Reads a controller's replicas from ``cluster`` (None when it is gone)."""
+
+    def replicas(owner: Owner) -> int | None:
+        kind, namespace, name = owner
+        try:
+            found = cluster.get(SCALABLE[kind], name, namespace)
+        except NotFound:
+            return None
+        value = getattr(getattr(found, "spec", None), "replicas", None)
+        return 1 if value is None else int(value)
+
+    return replicas
+
+
 def controller_scale(cluster: Cluster) -> ExpectedPods:
     """How many pods a budget expects, read from the pods' controllers in ``cluster``."""
+    replicas = owner_replicas(cluster)
 
     def expected(covered: list[Pod]) -> int | None:
-        owners: set[tuple[str, str, str]] = set()
+        owners: set[Owner] = set()
         for pod in covered:
             refs = [ref for ref in pod.metadata.owner_references if ref.controller]
             if not refs or refs[0].kind not in SCALABLE:
                 return None
             owners.add((refs[0].kind, pod.metadata.namespace or "default", refs[0].name))
         total = 0
-        for kind, namespace, name in owners:
-            try:
-                owner = cluster.get(SCALABLE[kind], name, namespace)
-            except NotFound:
+        for owner in owners:
+            count = replicas(owner)
+            if count is None:
                 return None
-            replicas = getattr(getattr(owner, "spec", None), "replicas", None)
-            total += 1 if replicas is None else int(replicas)
+            total += count
         return total
 
     return expected

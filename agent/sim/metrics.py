@@ -16,8 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.api.kube import Pod, PodDisruptionBudget
-from agent.kube.pdb import ExpectedPods, disruptions_allowed, selects
+from agent.api.kube import Pod
+from agent.kube.pdbindex import BudgetIndex
 
 
 @dataclass
@@ -71,19 +71,11 @@ class DisruptionMetrics:
         elif kind in ("Evicted", "PodDeleted") and not details.get("controller", True):
             self.pods_lost += 1
 
-    def pod_removed(
-        self,
-        t: float,
-        pod: Pod,
-        pods: list[Pod],
-        budgets: list[PodDisruptionBudget],
-        expected: ExpectedPods,
-    ) -> None:
-        """After the agent evicted ``pod``: does a budget covering it have too few healthy pods?"""
-        for budget in budgets:
-            if not selects(budget, pod):
-                continue
-            _, healthy, desired = disruptions_allowed(budget, pods, expected)
+    def pod_removed(self, t: float, pod: Pod, budgets: BudgetIndex) -> None:
+        """After the agent evicted ``pod``: does a budget covering it have too few healthy pods?
+        ``budgets`` is the world's own index of the cluster (not the Eviction API's)."""
+        for budget in budgets.selecting(pod):
+            _, healthy, desired = budgets.status(budget)
             if healthy < desired:
                 self.pdb_violations.append(
                     {

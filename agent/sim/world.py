@@ -25,7 +25,8 @@ from agent.cloud.simulated.amis import AMICatalog
 from agent.cloud.simulated.cloud import SimulatedCloud
 from agent.cloud.simulated.records import BootedInstance
 from agent.disruption.controller import DisruptionController
-from agent.kube.pdb import controller_scale
+from agent.kube.pdb import owner_replicas
+from agent.kube.pdbindex import BudgetIndex
 from agent.kube.port import WatchEvent
 from agent.kube.simulated.binder import Binder
 from agent.kube.simulated.cluster import SimulatedCluster
@@ -88,6 +89,8 @@ class World:
         self.drift = DriftController(self.cluster, self.clock, self.record)
         self.expiration = Expiration(self.cluster, self.clock, self.record)
         self.metrics = DisruptionMetrics()
+        self._budgets = BudgetIndex(owner_replicas(self.cluster))
+        """The world's own view of the PodDisruptionBudgets, to check the agent's evictions."""
         self.terminator = Terminator(
             self.cluster, self.cloud, self.clock, self.record, on_removed=self._pod_removed
         )
@@ -115,13 +118,8 @@ class World:
         self.metrics.observe(t, kind, obj, details)
 
     def _pod_removed(self, pod: Pod) -> None:
-        namespace = pod.metadata.namespace or "default"
-        budgets = self.cluster.list(PodDisruptionBudget, namespace)
-        if not budgets:
-            return
         t = (self.clock.now() - self.start).total_seconds()
-        pods = self.cluster.list(Pod, namespace)
-        self.metrics.pod_removed(t, pod, pods, budgets, controller_scale(self.cluster))
+        self.metrics.pod_removed(t, pod, self._budgets)
 
     def _on_boot(self, instance: BootedInstance) -> None:
         claim = next(
@@ -153,6 +151,7 @@ class World:
         obj = event.obj
         self.disruption.dirty = True
         if isinstance(obj, Pod):
+            self._budgets.pod_changed(obj, deleted=event.type == "DELETED")
             if event.type == "ADDED" and not obj.spec.node_name:
                 self.provisioner.trigger()
             if obj.spec.node_name:
@@ -162,6 +161,8 @@ class World:
             if event.type == "DELETED":
                 self.provisioner.trigger()
                 self._kick = True
+        elif isinstance(obj, PodDisruptionBudget):
+            self._budgets.budget_changed(obj, deleted=event.type == "DELETED")
         elif isinstance(obj, NodePool | EC2NodeClass):
             self.drift.observe(type(obj).__name__, obj.metadata.name or "")
             self._kick = True

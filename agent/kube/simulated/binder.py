@@ -60,7 +60,9 @@ class Binder:
         for pod in pending:
             requests = pod_requests(pod.spec)
             fitting = [
-                s for s in states.values() if not fit_reasons(pod.spec, s, requests=requests)
+                s
+                for s in states.values()
+                if _room(requests, s) and not fit_reasons(pod.spec, s, requests=requests)
             ]
             if not fitting:
                 continue
@@ -92,3 +94,12 @@ def _has_pod_constraints(pod: Pod) -> bool:
     return affinity is not None and (
         affinity.pod_affinity is not None or affinity.pod_anti_affinity is not None
     )
+
+
+def _room(requests: Mapping[str, int], state: NodeState) -> bool:
+    """A quick look at cpu, memory and pod count before the full filters (same answer, faster)."""
+    for name in ("cpu", "memory"):
+        amount = requests.get(name, 0)
+        if amount > 0 and amount > state.allocatable.get(name, 0) - state.requested.get(name, 0):
+            return False
+    return state.requested.get("pods", 0) < state.allocatable.get("pods", 0)

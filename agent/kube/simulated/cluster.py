@@ -25,7 +25,8 @@ from agent.api.kube import (
     StatefulSet,
 )
 from agent.clock import Clock
-from agent.kube.pdb import blocking_budget, controller_scale
+from agent.kube.pdb import owner_replicas
+from agent.kube.pdbindex import BudgetIndex
 from agent.kube.port import AlreadyExists, EvictionBlocked, NotFound, WatchEvent
 
 T = TypeVar("T", bound=KubeModel)
@@ -58,6 +59,9 @@ class SimulatedCluster:
         self._handlers: list[Callable[[WatchEvent], None]] = []
         self._versions = itertools.count(1)
         self._uids = itertools.count(1)
+        self._order: dict[type[KubeModel], list[Key]] = {}
+        """Per kind, the keys in (namespace, name) order; rebuilt after a create or delete."""
+        self._budgets = BudgetIndex(owner_replicas(self))
 
     def get(self, kind: type[T], name: str, namespace: str = "") -> T:
         """The object of ``kind`` named ``name``; raises NotFound."""
@@ -72,7 +76,13 @@ class SimulatedCluster:
     def list(self, kind: type[T], namespace: str | None = None) -> list[T]:
         """Every object of ``kind`` (in ``namespace`` when given), in (namespace, name) order."""
         store = self._objects.get(kind, {})
-        items = [obj for key, obj in sorted(store.items()) if namespace in (None, key[0])]
+        keys = self._order.get(kind)
+        if keys is None:
+            keys = self._order[kind] = sorted(store)
+        if namespace is None:
+            items = [store[key] for key in keys]
+        else:
+            items = [store[key] for key in keys if key[0] == namespace]
         return [obj for obj in items if isinstance(obj, kind)]
 
     def create(self, obj: T) -> T:
@@ -92,6 +102,7 @@ class SimulatedCluster:
         )
         stored = obj.model_copy(update={"metadata": meta})
         store[key] = stored
+        self._order.pop(type(obj), None)
         self._emit(WatchEvent("ADDED", stored))
         return stored
 
@@ -119,6 +130,7 @@ class SimulatedCluster:
         stored = obj.model_copy(update={"metadata": _meta(obj).model_copy(update=changes)})
         if old_meta.deletion_timestamp and not _meta(stored).finalizers:
             del store[key]
+            self._order.pop(type(obj), None)
             self._emit(WatchEvent("DELETED", stored))
             return stored
         store[key] = stored
@@ -139,6 +151,7 @@ class SimulatedCluster:
         meta = _meta(obj)
         if not meta.finalizers:
             del store[key]
+            self._order.pop(kind, None)
             self._emit(WatchEvent("DELETED", obj))
             return
         if meta.deletion_timestamp:
@@ -165,9 +178,7 @@ class SimulatedCluster:
     def evict(self, pod_name: str, namespace: str) -> None:
         """Evict a pod unless a PodDisruptionBudget forbids it (EvictionBlocked)."""
         pod = self.get(Pod, pod_name, namespace)
-        budget = blocking_budget(
-            pod, self.list(PodDisruptionBudget, namespace), self.list(Pod), controller_scale(self)
-        )
+        budget = self._budgets.blocking(pod)
         if budget is not None:
             raise EvictionBlocked(f"{namespace}/{pod_name}", budget)
         self.delete(Pod, pod_name, namespace)
@@ -177,6 +188,11 @@ class SimulatedCluster:
         self._handlers.append(handler)
 
     def _emit(self, event: WatchEvent) -> None:
+        obj = event.obj
+        if isinstance(obj, Pod):
+            self._budgets.pod_changed(obj, deleted=event.type == "DELETED")
+        elif isinstance(obj, PodDisruptionBudget):
+            self._budgets.budget_changed(obj, deleted=event.type == "DELETED")
         for handler in list(self._handlers):
             handler(event)
 

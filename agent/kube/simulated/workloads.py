@@ -21,7 +21,7 @@ import string
 
 from agent.api.base import KubeModel, ObjectMeta, OwnerReference
 from agent.api.kube import Deployment, Job, Pod, PodTemplateSpec, ReplicaSet, StatefulSet
-from agent.kube.port import Cluster, NotFound
+from agent.kube.port import AlreadyExists, Cluster, NotFound
 
 _SUFFIX = string.ascii_lowercase + string.digits
 Workload = Deployment | ReplicaSet | StatefulSet | Job
@@ -99,7 +99,12 @@ class WorkloadController:
                     changes += self._remove(pod)
             return changes
         for _ in range(desired - len(owned)):
-            self._cluster.create(self._pod(workload, self._name(workload)))
+            while True:
+                try:
+                    self._cluster.create(self._pod(workload, self._name(workload)))
+                except AlreadyExists:
+                    continue  # a name taken by a live pod: draw another suffix, as controllers do
+                break
             changes += 1
         if len(owned) > desired:
             doomed = sorted(
