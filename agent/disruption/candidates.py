@@ -48,6 +48,22 @@ class Candidate:
     pods: list[Pod]
     """Reschedulable pods (not DaemonSet, static or terminal)."""
     price: float = 0.0
+    all_pods: list[Pod] = field(default_factory=list)
+    """Every pod bound to the node (for the blockers)."""
+    waived: bool = False
+    """Pod blockers do not hold this candidate (an eventual method and a grace period)."""
+    _blocker: str | None = None
+    _checked: bool = False
+
+    def blocker(self, snapshot: Snapshot) -> str | None:
+        """Why a pod keeps this node from voluntary disruption now (None: nothing does).
+        Computed on first use: a pass only looks at the candidates it may take."""
+        if self.waived:
+            return None
+        if not self._checked:
+            self._blocker = _first_blocker(self.all_pods, snapshot)
+            self._checked = True
+        return self._blocker
 
     @property
     def name(self) -> str:
@@ -130,11 +146,14 @@ def candidates(
     disruption_class: DisruptionClass,
     prices: Mapping[str, float] | None = None,
     wanted: Callable[[NodeClaim, NodePool], bool] | None = None,
+    *,
+    lazy: bool = False,
 ) -> tuple[list[Candidate], dict[str, str]]:
     """The candidates of one pass, and the held nodes with their reasons (see module doc).
 
     ``wanted`` skips, before their pods are looked at, the NodeClaims a method would never act
-    on (they are neither candidates nor held).
+    on (they are neither candidates nor held). ``lazy`` leaves the pod blockers to be checked
+    by the method (:meth:`Candidate.blocker`) on the candidates it considers, instead of on all.
     """
     found: list[Candidate] = []
     held: dict[str, str] = {}
@@ -151,14 +170,16 @@ def candidates(
             continue
         pods = snapshot.pods_by_node.get(name, [])
         waived = disruption_class == "eventual" and bool(claim.spec.termination_grace_period)
-        blocker = None if waived else _first_blocker(pods, snapshot)
-        if blocker is not None:
-            held[name] = blocker
-            continue
         pool = snapshot.pools[node.metadata.labels[NODEPOOL_LABEL]]
         movable = [p for p in pods if reschedulable(p)]
         price = (prices or {}).get(claim.name, 0.0)
-        found.append(Candidate(claim, node, pool, movable, price))
+        candidate = Candidate(claim, node, pool, movable, price, pods, waived)
+        if not lazy:
+            blocker = candidate.blocker(snapshot)
+            if blocker is not None:
+                held[name] = blocker
+                continue
+        found.append(candidate)
     return found, held
 
 

@@ -101,6 +101,8 @@ class MultiNodeConsolidation(_Consolidation):
         for candidate in _order(candidates):
             if len(ordered) >= MAX_MULTI_CANDIDATES:
                 break
+            if candidate.blocker(context.snapshot) is not None:
+                continue
             if fits_budget(budgets, [*ordered, candidate]):
                 ordered.append(candidate)
         low, high = 2, len(ordered)
@@ -130,6 +132,8 @@ class SingleNodeConsolidation(_Consolidation):
         """The first candidate that can be deleted or replaced more cheaply."""
         for candidate in _order(candidates):
             if budgets.get(candidate.pool.name, 0) <= 0:
+                continue
+            if candidate.blocker(context.snapshot) is not None:
                 continue
             command = self._command(self.name, [candidate], context)
             if command is not None:

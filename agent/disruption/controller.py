@@ -174,7 +174,7 @@ class DisruptionController:
             edge = next_change(pool, now) if pool is not None else None
             if edge is not None:
                 times.append(edge)
-        if self.held or self.drift.unschedulable:
+        if self.held or self.drift.unschedulable or self.drift.blocked:
             times.append(now + HELD_REVISIT)
         self._revisit = min(times) if times else None
         if self._revisit is not None:

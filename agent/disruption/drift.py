@@ -41,6 +41,8 @@ class Drift:
         self.max_commands = max_commands
         self.unschedulable: dict[str, str] = {}
         """Node → why its pods have nowhere to go (the last pass's findings)."""
+        self.blocked: dict[str, str] = {}
+        """Node → the pod that holds it (the last pass's findings)."""
 
     def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
         """Drifted NodeClaims only."""
@@ -59,10 +61,15 @@ class Drift:
         ordered = sorted(candidates, key=lambda c: (bool(c.pods), c.drifted_since(), c.name))
         commands: list[Command] = []
         self.unschedulable = {}
+        self.blocked = {}
         for candidate in ordered:
             if len(commands) >= self.max_commands:
                 break
             if budgets.get(candidate.pool.name, 0) <= 0:
+                continue
+            blocker = candidate.blocker(context.snapshot)
+            if blocker is not None:
+                self.blocked[candidate.name] = blocker
                 continue
             result = reschedule(context, [candidate], self.strategy)
             if result.errors:

@@ -42,9 +42,10 @@ class Emptiness:
         self, budgets: dict[str, int], candidates: Sequence[Candidate], context: PassContext
     ) -> list[Command]:
         """One command with every empty candidate the budgets allow."""
-        del context
         chosen = []
         for candidate in candidates:
+            if candidate.blocker(context.snapshot) is not None:
+                continue
             if budgets.get(candidate.pool.name, 0) > 0:
                 chosen.append(candidate)
                 spend(budgets, [candidate])

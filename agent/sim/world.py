@@ -139,7 +139,6 @@ class World:
             + (" (faulty image: it will never be Ready)" if instance.image_faulty else ""),
             {"providerID": instance.provider_id, "imageID": instance.image_id},
         )
-        self.settle()
 
     def _price(self, claim: NodeClaim) -> float:
         try:

@@ -69,9 +69,14 @@ class WorkloadController:
             *self._cluster.list(StatefulSet),
             *self._cluster.list(Job),
         ]
+        by_owner: dict[str, list[Pod]] = {}
+        for pod in pods:
+            for ref in pod.metadata.owner_references:
+                if ref.controller:
+                    by_owner.setdefault(ref.uid, []).append(pod)
         changes = 0
         for workload in workloads:
-            owned = [pod for pod in pods if owned_by(pod, workload)]
+            owned = by_owner.get(workload.metadata.uid or "", [])
             changes += self._scale(workload, owned, self._desired(workload))
         return changes
 
