@@ -225,7 +225,14 @@ class DisruptionController:
     def candidates_for(self, method: DisruptionMethod, context: PassContext) -> list[Candidate]:
         """The candidates ``method`` would act on now."""
         prices = {c.name: self.price_of(c) for c in context.snapshot.claims}
-        found, held = candidates(context.snapshot, context.busy, method.disruption_class, prices)
+        found, held = candidates(
+            context.snapshot,
+            context.busy,
+            method.disruption_class,
+            prices,
+            method.wants,
+            lazy=True,
+        )
         if method is self.drift:
             self.held = held
         return [c for c in found if method.should_disrupt(c, context)]
