@@ -117,6 +117,9 @@ class DisruptionController:
             MultiNodeConsolidation(self.consolidatable, strategy),
             SingleNodeConsolidation(self.consolidatable, strategy),
         ]
+        self.waiting_on_pods = False
+        """The last pass held a node for its pods (a PDB, do-not-disrupt): a pod change may
+        free it, so the agent runs a pass on the next pod change instead of the next poll."""
         self.enabled = True
         """False for a dry run (the drift preview): passes decide nothing and start nothing."""
         self.dirty = True
@@ -160,6 +163,7 @@ class DisruptionController:
             started += acted
             if not acted or self._pending is not None:
                 break
+        self.waiting_on_pods = bool(self.drift.blocked)
         self._plan_revisit()
         return started
 

@@ -155,6 +155,8 @@ class World:
                 self.provisioner.trigger()
             if obj.spec.node_name:
                 self.disruption.consolidatable.pod_event(obj.spec.node_name)
+                if self.disruption.waiting_on_pods:
+                    self._kick = True
         elif isinstance(obj, NodeClaim):
             self.drift.observe("NodeClaim", obj.name)
             if event.type == "DELETED":
