@@ -13,6 +13,11 @@ controller makes no other decision (as Karpenter, whose pass waits); they are th
 against the cluster as it is (still candidates, still within budget, still possible for less
 money) and started, or dropped. Drift acts at once. Started commands are carried out by the
 orchestration queue (:mod:`agent.disruption.queue`).
+
+The scheduling simulations (where would this node's pods go?) solve a handful of pods each, so
+they use Karpenter's own order by default (``strategy``): it is what Karpenter's simulation
+does, it needs no LP, and the pods a disruption evicts are then placed by the provisioner with
+its own (cost-planned) strategy.
 """
 
 from __future__ import annotations
@@ -99,7 +104,7 @@ class DisruptionController:
         catalog: Catalog,
         provisioner: Provisioner,
         record: Recorder,
-        strategy: Strategy = "driftwave",
+        strategy: Strategy = "karpenter",
         price_of: PriceOf = _zero,
     ) -> None:
         self.cluster = cluster

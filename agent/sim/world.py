@@ -100,7 +100,6 @@ class World:
             self.catalog,
             self.provisioner,
             self.record,
-            strategy=strategy,
             price_of=self._price,
         )
         self.binder = Binder(self.cluster)

@@ -2,15 +2,17 @@
 
 For each pending pod (oldest first) it filters the Ready nodes with the scheduling framework's
 filters of :func:`agent.scheduling.fit.fit_reasons` (cordon, taints, node affinity, resources,
-host ports), then prefers the node Karpenter planned for the pod, else the fullest node that fits
-(bin-packing, so that the simulation does not undo the provisioner's plan). Pod affinity,
-anti-affinity and topology spread are not checked here: a pod with any of them waits until the
-provisioner has planned it, and then binds only where it was planned.
+host ports), then prefers the node Karpenter planned for the pod, else the fullest node that
+fits: the one with the least free cpu that fits (bin-packing, so that the simulation does not
+undo the provisioner's plan). Pod affinity, anti-affinity and topology spread are not checked
+here: a pod with any of them waits until the provisioner has planned it, and then binds only
+where it was planned.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import bisect
+from collections.abc import Iterable, Iterator, Mapping
 
 from agent.api.kube import Node, Pod
 from agent.kube.port import Cluster
@@ -57,33 +59,62 @@ class Binder:
         }
         bound = 0
         pending.sort(key=lambda p: (p.metadata.creation_timestamp or "", p.metadata.name or ""))
+        order = _FreeCpuOrder(states.values())
         for pod in pending:
             requests = pod_requests(pod.spec)
-            fitting = [
-                s
-                for s in states.values()
-                if _room(requests, s) and not fit_reasons(pod.spec, s, requests=requests)
-            ]
-            if not fitting:
-                continue
             key = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
-            planned = nominated.get(key)
-            choice = next((s for s in fitting if s.name == planned), None)
+            planned = states.get(nominated.get(key, ""))
+            choice = None
+            if planned is not None and _fits(pod, requests, planned):
+                choice = planned
+            elif not _has_pod_constraints(pod):
+                choice = next(
+                    (s for s in order.with_room(requests, states) if _fits(pod, requests, s)),
+                    None,
+                )
             if choice is None:
-                if _has_pod_constraints(pod):
-                    continue
-                choice = max(fitting, key=lambda s: (_fullness(s), s.name))
+                continue
             self.cluster.bind(
                 pod.metadata.name or "", pod.metadata.namespace or "default", choice.name
             )
             states[choice.name] = choice.with_pod(pod.spec, requests)
+            order.update(states[choice.name])
             bound += 1
         return bound
 
 
-def _fullness(state: NodeState) -> float:
-    cpu = state.allocatable.get("cpu", 0) or 1
-    return state.requested.get("cpu", 0) / cpu
+class _FreeCpuOrder:
+    """Nodes by free cpu, least first (ties by name): the fullest node with room comes first."""
+
+    def __init__(self, states: Iterable[NodeState]) -> None:
+        self._free: dict[str, int] = {}
+        self._order: list[tuple[int, str]] = []
+        for state in states:
+            self._free[state.name] = _free_cpu(state)
+        self._order = sorted((free, name) for name, free in self._free.items())
+
+    def with_room(
+        self, requests: Mapping[str, int], states: Mapping[str, NodeState]
+    ) -> Iterator[NodeState]:
+        """The nodes with at least the pod's cpu free, fullest first."""
+        start = bisect.bisect_left(self._order, (requests.get("cpu", 0), ""))
+        for _, name in self._order[start:]:
+            yield states[name]
+
+    def update(self, state: NodeState) -> None:
+        """``state`` took a pod: move it to its new place."""
+        old = self._free[state.name]
+        self._order.pop(bisect.bisect_left(self._order, (old, state.name)))
+        self._free[state.name] = new = _free_cpu(state)
+        bisect.insort(self._order, (new, state.name))
+
+
+def _free_cpu(state: NodeState) -> int:
+    return state.allocatable.get("cpu", 0) - state.requested.get("cpu", 0)
+
+
+def _fits(pod: Pod, requests: Mapping[str, int], state: NodeState) -> bool:
+    return _room(requests, state) and not fit_reasons(pod.spec, state, requests=requests)
 
 
 def _has_pod_constraints(pod: Pod) -> bool:
