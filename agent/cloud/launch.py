@@ -112,9 +112,12 @@ def launch_candidates(
     type_reqs = [r for r in claim.spec.requirements if r.key in _TYPE_KEYS]
     offering_reqs = [r for r in claim.spec.requirements if r.key in _OFFERING_KEYS]
     requests = resource_requests(claim)
+    named = [r for r in type_reqs if r.key == lbl.INSTANCE_TYPE]
     out: list[LaunchCandidate] = []
     for entry in types:
         instance_type = entry.instance_type
+        if not all(requirement_allows(r, instance_type.name) for r in named):
+            continue  # the cheap test first: most claims name their instance types
         if not instance_type.allocatable.fits(requests):
             continue
         image = first_fitting_image(instance_type.labels, images)

@@ -72,16 +72,26 @@ def existing_capacity(
     pods: Sequence[Pod],
     table: TypeTable,
     daemons: Sequence[PodShape] = (),
+    shapes: Sequence[PodShape] | None = None,
 ) -> list[ExistingNode]:
     """Nodes (not being deleted) and launched NodeClaims without a node yet, with what their
     bound pods use plus room for the ``daemons`` (DaemonSet pod templates) that will run there;
-    ``table`` fixes the resource order."""
+    ``table`` fixes the resource order. ``shapes``, when given, are the bound pods' shapes in the
+    order of ``pods``' bound ones (their requests are then not computed again)."""
     used: dict[str, np.ndarray] = {}
     daemon_used: dict[str, np.ndarray] = {}
     empty = np.zeros(len(table.resources), dtype=np.int64)
-    for pod in pods:
+    vectors: dict[int, np.ndarray] = {}
+    bound = [pod for pod in pods if pod.spec.node_name]
+    for at, pod in enumerate(bound):
         if pod.spec.node_name:
-            vector = _vector(table, dict(pod_requests(pod.spec)))
+            if shapes is None:
+                vector = _base_vector(table, pod_requests(pod.spec))
+            else:
+                shape = shapes[at]
+                if id(shape) not in vectors:
+                    vectors[id(shape)] = _base_vector(table, shape.requests)
+                vector = vectors[id(shape)]
             used[pod.spec.node_name] = used.get(pod.spec.node_name, empty) + vector
             if _is_daemon(pod):
                 daemon_used[pod.spec.node_name] = (

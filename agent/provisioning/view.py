@@ -70,14 +70,24 @@ def cluster_view(cluster: Cluster, catalog: Catalog, pending: Sequence[PodRef] =
     nodes = cluster.list(Node)
     claims = cluster.list(NodeClaim)
     topology = Topology()
-    bound_refs = shapes_of(p for p in all_pods if p.spec.node_name)
+    bound_pods = [p for p in all_pods if p.spec.node_name]
+    bound_refs = shapes_of(bound_pods)
     for ref in [*pending, *bound_refs]:
         topology.owned(ref.shape)
     view = ClusterView(
         nodepools={p.name: p for p in nodepools},
         pools=pools,
         existing=(
-            existing_capacity(nodes, claims, all_pods, pools[0].table, daemons) if pools else []
+            existing_capacity(
+                nodes,
+                claims,
+                bound_pods,
+                pools[0].table,
+                daemons,
+                shapes=[ref.shape for ref in bound_refs],
+            )
+            if pools
+            else []
         ),
         topology=topology,
         node_labels={n.metadata.name or "": dict(n.metadata.labels) for n in nodes},
