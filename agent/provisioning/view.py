@@ -39,6 +39,15 @@ class ClusterView:
     bound: dict[str, list[PodRef]] = field(default_factory=dict)
     """Node name → the pods bound to it."""
     node_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    _free: np.ndarray | None = None
+
+    def free(self) -> np.ndarray:
+        """Allocatable minus used, one row per existing node (cached until :meth:`commit`)."""
+        if self._free is None:
+            width = len(self.pools[0].table.resources) if self.pools else 0
+            rows = [n.allocatable - n.used for n in self.existing]
+            self._free = np.array(rows, dtype=np.int64).reshape(len(rows), width)
+        return self._free
 
     def commit(self, result: Result) -> None:
         """Take the room ``result`` placed pods in on existing nodes off those nodes, so later
@@ -53,6 +62,7 @@ class ClusterView:
                 continue
             for ref in refs:
                 node.used = node.used + _request_vector(index, ref)
+        self._free = None
 
     def domains(self, node: str) -> dict[str, str]:
         """The topology domains of ``node`` (its labels plus its hostname)."""
@@ -116,9 +126,10 @@ def simulate(
     """
     existing = view.existing
     topology = view.topology
-    if prune and pods and view.pools:
+    if prune and pods and view.pools and existing:
         floor = _smallest_request(view.pools[0].table.resource_index, pods)
-        existing = [n for n in existing if bool(np.all(n.allocatable - n.used >= floor))]
+        room = np.all(view.free() >= floor, axis=1)
+        existing = [n for n, ok in zip(existing, room, strict=True) if ok]
     if without:
         existing = [n for n in existing if n.name not in without]
         topology = topology.copy()

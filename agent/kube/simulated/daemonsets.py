@@ -30,7 +30,7 @@ import random
 
 from agent.api.base import ObjectMeta, OwnerReference
 from agent.api.kube import DaemonSet, Node, Pod, PodSpec, PodStatus, Toleration
-from agent.kube.port import AlreadyExists, Cluster
+from agent.kube.port import AlreadyExists, Cluster, WatchEvent
 from agent.kube.simulated.binder import is_ready
 from agent.kube.simulated.workloads import delete_pod, random_suffix
 from agent.scheduling.fit import matches_node_affinity
@@ -85,9 +85,23 @@ class DaemonSetController:
     def __init__(self, cluster: Cluster, seed: int = 0) -> None:
         self._cluster = cluster
         self._random = random.Random(f"{seed}:daemonsets")
+        self._dirty = True
+        cluster.watch(self._observe)
+
+    def _observe(self, event: WatchEvent) -> None:
+        obj = event.obj
+        if isinstance(obj, Node | DaemonSet) or (
+            isinstance(obj, Pod) and _controller_uid(obj) is not None
+        ):
+            self._dirty = True
 
     def reconcile(self) -> int:
-        """Create, update (Pending → Running) and delete daemon pods; return the changes."""
+        """Create, update (Pending → Running) and delete daemon pods; return the changes.
+
+        Nothing is read unless a node, a DaemonSet or a daemon pod changed since the last call."""
+        if not self._dirty:
+            return 0
+        self._dirty = False
         nodes = self._cluster.list(Node)
         by_name = {n.metadata.name or "": n for n in nodes}
         daemonsets = self._cluster.list(DaemonSet)

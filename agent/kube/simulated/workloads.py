@@ -21,7 +21,7 @@ import string
 
 from agent.api.base import KubeModel, ObjectMeta, OwnerReference
 from agent.api.kube import Deployment, Job, Pod, PodTemplateSpec, ReplicaSet, StatefulSet
-from agent.kube.port import AlreadyExists, Cluster, NotFound
+from agent.kube.port import AlreadyExists, Cluster, NotFound, WatchEvent
 
 _SUFFIX = string.ascii_lowercase + string.digits
 Workload = Deployment | ReplicaSet | StatefulSet | Job
@@ -59,9 +59,26 @@ class WorkloadController:
     def __init__(self, cluster: Cluster, seed: int = 0) -> None:
         self._cluster = cluster
         self._random = random.Random(seed)
+        self._dirty = True
+        cluster.watch(self._observe)
+
+    def _observe(self, event: WatchEvent) -> None:
+        obj = event.obj
+        if isinstance(obj, Pod):
+            phase = obj.status.phase if obj.status else None
+            if event.type != "MODIFIED" or phase in ("Succeeded", "Failed"):
+                self._dirty = True
+        elif isinstance(obj, Deployment | ReplicaSet | StatefulSet | Job):
+            self._dirty = True
 
     def reconcile(self) -> int:
-        """Create and delete pods until every workload has what it asks for; return the changes."""
+        """Create and delete pods until every workload has what it asks for; return the changes.
+
+        Nothing is read unless a pod came or went (or finished) or a workload changed since the
+        last call: a bound pod's update never changes a workload's count."""
+        if not self._dirty:
+            return 0
+        self._dirty = False
         pods = self._cluster.list(Pod)
         workloads: list[Workload] = [
             *self._cluster.list(Deployment),
