@@ -12,12 +12,13 @@ where it was planned.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 
 from agent.api.kube import Node, Pod
 from agent.kube.port import Cluster
 from agent.scheduling.fit import NodeState, fit_reasons
-from agent.scheduling.resources import pod_requests
+from agent.scheduling.resources import ResourceVector, pod_requests, total
 
 
 def is_ready(node: Node) -> bool:
@@ -31,6 +32,24 @@ class Binder:
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
+        self._requests: dict[str, ResourceVector] = {}
+        """Pod uid → its requests (a pod's requests never change once it exists)."""
+
+    def _requests_of(self, pod: Pod) -> ResourceVector:
+        uid = pod.metadata.uid
+        if not uid:
+            return pod_requests(pod.spec)
+        found = self._requests.get(uid)
+        if found is None:
+            found = self._requests[uid] = pod_requests(pod.spec)
+        return found
+
+    def _state(self, node: Node, bound: list[Pod]) -> NodeState:
+        """The node with its bound pods, their requests read from the cache."""
+        if not all(_no_ports(p) for p in bound):
+            return NodeState.from_node(node, [p.spec for p in bound])
+        empty = NodeState.from_node(node, [])
+        return dataclasses.replace(empty, requested=total(self._requests_of(p) for p in bound))
 
     def bind_pending(self, nominated: Mapping[str, str] | None = None) -> int:
         """Bind every pending pod that fits somewhere; return how many were bound.
@@ -51,17 +70,18 @@ class Binder:
         for pod in pods:
             if pod.spec.node_name:
                 bound_specs.setdefault(pod.spec.node_name, []).append(pod)
+        if len(self._requests) > 2 * len(pods) + 1000:
+            live = {p.metadata.uid for p in pods}
+            self._requests = {uid: r for uid, r in self._requests.items() if uid in live}
         states = {
-            n.metadata.name or "": NodeState.from_node(
-                n, [p.spec for p in bound_specs.get(n.metadata.name or "", [])]
-            )
+            n.metadata.name or "": self._state(n, bound_specs.get(n.metadata.name or "", []))
             for n in nodes
         }
         bound = 0
         pending.sort(key=lambda p: (p.metadata.creation_timestamp or "", p.metadata.name or ""))
         order = _FreeCpuOrder(states.values())
         for pod in pending:
-            requests = pod_requests(pod.spec)
+            requests = self._requests_of(pod)
             key = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
             planned = states.get(nominated.get(key, ""))
             choice = None
@@ -115,6 +135,10 @@ def _free_cpu(state: NodeState) -> int:
 
 def _fits(pod: Pod, requests: Mapping[str, int], state: NodeState) -> bool:
     return _room(requests, state) and not fit_reasons(pod.spec, state, requests=requests)
+
+
+def _no_ports(pod: Pod) -> bool:
+    return not any(container.ports for container in pod.spec.containers)
 
 
 def _has_pod_constraints(pod: Pod) -> bool:
