@@ -16,7 +16,7 @@ from typing import Any
 from agent.api.durations import parse_duration
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
-from agent.kube.port import Cluster, NotFound
+from agent.kube.port import Cluster, NotFound, WatchEvent
 
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 
@@ -31,47 +31,59 @@ def expires_at(claim: NodeClaim) -> datetime | None:
 
 
 class Expiration:
-    """See the module docstring."""
+    """See the module docstring. It watches NodeClaims itself: a new one gets a timer at its
+    expiry, so no pass ever scans every NodeClaim."""
 
     def __init__(self, cluster: Cluster, clock: Clock, record: Recorder) -> None:
         self.cluster = cluster
         self.clock = clock
         self.record = record
         self._timers: set[str] = set()
+        self._new: set[str] = {c.name for c in cluster.list(NodeClaim)}
         self.enabled = True
         """False for a dry run: nothing is deleted."""
+        cluster.watch(self._observe)
+
+    def _observe(self, event: WatchEvent) -> None:
+        if isinstance(event.obj, NodeClaim) and event.type == "ADDED":
+            self._new.add(event.obj.name)
 
     def reconcile(self) -> int:
-        """Delete every expired NodeClaim; return how many."""
-        if not self.enabled:
+        """Delete the expired NodeClaims among those created since the last call (later ones
+        are found by their timers); return how many were deleted."""
+        if not self.enabled or not self._new:
             return 0
-        now = self.clock.now()
-        expired = 0
-        for claim in self.cluster.list(NodeClaim):
-            if claim.metadata.deletion_timestamp:
-                continue
-            when = expires_at(claim)
-            if when is None:
-                continue
-            if when > now:
-                self._remind(claim.name, when)
-                continue
-            try:
-                self.cluster.delete(NodeClaim, claim.name)
-            except NotFound:
-                continue
-            expired += 1
-            self.record(
-                "Expired",
-                f"nodeclaim/{claim.name}",
-                f"expireAfter {claim.spec.expire_after} elapsed",
-                {
-                    "node": claim.status.node_name,
-                    "nodepool": claim.metadata.labels.get("karpenter.sh/nodepool"),
-                    "reason": "Expired",
-                },
-            )
-        return expired
+        names, self._new = self._new, set()
+        return sum(self._check(name) for name in sorted(names))
+
+    def _check(self, name: str) -> int:
+        try:
+            claim = self.cluster.get(NodeClaim, name)
+        except NotFound:
+            return 0
+        if claim.metadata.deletion_timestamp:
+            return 0
+        when = expires_at(claim)
+        if when is None:
+            return 0
+        if when > self.clock.now():
+            self._remind(claim.name, when)
+            return 0
+        try:
+            self.cluster.delete(NodeClaim, claim.name)
+        except NotFound:
+            return 0
+        self.record(
+            "Expired",
+            f"nodeclaim/{claim.name}",
+            f"expireAfter {claim.spec.expire_after} elapsed",
+            {
+                "node": claim.status.node_name,
+                "nodepool": claim.metadata.labels.get("karpenter.sh/nodepool"),
+                "reason": "Expired",
+            },
+        )
+        return 1
 
     def _remind(self, name: str, when: datetime) -> None:
         if name in self._timers:
@@ -80,6 +92,7 @@ class Expiration:
 
         def fire() -> None:
             self._timers.discard(name)
-            self.reconcile()
+            if self.enabled:
+                self._check(name)
 
         self.clock.call_at(when, fire)
