@@ -48,7 +48,7 @@ from agent.lifecycle.conditions import is_true
 from agent.provisioning.provisioner import Provisioner
 from agent.provisioning.view import cluster_view
 from agent.scheduling.strategy import Strategy
-from agent.termination.podrules import is_daemon
+from agent.termination.podrules import is_daemon, reschedulable
 
 POLL = timedelta(seconds=10)
 HELD_REVISIT = timedelta(seconds=60)
@@ -110,6 +110,7 @@ class DisruptionController:
         self.cluster = cluster
         self.clock = clock
         self.catalog = catalog
+        self.provisioner = provisioner
         self.record = record
         self.price_of = price_of
         self.consolidatable = Consolidatable(clock)
@@ -185,6 +186,9 @@ class DisruptionController:
                 times.append(edge)
         if self.held or self.drift.unschedulable or self.drift.blocked:
             times.append(now + HELD_REVISIT)
+        probe = self.halts.next_probe()
+        if probe is not None:
+            times.append(max(probe, now))
         self._revisit = min(times) if times else None
         if self._revisit is not None:
             self.clock.call_at(self._revisit, self._wake)
@@ -218,8 +222,17 @@ class DisruptionController:
             for p in snap.pods
             if not p.spec.node_name and not p.metadata.deletion_timestamp and not is_daemon(p)
         ]
+        # Pods still on nodes being disrupted or deleted need room too (Karpenter's simulation
+        # adds them): otherwise a later decision could take the room kept for them.
+        for name in sorted(busy):
+            pending.extend(p for p in snap.pods_by_node.get(name, []) if reschedulable(p))
         return PassContext(
-            snap, lambda: cluster_view(self.cluster, self.catalog), busy, pending=pending
+            snap,
+            lambda: cluster_view(
+                self.cluster, self.catalog, instance_types=self.provisioner.instance_types
+            ),
+            busy,
+            pending=pending,
         )
 
     def budgets(self, context: PassContext, reason: str) -> dict[str, int]:

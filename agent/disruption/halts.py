@@ -72,6 +72,11 @@ class DriftHalts:
             return False
         return True
 
+    def next_probe(self) -> datetime | None:
+        """When the earliest waiting probe becomes due (None when no halt waits for one)."""
+        due = [h.since + self.probe_after for h in self._halts.values() if not h.probing]
+        return min(due) if due else None
+
     def halted(self) -> list[str]:
         """The NodePools whose drift is halted."""
         return sorted(self._halts)

@@ -25,7 +25,7 @@ from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.kube.port import Cluster, NotFound
 from agent.lifecycle.hashing import stamped
-from agent.provisioning.view import cluster_view, simulate
+from agent.provisioning.view import InstanceTypes, cluster_view, simulate
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import HOSTNAME, PodRef, shapes_of
 from agent.scheduling.scheduler import Result
@@ -63,6 +63,9 @@ class Provisioner:
     batch_max: timedelta = BATCH_MAX
     strategy: Strategy = "driftwave"
     """``driftwave`` (cost-planned, the default) or ``karpenter`` (Karpenter's own order)."""
+    instance_types: InstanceTypes | None = None
+    """The cloud's instance types per NodePool (offerings out of capacity unavailable); the
+    whole catalog when None."""
     pending_reasons: dict[str, str] = field(default_factory=dict)
     nominations: dict[str, str] = field(default_factory=dict)
     """Pod (``namespace/name``) → the NodeClaim the last solve planned it on (a new one, or an
@@ -110,7 +113,7 @@ class Provisioner:
         if not pending:
             return None
         refs = shapes_of(pending)
-        view = cluster_view(self.cluster, self.catalog, refs)
+        view = cluster_view(self.cluster, self.catalog, refs, self.instance_types)
         result = simulate(view, refs, strategy=self.strategy)
         claims = self.cluster.list(NodeClaim)
         self.record(

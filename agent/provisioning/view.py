@@ -9,7 +9,7 @@ go (on other nodes, or on replacements it would launch), as Karpenter's ``Simula
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +18,7 @@ from agent.api.kube import DaemonSet, Node, Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
+from agent.cloud.port import InstanceTypeOfferings
 from agent.kube.port import Cluster
 from agent.provisioning.pools import build_pool, resource_order
 from agent.provisioning.state import daemon_template, existing_capacity
@@ -70,12 +71,40 @@ class ClusterView:
         return {**labels, HOSTNAME: labels.get(HOSTNAME, node)}
 
 
-def cluster_view(cluster: Cluster, catalog: Catalog, pending: Sequence[PodRef] = ()) -> ClusterView:
-    """Read the cluster once; ``pending`` pods are made known to the topology."""
+InstanceTypes = Callable[[NodePool], Sequence[InstanceTypeOfferings]]
+"""The CloudProvider's instance types for a NodePool, with offerings it now knows to be out of
+capacity marked unavailable."""
+
+
+def cluster_view(
+    cluster: Cluster,
+    catalog: Catalog,
+    pending: Sequence[PodRef] = (),
+    instance_types: InstanceTypes | None = None,
+) -> ClusterView:
+    """Read the cluster once; ``pending`` pods are made known to the topology. With
+    ``instance_types`` the pools plan only on offerings the cloud has available now (as
+    Karpenter's provisioner, which skips offerings in the unavailable-offerings cache);
+    without, on the whole catalog."""
     nodepools = [p for p in cluster.list(NodePool) if not p.metadata.deletion_timestamp]
     daemons = [shape_of(daemon_template(d)) for d in cluster.list(DaemonSet)]
     order = resource_order(catalog)
-    pools = [build_pool(p, catalog, daemons=daemons, resources=order) for p in nodepools]
+    pools = []
+    for nodepool in nodepools:
+        if instance_types is None:
+            pools.append(build_pool(nodepool, catalog, daemons=daemons, resources=order))
+            continue
+        entries = instance_types(nodepool)
+        pools.append(
+            build_pool(
+                nodepool,
+                catalog,
+                daemons=daemons,
+                types=[e.instance_type for e in entries],
+                offerings=[e.offerings for e in entries],
+                resources=order,
+            )
+        )
     all_pods = cluster.list(Pod)
     nodes = cluster.list(Node)
     claims = cluster.list(NodeClaim)

@@ -20,6 +20,7 @@ from agent.api.nodeclass_status import EC2NodeClassStatus, ResolvedSubnet
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.clock import EPOCH, VirtualClock
+from agent.cloud.port import InstanceTypeOfferings
 from agent.cloud.simulated.amiresolve import AMIResolutionError, resolve_amis
 from agent.cloud.simulated.amis import AMICatalog
 from agent.cloud.simulated.cloud import SimulatedCloud
@@ -27,7 +28,7 @@ from agent.cloud.simulated.records import BootedInstance
 from agent.disruption.controller import DisruptionController
 from agent.kube.pdb import owner_replicas
 from agent.kube.pdbindex import BudgetIndex
-from agent.kube.port import WatchEvent
+from agent.kube.port import NotFound, WatchEvent
 from agent.kube.simulated.binder import Binder
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.daemonsets import DaemonSetController
@@ -83,7 +84,13 @@ class World:
         self.workloads = WorkloadController(self.cluster, seed)
         self.daemonsets = DaemonSetController(self.cluster, seed)
         self.provisioner = Provisioner(
-            self.cluster, self.clock, self.catalog, record=self.record, seed=seed, strategy=strategy
+            self.cluster,
+            self.clock,
+            self.catalog,
+            record=self.record,
+            seed=seed,
+            strategy=strategy,
+            instance_types=self._instance_types,
         )
         self.lifecycle = NodeClaimLifecycle(self.cluster, self.cloud, self.clock, self.record)
         self.drift = DriftController(self.cluster, self.clock, self.record)
@@ -138,6 +145,14 @@ class World:
             + (" (faulty image: it will never be Ready)" if instance.image_faulty else ""),
             {"providerID": instance.provider_id, "imageID": instance.image_id},
         )
+
+    def _instance_types(self, pool: NodePool) -> list[InstanceTypeOfferings]:
+        ref = pool.spec.template.spec.node_class_ref.name
+        try:
+            nodeclass = self.cluster.get(EC2NodeClass, ref)
+        except NotFound:  # nothing launches without its class; plan on the catalog meanwhile
+            return [InstanceTypeOfferings(t, self.catalog.offerings(t)) for t in self.catalog]
+        return self.cloud.instance_types(pool, nodeclass)
 
     def _price(self, claim: NodeClaim) -> float:
         try:
