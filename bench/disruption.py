@@ -1,26 +1,24 @@
-"""Disruption benchmark: how close drift comes to the disruption budget's limit, and its cost.
+"""Disruption benchmark: how close a drift comes to its disruption budget's limit, at what cost.
 
-Each run builds a simulated cluster (:class:`agent.sim.world.World`: the agent's real
-controllers on the simulated cluster and cloud, on a virtual clock) of N on-demand m6i.2xlarge
-nodes holding 10 pods each (one Deployment of 10 N replicas, 750m CPU each, with a
-PodDisruptionBudget of maxUnavailable 10%), and a NodePool with ``consolidateAfter: Never`` and
-one budget (``nodes: 10%`` by default). Once the pods run (and at least 10 simulated minutes have
-passed), a newer AMI with the EC2NodeClass's selector tag is published: every node drifts.
+A run simulates (:class:`agent.sim.world.World`: the agent's real controllers, simulated cluster
+and cloud, virtual clock) N on-demand m6i.2xlarge nodes running a Deployment of 10 N pods (750m
+CPU: ten fit a node), a PodDisruptionBudget over them (``--pdb``, maxUnavailable 10%) and a
+NodePool with ``consolidateAfter: Never`` and one budget (``--budget``, 10% of the nodes). Once
+the pods run (10 simulated minutes in), a newer AMI with the EC2NodeClass's selector tag is
+published, every node drifts, and the world is stepped timer by timer until it converges: every
+node on the new image, no NodeClaim Drifted or being deleted, no pod pending. Reported per run:
 
-Measured per run, by stepping the world timer by timer:
+* ``simulatedSeconds`` from the publication to convergence, and ``ratio``: it over the budget-
+  bound minimum ``minimumSeconds`` = ceil(N / allowed) x ``replacementSeconds``, where allowed =
+  ceil(budget x N) and a replacement's time is measured: the median, over the drift commands, of
+  the simulated time from ``DisruptionStarted`` to the candidate's ``Terminated``;
+* ``wallSeconds`` (``cpuSeconds``: CPU time) of the drift phase, ``provisionWallSeconds`` of
+  building and provisioning;
+* ``peakRssMB``: each size runs in a child process of its own, this is its ``ru_maxrss``;
+* ``pdbViolations``: evictions that left a PodDisruptionBudget short (:mod:`agent.sim.metrics`).
 
-* ``simulatedSeconds``: from the publication to the first instant at which every node runs the
-  new image, no NodeClaim is Drifted or being deleted, and no pod is pending;
-* ``replacementSeconds``: the median, over the drift commands, of the simulated time from the
-  command's ``DisruptionStarted`` to its candidate's ``Terminated`` event;
-* ``minimumSeconds``: the budget-bound minimum, ceil(N / allowed) x replacementSeconds, with
-  allowed = ceil(budget x N); ``ratio`` = simulatedSeconds / minimumSeconds (target <= 1.15);
-* ``wallSeconds`` (drift phase only) and ``provisionWallSeconds`` (initial provisioning);
-* ``peakRssMB``: the run's peak resident set (each size runs in its own child process);
-* ``pdbViolations``: evictions that left the PodDisruptionBudget short (agent.sim.metrics).
-
-Targets: ratio <= 1.15; 5,000 nodes / 50,000 pods within 60 s wall and 500 MB.
-Run: ``python -m bench.disruption [--sizes 100,1000,5000] [--budget 10%] [--json]``.
+Targets: ratio <= 1.15; 5,000 nodes / 50,000 pods within 60 s wall and 500 MB. Exits 1 when a run
+does not converge or breaks a PDB. Prints a table, or JSON rows with ``--json``.
 """
 
 from __future__ import annotations
@@ -28,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import resource
 import statistics
 import subprocess
@@ -37,6 +36,7 @@ import time
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from agent.api.kube import Pod
@@ -47,84 +47,69 @@ from agent.sim.scenario_run import build_world, load_scenario
 from agent.sim.world import World
 from bench.cli import Parser
 
+ROOT = Path(__file__).resolve().parent.parent
 SIZES = (100, 1000, 5000)
 PODS_PER_NODE = 10
-INSTANCE_TYPE = "m6i.2xlarge"  # 7910m CPU allocatable: ten 750m pods fit, eleven do not
 TAGS = {"driftwave.io/bench": "disruption"}
 OLD_AMI, NEW_AMI = "ami-0000000000000b001", "ami-0000000000000b002"
 PUBLISH_AFTER = timedelta(minutes=10)
 PROVISION_LIMIT = timedelta(hours=1)
+COMMAND_TIMEOUT = timedelta(minutes=10)
+MEASURED = "median simulated time from a drift command's DisruptionStarted to its node's Terminated"
+SCENARIO = Template("""\
+apiVersion: driftwave.io/v1alpha1
+kind: Scenario
+metadata: {name: bench-disruption-$nodes}
+spec:
+  cluster: {name: bench, kubernetesVersion: "1.31"}
+  amis:
+    - {id: $old, name: bench-1, family: AL2023, created: "2025-12-01T00:00:00Z", tags: $tags}
+  manifests:
+    - apiVersion: karpenter.sh/v1
+      kind: NodePool
+      metadata: {name: default}
+      spec:
+        template:
+          spec:
+            nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+            requirements:
+              - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+              - {key: node.kubernetes.io/instance-type, operator: In, values: [m6i.2xlarge]}
+        disruption: {consolidateAfter: Never, budgets: [{nodes: "$budget"}]}
+    - apiVersion: karpenter.k8s.aws/v1
+      kind: EC2NodeClass
+      metadata: {name: default}
+      spec:
+        amiFamily: AL2023
+        amiSelectorTerms: [{tags: $tags}]
+        role: KarpenterNodeRole-bench
+        subnetSelectorTerms: &discovery [{tags: {karpenter.sh/discovery: bench}}]
+        securityGroupSelectorTerms: *discovery
+    - apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: bench}
+      spec:
+        replicas: $pods
+        selector: {matchLabels: {app: bench}}
+        template:
+          metadata: {labels: {app: bench}}
+          spec: {containers: [{name: app, image: "app:1", resources: {requests: {cpu: 750m}}}]}
+""")
+PDB = """\
+    - apiVersion: policy/v1
+      kind: PodDisruptionBudget
+      metadata: {name: bench}
+      spec: {maxUnavailable: "%s", selector: {matchLabels: {app: bench}}}
+"""
 
 
-def scenario(nodes: int, budget: str, pdb: bool = True) -> dict[str, Any]:
-    """The Scenario document of a run (no events: the benchmark publishes the AMI itself)."""
-    ref = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}
-    discovery = [{"tags": {"karpenter.sh/discovery": "bench"}}]
-    labels = {"app": "bench"}
-    pool_requirements = [
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [INSTANCE_TYPE]},
-    ]
-    container = {"name": "app", "image": "app:1", "resources": {"requests": {"cpu": "750m"}}}
-    manifests: list[dict[str, Any]] = [
-        {
-            "apiVersion": "karpenter.sh/v1",
-            "kind": "NodePool",
-            "metadata": {"name": "default"},
-            "spec": {
-                "template": {"spec": {"nodeClassRef": ref, "requirements": pool_requirements}},
-                "disruption": {"consolidateAfter": "Never", "budgets": [{"nodes": budget}]},
-            },
-        },
-        {
-            "apiVersion": "karpenter.k8s.aws/v1",
-            "kind": "EC2NodeClass",
-            "metadata": {"name": "default"},
-            "spec": {
-                "amiFamily": "AL2023",
-                "amiSelectorTerms": [{"tags": TAGS}],
-                "role": "KarpenterNodeRole-bench",
-                "subnetSelectorTerms": discovery,
-                "securityGroupSelectorTerms": discovery,
-            },
-        },
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "bench"},
-            "spec": {
-                "replicas": nodes * PODS_PER_NODE,
-                "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
-            },
-        },
-    ]
-    disruption_budget = [
-        {
-            "apiVersion": "policy/v1",
-            "kind": "PodDisruptionBudget",
-            "metadata": {"name": "bench"},
-            "spec": {"maxUnavailable": "10%", "selector": {"matchLabels": labels}},
-        },
-    ]
-    ami = {"id": OLD_AMI, "name": "bench-v1", "family": "AL2023", "created": "2026-01-01T00:00:00Z"}
-    return {
-        "apiVersion": "driftwave.io/v1alpha1",
-        "kind": "Scenario",
-        "metadata": {"name": f"bench-disruption-{nodes}"},
-        "spec": {
-            "cluster": {"name": "bench", "kubernetesVersion": "1.31"},
-            "amis": [{**ami, "tags": TAGS}],
-            "manifests": manifests + (disruption_budget if pdb else []),
-        },
-    }
-
-
-def build(nodes: int, budget: str, pdb: bool = True) -> World:
-    """The world of a run, through the scenario loader (so the manifests are validated)."""
+def build(nodes: int, budget: str, pdb: str | None) -> World:
+    """The world of a run, loaded as a scenario file is (so its manifests are validated)."""
+    tags, pods = json.dumps(TAGS), nodes * PODS_PER_NODE
+    text = SCENARIO.substitute(nodes=nodes, pods=pods, budget=budget, old=OLD_AMI, tags=tags)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder, "scenario.yaml")
-        path.write_text(json.dumps(scenario(nodes, budget, pdb)), encoding="utf-8")
+        path.write_text(text + (PDB % pdb if pdb is not None else ""), encoding="utf-8")
         spec, objects = load_scenario(path)
     return build_world(spec, objects)
 
@@ -132,8 +117,7 @@ def build(nodes: int, budget: str, pdb: bool = True) -> World:
 def step(world: World) -> None:
     """Run the next due timers, then let the controllers settle (as ``scenario_run.run``)."""
     upcoming = world.clock.next_timer()
-    if upcoming is None:
-        raise RuntimeError("the simulation has nothing left to do")
+    assert upcoming is not None, "the controllers always poll: a timer is always queued"
     world.clock.run_until(upcoming)
     world.settle()
 
@@ -148,74 +132,142 @@ def converged(world: World) -> bool:
     if not images or set(images[-1]["nodes"]) != {NEW_AMI}:
         return False
     for claim in world.cluster.list(NodeClaim):
-        stale = claim.status.image_id != NEW_AMI or is_true(claim, "Drifted")
-        if stale or claim.metadata.deletion_timestamp:
+        if claim.status.image_id != NEW_AMI or is_true(claim, "Drifted"):
+            return False
+        if claim.metadata.deletion_timestamp:
             return False
     return pending_pods(world) == 0
 
 
-def replacement_seconds(world: World, since: float) -> list[float]:
-    """Per drift command: seconds from its DisruptionStarted to its candidate's Terminated."""
+def replacement_times(world: World, since: float) -> list[float]:
+    """Per drift candidate: seconds from its command's DisruptionStarted to its Terminated."""
     started: dict[str, float] = {}
-    ended: list[float] = []
+    times: list[float] = []
     for event in world.timeline:
         if event.t < since:
             continue
         if event.type == "DisruptionStarted" and event.details.get("method") == "drift":
-            for node in event.details.get("candidates", []):
-                started[node] = event.t
+            started.update(dict.fromkeys(event.details.get("candidates", []), event.t))
         elif event.type == "Terminated" and event.details.get("node") in started:
-            ended.append(event.t - started.pop(event.details["node"]))
-    return ended
+            times.append(event.t - started.pop(event.details["node"]))
+    return times
 
 
-def measure(nodes: int, budget: str = "10%", pdb: bool = True) -> dict[str, Any]:
-    """One run in this process (see the module docstring); a JSON-ready row."""
-    clock = time.perf_counter()
+def measure(nodes: int, budget: str = "10%", pdb: str | None = "10%") -> dict[str, Any]:
+    """One run in this process (see the module docstring): a JSON-ready row."""
+    began = time.perf_counter()
     world = build(nodes, budget, pdb)
     world.settle()
-    limit = world.start + PROVISION_LIMIT
-    while world.clock.now() < limit and (
-        world.clock.now() < world.start + PUBLISH_AFTER or pending_pods(world)
+    ready_by = world.start + PUBLISH_AFTER
+    while world.clock.now() < world.start + PROVISION_LIMIT and (
+        world.clock.now() < ready_by or pending_pods(world)
     ):
         step(world)
-    provision_wall = time.perf_counter() - clock
-    pods = len(world.cluster.list(Pod))
+    provision_wall = time.perf_counter() - began
     total = len(world.cluster.list(NodeClaim))
-    allowed = math.ceil(float(budget.rstrip("%")) * total / 100) if budget.endswith("%") else 0
-    allowed = allowed or int(budget)
-    clock = time.perf_counter()
-    published = world.clock.now()
-    since = (published - world.start).total_seconds()
+    allowed = math.ceil(int(budget[:-1]) * total / 100) if "%" in budget else int(budget)
+    began, cpu, published = time.perf_counter(), time.process_time(), world.clock.now()
+    version = world.kubernetes_version
     world.amis.add(
-        AMI(NEW_AMI, "bench-v2", "AL2023", "v2", "1.31", "amd64",
-            created=published, tags=dict(TAGS), owner="self")
-    )  # fmt: skip
-    world.record("AMIPublished", f"ami/{NEW_AMI}", "bench-v2", {"faulty": False})
+        AMI(NEW_AMI, "bench-2", "AL2023", "v2", version, "amd64", created=published, tags=TAGS)
+    )
+    world.record("AMIPublished", f"ami/{NEW_AMI}", "bench-2", {"faulty": False})
     world.settle()
-    deadline = published + timedelta(hours=max(6.0, total / allowed))
+    deadline = published + (math.ceil(total / max(allowed, 1)) + 6) * COMMAND_TIMEOUT
     while not converged(world) and world.clock.now() < deadline:
         step(world)
-    wall = time.perf_counter() - clock
+    wall, cpu = time.perf_counter() - began, time.process_time() - cpu
     simulated = (world.clock.now() - published).total_seconds()
-    replacements = replacement_seconds(world, since)
-    replacement = statistics.median(replacements) if replacements else 0.0
-    minimum = math.ceil(total / allowed) * replacement
+    times = replacement_times(world, (published - world.start).total_seconds())
+    replacement = statistics.median(times) if times else 0.0
+    minimum = math.ceil(total / max(allowed, 1)) * replacement
     return {
         "nodes": total,
-        "pods": pods,
+        "pods": len(world.cluster.list(Pod)),
         "budget": budget,
+        "pdb": pdb,
         "allowed": allowed,
         "converged": converged(world),
-        "simulatedSeconds": simulated,
-        "replacementSeconds": replacement,
-        "replacementRange": [min(replacements, default=0), max(replacements, default=0)],
-        "driftCommands": len(replacements),
-        "minimumSeconds": minimum,
         "ratio": round(simulated / minimum, 4) if minimum else None,
+        "simulatedSeconds": simulated,
+        "minimumSeconds": minimum,
+        "replacementSeconds": replacement,
+        "replacementMeasuredAs": MEASURED,
+        "driftReplacements": len(times),
         "wallSeconds": round(wall, 3),
+        "cpuSeconds": round(cpu, 3),
         "provisionWallSeconds": round(provision_wall, 3),
         "peakRssMB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "pdbViolations": len(world.metrics.pdb_violations),
         "pendingPods": pending_pods(world),
     }
+
+
+def _sizes(text: str) -> list[int]:
+    if not re.fullmatch(r"[1-9][0-9]*(,[1-9][0-9]*)*", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of node counts")
+    return [int(s) for s in text.split(",")]
+
+
+def _count(text: str) -> str:
+    """An argparse type: a count, or a percentage from 1% to 100%."""
+    if not re.fullmatch(r"(100|[1-9][0-9]?)%|[1-9][0-9]*", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count or a percentage 1%-100%")
+    return text
+
+
+def _pdb(text: str) -> str:
+    return text if text == "none" else _count(text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run every size in a child process; 1 when a run does not converge or breaks a PDB."""
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=_sizes, default=list(SIZES), help="node counts")
+    parser.add_argument("--budget", type=_count, default="10%", help="the NodePool's budget")
+    parser.add_argument("--pdb", type=_pdb, default="10%", help="its maxUnavailable, or none")
+    parser.add_argument("--json", action="store_true", help="one JSON row per run")
+    parser.add_argument("--one", type=_sizes, help=argparse.SUPPRESS)  # a child's own run
+    args = parser.parse_args(argv)
+    if args.one is not None:
+        pdb = None if args.pdb == "none" else args.pdb
+        print(json.dumps(measure(args.one[0], args.budget, pdb)), flush=True)
+        return 0
+    failed = 0
+    for number, size in enumerate(args.sizes):
+        command = [sys.executable, "-m", "bench.disruption", "--one", str(size)]
+        command += ["--budget", args.budget, "--pdb", args.pdb]
+        child = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
+        if child.returncode != 0:
+            print(f"the run of {size} nodes failed:\n{child.stderr}", file=sys.stderr)
+            return 1
+        row = json.loads(child.stdout.splitlines()[-1])
+        failed += not row["converged"] or row["pdbViolations"] > 0
+        _emit(row, args.json, number == 0)
+    if not args.json:
+        print(f"min s = ceil(nodes / allowed) x replacement; replacement = {MEASURED}")
+        print("targets: ratio <= 1.15; 5,000 nodes within 60 s wall (drift phase) and 500 MB")
+    return 1 if failed else 0
+
+
+HEADER = (
+    "nodes   pods allowed converged  sim s  min s  ratio  wall s   cpu s  prov s RSS MB PDB viol"
+)
+LINE = (
+    "{nodes:>5} {pods:>6} {allowed:>7} {converged!s:>9} {simulatedSeconds:>6.0f} "
+    "{minimumSeconds:>6.0f} {ratio:>6.3f} {wallSeconds:>7.1f} {cpuSeconds:>7.1f} "
+    "{provisionWallSeconds:>7.1f} {peakRssMB:>6.0f} {pdbViolations:>8}"
+)
+
+
+def _emit(row: dict[str, Any], as_json: bool, first: bool) -> None:
+    if as_json:
+        print(json.dumps(row), flush=True)
+        return
+    if first:
+        print(HEADER)
+    print(LINE.format(**{**row, "ratio": math.nan if row["ratio"] is None else row["ratio"]}))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
