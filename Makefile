@@ -42,6 +42,7 @@ test: lint typecheck contracts pytest
 bench: install
 	$(PY) -m bench.manifests
 	$(PY) -m bench.scheduling
+	$(PY) -m bench.disruption
 
 schemas: install
 	$(PY) -c "from pathlib import Path; from agent.api.schemas import write_schemas; write_schemas(Path('deploy/schemas'))"
