@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -204,8 +205,17 @@ def agent_simulate(
         raise typer.BadParameter(
             f"{until!r} is not a duration such as 30s or 10m", param_hint="--until"
         )
+    result = _scenario_result(lambda: simulate(scenario, until, seed, strategy.value))
+    if as_json:
+        print(sim_json(result))
+    else:
+        render(Console(highlight=False), result)
+
+
+def _scenario_result(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run a scenario command; an invalid scenario or manifest prints its findings, exit 1."""
     try:
-        result = simulate(scenario, until, seed, strategy.value)
+        return run()
     except ScenarioError as exc:
         for finding in exc.findings:
             print(str(finding), file=sys.stderr)
@@ -213,10 +223,6 @@ def agent_simulate(
     except ManifestSyntaxError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(1) from exc
-    if as_json:
-        print(sim_json(result))
-    else:
-        render(Console(highlight=False), result)
 
 
 @agent_app.command("plan")
@@ -236,15 +242,7 @@ def agent_plan(
 
     Example: driftwave agent plan examples/scenarios/seed-001-budget-hours.yaml
     """
-    try:
-        result = drift_plan(scenario, seed)
-    except ScenarioError as exc:
-        for finding in exc.findings:
-            print(str(finding), file=sys.stderr)
-        raise typer.Exit(1) from exc
-    except ManifestSyntaxError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise typer.Exit(1) from exc
+    result = _scenario_result(lambda: drift_plan(scenario, seed))
     if as_json:
         print(plan_json(result))
     else:
