@@ -192,12 +192,15 @@ def agent_simulate(
         ),
     ] = SimStrategy.driftwave,
 ) -> None:
-    """Run a Scenario on a virtual clock: the agent's provisioner and NodeClaim lifecycle
-    against a simulated cluster and cloud (the real EC2 catalog and prices).
+    """Run a Scenario on a virtual clock: the agent's provisioner, NodeClaim lifecycle, drift
+    detection, disruption and termination against a simulated cluster and cloud (the real EC2
+    catalog and prices).
 
     Prints the NodeClaims launched (instance type, zone, capacity type, image, pods), the pods
-    left pending and why, the cost per hour and the timeline. Exit code 1 when the scenario or
-    a manifest it loads is invalid.
+    left pending and why, the cost per hour and the timeline (drift, disruptions with method
+    and reason, evictions, PDB refusals, terminations); --json adds the summary (most nodes
+    disrupted at once per NodePool, PDB violations, pods lost, nodes per image over time).
+    Exit code 1 when the scenario or a manifest it loads is invalid.
 
     Example: driftwave agent simulate examples/scenarios/seed-000-inflate.yaml
     """
