@@ -41,9 +41,10 @@ class ClusterView:
     """Node name → the pods bound to it."""
     node_labels: dict[str, dict[str, str]] = field(default_factory=dict)
     _free: np.ndarray | None = None
+    _rows: dict[str, int] | None = None
 
     def free(self) -> np.ndarray:
-        """Allocatable minus used, one row per existing node (cached until :meth:`commit`)."""
+        """Allocatable minus used, one row per existing node (kept current by :meth:`commit`)."""
         if self._free is None:
             width = len(self.pools[0].table.resources) if self.pools else 0
             rows = [n.allocatable - n.used for n in self.existing]
@@ -56,14 +57,17 @@ class ClusterView:
         if not self.pools:
             return
         index = self.pools[0].table.resource_index
-        by_name = {n.name: n for n in self.existing}
+        if self._rows is None:
+            self._rows = {n.name: at for at, n in enumerate(self.existing)}
         for name, refs in result.existing.items():
-            node = by_name.get(name)
-            if node is None:
+            at = self._rows.get(name)
+            if at is None:
                 continue
+            node = self.existing[at]
             for ref in refs:
                 node.used = node.used + _request_vector(index, ref)
-        self._free = None
+            if self._free is not None:
+                self._free[at] = node.allocatable - node.used
 
     def domains(self, node: str) -> dict[str, str]:
         """The topology domains of ``node`` (its labels plus its hostname)."""

@@ -128,14 +128,12 @@ class World:
         self.metrics.pod_removed(t, pod, self._budgets)
 
     def _on_boot(self, instance: BootedInstance) -> None:
-        claim = next(
-            (
-                c
-                for c in self.cluster.list(NodeClaim)
-                if c.status.provider_id == instance.provider_id
-            ),
-            None,
-        )
+        try:
+            claim: NodeClaim | None = self.cluster.get(NodeClaim, instance.nodeclaim)
+        except NotFound:
+            claim = None
+        if claim is not None and claim.status.provider_id != instance.provider_id:
+            claim = None
         startup = [(t.key, t.effect) for t in (claim.spec.startup_taints or [])] if claim else []
         self.kubelet.boot(instance, startup)
         self.record(

@@ -102,6 +102,8 @@ class DaemonSetController:
         if not self._dirty:
             return 0
         self._dirty = False
+        if not self._cluster.list(DaemonSet):
+            return 0
         nodes = self._cluster.list(Node)
         by_name = {n.metadata.name or "": n for n in nodes}
         daemonsets = self._cluster.list(DaemonSet)
