@@ -25,10 +25,12 @@ from typing import Any
 
 from agent.api.durations import parse_duration
 from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.cloud.amirules import first_fitting_image
 from agent.disruption.budgets import PoolNodes, allowed_by_budgets, next_change
 from agent.disruption.candidates import Candidate, node_blocker, pod_blocker
+from agent.disruption.commands import PassContext
 from agent.disruption.controller import DisruptionController, pool_nodes
 from agent.lifecycle.conditions import condition, is_true
 
@@ -84,7 +86,7 @@ def drift_preview(
             ),
             "pods": len(snapshot.pods_by_node.get(name, [])),
         }
-        blocker = _blocker(controller, claim.name, name, pool, context)
+        blocker = _blocker(controller, claim, name, pool, context)
         row["action"] = "hold" if blocker else "replace"
         row["blocker"] = blocker
         row["drainWaitSeconds"] = 0.0
@@ -142,10 +144,13 @@ def drift_preview(
 
 
 def _blocker(
-    controller: DisruptionController, claim_name: str, node_name: str, pool: str, context: Any
+    controller: DisruptionController,
+    claim: NodeClaim,
+    node_name: str,
+    pool: str,
+    context: PassContext,
 ) -> str | None:
     snapshot = context.snapshot
-    claim = next(c for c in snapshot.claims if c.name == claim_name)
     node = snapshot.nodes.get(node_name)
     reason = node_blocker(claim, node, snapshot, context.busy)
     if reason is not None:
