@@ -17,7 +17,7 @@ timeline.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -144,7 +144,7 @@ def candidates(
     snapshot: Snapshot,
     busy: Collection[str],
     disruption_class: DisruptionClass,
-    prices: Mapping[str, float] | None = None,
+    price_of: Callable[[NodeClaim], float] | None = None,
     wanted: Callable[[NodeClaim, NodePool], bool] | None = None,
     *,
     lazy: bool = False,
@@ -172,7 +172,7 @@ def candidates(
         waived = disruption_class == "eventual" and bool(claim.spec.termination_grace_period)
         pool = snapshot.pools[node.metadata.labels[NODEPOOL_LABEL]]
         movable = [p for p in pods if reschedulable(p)]
-        price = (prices or {}).get(claim.name, 0.0)
+        price = price_of(claim) if price_of is not None else 0.0
         candidate = Candidate(claim, node, pool, movable, price, pods, waived)
         if not lazy:
             blocker = candidate.blocker(snapshot)

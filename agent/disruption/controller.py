@@ -246,12 +246,11 @@ class DisruptionController:
 
     def candidates_for(self, method: DisruptionMethod, context: PassContext) -> list[Candidate]:
         """The candidates ``method`` would act on now."""
-        prices = {c.name: self.price_of(c) for c in context.snapshot.claims}
         found, held = candidates(
             context.snapshot,
             context.busy,
             method.disruption_class,
-            prices,
+            self.price_of,
             method.wants,
             lazy=True,
         )

@@ -33,12 +33,9 @@ class Drift:
     disruption_class: DisruptionClass = "eventual"
     validate = False
 
-    def __init__(
-        self, strategy: Strategy, halted: Callable[[str], bool], max_commands: int = 10_000
-    ) -> None:
+    def __init__(self, strategy: Strategy, halted: Callable[[str], bool]) -> None:
         self.strategy = strategy
         self.halted = halted
-        self.max_commands = max_commands
         self.unschedulable: dict[str, str] = {}
         """Node → why its pods have nowhere to go (the last pass's findings)."""
         self.blocked: dict[str, str] = {}
@@ -63,8 +60,6 @@ class Drift:
         self.unschedulable = {}
         self.blocked = {}
         for candidate in ordered:
-            if len(commands) >= self.max_commands:
-                break
             if budgets.get(candidate.pool.name, 0) <= 0:
                 continue
             blocker = candidate.blocker(context.snapshot)

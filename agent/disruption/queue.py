@@ -52,8 +52,6 @@ class Orchestrator:
         self.record = record
         self.timeout = timeout
         self.commands: list[Command] = []
-        self.failed = 0
-        self.completed = 0
         self._started = 0
 
     def busy(self) -> set[str]:
@@ -106,7 +104,6 @@ class Orchestrator:
             if command.candidates_deleted:
                 if all(self._claim(c.claim.name) is None for c in command.candidates):
                     self.commands.remove(command)
-                    self.completed += 1
                     changed += 1
                 continue
             replacements = [self._claim(name) for name in command.replacement_names]
@@ -154,7 +151,6 @@ class Orchestrator:
 
     def _fail(self, command: Command, why: str) -> None:
         self.commands.remove(command)
-        self.failed += 1
         for candidate in command.candidates:
             self._taint(candidate.name, add=False)
             claim = self._claim(candidate.claim.name)
