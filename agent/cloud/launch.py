@@ -113,9 +113,12 @@ def launch_candidates(
     offering_reqs = [r for r in claim.spec.requirements if r.key in _OFFERING_KEYS]
     requests = resource_requests(claim)
     named = [r for r in type_reqs if r.key == lbl.INSTANCE_TYPE]
+    listed = _listed_names(named)
     out: list[LaunchCandidate] = []
     for entry in types:
         instance_type = entry.instance_type
+        if listed is not None and instance_type.name not in listed:
+            continue
         if not all(requirement_allows(r, instance_type.name) for r in named):
             continue  # the cheap test first: most claims name their instance types
         if not instance_type.allocatable.fits(requests):
@@ -144,6 +147,16 @@ def launch_candidates(
         )
     )
     return out
+
+
+def _listed_names(named: Sequence[Requirement]) -> set[str] | None:
+    """The only instance type names ``In`` requirements allow (None: no ``In`` among them)."""
+    listed: set[str] | None = None
+    for requirement in named:
+        if requirement.operator == "In":
+            values = set(requirement.values or ())
+            listed = values if listed is None else listed & values
+    return listed
 
 
 def _offering_allowed(requirements: list[Requirement], offering: Offering) -> bool:

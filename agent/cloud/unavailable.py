@@ -65,12 +65,17 @@ class UnavailableOfferings:
         mark = self._offerings.get(OfferingKey(instance_type, zone, capacity_type))
         return mark is not None and now < mark
 
+    @property
+    def empty(self) -> bool:
+        """Whether no offering or capacity type carries a mark (expired ones included)."""
+        return not self._offerings and not self._capacity_types
+
     def apply(self, instance_type: str, offerings: tuple[Offering, ...]) -> tuple[Offering, ...]:
         """``offerings`` of ``instance_type`` with the marked ones turned unavailable.
 
         Returns the same tuple when nothing changes, so callers may share unchanged offerings.
         """
-        if not self._offerings and not self._capacity_types:
+        if self.empty:
             return offerings
         changed = False
         out: list[Offering] = []

@@ -17,7 +17,7 @@ timeline.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -26,7 +26,8 @@ from agent.api.kube import Node, Pod, PodDisruptionBudget
 from agent.api.labels import DO_NOT_DISRUPT_ANNOTATION, NODEPOOL_LABEL
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
-from agent.kube.pdb import ExpectedPods, disruptions_allowed, is_healthy, selects
+from agent.kube.pdb import is_healthy
+from agent.kube.pdbindex import BudgetIndex
 from agent.lifecycle.conditions import condition, is_true
 from agent.termination.podrules import (
     do_not_disrupt_active,
@@ -45,8 +46,6 @@ class Candidate:
     claim: NodeClaim
     node: Node
     pool: NodePool
-    pods: list[Pod]
-    """Reschedulable pods (not DaemonSet, static or terminal)."""
     price: float = 0.0
     all_pods: list[Pod] = field(default_factory=list)
     """Every pod bound to the node (for the blockers)."""
@@ -54,6 +53,21 @@ class Candidate:
     """Pod blockers do not hold this candidate (an eventual method and a grace period)."""
     _blocker: str | None = None
     _checked: bool = False
+    _pods: list[Pod] | None = None
+
+    @property
+    def pods(self) -> list[Pod]:
+        """Reschedulable pods (not DaemonSet, static or terminal; found on first use)."""
+        if self._pods is None:
+            self._pods = [p for p in self.all_pods if reschedulable(p)]
+        return self._pods
+
+    @property
+    def has_pods(self) -> bool:
+        """Whether any pod would have to move (cheaper than :attr:`pods` when one does)."""
+        if self._pods is not None:
+            return bool(self._pods)
+        return any(reschedulable(p) for p in self.all_pods)
 
     def blocker(self, snapshot: Snapshot) -> str | None:
         """Why a pod keeps this node from voluntary disruption now (None: nothing does).
@@ -84,10 +98,11 @@ class Snapshot:
     nodes: dict[str, Node]
     claims: list[NodeClaim]
     pools: dict[str, NodePool]
-    pods_by_node: dict[str, list[Pod]]
-    pdbs: list[PodDisruptionBudget]
-    pods: list[Pod]
-    expected_pods: ExpectedPods
+    pods_by_node: Mapping[str, list[Pod]]
+    unbound: list[Pod]
+    """The pods bound to no node."""
+    budgets: BudgetIndex
+    """The PodDisruptionBudgets with the pods they cover."""
     _pdb_allowed: dict[str, int] = field(default_factory=dict)
 
     def node_of(self, claim: NodeClaim) -> Node | None:
@@ -98,8 +113,7 @@ class Snapshot:
         """Disruptions the budget allows now (computed once per snapshot)."""
         key = f"{budget.metadata.namespace}/{budget.metadata.name}"
         if key not in self._pdb_allowed:
-            allowed, _, _ = disruptions_allowed(budget, self.pods, self.expected_pods)
-            self._pdb_allowed[key] = allowed
+            self._pdb_allowed[key] = self.budgets.status(budget)[0]
         return self._pdb_allowed[key]
 
 
@@ -112,7 +126,7 @@ def pod_blocker(pod: Pod, snapshot: Snapshot) -> str | None:
         return f'pod {key} has "{DO_NOT_DISRUPT_ANNOTATION}"'
     if not is_healthy(pod):
         return None
-    covering = [b for b in snapshot.pdbs if selects(b, pod)]
+    covering = snapshot.budgets.covering(pod)
     if len(covering) > 1:
         names = ", ".join(b.metadata.name or "" for b in covering)
         return f"pod {key} is covered by more than one PodDisruptionBudget ({names})"
@@ -171,9 +185,8 @@ def candidates(
         pods = snapshot.pods_by_node.get(name, [])
         waived = disruption_class == "eventual" and bool(claim.spec.termination_grace_period)
         pool = snapshot.pools[node.metadata.labels[NODEPOOL_LABEL]]
-        movable = [p for p in pods if reschedulable(p)]
         price = price_of(claim) if price_of is not None else 0.0
-        candidate = Candidate(claim, node, pool, movable, price, pods, waived)
+        candidate = Candidate(claim, node, pool, price, pods, waived)
         if not lazy:
             blocker = candidate.blocker(snapshot)
             if blocker is not None:

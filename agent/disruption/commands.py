@@ -17,7 +17,7 @@ from agent.api.kube import Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.disruption.candidates import Candidate, DisruptionClass, Snapshot
-from agent.provisioning.view import ClusterView
+from agent.provisioning.view import ClusterView, ViewCache
 from agent.scheduling.plans import NewClaim
 
 
@@ -66,6 +66,8 @@ class PassContext:
     """Nodes already being disrupted or deleted (excluded from every simulation)."""
     pending: list[Pod] = field(default_factory=list)
     """Pods waiting for a node now; simulations place them too (until a command takes them)."""
+    cache: ViewCache = field(default_factory=ViewCache)
+    """Pod shapes and node requirements kept from earlier passes."""
     _view: ClusterView | None = None
 
     @property

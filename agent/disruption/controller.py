@@ -42,11 +42,13 @@ from agent.disruption.drift import Drift
 from agent.disruption.emptiness import Emptiness
 from agent.disruption.halts import DriftHalts
 from agent.disruption.queue import Orchestrator
-from agent.kube.pdb import controller_scale
-from agent.kube.port import Cluster
+from agent.kube.pdb import owner_replicas
+from agent.kube.pdbindex import BudgetIndex
+from agent.kube.podindex import PodIndex
+from agent.kube.port import Cluster, WatchEvent
 from agent.lifecycle.conditions import is_true
 from agent.provisioning.provisioner import Provisioner
-from agent.provisioning.view import cluster_view
+from agent.provisioning.view import ViewCache, cluster_view
 from agent.scheduling.strategy import Strategy
 from agent.termination.podrules import is_daemon, reschedulable
 
@@ -132,6 +134,14 @@ class DisruptionController:
         self.held: dict[str, str] = {}
         self._pending: _Pending | None = None
         self._ticking = False
+        self._cache = ViewCache()
+        self._pods = PodIndex(cluster)
+        self._budgets = BudgetIndex(owner_replicas(cluster))
+        for budget in cluster.list(PodDisruptionBudget):
+            self._budgets.budget_changed(budget)
+        for pod in cluster.list(Pod):
+            self._budgets.pod_changed(pod)
+        cluster.watch(self._observe_budget)
         self._blocked: set[tuple[str, str]] = set()
         self._revisit: datetime | None = None
 
@@ -194,22 +204,23 @@ class DisruptionController:
             self.clock.call_at(self._revisit, self._wake)
 
     def snapshot(self) -> Snapshot:
-        """Read the cluster for one pass."""
-        pods = self.cluster.list(Pod)
-        by_node: dict[str, list[Pod]] = {}
-        for pod in pods:
-            if pod.spec.node_name:
-                by_node.setdefault(pod.spec.node_name, []).append(pod)
+        """Read the cluster for one pass (pods from the watch-fed indexes)."""
         return Snapshot(
             now=self.clock.now(),
             nodes={n.metadata.name or "": n for n in self.cluster.list(Node)},
             claims=self.cluster.list(NodeClaim),
             pools={p.name: p for p in self.cluster.list(NodePool)},
-            pods_by_node=by_node,
-            pdbs=self.cluster.list(PodDisruptionBudget),
-            pods=pods,
-            expected_pods=controller_scale(self.cluster),
+            pods_by_node=self._pods.frozen(),
+            unbound=self._pods.unbound(),
+            budgets=self._budgets,
         )
+
+    def _observe_budget(self, event: WatchEvent) -> None:
+        obj = event.obj
+        if isinstance(obj, Pod):
+            self._budgets.pod_changed(obj, deleted=event.type == "DELETED")
+        elif isinstance(obj, PodDisruptionBudget):
+            self._budgets.budget_changed(obj, deleted=event.type == "DELETED")
 
     def context(self, snapshot: Snapshot | None = None) -> PassContext:
         """A fresh pass context."""
@@ -218,9 +229,7 @@ class DisruptionController:
             n for n, node in snap.nodes.items() if node.metadata.deletion_timestamp
         }
         pending = [
-            p
-            for p in snap.pods
-            if not p.spec.node_name and not p.metadata.deletion_timestamp and not is_daemon(p)
+            p for p in snap.unbound if not p.metadata.deletion_timestamp and not is_daemon(p)
         ]
         # Pods still on nodes being disrupted or deleted need room too (Karpenter's simulation
         # adds them): otherwise a later decision could take the room kept for them.
@@ -229,10 +238,14 @@ class DisruptionController:
         return PassContext(
             snap,
             lambda: cluster_view(
-                self.cluster, self.catalog, instance_types=self.provisioner.instance_types
+                self.cluster,
+                self.catalog,
+                instance_types=self.provisioner.instance_types,
+                cache=self._cache,
             ),
             busy,
             pending=pending,
+            cache=self._cache,
         )
 
     def budgets(self, context: PassContext, reason: str) -> dict[str, int]:

@@ -55,7 +55,7 @@ class Drift:
         self, budgets: dict[str, int], candidates: Sequence[Candidate], context: PassContext
     ) -> list[Command]:
         """One command per candidate, as many as the budgets allow."""
-        ordered = sorted(candidates, key=lambda c: (bool(c.pods), c.drifted_since(), c.name))
+        ordered = sorted(candidates, key=lambda c: (c.has_pods, c.drifted_since(), c.name))
         commands: list[Command] = []
         self.unschedulable = {}
         self.blocked = {}

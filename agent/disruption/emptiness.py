@@ -36,7 +36,7 @@ class Emptiness:
     def should_disrupt(self, candidate: Candidate, context: PassContext) -> bool:
         """Empty, and consolidatable under its NodePool's policy."""
         del context
-        return not candidate.pods and self.consolidatable.ready(candidate, empty_only=True)
+        return not candidate.has_pods and self.consolidatable.ready(candidate, empty_only=True)
 
     def compute_commands(
         self, budgets: dict[str, int], candidates: Sequence[Candidate], context: PassContext

@@ -118,7 +118,7 @@ def drift_preview(
     order = sorted(
         (r for r in rows if r.row["action"] == "replace" and r.candidate is not None),
         key=lambda r: (
-            bool(r.candidate.pods) if r.candidate else False,
+            r.candidate.has_pods if r.candidate else False,
             r.row["since"],
             r.row["node"],
         ),

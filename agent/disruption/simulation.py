@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from agent.disruption.candidates import Candidate
 from agent.disruption.commands import PassContext
 from agent.provisioning.view import simulate
-from agent.scheduling.pods import shapes_of
 from agent.scheduling.scheduler import Result
 from agent.scheduling.strategy import Strategy
 
@@ -22,8 +21,9 @@ from agent.scheduling.strategy import Strategy
 def reschedule(context: PassContext, candidates: Sequence[Candidate], strategy: Strategy) -> Result:
     """Solve the candidates' pods and the pending ones as if the candidates (and busy nodes)
     were gone; ``errors`` lists only candidate pods without a place."""
-    moving = shapes_of(pod for candidate in candidates for pod in candidate.pods)
-    pending = shapes_of(context.pending)
+    shapes = context.cache.shapes
+    moving = shapes.refs(pod for candidate in candidates for pod in candidate.pods)
+    pending = shapes.refs(context.pending)
     without = set(context.busy) | {c.name for c in candidates}
     result = simulate(context.view, [*moving, *pending], without, strategy, prune=True)
     if pending:

@@ -25,9 +25,9 @@ from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.kube.port import Cluster, NotFound
 from agent.lifecycle.hashing import stamped
-from agent.provisioning.view import InstanceTypes, cluster_view, simulate
+from agent.provisioning.view import InstanceTypes, ViewCache, cluster_view, simulate
 from agent.scheduling.plans import NewClaim
-from agent.scheduling.pods import HOSTNAME, PodRef, shapes_of
+from agent.scheduling.pods import HOSTNAME, PodRef
 from agent.scheduling.scheduler import Result
 from agent.scheduling.strategy import Strategy
 
@@ -72,6 +72,7 @@ class Provisioner:
     in-flight or registered one it was placed on)."""
     _batch: Batch | None = None
     _random: random.Random = field(init=False)
+    _cache: ViewCache = field(default_factory=ViewCache)
 
     def __post_init__(self) -> None:
         self._random = random.Random(f"{self.seed}:nodeclaims")
@@ -112,8 +113,8 @@ class Provisioner:
         pending = self.pending_pods()
         if not pending:
             return None
-        refs = shapes_of(pending)
-        view = cluster_view(self.cluster, self.catalog, refs, self.instance_types)
+        refs = self._cache.shapes.refs(pending)
+        view = cluster_view(self.cluster, self.catalog, refs, self.instance_types, self._cache)
         result = simulate(view, refs, strategy=self.strategy)
         claims = self.cluster.list(NodeClaim)
         self.record(

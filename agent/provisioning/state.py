@@ -10,13 +10,14 @@ well-known ephemeral ones (they go away once it is ready), so pods planned on it
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import numpy as np
 
 from agent.api.base import ObjectMeta
 from agent.api.kube import DaemonSet, Node, Pod, Taint
 from agent.api.nodeclaim import NodeClaim
-from agent.scheduling.plans import ExistingNode
+from agent.scheduling.plans import ExistingNode, NodeMemo
 from agent.scheduling.pods import PodShape
 from agent.scheduling.resources import pod_requests, to_base_units
 from agent.scheduling.taints import effective_node_taints, untolerated
@@ -73,11 +74,13 @@ def existing_capacity(
     table: TypeTable,
     daemons: Sequence[PodShape] = (),
     shapes: Sequence[PodShape] | None = None,
+    known: NodeMemo | None = None,
 ) -> list[ExistingNode]:
     """Nodes (not being deleted) and launched NodeClaims without a node yet, with what their
     bound pods use plus room for the ``daemons`` (DaemonSet pod templates) that will run there;
     ``table`` fixes the resource order. ``shapes``, when given, are the bound pods' shapes in the
-    order of ``pods``' bound ones (their requests are then not computed again)."""
+    order of ``pods``' bound ones (their requests are then not computed again); ``known``
+    remembers nodes' requirements from one call to the next."""
     used: dict[str, np.ndarray] = {}
     daemon_used: dict[str, np.ndarray] = {}
     empty = np.zeros(len(table.resources), dtype=np.int64)
@@ -107,7 +110,13 @@ def existing_capacity(
         registered.add(node.spec.provider_id)
         if node.status is None:
             continue
-        allocatable = _vector(table, dict(node.status.allocatable))
+        quantities = node.status.allocatable
+        if known is None:
+            allocatable = _vector(table, dict(quantities))
+        else:
+            allocatable = known.allocatable(
+                name, quantities, table, partial(_vector, table, dict(quantities))
+            )
         taints: list[Taint] = [t for t in node.spec.taints if t.key != UNREGISTERED_TAINT]
         owner = by_provider.get(node.spec.provider_id or "")
         if owner is not None and not _initialized(owner):
@@ -115,12 +124,13 @@ def existing_capacity(
             taints = effective_node_taints(taints, initialized=False, startup_taints=startup)
         existing = ExistingNode(
             name,
-            dict(node.metadata.labels),
+            node.metadata.labels,
             taints,
             allocatable,
             used.get(name, empty),
             pool=node.metadata.labels.get("karpenter.sh/nodepool"),
             unschedulable=bool(node.spec.unschedulable),
+            known=known,
         )
         _reserve_daemons(existing, daemons, daemon_used.get(name, empty), table)
         out.append(existing)

@@ -22,8 +22,8 @@ from agent.cloud.port import InstanceTypeOfferings
 from agent.kube.port import Cluster
 from agent.provisioning.pools import build_pool, resource_order
 from agent.provisioning.state import daemon_template, existing_capacity
-from agent.scheduling.plans import ExistingNode, PoolPlan
-from agent.scheduling.pods import HOSTNAME, PodRef, shape_of, shapes_of
+from agent.scheduling.plans import ExistingNode, NodeMemo, PoolPlan
+from agent.scheduling.pods import HOSTNAME, PodRef, ShapeCache, shape_of
 from agent.scheduling.scheduler import Result
 from agent.scheduling.strategy import Strategy, solve
 from agent.scheduling.topology import Topology
@@ -57,10 +57,8 @@ class ClusterView:
         if not self.pools:
             return
         index = self.pools[0].table.resource_index
-        if self._rows is None:
-            self._rows = {n.name: at for at, n in enumerate(self.existing)}
         for name, refs in result.existing.items():
-            at = self._rows.get(name)
+            at = self.row(name)
             if at is None:
                 continue
             node = self.existing[at]
@@ -69,10 +67,25 @@ class ClusterView:
             if self._free is not None:
                 self._free[at] = node.allocatable - node.used
 
+    def row(self, node: str) -> int | None:
+        """The index of ``node`` in :attr:`existing` (None: not there)."""
+        if self._rows is None:
+            self._rows = {n.name: at for at, n in enumerate(self.existing)}
+        return self._rows.get(node)
+
     def domains(self, node: str) -> dict[str, str]:
         """The topology domains of ``node`` (its labels plus its hostname)."""
         labels = self.node_labels.get(node, {})
         return {**labels, HOSTNAME: labels.get(HOSTNAME, node)}
+
+
+@dataclass
+class ViewCache:
+    """What :func:`cluster_view` may reuse from one read to the next: pod shapes and nodes'
+    requirements (a controller that reads the cluster often keeps one)."""
+
+    shapes: ShapeCache = field(default_factory=ShapeCache)
+    nodes: NodeMemo = field(default_factory=NodeMemo)
 
 
 InstanceTypes = Callable[[NodePool], Sequence[InstanceTypeOfferings]]
@@ -85,11 +98,13 @@ def cluster_view(
     catalog: Catalog,
     pending: Sequence[PodRef] = (),
     instance_types: InstanceTypes | None = None,
+    cache: ViewCache | None = None,
 ) -> ClusterView:
     """Read the cluster once; ``pending`` pods are made known to the topology. With
     ``instance_types`` the pools plan only on offerings the cloud has available now (as
     Karpenter's provisioner, which skips offerings in the unavailable-offerings cache);
-    without, on the whole catalog."""
+    without, on the whole catalog. ``cache`` carries what earlier reads found."""
+    cache = cache or ViewCache()
     nodepools = [p for p in cluster.list(NodePool) if not p.metadata.deletion_timestamp]
     daemons = [shape_of(daemon_template(d)) for d in cluster.list(DaemonSet)]
     order = resource_order(catalog)
@@ -112,9 +127,11 @@ def cluster_view(
     all_pods = cluster.list(Pod)
     nodes = cluster.list(Node)
     claims = cluster.list(NodeClaim)
+    cache.shapes.retain(all_pods)
+    cache.nodes.retain({n.metadata.name or "" for n in nodes})
     topology = Topology()
     bound_pods = [p for p in all_pods if p.spec.node_name]
-    bound_refs = shapes_of(bound_pods)
+    bound_refs = cache.shapes.refs(bound_pods)
     for ref in [*pending, *bound_refs]:
         topology.owned(ref.shape)
     view = ClusterView(
@@ -128,17 +145,20 @@ def cluster_view(
                 pools[0].table,
                 daemons,
                 shapes=[ref.shape for ref in bound_refs],
+                known=cache.nodes,
             )
             if pools
             else []
         ),
         topology=topology,
-        node_labels={n.metadata.name or "": dict(n.metadata.labels) for n in nodes},
+        node_labels={n.metadata.name or "": n.metadata.labels for n in nodes},
     )
+    counted = bool(topology.groups)
     for ref in bound_refs:
         node = ref.node_name or ""
         view.bound.setdefault(node, []).append(ref)
-        topology.record(ref.shape, view.domains(node))
+        if counted:
+            topology.record(ref.shape, view.domains(node))
     return view
 
 
@@ -162,9 +182,14 @@ def simulate(
     if prune and pods and view.pools and existing:
         floor = _smallest_request(view.pools[0].table.resource_index, pods)
         room = np.all(view.free() >= floor, axis=1)
-        existing = [n for n, ok in zip(existing, room, strict=True) if ok]
-    if without:
+        for node in without:
+            at = view.row(node)
+            if at is not None:
+                room[at] = False
+        existing = [existing[at] for at in np.flatnonzero(room)]
+    elif without:
         existing = [n for n in existing if n.name not in without]
+    if without and (topology.groups or any(ref.shape.has_topology for ref in pods)):
         topology = topology.copy()
         for node in without:
             for ref in view.bound.get(node, ()):

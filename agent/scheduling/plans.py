@@ -9,8 +9,8 @@ requirements, the instance types that still fit everything added (a numpy mask o
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import InitVar, dataclass, field
 
 import numpy as np
 
@@ -70,10 +70,61 @@ class ExistingNode:
     pods: list[PodRef] = field(default_factory=list)
     pool: str | None = None
     unschedulable: bool = False
+    known: InitVar[NodeMemo | None] = None
+    """Where the node's requirements may already be known (see :class:`NodeMemo`)."""
 
-    def __post_init__(self) -> None:
-        labels = {**self.labels, HOSTNAME: self.labels.get(HOSTNAME, self.name)}
-        self.requirements = Requirements.from_labels(labels)
+    def __post_init__(self, known: NodeMemo | None) -> None:
+        if known is not None:
+            self.requirements = known.requirements(self.name, self.labels)
+            return
+        self.requirements = node_requirements(self.name, self.labels)
+
+
+def node_requirements(name: str, labels: Mapping[str, str]) -> Requirements:
+    """A node's labels (and its hostname) as requirements, ``key In [value]`` each."""
+    return Requirements.from_labels({**labels, HOSTNAME: labels.get(HOSTNAME, name)})
+
+
+class NodeMemo:
+    """What is computed from nodes' labels and allocatable resources, remembered across reads
+    of the cluster. An entry is kept while the node's labels (or allocatable) are the same
+    mapping object: models are copied, never changed in place, so new values mean a new
+    mapping, and the entry holds the mapping, so its identity cannot be reused."""
+
+    def __init__(self) -> None:
+        self._requirements: dict[str, tuple[Mapping[str, str], Requirements]] = {}
+        self._allocatable: dict[str, tuple[object, tuple[str, ...], IntArray]] = {}
+
+    def requirements(self, name: str, labels: Mapping[str, str]) -> Requirements:
+        """The requirements of node ``name`` with ``labels`` (shared: never change them)."""
+        hit = self._requirements.get(name)
+        if hit is not None and hit[0] is labels:
+            return hit[1]
+        found = node_requirements(name, labels)
+        self._requirements[name] = (labels, found)
+        return found
+
+    def allocatable(
+        self,
+        name: str,
+        quantities: Mapping[str, object],
+        table: TypeTable,
+        compute: Callable[[], IntArray],
+    ) -> IntArray:
+        """Node ``name``'s ``quantities`` as a vector in ``table``'s resource order, from
+        ``compute`` the first time (shared: never change it)."""
+        hit = self._allocatable.get(name)
+        if hit is not None and hit[0] is quantities and hit[1] == table.resources:
+            return hit[2]
+        found = compute()
+        self._allocatable[name] = (quantities, tuple(table.resources), found)
+        return found
+
+    def retain(self, names: set[str]) -> None:
+        """Forget the nodes not named in ``names``."""
+        if len(self._requirements) + len(self._allocatable) > 2 * len(names) + 200:
+            self._requirements = {n: h for n, h in self._requirements.items() if n in names}
+            self._allocatable = {n: h for n, h in self._allocatable.items() if n in names}
 
 
 _placeholders = itertools.count(1)

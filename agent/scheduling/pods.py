@@ -9,7 +9,7 @@ the solver computes compatibility once per shape instead of once per pod.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agent.api.kube import LabelSelector, Pod, PodSpec, Toleration
 from agent.scheduling.requirements import (
@@ -110,7 +110,7 @@ class PodShape:
         )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class PodRef:
     """One pod to schedule."""
 
@@ -119,7 +119,6 @@ class PodRef:
     shape: PodShape
     node_name: str | None = None
     uid: str = ""
-    extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -196,22 +195,63 @@ def _signature(pod: Pod) -> str:
     return f"{pod.metadata.namespace}|{labels}|{spec}"
 
 
-def shapes_of(pods: Iterable[Pod]) -> list[PodRef]:
-    """Pods as :class:`PodRef` s, identical pods sharing one shape."""
-    shapes: dict[str, PodShape] = {}
-    refs = []
-    for pod in pods:
+def shapes_of(pods: Iterable[Pod], cache: ShapeCache | None = None) -> list[PodRef]:
+    """Pods as :class:`PodRef` s, identical pods sharing one shape (with ``cache``, shapes
+    found by earlier calls are reused)."""
+    return (cache or ShapeCache()).refs(pods)
+
+
+class ShapeCache:
+    """Pod shapes remembered across calls, so that a controller reading the same pods pass after
+    pass computes each shape once.
+
+    A pod's shape is reused while its ``spec`` and ``labels`` are the very objects it was
+    computed from: models are never changed in place (every change is a copy), so a changed pod
+    has a new spec or labels object and gets a new shape. The entries hold those objects, so
+    their identities cannot be reused while cached; :meth:`retain` drops pods that are gone.
+    """
+
+    def __init__(self) -> None:
+        self._by_uid: dict[str, tuple[PodSpec, Mapping[str, str], PodShape]] = {}
+        self._by_signature: dict[str, PodShape] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_uid)
+
+    def shape(self, pod: Pod) -> PodShape:
+        """The shape of ``pod`` (computed once per spec and labels)."""
+        uid = pod.metadata.uid
+        if uid:
+            hit = self._by_uid.get(uid)
+            if hit is not None and hit[0] is pod.spec and hit[1] is pod.metadata.labels:
+                return hit[2]
         signature = _signature(pod)
-        shape = shapes.get(signature)
+        shape = self._by_signature.get(signature)
         if shape is None:
-            shape = shapes[signature] = shape_of(pod)
-        refs.append(
+            shape = self._by_signature[signature] = shape_of(pod)
+        if uid:
+            self._by_uid[uid] = (pod.spec, pod.metadata.labels, shape)
+        return shape
+
+    def refs(self, pods: Iterable[Pod]) -> list[PodRef]:
+        """Pods as :class:`PodRef` s."""
+        return [
             PodRef(
                 pod.metadata.name or "",
                 pod.metadata.namespace or "default",
-                shape,
+                self.shape(pod),
                 pod.spec.node_name,
                 pod.metadata.uid or "",
             )
-        )
-    return refs
+            for pod in pods
+        ]
+
+    def retain(self, pods: Sequence[Pod]) -> None:
+        """Forget the pods not in ``pods`` (every pod of the cluster) once the stale entries
+        outnumber a quarter of the live ones."""
+        if len(self._by_uid) <= len(pods) + len(pods) // 4 + 100:
+            return
+        live = {pod.metadata.uid for pod in pods}
+        self._by_uid = {uid: hit for uid, hit in self._by_uid.items() if uid in live}
+        used = {id(hit[2]) for hit in self._by_uid.values()}
+        self._by_signature = {s: v for s, v in self._by_signature.items() if id(v) in used}

@@ -214,6 +214,8 @@ class SimulatedCloud:
     # Internals
 
     def _offerings_now(self) -> builtins.list[InstanceTypeOfferings]:
+        if self.unavailable.empty:
+            return builtins.list(self._types)
         apply = self.unavailable.apply
         return [
             InstanceTypeOfferings(entry.instance_type, offerings)

@@ -1,0 +1,93 @@
+"""Pods by the node they are bound to, kept current from the Cluster port's watch.
+
+A controller that looks at every node's pods on each pass would read every pod of the cluster
+each time (O(pods) per pass); the index is fed each pod change instead, and a pass reads only the
+nodes it looks at. Lists come in (namespace, name) order, as ``Cluster.list`` gives them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from agent.api.kube import Pod
+from agent.kube.port import Cluster, WatchEvent
+
+Key = tuple[str, str]
+
+
+def _key(pod: Pod) -> Key:
+    return pod.metadata.namespace or "default", pod.metadata.name or ""
+
+
+class PodIndex:
+    """See the module docstring."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._by_node: dict[str, dict[Key, Pod]] = {}
+        self._unbound: dict[Key, Pod] = {}
+        self._node_of: dict[Key, str] = {}
+        for pod in cluster.list(Pod):
+            self.changed(pod)
+        cluster.watch(self._observe)
+
+    def _observe(self, event: WatchEvent) -> None:
+        if isinstance(event.obj, Pod):
+            self.changed(event.obj, deleted=event.type == "DELETED")
+
+    def changed(self, pod: Pod, deleted: bool = False) -> None:
+        """A pod was created, changed or (``deleted``) removed."""
+        key = _key(pod)
+        old = self._node_of.pop(key, None)
+        if old is not None:
+            on_old = self._by_node[old]
+            on_old.pop(key, None)
+            if not on_old:
+                del self._by_node[old]
+        self._unbound.pop(key, None)
+        if deleted:
+            return
+        node = pod.spec.node_name
+        if node:
+            self._by_node.setdefault(node, {})[key] = pod
+            self._node_of[key] = node
+        else:
+            self._unbound[key] = pod
+
+    def on(self, node: str) -> list[Pod]:
+        """The pods bound to ``node``."""
+        pods = self._by_node.get(node)
+        return [pods[key] for key in sorted(pods)] if pods else []
+
+    def unbound(self) -> list[Pod]:
+        """The pods bound to no node."""
+        return [self._unbound[key] for key in sorted(self._unbound)]
+
+    def frozen(self) -> PodsByNode:
+        """A read of the pods by node for one pass (each node read once, then kept)."""
+        return PodsByNode(self)
+
+    def nodes(self) -> list[str]:
+        """The nodes with pods bound to them."""
+        return list(self._by_node)
+
+
+class PodsByNode(Mapping[str, list[Pod]]):
+    """Node name → its pods, read from a :class:`PodIndex` on first access and then kept."""
+
+    def __init__(self, index: PodIndex) -> None:
+        self._index = index
+        self._read: dict[str, list[Pod]] = {}
+
+    def __getitem__(self, node: str) -> list[Pod]:
+        found = self._read.get(node)
+        if found is None:
+            found = self._read[node] = self._index.on(node)
+        if not found:
+            raise KeyError(node)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index.nodes())
+
+    def __len__(self) -> int:
+        return len(self._index.nodes())
