@@ -33,7 +33,7 @@ from agent.api.labels import TERMINATION_FINALIZER
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
 from agent.cloud.port import CloudError, CloudProvider, InsufficientCapacity, NodeClassNotReady
-from agent.kube.port import Cluster, NotFound
+from agent.kube.port import Cluster, NotFound, WatchEvent
 from agent.lifecycle.conditions import condition, is_true, with_condition
 
 REGISTRATION_TTL = timedelta(minutes=15)
@@ -61,11 +61,42 @@ class NodeClaimLifecycle:
         self.record = record
         self.registration_ttl = registration_ttl
         self._retrying: set[str] = set()
+        self._open: set[str] = set()
+        """NodeClaims not yet through their lifecycle (not launched, registered or initialized):
+        the only ones a reconcile has anything to do for; kept current from the watch."""
+        for claim in cluster.list(NodeClaim):
+            self._track(claim)
+        cluster.watch(self._observe)
+
+    def _observe(self, event: WatchEvent) -> None:
+        if isinstance(event.obj, NodeClaim):
+            if event.type == "DELETED":
+                self._open.discard(event.obj.name)
+            else:
+                self._track(event.obj)
+
+    def _track(self, claim: NodeClaim) -> None:
+        done = claim.metadata.deletion_timestamp or (
+            claim.status.provider_id
+            and is_true(claim, "Registered")
+            and is_true(claim, "Initialized")
+        )
+        if done:
+            self._open.discard(claim.name)
+        else:
+            self._open.add(claim.name)
 
     def reconcile(self) -> None:
         """Move every NodeClaim as far along its lifecycle as it can go now."""
+        if not self._open:
+            return
         nodes = {n.spec.provider_id: n for n in self.cluster.list(Node) if n.spec.provider_id}
-        for claim in self.cluster.list(NodeClaim):
+        for name in sorted(self._open):
+            try:
+                claim = self.cluster.get(NodeClaim, name)
+            except NotFound:
+                self._open.discard(name)
+                continue
             if claim.metadata.deletion_timestamp:
                 continue
             if not claim.status.provider_id:
