@@ -16,6 +16,7 @@ from typing import Protocol
 from agent.api.kube import Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
+from agent.disruption.budgets import PoolNodes
 from agent.disruption.candidates import Candidate, DisruptionClass, Snapshot
 from agent.provisioning.view import ClusterView, ViewCache
 from agent.scheduling.plans import NewClaim
@@ -68,6 +69,8 @@ class PassContext:
     """Pods waiting for a node now; simulations place them too (until a command takes them)."""
     cache: ViewCache = field(default_factory=ViewCache)
     """Pod shapes and node requirements kept from earlier passes."""
+    pool_nodes: dict[str, PoolNodes] | None = None
+    """Per NodePool, its nodes and how many are disrupting (counted once per pass)."""
     _view: ClusterView | None = None
 
     @property

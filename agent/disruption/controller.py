@@ -250,7 +250,9 @@ class DisruptionController:
 
     def budgets(self, context: PassContext, reason: str) -> dict[str, int]:
         """NodePool → how many more nodes may be disrupted for ``reason`` now."""
-        counts = pool_nodes(context.snapshot, context.busy)
+        if context.pool_nodes is None:
+            context.pool_nodes = pool_nodes(context.snapshot, context.busy)
+        counts = context.pool_nodes
         out = {}
         for name, pool in context.snapshot.pools.items():
             nodes = counts.get(name, PoolNodes(0, 0))

@@ -18,7 +18,10 @@ def stamp(when: datetime) -> str:
 
 def condition(claim: NodeClaim, kind: str) -> Condition | None:
     """The claim's condition of type ``kind``, if any."""
-    return next((c for c in claim.status.conditions if c.type == kind), None)
+    for found in claim.status.conditions:
+        if found.type == kind:
+            return found
+    return None
 
 
 def is_true(claim: NodeClaim, kind: str) -> bool:

@@ -34,7 +34,7 @@ from agent.clock import Clock
 from agent.cloud.amirules import first_fitting_image
 from agent.kube.port import Cluster, NotFound
 from agent.lifecycle.conditions import condition, is_true, with_condition
-from agent.lifecycle.hashing import restamp_versions, static_drift
+from agent.lifecycle.hashing import Hashes, restamp_versions, static_drift
 from agent.scheduling.requirements import Requirements
 
 DRIFT_INTERVAL = timedelta(minutes=5)
@@ -53,9 +53,12 @@ def drift_reason(
     pool: NodePool,
     nodeclass: EC2NodeClass | None,
     network: NetworkLookup = _unknown,
+    hashes: Hashes | None = None,
 ) -> str | None:
-    """Why ``claim`` has drifted from ``pool`` and ``nodeclass``, or None (see module doc)."""
-    reason = static_drift(claim, pool, None)
+    """Why ``claim`` has drifted from ``pool`` and ``nodeclass``, or None (see module doc);
+    ``hashes`` keeps the NodePool and EC2NodeClass hashes from call to call."""
+    hashes = hashes or Hashes()
+    reason = static_drift(claim, pool, None, hashes)
     if reason is not None:
         return reason
     wanted = Requirements.from_node_selector_requirements(pool.spec.template.spec.requirements)
@@ -63,7 +66,7 @@ def drift_reason(
         return "RequirementsDrifted"
     if nodeclass is None:
         return None
-    reason = static_drift(claim, pool, nodeclass)
+    reason = static_drift(claim, pool, nodeclass, hashes)
     if reason is not None:
         return reason
     status = nodeclass.status
@@ -101,6 +104,7 @@ class DriftController:
         self.record = record
         self.network = network
         self.interval = interval
+        self.hashes = Hashes()
         self._scheduled = False
         self._changed: set[str] = set()
         self._everything = True
@@ -164,10 +168,10 @@ class DriftController:
     ) -> int:
         pool = pools.get(claim.metadata.labels.get("karpenter.sh/nodepool", ""))
         nodeclass = classes.get(claim.spec.node_class_ref.name)
-        updated = restamp_versions(claim, pool, nodeclass)
+        updated = restamp_versions(claim, pool, nodeclass, self.hashes)
         reason = None
         if pool is not None and is_true(claim, "Launched"):
-            reason = drift_reason(updated, pool, nodeclass, self.network)
+            reason = drift_reason(updated, pool, nodeclass, self.network, self.hashes)
         old = condition(claim, "Drifted")
         if reason is None:
             if old is None:

@@ -80,14 +80,48 @@ def nodeclass_hash(nodeclass: EC2NodeClass) -> str:
     return digest({k: v for k, v in spec.items() if k not in _NODECLASS_IGNORED})
 
 
-def stamped(claim: NodeClaim, pool: NodePool | None, nodeclass: EC2NodeClass | None) -> NodeClaim:
+class Hashes:
+    """NodePool and EC2NodeClass hashes, computed once per spec: an entry is kept while the
+    object's template (or spec) is the same object. Models are copied, never changed in place,
+    so a changed NodePool has a new template; the entry holds the old one, so its identity
+    cannot be reused while cached."""
+
+    def __init__(self) -> None:
+        self._pools: dict[str, tuple[object, str]] = {}
+        self._classes: dict[str, tuple[object, str]] = {}
+
+    def nodepool(self, pool: NodePool) -> str:
+        """:func:`nodepool_hash` of ``pool``."""
+        template = pool.spec.template
+        hit = self._pools.get(pool.name)
+        if hit is None or hit[0] is not template:
+            hit = self._pools[pool.name] = (template, nodepool_hash(pool))
+        return hit[1]
+
+    def nodeclass(self, nodeclass: EC2NodeClass) -> str:
+        """:func:`nodeclass_hash` of ``nodeclass``."""
+        spec = nodeclass.spec
+        name = nodeclass.metadata.name or ""
+        hit = self._classes.get(name)
+        if hit is None or hit[0] is not spec:
+            hit = self._classes[name] = (spec, nodeclass_hash(nodeclass))
+        return hit[1]
+
+
+def stamped(
+    claim: NodeClaim,
+    pool: NodePool | None,
+    nodeclass: EC2NodeClass | None,
+    hashes: Hashes | None = None,
+) -> NodeClaim:
     """``claim`` with the hash annotations of ``pool`` and ``nodeclass`` (those given)."""
+    hashes = hashes or Hashes()
     annotations = dict(claim.metadata.annotations)
     if pool is not None:
-        annotations[NODEPOOL_HASH] = nodepool_hash(pool)
+        annotations[NODEPOOL_HASH] = hashes.nodepool(pool)
         annotations[NODEPOOL_HASH_VERSION] = NODEPOOL_VERSION
     if nodeclass is not None:
-        annotations[NODECLASS_HASH] = nodeclass_hash(nodeclass)
+        annotations[NODECLASS_HASH] = hashes.nodeclass(nodeclass)
         annotations[NODECLASS_HASH_VERSION] = NODECLASS_VERSION
     if annotations == claim.metadata.annotations:
         return claim
@@ -97,7 +131,10 @@ def stamped(claim: NodeClaim, pool: NodePool | None, nodeclass: EC2NodeClass | N
 
 
 def restamp_versions(
-    claim: NodeClaim, pool: NodePool | None, nodeclass: EC2NodeClass | None
+    claim: NodeClaim,
+    pool: NodePool | None,
+    nodeclass: EC2NodeClass | None,
+    hashes: Hashes | None = None,
 ) -> NodeClaim:
     """Re-stamp only the hashes whose version differs from the current one (see module doc)."""
     annotations = claim.metadata.annotations
@@ -105,23 +142,31 @@ def restamp_versions(
     fresh_class = (
         nodeclass if annotations.get(NODECLASS_HASH_VERSION) != NODECLASS_VERSION else None
     )
-    return stamped(claim, fresh_pool, fresh_class)
+    if fresh_pool is None and fresh_class is None:
+        return claim
+    return stamped(claim, fresh_pool, fresh_class, hashes)
 
 
-def static_drift(claim: NodeClaim, pool: NodePool, nodeclass: EC2NodeClass | None) -> str | None:
+def static_drift(
+    claim: NodeClaim,
+    pool: NodePool,
+    nodeclass: EC2NodeClass | None,
+    hashes: Hashes | None = None,
+) -> str | None:
     """``NodePoolDrifted`` or ``NodeClassDrift`` when a same-version hash differs, else None."""
+    hashes = hashes or Hashes()
     annotations = claim.metadata.annotations
     if (
         annotations.get(NODEPOOL_HASH_VERSION) == NODEPOOL_VERSION
         and NODEPOOL_HASH in annotations
-        and annotations[NODEPOOL_HASH] != nodepool_hash(pool)
+        and annotations[NODEPOOL_HASH] != hashes.nodepool(pool)
     ):
         return "NodePoolDrifted"
     if (
         nodeclass is not None
         and annotations.get(NODECLASS_HASH_VERSION) == NODECLASS_VERSION
         and NODECLASS_HASH in annotations
-        and annotations[NODECLASS_HASH] != nodeclass_hash(nodeclass)
+        and annotations[NODECLASS_HASH] != hashes.nodeclass(nodeclass)
     ):
         return "NodeClassDrift"
     return None

@@ -24,7 +24,7 @@ from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.kube.port import Cluster, NotFound
-from agent.lifecycle.hashing import stamped
+from agent.lifecycle.hashing import Hashes, stamped
 from agent.provisioning.view import InstanceTypes, ViewCache, cluster_view, simulate
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import HOSTNAME, PodRef
@@ -73,6 +73,7 @@ class Provisioner:
     _batch: Batch | None = None
     _random: random.Random = field(init=False)
     _cache: ViewCache = field(default_factory=ViewCache)
+    _hashes: Hashes = field(default_factory=Hashes)
 
     def __post_init__(self) -> None:
         self._random = random.Random(f"{self.seed}:nodeclaims")
@@ -186,7 +187,7 @@ class Provisioner:
             )
         except NotFound:
             nodeclass = None
-        created = self.cluster.create(stamped(claim, pool, nodeclass))
+        created = self.cluster.create(stamped(claim, pool, nodeclass, self._hashes))
         for pod in plan.pods:
             self.nominations[pod.key] = name
         self.record(

@@ -18,8 +18,8 @@ from agent.api.base import ObjectMeta
 from agent.api.kube import DaemonSet, Node, Pod, Taint
 from agent.api.nodeclaim import NodeClaim
 from agent.scheduling.plans import ExistingNode, NodeMemo
-from agent.scheduling.pods import PodShape
-from agent.scheduling.resources import pod_requests, to_base_units
+from agent.scheduling.pods import PodShape, shape_of
+from agent.scheduling.resources import to_base_units
 from agent.scheduling.taints import effective_node_taints, untolerated
 from agent.scheduling.typetable import TypeTable
 
@@ -49,10 +49,6 @@ def _initialized(claim: NodeClaim) -> bool:
     return any(c.type == "Initialized" and c.status == "True" for c in claim.status.conditions)
 
 
-def _is_daemon(pod: Pod) -> bool:
-    return any(o.kind == "DaemonSet" and o.controller for o in pod.metadata.owner_references)
-
-
 def _reserve_daemons(
     node: ExistingNode, daemons: Sequence[PodShape], bound: np.ndarray, table: TypeTable
 ) -> None:
@@ -65,6 +61,30 @@ def _reserve_daemons(
             continue
         wanted = wanted + _base_vector(table, shape.requests)
     node.used = node.used + np.maximum(wanted - bound, 0)
+
+
+def _bound_usage(
+    pods: Sequence[Pod], table: TypeTable, shapes: Sequence[PodShape] | None
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Per node: what its bound pods request, and what its DaemonSet pods among them do."""
+    bound = [pod for pod in pods if pod.spec.node_name]
+    if shapes is None:
+        shapes = [shape_of(pod) for pod in bound]
+    counts: dict[tuple[str, int], int] = {}
+    by_id: dict[int, PodShape] = {}
+    for pod, shape in zip(bound, shapes, strict=True):
+        key = (pod.spec.node_name or "", id(shape))
+        counts[key] = counts.get(key, 0) + 1
+        by_id[id(shape)] = shape
+    vectors = {at: _base_vector(table, shape.requests) for at, shape in by_id.items()}
+    used: dict[str, np.ndarray] = {}
+    daemon_used: dict[str, np.ndarray] = {}
+    for (node, at), count in counts.items():
+        amount = vectors[at] * count
+        used[node] = used[node] + amount if node in used else amount
+        if by_id[at].daemon:
+            daemon_used[node] = daemon_used[node] + amount if node in daemon_used else amount
+    return used, daemon_used
 
 
 def existing_capacity(
@@ -81,25 +101,8 @@ def existing_capacity(
     ``table`` fixes the resource order. ``shapes``, when given, are the bound pods' shapes in the
     order of ``pods``' bound ones (their requests are then not computed again); ``known``
     remembers nodes' requirements from one call to the next."""
-    used: dict[str, np.ndarray] = {}
-    daemon_used: dict[str, np.ndarray] = {}
+    used, daemon_used = _bound_usage(pods, table, shapes)
     empty = np.zeros(len(table.resources), dtype=np.int64)
-    vectors: dict[int, np.ndarray] = {}
-    bound = [pod for pod in pods if pod.spec.node_name]
-    for at, pod in enumerate(bound):
-        if pod.spec.node_name:
-            if shapes is None:
-                vector = _base_vector(table, pod_requests(pod.spec))
-            else:
-                shape = shapes[at]
-                if id(shape) not in vectors:
-                    vectors[id(shape)] = _base_vector(table, shape.requests)
-                vector = vectors[id(shape)]
-            used[pod.spec.node_name] = used.get(pod.spec.node_name, empty) + vector
-            if _is_daemon(pod):
-                daemon_used[pod.spec.node_name] = (
-                    daemon_used.get(pod.spec.node_name, empty) + vector
-                )
     by_provider = {c.status.provider_id or "": c for c in claims if c.status.provider_id}
     out: list[ExistingNode] = []
     registered = set()

@@ -212,14 +212,14 @@ class ShapeCache:
     """
 
     def __init__(self) -> None:
-        self._by_uid: dict[str, tuple[PodSpec, Mapping[str, str], PodShape]] = {}
+        self._by_uid: dict[str, tuple[PodSpec, Mapping[str, str], PodRef]] = {}
         self._by_signature: dict[str, PodShape] = {}
 
     def __len__(self) -> int:
         return len(self._by_uid)
 
-    def shape(self, pod: Pod) -> PodShape:
-        """The shape of ``pod`` (computed once per spec and labels)."""
+    def ref(self, pod: Pod) -> PodRef:
+        """``pod`` as a :class:`PodRef` (shared: never change it)."""
         uid = pod.metadata.uid
         if uid:
             hit = self._by_uid.get(uid)
@@ -229,22 +229,20 @@ class ShapeCache:
         shape = self._by_signature.get(signature)
         if shape is None:
             shape = self._by_signature[signature] = shape_of(pod)
+        ref = PodRef(
+            pod.metadata.name or "",
+            pod.metadata.namespace or "default",
+            shape,
+            pod.spec.node_name,
+            uid or "",
+        )
         if uid:
-            self._by_uid[uid] = (pod.spec, pod.metadata.labels, shape)
-        return shape
+            self._by_uid[uid] = (pod.spec, pod.metadata.labels, ref)
+        return ref
 
     def refs(self, pods: Iterable[Pod]) -> list[PodRef]:
-        """Pods as :class:`PodRef` s."""
-        return [
-            PodRef(
-                pod.metadata.name or "",
-                pod.metadata.namespace or "default",
-                self.shape(pod),
-                pod.spec.node_name,
-                pod.metadata.uid or "",
-            )
-            for pod in pods
-        ]
+        """Pods as :class:`PodRef` s (shared: never change them)."""
+        return [self.ref(pod) for pod in pods]
 
     def retain(self, pods: Sequence[Pod]) -> None:
         """Forget the pods not in ``pods`` (every pod of the cluster) once the stale entries
@@ -253,5 +251,5 @@ class ShapeCache:
             return
         live = {pod.metadata.uid for pod in pods}
         self._by_uid = {uid: hit for uid, hit in self._by_uid.items() if uid in live}
-        used = {id(hit[2]) for hit in self._by_uid.values()}
+        used = {id(hit[2].shape) for hit in self._by_uid.values()}
         self._by_signature = {s: v for s, v in self._by_signature.items() if id(v) in used}
