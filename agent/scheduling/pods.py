@@ -187,10 +187,12 @@ def shape_of(pod: Pod) -> PodShape:
     )
 
 
+_PLACEMENT = frozenset({"node_name", "hostname", "subdomain", "volumes"})
+"""PodSpec fields that do not change a pod's shape."""
+
+
 def _signature(pod: Pod) -> str:
-    spec = pod.spec.model_dump_json(
-        exclude={"node_name", "hostname", "subdomain", "volumes"}, by_alias=True
-    )
+    spec = pod.spec.model_dump_json(exclude=set(_PLACEMENT), by_alias=True)
     labels = sorted(pod.metadata.labels.items())
     return f"{pod.metadata.namespace}|{labels}|{spec}"
 
@@ -199,6 +201,15 @@ def shapes_of(pods: Iterable[Pod], cache: ShapeCache | None = None) -> list[PodR
     """Pods as :class:`PodRef` s, identical pods sharing one shape (with ``cache``, shapes
     found by earlier calls are reused)."""
     return (cache or ShapeCache()).refs(pods)
+
+
+def _same_but_placement(old: PodSpec, new: PodSpec) -> bool:
+    """Whether ``new`` holds the very same values as ``old`` but for placement fields (a bound
+    copy of a pending pod's spec: copies share the values they do not replace)."""
+    before, after = old.__dict__, new.__dict__
+    return before.keys() == after.keys() and all(
+        value is after[name] for name, value in before.items() if name not in _PLACEMENT
+    )
 
 
 class ShapeCache:
@@ -221,14 +232,18 @@ class ShapeCache:
     def ref(self, pod: Pod) -> PodRef:
         """``pod`` as a :class:`PodRef` (shared: never change it)."""
         uid = pod.metadata.uid
-        if uid:
-            hit = self._by_uid.get(uid)
-            if hit is not None and hit[0] is pod.spec and hit[1] is pod.metadata.labels:
+        hit = self._by_uid.get(uid) if uid else None
+        if hit is not None and hit[1] is pod.metadata.labels:
+            if hit[0] is pod.spec:
                 return hit[2]
-        signature = _signature(pod)
-        shape = self._by_signature.get(signature)
+            shape = hit[2].shape if _same_but_placement(hit[0], pod.spec) else None
+        else:
+            shape = None
         if shape is None:
-            shape = self._by_signature[signature] = shape_of(pod)
+            signature = _signature(pod)
+            shape = self._by_signature.get(signature)
+            if shape is None:
+                shape = self._by_signature[signature] = shape_of(pod)
         ref = PodRef(
             pod.metadata.name or "",
             pod.metadata.namespace or "default",

@@ -252,7 +252,7 @@ class SimulatedCloud:
         metadata = claim.metadata.model_copy(
             update={"labels": {**claim.metadata.labels, **candidate.labels}}
         )
-        launched = claim.model_copy(update={"metadata": metadata, "status": status}, deep=True)
+        launched = claim.model_copy(update={"metadata": metadata, "status": status})
         instance = SimulatedInstance(
             id=instance_id,
             provider_id=provider_id,
@@ -270,7 +270,7 @@ class SimulatedCloud:
         )
         self.clock.call_at(now + self.launch_latency, lambda: self._running(instance))
         self.clock.call_at(now + self.boot_latency, lambda: self._booted(instance))
-        return launched.model_copy(deep=True)
+        return launched
 
     def _private_ip(self, count: int) -> str:
         attempt = 0
