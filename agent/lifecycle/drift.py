@@ -34,8 +34,7 @@ from agent.clock import Clock
 from agent.cloud.amirules import first_fitting_image
 from agent.kube.port import Cluster, NotFound
 from agent.lifecycle.conditions import condition, is_true, with_condition
-from agent.lifecycle.hashing import Hashes, restamp_versions, static_drift
-from agent.scheduling.requirements import Requirements
+from agent.lifecycle.hashing import SpecMemo, restamp_versions, static_drift
 
 DRIFT_INTERVAL = timedelta(minutes=5)
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
@@ -53,20 +52,20 @@ def drift_reason(
     pool: NodePool,
     nodeclass: EC2NodeClass | None,
     network: NetworkLookup = _unknown,
-    hashes: Hashes | None = None,
+    memo: SpecMemo | None = None,
 ) -> str | None:
     """Why ``claim`` has drifted from ``pool`` and ``nodeclass``, or None (see module doc);
-    ``hashes`` keeps the NodePool and EC2NodeClass hashes from call to call."""
-    hashes = hashes or Hashes()
-    reason = static_drift(claim, pool, None, hashes)
+    ``memo`` keeps what is derived from NodePools and EC2NodeClasses from call to call."""
+    memo = memo or SpecMemo()
+    reason = static_drift(claim, pool, None, memo)
     if reason is not None:
         return reason
-    wanted = Requirements.from_node_selector_requirements(pool.spec.template.spec.requirements)
-    if not Requirements.from_labels(claim.metadata.labels).is_compatible(wanted):
+    wanted = memo.requirements(pool)
+    if not memo.labels(claim).is_compatible(wanted):
         return "RequirementsDrifted"
     if nodeclass is None:
         return None
-    reason = static_drift(claim, pool, nodeclass, hashes)
+    reason = static_drift(claim, pool, nodeclass, memo)
     if reason is not None:
         return reason
     status = nodeclass.status
@@ -104,7 +103,7 @@ class DriftController:
         self.record = record
         self.network = network
         self.interval = interval
-        self.hashes = Hashes()
+        self.hashes = SpecMemo()
         self._scheduled = False
         self._changed: set[str] = set()
         self._everything = True

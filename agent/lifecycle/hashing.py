@@ -32,6 +32,7 @@ from typing import Any
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
+from agent.scheduling.requirements import Requirements
 
 NODEPOOL_HASH = "karpenter.sh/nodepool-hash"
 NODEPOOL_HASH_VERSION = "karpenter.sh/nodepool-hash-version"
@@ -80,15 +81,36 @@ def nodeclass_hash(nodeclass: EC2NodeClass) -> str:
     return digest({k: v for k, v in spec.items() if k not in _NODECLASS_IGNORED})
 
 
-class Hashes:
-    """NodePool and EC2NodeClass hashes, computed once per spec: an entry is kept while the
-    object's template (or spec) is the same object. Models are copied, never changed in place,
-    so a changed NodePool has a new template; the entry holds the old one, so its identity
-    cannot be reused while cached."""
+class SpecMemo:
+    """NodePool and EC2NodeClass hashes and NodePool requirements, computed once per spec: an
+    entry is kept while the object's template (or spec) is the same object. Models are copied,
+    never changed in place, so a changed NodePool has a new template; the entry holds the old
+    one, so its identity cannot be reused while cached."""
 
     def __init__(self) -> None:
         self._pools: dict[str, tuple[object, str]] = {}
         self._classes: dict[str, tuple[object, str]] = {}
+        self._requirements: dict[str, tuple[object, Requirements]] = {}
+        self._labels: dict[str, tuple[object, Requirements]] = {}
+
+    def labels(self, claim: NodeClaim) -> Requirements:
+        """``claim``'s labels as requirements (shared: never change them)."""
+        labels = claim.metadata.labels
+        hit = self._labels.get(claim.name)
+        if hit is None or hit[0] is not labels:
+            if len(self._labels) > 4 * len(self._pools) + 10_000:
+                self._labels.clear()  # a cache: claims come and go
+            hit = self._labels[claim.name] = (labels, Requirements.from_labels(labels))
+        return hit[1]
+
+    def requirements(self, pool: NodePool) -> Requirements:
+        """The requirements of ``pool``'s template (shared: never change them)."""
+        template = pool.spec.template
+        hit = self._requirements.get(pool.name)
+        if hit is None or hit[0] is not template:
+            found = Requirements.from_node_selector_requirements(template.spec.requirements)
+            hit = self._requirements[pool.name] = (template, found)
+        return hit[1]
 
     def nodepool(self, pool: NodePool) -> str:
         """:func:`nodepool_hash` of ``pool``."""
@@ -112,10 +134,10 @@ def stamped(
     claim: NodeClaim,
     pool: NodePool | None,
     nodeclass: EC2NodeClass | None,
-    hashes: Hashes | None = None,
+    hashes: SpecMemo | None = None,
 ) -> NodeClaim:
     """``claim`` with the hash annotations of ``pool`` and ``nodeclass`` (those given)."""
-    hashes = hashes or Hashes()
+    hashes = hashes or SpecMemo()
     annotations = dict(claim.metadata.annotations)
     if pool is not None:
         annotations[NODEPOOL_HASH] = hashes.nodepool(pool)
@@ -134,7 +156,7 @@ def restamp_versions(
     claim: NodeClaim,
     pool: NodePool | None,
     nodeclass: EC2NodeClass | None,
-    hashes: Hashes | None = None,
+    hashes: SpecMemo | None = None,
 ) -> NodeClaim:
     """Re-stamp only the hashes whose version differs from the current one (see module doc)."""
     annotations = claim.metadata.annotations
@@ -151,10 +173,10 @@ def static_drift(
     claim: NodeClaim,
     pool: NodePool,
     nodeclass: EC2NodeClass | None,
-    hashes: Hashes | None = None,
+    hashes: SpecMemo | None = None,
 ) -> str | None:
     """``NodePoolDrifted`` or ``NodeClassDrift`` when a same-version hash differs, else None."""
-    hashes = hashes or Hashes()
+    hashes = hashes or SpecMemo()
     annotations = claim.metadata.annotations
     if (
         annotations.get(NODEPOOL_HASH_VERSION) == NODEPOOL_VERSION

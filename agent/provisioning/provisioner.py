@@ -24,7 +24,7 @@ from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.kube.port import Cluster, NotFound
-from agent.lifecycle.hashing import Hashes, stamped
+from agent.lifecycle.hashing import SpecMemo, stamped
 from agent.provisioning.view import InstanceTypes, ViewCache, cluster_view, simulate
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import HOSTNAME, PodRef
@@ -73,10 +73,14 @@ class Provisioner:
     _batch: Batch | None = None
     _random: random.Random = field(init=False)
     _cache: ViewCache = field(default_factory=ViewCache)
-    _hashes: Hashes = field(default_factory=Hashes)
+    _hashes: SpecMemo = field(default_factory=SpecMemo)
 
     def __post_init__(self) -> None:
         self._random = random.Random(f"{self.seed}:nodeclaims")
+
+    def bound_or_gone(self, pod: str) -> None:
+        """The pod (``namespace/name``) was bound or deleted: its nomination is spent."""
+        self.nominations.pop(pod, None)
 
     def trigger(self) -> None:
         """Note that a pod became pending: open a batch or extend the open one."""

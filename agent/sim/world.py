@@ -163,6 +163,9 @@ class World:
         self.disruption.dirty = True
         if isinstance(obj, Pod):
             self._budgets.pod_changed(obj, deleted=event.type == "DELETED")
+            if event.type == "DELETED" or obj.spec.node_name:
+                key = f"{obj.metadata.namespace or 'default'}/{obj.metadata.name}"
+                self.provisioner.bound_or_gone(key)
             if event.type == "ADDED" and not obj.spec.node_name:
                 self.provisioner.trigger()
             if obj.spec.node_name:
