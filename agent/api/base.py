@@ -36,6 +36,7 @@ class KubeModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
+        frozen=True,
     )
 
     def to_manifest(self) -> dict[str, Any]:

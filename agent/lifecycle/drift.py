@@ -35,6 +35,7 @@ from agent.cloud.amirules import first_fitting_image
 from agent.kube.port import Cluster, NotFound
 from agent.lifecycle.conditions import condition, is_true, with_condition
 from agent.lifecycle.hashing import SpecMemo, restamp_versions, static_drift
+from agent.scheduling.requirements import Requirements
 
 DRIFT_INTERVAL = timedelta(minutes=5)
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
@@ -61,7 +62,7 @@ def drift_reason(
     if reason is not None:
         return reason
     wanted = memo.requirements(pool)
-    if not memo.labels(claim).is_compatible(wanted):
+    if not Requirements.from_labels(claim.metadata.labels).is_compatible(wanted):
         return "RequirementsDrifted"
     if nodeclass is None:
         return None

@@ -91,17 +91,6 @@ class SpecMemo:
         self._pools: dict[str, tuple[object, str]] = {}
         self._classes: dict[str, tuple[object, str]] = {}
         self._requirements: dict[str, tuple[object, Requirements]] = {}
-        self._labels: dict[str, tuple[object, Requirements]] = {}
-
-    def labels(self, claim: NodeClaim) -> Requirements:
-        """``claim``'s labels as requirements (shared: never change them)."""
-        labels = claim.metadata.labels
-        hit = self._labels.get(claim.name)
-        if hit is None or hit[0] is not labels:
-            if len(self._labels) > 4 * len(self._pools) + 10_000:
-                self._labels.clear()  # a cache: claims come and go
-            hit = self._labels[claim.name] = (labels, Requirements.from_labels(labels))
-        return hit[1]
 
     def requirements(self, pool: NodePool) -> Requirements:
         """The requirements of ``pool``'s template (shared: never change them)."""

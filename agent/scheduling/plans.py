@@ -94,14 +94,25 @@ class NodeMemo:
     def __init__(self) -> None:
         self._requirements: dict[str, tuple[Mapping[str, str], Requirements]] = {}
         self._allocatable: dict[str, tuple[object, tuple[str, ...], IntArray]] = {}
+        self._labels: dict[tuple[str, str], Requirement] = {}
+        """``key In [value]`` per label seen: nodes share them (requirements are immutable)."""
 
     def requirements(self, name: str, labels: Mapping[str, str]) -> Requirements:
         """The requirements of node ``name`` with ``labels`` (shared: never change them)."""
         hit = self._requirements.get(name)
         if hit is not None and hit[0] is labels:
             return hit[1]
-        found = node_requirements(name, labels)
+        if len(self._labels) > 20 * len(self._requirements) + 1000:
+            self._labels.clear()  # labels unique to nodes that are gone pile up otherwise
+        full = {**labels, HOSTNAME: labels.get(HOSTNAME, name)}
+        found = Requirements(*(self._label(key, value) for key, value in full.items()))
         self._requirements[name] = (labels, found)
+        return found
+
+    def _label(self, key: str, value: str) -> Requirement:
+        found = self._labels.get((key, value))
+        if found is None:
+            found = self._labels[(key, value)] = Requirement(key, "In", (value,))
         return found
 
     def allocatable(
@@ -122,7 +133,7 @@ class NodeMemo:
 
     def retain(self, names: set[str]) -> None:
         """Forget the nodes not named in ``names``."""
-        if len(self._requirements) + len(self._allocatable) > 2 * len(names) + 200:
+        if len(self._requirements) + len(self._allocatable) > 2 * len(names) + 20:
             self._requirements = {n: h for n, h in self._requirements.items() if n in names}
             self._allocatable = {n: h for n, h in self._allocatable.items() if n in names}
 

@@ -43,7 +43,7 @@ from agent.sim.metrics import DisruptionMetrics
 from agent.termination.terminator import Terminator
 
 
-@dataclass
+@dataclass(slots=True)
 class TimelineEvent:
     """One thing that happened, at ``t`` seconds after the start."""
 

@@ -128,9 +128,10 @@ def test_a_node_class_without_resolved_amis_or_not_ready_is_refused(amis: AMICat
     good = ready(amis)
     assert good.status is not None
     assert resolved_images(good) == good.status.amis
-    good.status.conditions[0].status = "False"
+    failing = good.status.conditions[0].model_copy(update={"status": "False"})
+    status = good.status.model_copy(update={"conditions": [failing]})
     with pytest.raises(NodeClassNotReady, match="not ready"):
-        resolved_images(good)
+        resolved_images(good.model_copy(update={"status": status}))
 
 
 def test_requests_and_status_quantities_convert_units() -> None:

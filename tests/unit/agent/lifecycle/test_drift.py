@@ -115,8 +115,12 @@ def test_template_changes_drift_through_the_nodepool_hash() -> None:
 
 def test_requirements_and_budgets_are_not_hashed() -> None:
     pool = _pool()
-    changed = pool.model_copy(deep=True)
-    changed.spec.disruption.budgets[0].nodes = "1"
+    disruption = pool.spec.disruption
+    budget = disruption.budgets[0].model_copy(update={"nodes": "1"})
+    spec = pool.spec.model_copy(
+        update={"disruption": disruption.model_copy(update={"budgets": [budget]})}
+    )
+    changed = pool.model_copy(update={"spec": spec})
     assert nodepool_hash(changed) == nodepool_hash(pool)
     widened = _pool(
         requirements=[
