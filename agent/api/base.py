@@ -27,7 +27,10 @@ M = TypeVar("M", bound="KubeModel")
 
 
 class KubeModel(BaseModel):
-    """Base of every manifest model: camelCase aliases, unknown fields refused, strict types."""
+    """Base of every manifest model: camelCase aliases, unknown fields refused, strict types.
+
+    Models are frozen: a change is a copy (``model_copy(update=...)``), so an object read from
+    the cluster never changes under its reader, and caches may key on the identity of parts."""
 
     model_config = ConfigDict(
         extra="forbid",

@@ -35,7 +35,7 @@ from agent.api.labels import TERMINATION_FINALIZER
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
 from agent.cloud.port import CloudError, CloudProvider, NodeClaimNotFound
-from agent.kube.port import Cluster, EvictionBlocked, NotFound
+from agent.kube.port import Cluster, EvictionBlocked, NotFound, WatchEvent
 from agent.lifecycle.conditions import is_true, with_condition
 from agent.scheduling.taints import DISRUPTED_NO_SCHEDULE_TAINT
 from agent.termination.podrules import do_not_disrupt_active, drain_group, drainable
@@ -43,6 +43,9 @@ from agent.termination.podrules import do_not_disrupt_active, drain_group, drain
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 BACKOFF_BASE = timedelta(milliseconds=100)
 BACKOFF_MAX = timedelta(seconds=10)
+BACKOFF_DOUBLINGS = 20
+"""Doublings past which the backoff stays at its maximum (so that the arithmetic never overflows
+``timedelta``, which a pod refused some fifty times in a row did)."""
 POLL = timedelta(seconds=5)
 """How soon a drain that waits on something without a known time (a do-not-disrupt pod, an
 instance shutting down) looks again."""
@@ -56,6 +59,90 @@ def _parse(stamp: str) -> datetime:
 class _Backoff:
     failures: int
     due: datetime
+
+
+Key = tuple[str, str]
+
+
+class PodsOnNodes:
+    """The pods bound to each node, kept current from the Cluster port's watch.
+
+    It is filled from a list when made, then fed every pod change, so finding a node's pods
+    never reads the whole cluster. Only the current version of each pod is kept.
+    """
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._on: dict[str, dict[Key, Pod]] = {}
+        self._node_of: dict[Key, str] = {}
+        for pod in cluster.list(Pod):
+            self.changed(pod)
+        cluster.watch(self._observe)
+
+    def _observe(self, event: WatchEvent) -> None:
+        if isinstance(event.obj, Pod):
+            self.changed(event.obj, deleted=event.type == "DELETED")
+
+    def changed(self, pod: Pod, deleted: bool = False) -> None:
+        """A pod was created, changed or (``deleted``) removed."""
+        key = (pod.metadata.namespace or "default", pod.metadata.name or "")
+        node = None if deleted else pod.spec.node_name
+        old = self._node_of.get(key)
+        if old is not None and old != node:
+            on_old = self._on[old]
+            del on_old[key]
+            if not on_old:
+                del self._on[old]
+        if not node:
+            self._node_of.pop(key, None)
+            return
+        self._node_of[key] = node
+        self._on.setdefault(node, {})[key] = pod
+
+    def on(self, node: str) -> list[Pod]:
+        """The pods bound to ``node``, in (namespace, name) order."""
+        pods = self._on.get(node)
+        return [pods[key] for key in sorted(pods)] if pods else []
+
+
+class ProviderIndex:
+    """The names of one kind's objects (Nodes or NodeClaims) by provider ID, and the names of
+    those being deleted, kept current by :meth:`changed`."""
+
+    def __init__(self) -> None:
+        self._provider_of: dict[str, str] = {}
+        self._named: dict[str, set[str]] = {}
+        self.deleting: set[str] = set()
+        """The names of the objects with a deletionTimestamp."""
+
+    def changed(self, name: str, provider: str | None, deleting: bool, deleted: bool) -> None:
+        """The object ``name`` was created, changed or (``deleted``) removed."""
+        old = self._provider_of.get(name)
+        new = None if deleted else provider or None
+        if old != new:
+            if old is not None:
+                self._unlink(name, old)
+            if new is not None:
+                self._provider_of[name] = new
+                self._named.setdefault(new, set()).add(name)
+        if deleting and not deleted:
+            self.deleting.add(name)
+        else:
+            self.deleting.discard(name)
+
+    def _unlink(self, name: str, provider: str) -> None:
+        del self._provider_of[name]
+        names = self._named[provider]
+        names.discard(name)
+        if not names:
+            del self._named[provider]
+
+    def names(self, provider: str | None) -> set[str]:
+        """The names of the objects with ``provider`` as provider ID."""
+        return self._named.get(provider or "", set())
+
+    def providers(self) -> set[str]:
+        """Every provider ID some object has."""
+        return set(self._named)
 
 
 class Terminator:
@@ -79,39 +166,80 @@ class Terminator:
         self.evictions = 0
         self.refusals = 0
         self.forced = 0
+        self._pods = PodsOnNodes(cluster)
+        self._nodes = ProviderIndex()
+        self._claims = ProviderIndex()
+        for node in cluster.list(Node):
+            self._node_changed(node, deleted=False)
+        for claim in cluster.list(NodeClaim):
+            self._claim_changed(claim, deleted=False)
+        cluster.watch(self._observe)
+
+    def _observe(self, event: WatchEvent) -> None:
+        obj = event.obj
+        if isinstance(obj, Node):
+            self._node_changed(obj, event.type == "DELETED")
+        elif isinstance(obj, NodeClaim):
+            self._claim_changed(obj, event.type == "DELETED")
+
+    def _node_changed(self, node: Node, deleted: bool) -> None:
+        deleting = bool(node.metadata.deletion_timestamp)
+        self._nodes.changed(node.metadata.name or "", node.spec.provider_id, deleting, deleted)
+
+    def _claim_changed(self, claim: NodeClaim, deleted: bool) -> None:
+        deleting = bool(claim.metadata.deletion_timestamp)
+        self._claims.changed(claim.name, claim.status.provider_id, deleting, deleted)
 
     def reconcile(self) -> int:
-        """Move every deleting NodeClaim along; return how many objects changed."""
+        """Move every deleting NodeClaim along; return how many objects changed.
+
+        Nodes and NodeClaims by provider ID, those being deleted, and pods by node are indexed
+        from watch events: a pass reads only the objects being deleted and their pods."""
         changed = 0
-        claims = self.cluster.list(NodeClaim)
-        nodes = {n.metadata.name or "": n for n in self.cluster.list(Node)}
-        by_provider = {n.spec.provider_id: n for n in nodes.values() if n.spec.provider_id}
-        owned = {c.status.provider_id for c in claims if c.status.provider_id}
-        for orphan in nodes.values():
-            if orphan.metadata.deletion_timestamp and orphan.spec.provider_id not in owned:
+        owned = self._claims.providers()
+        marked = set(self._claims.deleting)
+        leaving_nodes = [self.cluster.get(Node, name) for name in sorted(self._nodes.deleting)]
+        holders = {n.spec.provider_id: self._holder(n.spec.provider_id) for n in leaving_nodes}
+        for orphan in leaving_nodes:
+            if orphan.spec.provider_id not in owned:
                 changed += self._release_node(orphan)
-        deleting = any(c.metadata.deletion_timestamp for c in claims)
-        for claim in claims:
-            node = by_provider.get(claim.status.provider_id or "")
-            node_deleting = node is not None and node.metadata.deletion_timestamp
-            if node_deleting and not claim.metadata.deletion_timestamp:
-                self.cluster.delete(NodeClaim, claim.name)
-                deleting = True
-                changed += 1
-        if not deleting:
+        follow = self._follow_nodes(leaving_nodes, holders, marked)
+        if not marked and not follow:
             return changed
-        pods_by_node: dict[str, list[Pod]] = {}
-        for pod in self.cluster.list(Pod):
-            if pod.spec.node_name:
-                pods_by_node.setdefault(pod.spec.node_name, []).append(pod)
-        for claim in self.cluster.list(NodeClaim):
-            if (
-                claim.metadata.deletion_timestamp
-                and TERMINATION_FINALIZER in claim.metadata.finalizers
-            ):
-                node = by_provider.get(claim.status.provider_id or "")
-                pods = pods_by_node.get(node.metadata.name or "", []) if node else []
-                changed += self._terminate(claim, node, pods)
+        return changed + follow + self._terminate_all()
+
+    def _holder(self, provider: str | None) -> str | None:
+        """The Node a NodeClaim with ``provider`` belongs to (the last by name, if several)."""
+        return max(self._nodes.names(provider), default=None)
+
+    def _follow_nodes(
+        self, leaving: list[Node], holders: dict[str | None, str | None], marked: set[str]
+    ) -> int:
+        """Mark for deletion the NodeClaims of the Nodes being deleted; return how many."""
+        names: set[str] = set()
+        for node in leaving:
+            provider = node.spec.provider_id
+            if provider and holders[provider] == node.metadata.name:
+                names |= self._claims.names(provider)
+        follow = sorted(name for name in names if name not in marked)
+        for name in follow:
+            self.cluster.delete(NodeClaim, name)
+        return len(follow)
+
+    def _terminate_all(self) -> int:
+        """Move along every NodeClaim being deleted that still holds the finalizer."""
+        leaving = []
+        for name in sorted(self._claims.deleting):
+            claim = self.cluster.get(NodeClaim, name)
+            if TERMINATION_FINALIZER in claim.metadata.finalizers:
+                holder = self._holder(claim.status.provider_id)
+                leaving.append((claim, self.cluster.get(Node, holder) if holder else None))
+        names = [node.metadata.name or "" for _, node in leaving if node is not None]
+        pods = {name: self._pods.on(name) for name in names}  # all read before any drain
+        changed = 0
+        for claim, node in leaving:
+            on_node = pods[node.metadata.name or ""] if node is not None else []
+            changed += self._terminate(claim, node, on_node)
         return changed
 
     def _terminate(self, claim: NodeClaim, node: Node | None, pods: list[Pod]) -> int:
@@ -194,7 +322,7 @@ class Terminator:
             return 0
         except EvictionBlocked as exc:
             failures = (backoff.failures if backoff else 0) + 1
-            delay = min(BACKOFF_BASE * (2 ** (failures - 1)), BACKOFF_MAX)
+            delay = min(BACKOFF_BASE * 2 ** min(failures - 1, BACKOFF_DOUBLINGS), BACKOFF_MAX)
             self._backoff[key] = _Backoff(failures, self.clock.now() + delay)
             self.refusals += 1
             self.record(
@@ -261,7 +389,7 @@ class Terminator:
     def _release_node(self, node: Node, pods: list[Pod] | None = None) -> int:
         name = node.metadata.name or ""
         if pods is None:
-            pods = [p for p in self.cluster.list(Pod) if p.spec.node_name == name]
+            pods = self._pods.on(name)
         for pod in pods:
             try:
                 self.cluster.delete(Pod, pod.metadata.name or "", pod.metadata.namespace or "")

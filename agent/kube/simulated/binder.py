@@ -15,10 +15,13 @@ import bisect
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 
-from agent.api.kube import Node, Pod
-from agent.kube.port import Cluster
-from agent.scheduling.fit import NodeState, fit_reasons
+from agent.api.kube import Node, Pod, PodSpec
+from agent.kube.port import Cluster, NotFound, WatchEvent
+from agent.kube.simulated.cluster import IdentityCache
+from agent.scheduling.fit import NodeState, fit_reasons, host_ports
 from agent.scheduling.resources import ResourceVector, pod_requests, total
+
+Key = tuple[str, str]
 
 
 def is_ready(node: Node) -> bool:
@@ -27,29 +30,113 @@ def is_ready(node: Node) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in conditions)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Entry:
+    """What the binder keeps of a pending or bound pod (never the pod itself)."""
+
+    uid: str | None
+    requests: ResourceVector
+    """The pod's requests (they never change once it exists)."""
+    node: str | None
+    ports: PodSpec | None
+    """The spec of a bound pod with container ports (for the host ports it holds)."""
+
+
 class Binder:
-    """See the module docstring."""
+    """See the module docstring.
+
+    Watch events (after a list at construction) keep the pending pods, the pods bound to each
+    node with their requests, and the Ready nodes; a node's state is rebuilt only after one of
+    its pods or the node itself changed.
+    """
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self._requests: dict[str, ResourceVector] = {}
-        """Pod uid → its requests (a pod's requests never change once it exists)."""
+        self._pods: dict[Key, _Entry] = {}
+        self._pending: dict[Key, str] = {}
+        """Pending pod → its creationTimestamp."""
+        self._on_node: dict[str, set[Key]] = {}
+        self._ready: dict[str, Node] = {}
+        """The Ready nodes not being deleted, by name."""
+        self._bases: dict[str, NodeState] = {}
+        """Ready node → its state without pods."""
+        self._states: dict[str, NodeState] = {}
+        """Ready node → its state with its bound pods (dropped when one of them changes)."""
+        self._requests = IdentityCache[ResourceVector]()
+        for node in cluster.list(Node):
+            self._node_changed(node, deleted=False)
+        for pod in cluster.list(Pod):
+            self._pod_changed(pod, deleted=False)
+        cluster.watch(self._observe)
 
-    def _requests_of(self, pod: Pod) -> ResourceVector:
+    def _observe(self, event: WatchEvent) -> None:
+        obj = event.obj
+        if isinstance(obj, Pod):
+            self._pod_changed(obj, event.type == "DELETED")
+        elif isinstance(obj, Node):
+            self._node_changed(obj, event.type == "DELETED")
+
+    def _node_changed(self, node: Node, deleted: bool) -> None:
+        name = node.metadata.name or ""
+        self._bases.pop(name, None)
+        self._states.pop(name, None)
+        if not deleted and is_ready(node) and not node.metadata.deletion_timestamp:
+            self._ready[name] = node
+        else:
+            self._ready.pop(name, None)
+
+    def _pod_changed(self, pod: Pod, deleted: bool) -> None:
+        key = (pod.metadata.namespace or "default", pod.metadata.name or "")
+        old = self._forget(key)
+        node = pod.spec.node_name
+        if deleted or (not node and pod.metadata.deletion_timestamp):
+            if old is not None and old.node:
+                self._states.pop(old.node, None)
+            return
         uid = pod.metadata.uid
-        if not uid:
-            return pod_requests(pod.spec)
-        found = self._requests.get(uid)
-        if found is None:
-            found = self._requests[uid] = pod_requests(pod.spec)
-        return found
+        if old is not None and old.uid == uid and uid:
+            requests = old.requests
+        else:
+            requests = self._requests.get(pod.spec, None, lambda: pod_requests(pod.spec))
+        ports = pod.spec if node and not _no_ports(pod) else None
+        entry = self._pods[key] = _Entry(uid, requests, node or None, ports)
+        if not node:
+            self._pending[key] = pod.metadata.creation_timestamp or ""
+        else:
+            self._on_node.setdefault(node, set()).add(key)
+        if old is not None and old.node and _changes_state(old, entry):
+            self._states.pop(old.node, None)
+        if node and (old is None or _changes_state(old, entry)):
+            self._states.pop(node, None)
 
-    def _state(self, node: Node, bound: list[Pod]) -> NodeState:
-        """The node with its bound pods, their requests read from the cache."""
-        if not all(_no_ports(p) for p in bound):
-            return NodeState.from_node(node, [p.spec for p in bound])
-        empty = NodeState.from_node(node, [])
-        return dataclasses.replace(empty, requested=total(self._requests_of(p) for p in bound))
+    def _forget(self, key: Key) -> _Entry | None:
+        old = self._pods.pop(key, None)
+        if old is None:
+            return None
+        if old.node is None:
+            del self._pending[key]
+        else:
+            keys = self._on_node[old.node]
+            keys.discard(key)
+            if not keys:
+                del self._on_node[old.node]
+        return old
+
+    def _state(self, name: str, node: Node) -> NodeState:
+        """The node with its bound pods, their requests read from the index."""
+        state = self._states.get(name)
+        if state is not None:
+            return state
+        base = self._bases.get(name)
+        if base is None:
+            base = self._bases[name] = NodeState.from_node(node, [])
+        entries = [self._pods[key] for key in self._on_node.get(name, ())]
+        ports = frozenset(
+            port for e in entries if e.ports is not None for port in host_ports(e.ports)
+        )
+        requested = total(e.requests for e in entries)
+        state = self._states[name] = dataclasses.replace(base, requested=requested, ports=ports)
+        return state
 
     def bind_pending(self, nominated: Mapping[str, str] | None = None) -> int:
         """Bind every pending pod that fits somewhere; return how many were bound.
@@ -57,50 +144,59 @@ class Binder:
         ``nominated`` maps ``namespace/name`` to the node Karpenter planned for the pod.
         """
         nominated = nominated or {}
-        pods = self.cluster.list(Pod)
-        pending = [p for p in pods if not p.spec.node_name and not p.metadata.deletion_timestamp]
-        if not pending:
+        if not self._pending or not self._ready:
             return 0
-        nodes = [
-            n for n in self.cluster.list(Node) if is_ready(n) and not n.metadata.deletion_timestamp
-        ]
-        if not nodes:
-            return 0
-        bound_specs: dict[str, list[Pod]] = {}
-        for pod in pods:
-            if pod.spec.node_name:
-                bound_specs.setdefault(pod.spec.node_name, []).append(pod)
-        if len(self._requests) > 2 * len(pods) + 1000:
-            live = {p.metadata.uid for p in pods}
-            self._requests = {uid: r for uid, r in self._requests.items() if uid in live}
-        states = {
-            n.metadata.name or "": self._state(n, bound_specs.get(n.metadata.name or "", []))
-            for n in nodes
-        }
-        bound = 0
-        pending.sort(key=lambda p: (p.metadata.creation_timestamp or "", p.metadata.name or ""))
+        states = {name: self._state(name, node) for name, node in self._ready.items()}
+        pending = sorted(self._pending.items(), key=lambda item: (item[1], item[0][1], item[0]))
         order = _FreeCpuOrder(states.values())
-        for pod in pending:
-            requests = self._requests_of(pod)
-            key = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
-            planned = states.get(nominated.get(key, ""))
-            choice = None
-            if planned is not None and _fits(pod, requests, planned):
-                choice = planned
-            elif not _has_pod_constraints(pod):
-                choice = next(
-                    (s for s in order.with_room(requests, states) if _fits(pod, requests, s)),
-                    None,
-                )
+        bound = 0
+        for key, _ in pending:
+            choice = self._place(key, states, order, nominated)
             if choice is None:
                 continue
-            self.cluster.bind(
-                pod.metadata.name or "", pod.metadata.namespace or "default", choice.name
-            )
-            states[choice.name] = choice.with_pod(pod.spec, requests)
-            order.update(states[choice.name])
+            self.cluster.bind(key[1], key[0], choice.name)
             bound += 1
         return bound
+
+    def _place(
+        self,
+        key: Key,
+        states: dict[str, NodeState],
+        order: _FreeCpuOrder,
+        nominated: Mapping[str, str],
+    ) -> NodeState | None:
+        """Where the pending pod ``key`` goes (its node's state then takes it), or None."""
+        entry = self._pods.get(key)
+        if entry is None or entry.node is not None:
+            return None
+        try:
+            pod = self.cluster.get(Pod, key[1], key[0])
+        except NotFound:
+            return None
+        requests = entry.requests
+        planned = states.get(nominated.get(f"{key[0]}/{key[1]}", ""))
+        choice = None
+        if planned is not None and _fits(pod, requests, planned):
+            choice = planned
+        elif not _has_pod_constraints(pod):
+            choice = next(
+                (s for s in order.with_room(requests, states) if _fits(pod, requests, s)),
+                None,
+            )
+        if choice is not None:
+            states[choice.name] = choice.with_pod(pod.spec, requests)
+            order.update(states[choice.name])
+        return choice
+
+
+def _changes_state(old: _Entry, new: _Entry) -> bool:
+    """Whether replacing ``old`` by ``new`` changes what a node's state holds."""
+    return (
+        old.node != new.node
+        or old.requests is not new.requests
+        or old.ports is not None
+        or new.ports is not None
+    )
 
 
 class _FreeCpuOrder:

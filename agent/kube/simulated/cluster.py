@@ -9,9 +9,10 @@ from outside, like they do on a real API server.
 
 from __future__ import annotations
 
+import bisect
 import itertools
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 from agent.api.base import KubeModel, ObjectMeta
 from agent.api.kube import (
@@ -20,6 +21,7 @@ from agent.api.kube import (
     Job,
     Pod,
     PodDisruptionBudget,
+    PodSpec,
     PodStatus,
     ReplicaSet,
     StatefulSet,
@@ -30,6 +32,7 @@ from agent.kube.pdbindex import BudgetIndex
 from agent.kube.port import AlreadyExists, EvictionBlocked, NotFound, WatchEvent
 
 T = TypeVar("T", bound=KubeModel)
+V = TypeVar("V")
 NAMESPACED: frozenset[type[KubeModel]] = frozenset(
     {Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, PodDisruptionBudget}
 )
@@ -59,8 +62,13 @@ class SimulatedCluster:
         self._handlers: list[Callable[[WatchEvent], None]] = []
         self._versions = itertools.count(1)
         self._uids = itertools.count(1)
-        self._order: dict[type[KubeModel], list[Key]] = {}
-        """Per kind, the keys in (namespace, name) order; rebuilt after a create or delete."""
+        self._lists: dict[type[KubeModel], tuple[list[Key], list[KubeModel]]] = {}
+        """Per kind, the keys in (namespace, name) order and the objects in that order: dropped
+        by a create or a delete, patched in place by an update."""
+        self._bound_specs = IdentityCache[PodSpec]()
+        self._bound_statuses = IdentityCache[PodStatus]()
+        self._no_status = PodStatus()
+        """What a pod without a status is bound from (never stored itself)."""
         self._budgets = BudgetIndex(owner_replicas(self))
 
     def get(self, kind: type[T], name: str, namespace: str = "") -> T:
@@ -75,15 +83,17 @@ class SimulatedCluster:
 
     def list(self, kind: type[T], namespace: str | None = None) -> list[T]:
         """Every object of ``kind`` (in ``namespace`` when given), in (namespace, name) order."""
-        store = self._objects.get(kind, {})
-        keys = self._order.get(kind)
-        if keys is None:
-            keys = self._order[kind] = sorted(store)
+        cached = self._lists.get(kind)
+        if cached is None:
+            store = self._objects.get(kind, {})
+            keys = sorted(store)
+            cached = self._lists[kind] = (keys, [store[key] for key in keys])
+        keys, items = cached
         if namespace is None:
-            items = [store[key] for key in keys]
+            found = list(items)
         else:
-            items = [store[key] for key in keys if key[0] == namespace]
-        return items  # type: ignore[return-value]  # the store of ``kind`` holds only ``kind``
+            found = [obj for key, obj in zip(keys, items, strict=True) if key[0] == namespace]
+        return found  # type: ignore[return-value]  # the store of ``kind`` holds only ``kind``
 
     def create(self, obj: T) -> T:
         """Store a new object, stamping its metadata; raises AlreadyExists."""
@@ -102,7 +112,7 @@ class SimulatedCluster:
         )
         stored = obj.model_copy(update={"metadata": meta})
         store[key] = stored
-        self._order.pop(type(obj), None)
+        self._lists.pop(type(obj), None)
         self._emit(WatchEvent("ADDED", stored))
         return stored
 
@@ -130,10 +140,10 @@ class SimulatedCluster:
         stored = obj.model_copy(update={"metadata": _meta(obj).model_copy(update=changes)})
         if old_meta.deletion_timestamp and not _meta(stored).finalizers:
             del store[key]
-            self._order.pop(type(obj), None)
+            self._lists.pop(type(obj), None)
             self._emit(WatchEvent("DELETED", stored))
             return stored
-        store[key] = stored
+        self._replace(key, stored)
         self._emit(WatchEvent("MODIFIED", stored))
         return stored
 
@@ -151,7 +161,7 @@ class SimulatedCluster:
         meta = _meta(obj)
         if not meta.finalizers:
             del store[key]
-            self._order.pop(kind, None)
+            self._lists.pop(kind, None)
             self._emit(WatchEvent("DELETED", obj))
             return
         if meta.deletion_timestamp:
@@ -163,15 +173,34 @@ class SimulatedCluster:
             }
         )
         stored = obj.model_copy(update={"metadata": marked})
-        store[key] = stored
+        self._replace(key, stored)
         self._emit(WatchEvent("MODIFIED", stored))
 
+    def _replace(self, key: Key, stored: KubeModel) -> None:
+        """Store a new version of an existing object, in the cached list too (same place)."""
+        self._objects[type(stored)][key] = stored
+        cached = self._lists.get(type(stored))
+        if cached is not None:
+            keys, items = cached
+            items[bisect.bisect_left(keys, key)] = stored
+
     def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
-        """Bind a pod to a node and mark it running (images pull instantly here)."""
+        """Bind a pod to a node and mark it running (images pull instantly here).
+
+        Models are never changed in place, so pods bound from the same spec to the same node
+        (the pods of one workload) share one bound spec, and pods bound from the same status in
+        the same second share one running status.
+        """
         pod = self.get(Pod, pod_name, namespace)
-        spec = pod.spec.model_copy(update={"node_name": node_name})
-        status = (pod.status or PodStatus()).model_copy(
-            update={"phase": "Running", "start_time": _stamp(self._clock)}
+        spec = self._bound_specs.get(
+            pod.spec, node_name, lambda: pod.spec.model_copy(update={"node_name": node_name})
+        )
+        source = pod.status or self._no_status
+        stamp = _stamp(self._clock)
+        status = self._bound_statuses.get(
+            source,
+            stamp,
+            lambda: source.model_copy(update={"phase": "Running", "start_time": stamp}),
         )
         self.update(pod.model_copy(update={"spec": spec, "status": status}))
 
@@ -203,3 +232,27 @@ class SimulatedCluster:
 
 def _stamp(clock: Clock) -> str:
     return clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class IdentityCache(Generic[V]):
+    """A small cache of objects derived from a source object (and a hashable detail).
+
+    Entries are keyed by the source's identity; each keeps its source alive, so an identity is
+    never reused while its entry exists. The oldest entries go beyond ``size``.
+    """
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._entries: dict[tuple[int, Hashable], tuple[object, V]] = {}
+
+    def get(self, source: object, detail: Hashable, make: Callable[[], V]) -> V:
+        """The object made from ``source`` and ``detail``: a cached one, or ``make()``."""
+        key = (id(source), detail)
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] is source:
+            return entry[1]
+        made = make()
+        if len(self._entries) >= self._size:
+            del self._entries[next(iter(self._entries))]
+        self._entries[key] = (source, made)
+        return made

@@ -28,11 +28,16 @@ from __future__ import annotations
 
 import random
 
-from agent.api.base import ObjectMeta, OwnerReference
 from agent.api.kube import DaemonSet, Node, Pod, PodSpec, PodStatus, Toleration
-from agent.kube.port import AlreadyExists, Cluster, WatchEvent
+from agent.kube.port import AlreadyExists, Cluster, NotFound, WatchEvent
 from agent.kube.simulated.binder import is_ready
-from agent.kube.simulated.workloads import delete_pod, random_suffix
+from agent.kube.simulated.workloads import (
+    OwnerIndex,
+    delete_pod,
+    named_pod,
+    prototype_pod,
+    random_suffix,
+)
 from agent.scheduling.fit import matches_node_affinity
 from agent.scheduling.taints import untolerated
 
@@ -79,20 +84,35 @@ def _controller_uid(pod: Pod) -> str | None:
     return refs[0].uid if refs else None
 
 
+def _daemonset_uids(pod: Pod) -> tuple[str, ...]:
+    uid = _controller_uid(pod)
+    return () if uid is None else (uid,)
+
+
 class DaemonSetController:
-    """Keeps exactly one pod of every DaemonSet on each eligible node (see the module docstring)."""
+    """Keeps exactly one pod of every DaemonSet on each eligible node (see the module docstring).
+
+    Daemon pods are indexed by DaemonSet from watch events (after a list at construction), so
+    a reconcile reads only them, not every pod. Pods of one DaemonSet version share their
+    labels, annotations and owner references.
+    """
 
     def __init__(self, cluster: Cluster, seed: int = 0) -> None:
         self._cluster = cluster
         self._random = random.Random(f"{seed}:daemonsets")
         self._dirty = True
+        self._owners = OwnerIndex(_daemonset_uids)
+        self._prototypes: dict[str, tuple[str | None, Pod]] = {}
+        for pod in cluster.list(Pod):
+            self._owners.observe(pod)
         cluster.watch(self._observe)
 
     def _observe(self, event: WatchEvent) -> None:
         obj = event.obj
-        if isinstance(obj, Node | DaemonSet) or (
-            isinstance(obj, Pod) and _controller_uid(obj) is not None
-        ):
+        if isinstance(obj, Pod):
+            self._owners.observe(obj, deleted=event.type == "DELETED")
+            self._dirty = self._dirty or _controller_uid(obj) is not None
+        elif isinstance(obj, Node | DaemonSet):
             self._dirty = True
 
     def reconcile(self) -> int:
@@ -107,18 +127,26 @@ class DaemonSetController:
         nodes = self._cluster.list(Node)
         by_name = {n.metadata.name or "": n for n in nodes}
         daemonsets = self._cluster.list(DaemonSet)
-        owned: dict[str, list[Pod]] = {}
-        for pod in self._cluster.list(Pod):
-            uid = _controller_uid(pod)
-            if uid is not None:
-                owned.setdefault(uid, []).append(pod)
+        live = {daemonset.metadata.uid or "" for daemonset in daemonsets}
+        self._prototypes = {u: p for u, p in self._prototypes.items() if u in live}
+        orphans = [self._pods_of(uid) for uid in self._owners.owners() if uid not in live]
         changes = 0
         for daemonset in daemonsets:
-            pods = owned.pop(daemonset.metadata.uid or "", [])
+            pods = self._pods_of(daemonset.metadata.uid or "")
             changes += self._sync(daemonset, pods, nodes, by_name)
-        for orphans in owned.values():
-            changes += sum(self._remove(pod) for pod in orphans)
+        for pods in orphans:
+            changes += sum(self._remove(pod) for pod in pods)
         return changes
+
+    def _pods_of(self, uid: str) -> list[Pod]:
+        """The pods of the DaemonSet ``uid``, in (namespace, name) order."""
+        pods = []
+        for namespace, name in self._owners.keys(uid):
+            try:
+                pods.append(self._cluster.get(Pod, name, namespace))
+            except NotFound:
+                continue
+        return pods
 
     def _sync(
         self, daemonset: DaemonSet, pods: list[Pod], nodes: list[Node], by_name: dict[str, Node]
@@ -151,37 +179,28 @@ class DaemonSetController:
         return changes
 
     def _create(self, daemonset: DaemonSet, spec: PodSpec, node: Node) -> None:
-        meta = daemonset.metadata
-        template = daemonset.spec.template
-        owner = OwnerReference(
-            api_version=daemonset.api_version,
-            kind=daemonset.kind,
-            name=meta.name or "",
-            uid=meta.uid or "",
-            controller=True,
-            block_owner_deletion=True,
-        )
+        prototype = self._prototype(daemonset, spec)
         node_name = node.metadata.name or ""
-        status = PodStatus(phase="Running" if is_ready(node) else "Pending")
+        changes = {
+            "spec": spec.model_copy(update={"node_name": node_name}),
+            "status": PodStatus(phase="Running" if is_ready(node) else "Pending"),
+        }
         while True:
-            pod = Pod(
-                api_version="v1",
-                kind="Pod",
-                metadata=ObjectMeta(
-                    name=self._name(meta.name or "daemon"),
-                    namespace=meta.namespace,
-                    labels=dict(template.metadata.labels),
-                    annotations=dict(template.metadata.annotations),
-                    owner_references=[owner],
-                ),
-                spec=spec.model_copy(update={"node_name": node_name}),
-                status=status,
-            )
+            pod = named_pod(prototype, self._name(daemonset.metadata.name or "daemon"), changes)
             try:
                 self._cluster.create(pod)
             except AlreadyExists:
                 continue
             return
+
+    def _prototype(self, daemonset: DaemonSet, spec: PodSpec) -> Pod:
+        """The pod ``daemonset`` makes but for its name, node and status (one per version)."""
+        uid = daemonset.metadata.uid or ""
+        version = daemonset.metadata.resource_version
+        found = self._prototypes.get(uid)
+        if found is None or found[0] != version:
+            found = self._prototypes[uid] = (version, prototype_pod(daemonset, spec))
+        return found[1]
 
     def _mark_running(self, pod: Pod, node: Node) -> int:
         status = pod.status or PodStatus()

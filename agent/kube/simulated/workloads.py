@@ -18,13 +18,28 @@ import hashlib
 import json
 import random
 import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from agent.api.base import KubeModel, ObjectMeta, OwnerReference
-from agent.api.kube import Deployment, Job, Pod, PodTemplateSpec, ReplicaSet, StatefulSet
+from agent.api.kube import (
+    DaemonSet,
+    Deployment,
+    Job,
+    Pod,
+    PodSpec,
+    PodTemplateSpec,
+    ReplicaSet,
+    StatefulSet,
+)
+from agent.api.labels import dns_subdomain_problem
 from agent.kube.port import AlreadyExists, Cluster, NotFound, WatchEvent
 
 _SUFFIX = string.ascii_lowercase + string.digits
 Workload = Deployment | ReplicaSet | StatefulSet | Job
+Owner = Workload | DaemonSet
+Key = tuple[str, str]
 
 
 def random_suffix(rng: random.Random) -> str:
@@ -53,18 +68,128 @@ def owned_by(pod: Pod, owner: KubeModel) -> bool:
     return any(ref.controller and ref.uid == uid for ref in pod.metadata.owner_references)
 
 
+def pod_key(pod: Pod) -> Key:
+    """(namespace, name) of a pod, as the cluster keys it."""
+    return pod.metadata.namespace or "default", pod.metadata.name or ""
+
+
+def prototype_pod(owner: Owner, spec: PodSpec) -> Pod:
+    """The pod ``owner`` makes, but for its name: the template's labels and annotations, the
+    owner as controller, and ``spec`` itself (not a copy).
+
+    Models are never changed in place, so every pod made from it (with :func:`named_pod`) shares
+    its spec, labels, annotations and owner references.
+    """
+    meta = owner.metadata
+    template = owner.spec.template
+    reference = OwnerReference(
+        api_version=owner.api_version,
+        kind=owner.kind,
+        name=meta.name or "",
+        uid=meta.uid or "",
+        controller=True,
+        block_owner_deletion=True,
+    )
+    return Pod(
+        api_version="v1",
+        kind="Pod",
+        metadata=ObjectMeta(
+            name="pod",
+            namespace=meta.namespace,
+            labels=dict(template.metadata.labels),
+            annotations=dict(template.metadata.annotations),
+            owner_references=[reference],
+        ),
+        spec=spec,
+    )
+
+
+def named_pod(prototype: Pod, name: str, changes: Mapping[str, Any] | None = None) -> Pod:
+    """``prototype`` named ``name`` (and with ``changes``: other fields of the pod replaced),
+    sharing everything else (see :func:`prototype_pod`)."""
+    if dns_subdomain_problem(name):  # let the model refuse it, with its usual error
+        ObjectMeta(name=name)
+    meta = prototype.metadata.model_copy(update={"name": name})
+    return prototype.model_copy(update={"metadata": meta, **(changes or {})})
+
+
+def controller_uids(pod: Pod) -> tuple[str, ...]:
+    """The uids of the pod's controllers (one, or none, on a valid pod)."""
+    return tuple(ref.uid for ref in pod.metadata.owner_references if ref.controller)
+
+
+@dataclass(frozen=True)
+class _Template:
+    """What the pods of one version (resourceVersion) of a workload share."""
+
+    version: str | None
+    pod: Pod
+    hash: str | None
+    """The Deployment's template hash (None for other kinds)."""
+
+
+class OwnerIndex:
+    """Pod keys by the uid of their controller (as ``owners`` reads it), kept current by
+    :meth:`observe` (fed from watch events)."""
+
+    def __init__(self, owners: Callable[[Pod], tuple[str, ...]] = controller_uids) -> None:
+        self._read = owners
+        self._owned: dict[str, set[Key]] = {}
+        self._owners: dict[Key, tuple[str, ...]] = {}
+
+    def observe(self, pod: Pod, deleted: bool = False) -> None:
+        """A pod was created, changed or (``deleted``) removed."""
+        key = pod_key(pod)
+        uids = () if deleted else self._read(pod)
+        old = self._owners.get(key, ())
+        if uids == old:
+            return
+        for uid in old:
+            keys = self._owned[uid]
+            keys.discard(key)
+            if not keys:
+                del self._owned[uid]
+        for uid in uids:
+            self._owned.setdefault(uid, set()).add(key)
+        if uids:
+            self._owners[key] = uids
+        else:
+            self._owners.pop(key, None)
+
+    def count(self, uid: str) -> int:
+        """How many pods ``uid`` controls."""
+        return len(self._owned.get(uid, ()))
+
+    def keys(self, uid: str) -> list[Key]:
+        """The keys of the pods ``uid`` controls, in (namespace, name) order."""
+        return sorted(self._owned.get(uid, ()))
+
+    def owners(self) -> list[str]:
+        """Every uid controlling a pod, in the (namespace, name) order of their first pods."""
+        return sorted(self._owned, key=lambda uid: min(self._owned[uid]))
+
+
 class WorkloadController:
-    """Keeps the pods of every Deployment, ReplicaSet, StatefulSet and Job at their count."""
+    """Keeps the pods of every Deployment, ReplicaSet, StatefulSet and Job at their count.
+
+    The pods of each workload are indexed by owner from watch events (seeded from a list at
+    construction), so a reconcile reads only the workloads, and the pods of one that scales down.
+    """
 
     def __init__(self, cluster: Cluster, seed: int = 0) -> None:
         self._cluster = cluster
         self._random = random.Random(seed)
         self._dirty = True
+        self._owners = OwnerIndex()
+        self._templates: dict[str, _Template] = {}
+        for pod in cluster.list(Pod):
+            self._owners.observe(pod)
         cluster.watch(self._observe)
 
     def _observe(self, event: WatchEvent) -> None:
         obj = event.obj
         if isinstance(obj, Pod):
+            self._owners.observe(obj, deleted=event.type == "DELETED")
             phase = obj.status.phase if obj.status else None
             if event.type != "MODIFIED" or phase in ("Succeeded", "Failed"):
                 self._dirty = True
@@ -79,23 +204,22 @@ class WorkloadController:
         if not self._dirty:
             return 0
         self._dirty = False
-        pods = self._cluster.list(Pod)
         workloads: list[Workload] = [
             *self._cluster.list(Deployment),
             *self._cluster.list(ReplicaSet),
             *self._cluster.list(StatefulSet),
             *self._cluster.list(Job),
         ]
-        by_owner: dict[str, list[Pod]] = {}
-        for pod in pods:
-            for ref in pod.metadata.owner_references:
-                if ref.controller:
-                    by_owner.setdefault(ref.uid, []).append(pod)
+        self._forget_templates(workloads)
         changes = 0
         for workload in workloads:
-            owned = by_owner.get(workload.metadata.uid or "", [])
-            changes += self._scale(workload, owned, self._desired(workload))
+            changes += self._scale(workload, self._desired(workload))
         return changes
+
+    def _forget_templates(self, workloads: list[Workload]) -> None:
+        if len(self._templates) > len(workloads):
+            live = {w.metadata.uid for w in workloads}
+            self._templates = {u: t for u, t in self._templates.items() if u in live}
 
     @staticmethod
     def _desired(workload: Workload) -> int:
@@ -106,21 +230,13 @@ class WorkloadController:
         replicas = workload.spec.replicas
         return 1 if replicas is None else replicas
 
-    def _scale(self, workload: Workload, owned: list[Pod], desired: int) -> int:
-        changes = 0
+    def _scale(self, workload: Workload, desired: int) -> int:
+        uid = workload.metadata.uid or ""
         if isinstance(workload, StatefulSet):
-            names = {pod.metadata.name for pod in owned}
-            for ordinal in range(desired):
-                name = f"{workload.metadata.name}-{ordinal}"
-                if name not in names:
-                    self._cluster.create(self._pod(workload, name))
-                    changes += 1
-            for pod in owned:
-                ordinal = int((pod.metadata.name or "").rsplit("-", 1)[-1])
-                if ordinal >= desired:
-                    changes += self._remove(pod)
-            return changes
-        for _ in range(desired - len(owned)):
+            return self._scale_ordinals(workload, self._owners.keys(uid), desired)
+        owned = self._owners.count(uid)
+        changes = 0
+        for _ in range(desired - owned):
             while True:
                 try:
                     self._cluster.create(self._pod(workload, self._name(workload)))
@@ -128,46 +244,62 @@ class WorkloadController:
                     continue  # a name taken by a live pod: draw another suffix, as controllers do
                 break
             changes += 1
-        if len(owned) > desired:
-            doomed = sorted(
-                owned,
-                key=lambda p: (bool(p.spec.node_name), p.metadata.creation_timestamp or ""),
-            )
-            for pod in doomed[: len(owned) - desired]:
-                changes += self._remove(pod)
+        if owned > desired:
+            changes += self._scale_down(self._owners.keys(uid), owned - desired)
         return changes
 
-    def _remove(self, pod: Pod) -> int:
-        return delete_pod(self._cluster, pod)
+    def _scale_ordinals(self, workload: StatefulSet, owned: list[Key], desired: int) -> int:
+        changes = 0
+        names = {name for _, name in owned}
+        for ordinal in range(desired):
+            name = f"{workload.metadata.name}-{ordinal}"
+            if name not in names:
+                self._cluster.create(self._pod(workload, name))
+                changes += 1
+        for namespace, name in owned:
+            if int(name.rsplit("-", 1)[-1]) >= desired:
+                changes += self._remove(namespace, name)
+        return changes
+
+    def _scale_down(self, owned: list[Key], surplus: int) -> int:
+        """Remove ``surplus`` pods: pending ones first, then the newest."""
+        pods = [pod for key in owned if (pod := self._get(key)) is not None]
+        doomed = sorted(
+            pods, key=lambda p: (bool(p.spec.node_name), p.metadata.creation_timestamp or "")
+        )
+        return sum(self._remove(*pod_key(pod)) for pod in doomed[:surplus])
+
+    def _get(self, key: Key) -> Pod | None:
+        try:
+            return self._cluster.get(Pod, key[1], key[0])
+        except NotFound:
+            return None
+
+    def _remove(self, namespace: str, name: str) -> int:
+        try:
+            self._cluster.delete(Pod, name, namespace)
+        except NotFound:
+            return 0
+        return 1
+
+    def _template(self, workload: Workload) -> _Template:
+        """The shared parts of ``workload``'s pods, made once per resourceVersion."""
+        uid = workload.metadata.uid or ""
+        version = workload.metadata.resource_version
+        found = self._templates.get(uid)
+        if found is None or found.version != version:
+            spec = workload.spec.template
+            digest = template_hash(spec) if isinstance(workload, Deployment) else None
+            found = _Template(version, prototype_pod(workload, spec.spec), digest)
+            self._templates[uid] = found
+        return found
 
     def _name(self, workload: Workload) -> str:
         suffix = random_suffix(self._random)
         base = workload.metadata.name or "pod"
         if isinstance(workload, Deployment):
-            return f"{base}-{template_hash(workload.spec.template)}-{suffix}"
+            return f"{base}-{self._template(workload).hash}-{suffix}"
         return f"{base}-{suffix}"
 
-    @staticmethod
-    def _pod(workload: Workload, name: str) -> Pod:
-        template = workload.spec.template
-        meta = workload.metadata
-        owner = OwnerReference(
-            api_version=workload.api_version,
-            kind=workload.kind,
-            name=meta.name or "",
-            uid=meta.uid or "",
-            controller=True,
-            block_owner_deletion=True,
-        )
-        return Pod(
-            api_version="v1",
-            kind="Pod",
-            metadata=ObjectMeta(
-                name=name,
-                namespace=meta.namespace,
-                labels=dict(template.metadata.labels),
-                annotations=dict(template.metadata.annotations),
-                owner_references=[owner],
-            ),
-            spec=template.spec.model_copy(deep=True),
-        )
+    def _pod(self, workload: Workload, name: str) -> Pod:
+        return named_pod(self._template(workload).pod, name)
