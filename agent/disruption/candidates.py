@@ -28,6 +28,7 @@ from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.kube.pdb import is_healthy
 from agent.kube.pdbindex import BudgetIndex
+from agent.kube.podindex import PodsByNode
 from agent.lifecycle.conditions import condition, is_true
 from agent.termination.podrules import (
     do_not_disrupt_active,
@@ -47,13 +48,18 @@ class Candidate:
     node: Node
     pool: NodePool
     price: float = 0.0
-    all_pods: list[Pod] = field(default_factory=list)
-    """Every pod bound to the node (for the blockers)."""
+    bound: PodsByNode | Mapping[str, list[Pod]] = field(default_factory=dict)
+    """Where the node's pods are read from (on first use)."""
     waived: bool = False
     """Pod blockers do not hold this candidate (an eventual method and a grace period)."""
     _blocker: str | None = None
     _checked: bool = False
     _pods: list[Pod] | None = None
+
+    @property
+    def all_pods(self) -> list[Pod]:
+        """Every pod bound to the node (for the blockers)."""
+        return self.bound.get(self.name, [])
 
     @property
     def pods(self) -> list[Pod]:
@@ -64,9 +70,11 @@ class Candidate:
 
     @property
     def has_pods(self) -> bool:
-        """Whether any pod would have to move (cheaper than :attr:`pods` when one does)."""
+        """Whether any pod would have to move (cheaper than :attr:`pods`)."""
         if self._pods is not None:
             return bool(self._pods)
+        if isinstance(self.bound, PodsByNode):
+            return self.bound.any_on(self.name, reschedulable)
         return any(reschedulable(p) for p in self.all_pods)
 
     def blocker(self, snapshot: Snapshot) -> str | None:
@@ -98,7 +106,7 @@ class Snapshot:
     nodes: dict[str, Node]
     claims: list[NodeClaim]
     pools: dict[str, NodePool]
-    pods_by_node: Mapping[str, list[Pod]]
+    pods_by_node: PodsByNode | Mapping[str, list[Pod]]
     unbound: list[Pod]
     """The pods bound to no node."""
     budgets: BudgetIndex
@@ -182,11 +190,10 @@ def candidates(
         if reason is not None or node is None:
             held[name] = reason or "node is not registered"
             continue
-        pods = snapshot.pods_by_node.get(name, [])
         waived = disruption_class == "eventual" and bool(claim.spec.termination_grace_period)
         pool = snapshot.pools[node.metadata.labels[NODEPOOL_LABEL]]
         price = price_of(claim) if price_of is not None else 0.0
-        candidate = Candidate(claim, node, pool, price, pods, waived)
+        candidate = Candidate(claim, node, pool, price, snapshot.pods_by_node, waived)
         if not lazy:
             blocker = candidate.blocker(snapshot)
             if blocker is not None:

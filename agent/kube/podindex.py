@@ -7,7 +7,7 @@ nodes it looks at. Lists come in (namespace, name) order, as ``Cluster.list`` gi
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from agent.api.kube import Pod
 from agent.kube.port import Cluster, WatchEvent
@@ -58,6 +58,10 @@ class PodIndex:
         pods = self._by_node.get(node)
         return [pods[key] for key in sorted(pods)] if pods else []
 
+    def any_on(self, node: str, test: Callable[[Pod], bool]) -> bool:
+        """Whether a pod bound to ``node`` passes ``test`` (in no particular order)."""
+        return any(test(pod) for pod in self._by_node.get(node, {}).values())
+
     def unbound(self) -> list[Pod]:
         """The pods bound to no node."""
         return [self._unbound[key] for key in sorted(self._unbound)]
@@ -77,6 +81,13 @@ class PodsByNode(Mapping[str, list[Pod]]):
     def __init__(self, index: PodIndex) -> None:
         self._index = index
         self._read: dict[str, list[Pod]] = {}
+
+    def any_on(self, node: str, test: Callable[[Pod], bool]) -> bool:
+        """Whether a pod bound to ``node`` passes ``test``."""
+        found = self._read.get(node)
+        if found is not None:
+            return any(test(pod) for pod in found)
+        return self._index.any_on(node, test)
 
     def __getitem__(self, node: str) -> list[Pod]:
         found = self._read.get(node)
