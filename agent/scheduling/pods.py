@@ -203,27 +203,34 @@ def shapes_of(pods: Iterable[Pod], cache: ShapeCache | None = None) -> list[PodR
     return (cache or ShapeCache()).refs(pods)
 
 
-def _same_but_placement(old: PodSpec, new: PodSpec) -> bool:
-    """Whether ``new`` holds the very same values as ``old`` but for placement fields (a bound
-    copy of a pending pod's spec: copies share the values they do not replace)."""
-    before, after = old.__dict__, new.__dict__
-    return before.keys() == after.keys() and all(
-        value is after[name] for name, value in before.items() if name not in _PLACEMENT
-    )
+def _parts(pod: Pod) -> tuple[object, ...]:
+    """The objects a pod's shape is computed from: its namespace, labels, owners and spec
+    fields but placement ones."""
+    meta = pod.metadata
+    spec = pod.spec.__dict__
+    fields = (value for name, value in spec.items() if name not in _PLACEMENT)
+    return (meta.namespace, meta.labels, meta.owner_references, *fields)
 
 
 class ShapeCache:
     """Pod shapes remembered across calls, so that a controller reading the same pods pass after
     pass computes each shape once.
 
-    A pod's shape is reused while its ``spec`` and ``labels`` are the very objects it was
-    computed from: models are never changed in place (every change is a copy), so a changed pod
-    has a new spec or labels object and gets a new shape. The entries hold those objects, so
-    their identities cannot be reused while cached; :meth:`retain` drops pods that are gone.
+    Models are never changed in place (every change is a copy), and a copy shares the values it
+    does not replace: the pods of a workload share their template's containers, tolerations and
+    labels, and a pod bound to a node keeps them. So a shape is found again by the identity of
+    the objects it was computed from (:func:`_parts`), and only pods made of objects not seen
+    before are described in full. Entries hold those objects, so their identities cannot be
+    reused while cached; :meth:`retain` drops pods that are gone.
     """
+
+    MAX_PARTS = 10_000
+    """Remembered sets of parts before they are forgotten (pods built one by one, not from a
+    shared template, each have their own)."""
 
     def __init__(self) -> None:
         self._by_uid: dict[str, tuple[PodSpec, Mapping[str, str], PodRef]] = {}
+        self._by_parts: dict[tuple[int, ...], tuple[tuple[object, ...], PodShape]] = {}
         self._by_signature: dict[str, PodShape] = {}
 
     def __len__(self) -> int:
@@ -233,27 +240,34 @@ class ShapeCache:
         """``pod`` as a :class:`PodRef` (shared: never change it)."""
         uid = pod.metadata.uid
         hit = self._by_uid.get(uid) if uid else None
-        if hit is not None and hit[1] is pod.metadata.labels:
-            if hit[0] is pod.spec:
-                return hit[2]
-            shape = hit[2].shape if _same_but_placement(hit[0], pod.spec) else None
-        else:
-            shape = None
-        if shape is None:
-            signature = _signature(pod)
-            shape = self._by_signature.get(signature)
-            if shape is None:
-                shape = self._by_signature[signature] = shape_of(pod)
+        if hit is not None and hit[0] is pod.spec and hit[1] is pod.metadata.labels:
+            return hit[2]
         ref = PodRef(
             pod.metadata.name or "",
             pod.metadata.namespace or "default",
-            shape,
+            self.shape(pod),
             pod.spec.node_name,
             uid or "",
         )
         if uid:
             self._by_uid[uid] = (pod.spec, pod.metadata.labels, ref)
         return ref
+
+    def shape(self, pod: Pod) -> PodShape:
+        """The shape of ``pod``."""
+        parts = _parts(pod)
+        key = tuple(map(id, parts))
+        found = self._by_parts.get(key)
+        if found is not None:
+            return found[1]
+        signature = _signature(pod)
+        shape = self._by_signature.get(signature)
+        if shape is None:
+            shape = self._by_signature[signature] = shape_of(pod)
+        if len(self._by_parts) >= self.MAX_PARTS:
+            self._by_parts.clear()
+        self._by_parts[key] = (parts, shape)
+        return shape
 
     def refs(self, pods: Iterable[Pod]) -> list[PodRef]:
         """Pods as :class:`PodRef` s (shared: never change them)."""
