@@ -118,7 +118,9 @@ class DisruptionController:
         self.consolidatable = Consolidatable(clock)
         self.halts = DriftHalts(cluster, clock, record)
         self.queue = Orchestrator(cluster, clock, provisioner, self.halts, record)
-        self.drift = Drift(strategy, self.halts.is_halted)
+        self._drifted = {c.name for c in cluster.list(NodeClaim) if is_true(c, "Drifted")}
+        """NodeClaims whose ``Drifted`` condition is True (kept from the watch)."""
+        self.drift = Drift(strategy, self.halts.is_halted, lambda c: c.name in self._drifted)
         self.methods: list[DisruptionMethod] = [
             Emptiness(self.consolidatable),
             self.drift,
@@ -141,7 +143,7 @@ class DisruptionController:
             self._budgets.budget_changed(budget)
         for pod in cluster.list(Pod):
             self._budgets.pod_changed(pod)
-        cluster.watch(self._observe_budget)
+        cluster.watch(self._observe)
         self._blocked: set[tuple[str, str]] = set()
         self._revisit: datetime | None = None
 
@@ -215,9 +217,14 @@ class DisruptionController:
             budgets=self._budgets,
         )
 
-    def _observe_budget(self, event: WatchEvent) -> None:
+    def _observe(self, event: WatchEvent) -> None:
         obj = event.obj
-        if isinstance(obj, Pod):
+        if isinstance(obj, NodeClaim):
+            if event.type != "DELETED" and is_true(obj, "Drifted"):
+                self._drifted.add(obj.name)
+            else:
+                self._drifted.discard(obj.name)
+        elif isinstance(obj, Pod):
             self._budgets.pod_changed(obj, deleted=event.type == "DELETED")
         elif isinstance(obj, PodDisruptionBudget):
             self._budgets.budget_changed(obj, deleted=event.type == "DELETED")

@@ -33,9 +33,16 @@ class Drift:
     disruption_class: DisruptionClass = "eventual"
     validate = False
 
-    def __init__(self, strategy: Strategy, halted: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        strategy: Strategy,
+        halted: Callable[[str], bool],
+        drifted: Callable[[NodeClaim], bool] | None = None,
+    ) -> None:
         self.strategy = strategy
         self.halted = halted
+        self.drifted = drifted or (lambda claim: is_true(claim, "Drifted"))
+        """Whether a NodeClaim's ``Drifted`` condition is True (the controller keeps an index)."""
         self.unschedulable: dict[str, str] = {}
         """Node → why its pods have nowhere to go (the last pass's findings)."""
         self.blocked: dict[str, str] = {}
@@ -44,12 +51,12 @@ class Drift:
     def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
         """Drifted NodeClaims only."""
         del pool
-        return is_true(claim, "Drifted")
+        return self.drifted(claim)
 
     def should_disrupt(self, candidate: Candidate, context: PassContext) -> bool:
         """Drifted, in a NodePool whose drift is not halted."""
         del context
-        return is_true(candidate.claim, "Drifted") and not self.halted(candidate.pool.name)
+        return self.drifted(candidate.claim) and not self.halted(candidate.pool.name)
 
     def compute_commands(
         self, budgets: dict[str, int], candidates: Sequence[Candidate], context: PassContext
