@@ -90,6 +90,10 @@ class DisruptionMethod(Protocol):
     validate: bool
     """Whether a decision waits for the validation period and is re-checked before acting."""
 
+    def acts_on(self, pool: NodePool) -> bool:
+        """A cheaper first filter: False when this method never acts on ``pool``'s claims."""
+        ...
+
     def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
         """A cheap first filter: False when this method would never act on ``claim``."""
         ...

@@ -52,13 +52,17 @@ class _Consolidation:
         self.consolidatable = consolidatable
         self.strategy = strategy
 
-    def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
-        """NodeClaims of NodePools that consolidate underutilized nodes."""
-        del claim
+    def acts_on(self, pool: NodePool) -> bool:
+        """NodePools that consolidate underutilized nodes."""
         disruption = pool.spec.disruption
         return disruption.consolidate_after != "Never" and (
             disruption.consolidation_policy != "WhenEmpty"
         )
+
+    def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
+        """NodeClaims of NodePools that consolidate underutilized nodes."""
+        del claim
+        return self.acts_on(pool)
 
     def should_disrupt(self, candidate: Candidate, context: PassContext) -> bool:
         """Consolidatable under a ``WhenEmptyOrUnderutilized`` NodePool."""

@@ -268,6 +268,10 @@ class DisruptionController:
 
     def candidates_for(self, method: DisruptionMethod, context: PassContext) -> list[Candidate]:
         """The candidates ``method`` would act on now."""
+        if not any(method.acts_on(pool) for pool in context.snapshot.pools.values()):
+            if method is self.drift:
+                self.held = {}
+            return []
         found, held = candidates(
             context.snapshot,
             context.busy,

@@ -48,6 +48,11 @@ class Drift:
         self.blocked: dict[str, str] = {}
         """Node → the pod that holds it (the last pass's findings)."""
 
+    def acts_on(self, pool: NodePool) -> bool:
+        """Every NodePool (drift is never switched off)."""
+        del pool
+        return True
+
     def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
         """Drifted NodeClaims only."""
         del pool

@@ -28,10 +28,14 @@ class Emptiness:
     def __init__(self, consolidatable: Consolidatable) -> None:
         self.consolidatable = consolidatable
 
-    def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
-        """NodeClaims of NodePools that consolidate at all (consolidateAfter is not Never)."""
-        del claim
+    def acts_on(self, pool: NodePool) -> bool:
+        """NodePools that consolidate at all (consolidateAfter is not Never)."""
         return pool.spec.disruption.consolidate_after != "Never"
+
+    def wants(self, claim: NodeClaim, pool: NodePool) -> bool:
+        """NodeClaims of NodePools that consolidate at all."""
+        del claim
+        return self.acts_on(pool)
 
     def should_disrupt(self, candidate: Candidate, context: PassContext) -> bool:
         """Empty, and consolidatable under its NodePool's policy."""
