@@ -123,7 +123,12 @@ def node_labels_for_image(labels: Mapping[str, str], ami: ResolvedAMI) -> dict[s
     The catalog's types are labelled ``kubernetes.io/os: linux``; a Windows image sets the
     node's OS and Windows build from its own requirements.
     """
-    out = dict(labels)
+    return {**labels, **_image_labels(ami)}
+
+
+def _image_labels(ami: ResolvedAMI) -> dict[str, str]:
+    """The node labels ``ami`` sets itself (its single-valued ``In`` OS requirements)."""
+    out: dict[str, str] = {}
     for requirement in ami.requirements:
         values = requirement.values or []
         if requirement.key in _IMAGE_LABELS and requirement.operator == "In" and len(values) == 1:
@@ -133,9 +138,11 @@ def node_labels_for_image(labels: Mapping[str, str], ami: ResolvedAMI) -> dict[s
 
 def image_fits(labels: Mapping[str, str], ami: ResolvedAMI) -> bool:
     """Whether ``ami`` can run on an instance type with ``labels`` (every requirement allows it)."""
-    effective = node_labels_for_image(labels, ami)
+    own = _image_labels(ami)
     return all(
-        requirement_allows(_as_requirement(requirement), effective.get(requirement.key))
+        requirement_allows(
+            _as_requirement(requirement), own.get(requirement.key, labels.get(requirement.key))
+        )
         for requirement in ami.requirements
     )
 
