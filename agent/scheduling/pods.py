@@ -274,9 +274,8 @@ class ShapeCache:
         return [self.ref(pod) for pod in pods]
 
     def retain(self, pods: Sequence[Pod]) -> None:
-        """Forget the pods not in ``pods`` (every pod of the cluster) once the stale entries
-        outnumber a quarter of the live ones."""
-        if len(self._by_uid) <= len(pods) + len(pods) // 4 + 100:
+        """Forget the pods not in ``pods`` (every pod of the cluster)."""
+        if len(self._by_uid) <= len(pods) + 100:
             return
         live = {pod.metadata.uid for pod in pods}
         self._by_uid = {uid: hit for uid, hit in self._by_uid.items() if uid in live}

@@ -74,6 +74,7 @@ class World:
         self.start = start
         self.kubernetes_version = kubernetes_version
         self.timeline: list[TimelineEvent] = []
+        self._details: dict[tuple[tuple[str, type, Any], ...], dict[str, Any]] = {}
         self.cluster = SimulatedCluster(self.clock)
         self.catalog = Catalog.packaged(zones=zones)
         self.amis = amis
@@ -120,8 +121,24 @@ class World:
     def record(self, kind: str, obj: str, reason: str, details: dict[str, Any]) -> None:
         """Add an event to the timeline at the current virtual time."""
         t = (self.clock.now() - self.start).total_seconds()
+        details = self._shared_details(details)
         self.timeline.append(TimelineEvent(t, kind, obj, reason, details))
         self.metrics.observe(t, kind, obj, details)
+
+    def _shared_details(self, details: dict[str, Any]) -> dict[str, Any]:
+        """An equal details dict recorded before, if there is one (a drain records the same
+        details for each pod of a node): the timeline holds one object for them. Details are
+        never changed once recorded."""
+        try:
+            key = tuple((name, type(value), value) for name, value in details.items())
+            shared = self._details.get(key)
+        except TypeError:  # a list or dict among the values: not shared
+            return details
+        if shared is None:
+            if len(self._details) >= 4096:
+                self._details.clear()
+            shared = self._details[key] = details
+        return shared
 
     def _pod_removed(self, pod: Pod) -> None:
         t = (self.clock.now() - self.start).total_seconds()
