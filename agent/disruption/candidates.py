@@ -29,7 +29,7 @@ from agent.api.nodepool import NodePool
 from agent.kube.pdb import is_healthy
 from agent.kube.pdbindex import BudgetIndex
 from agent.kube.podindex import PodsByNode
-from agent.lifecycle.conditions import condition, is_true
+from agent.lifecycle.conditions import ConditionMemo, condition
 from agent.termination.podrules import (
     do_not_disrupt_active,
     is_static,
@@ -111,6 +111,8 @@ class Snapshot:
     """The pods bound to no node."""
     budgets: BudgetIndex
     """The PodDisruptionBudgets with the pods they cover."""
+    conditions: ConditionMemo = field(default_factory=ConditionMemo)
+    """The claims' conditions by type (kept from pass to pass by the controller)."""
     _pdb_allowed: dict[str, int] = field(default_factory=dict)
 
     def node_of(self, claim: NodeClaim) -> Node | None:
@@ -147,7 +149,7 @@ def node_blocker(
     claim: NodeClaim, node: Node | None, snapshot: Snapshot, busy: Collection[str]
 ) -> str | None:
     """Why the node is not a candidate for any method (pods aside), or None."""
-    if node is None or not is_true(claim, "Initialized"):
+    if node is None or not snapshot.conditions.is_true(claim, "Initialized"):
         return "node is not initialized"
     if claim.metadata.deletion_timestamp or node.metadata.deletion_timestamp:
         return "node is being deleted"

@@ -46,7 +46,7 @@ from agent.kube.pdb import owner_replicas
 from agent.kube.pdbindex import BudgetIndex
 from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, WatchEvent
-from agent.lifecycle.conditions import is_true
+from agent.lifecycle.conditions import ConditionMemo, is_true
 from agent.provisioning.provisioner import Provisioner
 from agent.provisioning.view import ViewCache, cluster_view
 from agent.scheduling.strategy import Strategy
@@ -80,9 +80,9 @@ def pool_nodes(snapshot: Snapshot, busy: set[str]) -> dict[str, PoolNodes]:
     disrupting: dict[str, int] = {}
     for claim in snapshot.claims:
         node = snapshot.node_of(claim)
-        if node is None or not is_true(claim, "Initialized"):
+        if node is None or not snapshot.conditions.is_true(claim, "Initialized"):
             continue
-        if is_true(claim, "InstanceTerminating"):
+        if snapshot.conditions.is_true(claim, "InstanceTerminating"):
             continue
         pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
         totals[pool] = totals.get(pool, 0) + 1
@@ -137,6 +137,7 @@ class DisruptionController:
         self._pending: _Pending | None = None
         self._ticking = False
         self._cache = ViewCache()
+        self._conditions = ConditionMemo()
         self._pods = PodIndex(cluster)
         self._budgets = BudgetIndex(owner_replicas(cluster))
         for budget in cluster.list(PodDisruptionBudget):
@@ -207,14 +208,17 @@ class DisruptionController:
 
     def snapshot(self) -> Snapshot:
         """Read the cluster for one pass (pods from the watch-fed indexes)."""
+        claims = self.cluster.list(NodeClaim)
+        self._conditions.retain({c.name for c in claims})
         return Snapshot(
             now=self.clock.now(),
             nodes={n.metadata.name or "": n for n in self.cluster.list(Node)},
-            claims=self.cluster.list(NodeClaim),
+            claims=claims,
             pools={p.name: p for p in self.cluster.list(NodePool)},
             pods_by_node=self._pods.frozen(),
             unbound=self._pods.unbound(),
             budgets=self._budgets,
+            conditions=self._conditions,
         )
 
     def _observe(self, event: WatchEvent) -> None:

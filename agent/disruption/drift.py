@@ -67,7 +67,13 @@ class Drift:
         self, budgets: dict[str, int], candidates: Sequence[Candidate], context: PassContext
     ) -> list[Command]:
         """One command per candidate, as many as the budgets allow."""
-        ordered = sorted(candidates, key=lambda c: (c.has_pods, c.drifted_since(), c.name))
+        memo = context.snapshot.conditions
+
+        def since(candidate: Candidate) -> str:
+            found = memo.get(candidate.claim, "Drifted")
+            return (found.last_transition_time or "") if found is not None else ""
+
+        ordered = sorted(candidates, key=lambda c: (c.has_pods, since(c), c.name))
         commands: list[Command] = []
         self.unschedulable = {}
         self.blocked = {}

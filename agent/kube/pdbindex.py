@@ -2,9 +2,12 @@
 
 Recomputing a budget over every pod on each eviction costs O(pods) per eviction, which is
 O(pods²) for a cluster-wide drain. The index is fed every pod and budget change (from a watch)
-and keeps, per budget, the pods it covers, how many are healthy, and the controllers they belong
-to, so an eviction decision costs O(1) plus one read per controller. It gives the same answers
-as :func:`agent.kube.pdb.disruptions_allowed` over the whole pod list.
+and keeps, per budget, how many pods it covers, how many of them are healthy, and how many
+belong to each controller, so an eviction decision costs O(1) plus one read per controller. It
+gives the same answers as :func:`agent.kube.pdb.disruptions_allowed` over the whole pod list.
+
+Per pod it keeps only the pod (by namespace and name): which budgets cover a pod is worked out
+from its labels when needed, once per labels dict (the pods of one workload share theirs).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agent.api.base import OwnerReference
 from agent.api.kube import Pod, PodDisruptionBudget
 from agent.kube.pdb import (
     SCALABLE,
@@ -27,9 +31,10 @@ from agent.kube.pdb import (
 Replicas = Callable[[Owner], int | None]
 """The replicas of a controller (None when it is gone)."""
 _SELECTIONS = 256
-"""How many label sets' selections :class:`BudgetIndex` remembers."""
+"""How many labels dicts' selections :class:`BudgetIndex` remembers."""
+_NONE: frozenset[str] = frozenset()
 Member = tuple[bool, Owner | None]
-"""What a budget keeps of a pod it covers: whether it is healthy, and its controller."""
+"""What a budget counts of a pod it covers: whether it is healthy, and its controller."""
 
 
 def _key(namespace: str | None, name: str | None) -> str:
@@ -43,135 +48,122 @@ def _owner(pod: Pod) -> Owner | None:
     return refs[0].kind, pod.metadata.namespace or "default", refs[0].name
 
 
-def _same_selection(old: Pod, new: Pod) -> bool:
-    """Whether every budget selects ``new`` exactly when it selects ``old``."""
-    before, after = old.metadata, new.metadata
-    return (before.namespace or "default") == (after.namespace or "default") and (
-        before.labels is after.labels or before.labels == after.labels
-    )
-
-
 @dataclass
 class _Covered:
+    """A budget, with counts over the pods it covers."""
+
     budget: PodDisruptionBudget
-    members: dict[str, Member] = field(default_factory=dict)
+    pods: int = 0
     healthy_count: int = 0
     owner_counts: Counter[Owner | None] = field(default_factory=Counter)
 
-    def put(self, key: str, member: Member) -> None:
-        """Add or replace the pod ``key`` (an existing key object is kept)."""
-        old = self.members.get(key)
-        if old is not None:
-            self._count(old, -1)
-        self.members[key] = member
-        self._count(member, 1)
-
-    def remove(self, key: str) -> None:
-        old = self.members.pop(key, None)
-        if old is not None:
-            self._count(old, -1)
-
-    def _count(self, member: Member, sign: int) -> None:
+    def count(self, member: Member, sign: int) -> None:
+        """Count a pod in (``sign`` 1) or out (-1)."""
         healthy, owner = member
+        self.pods += sign
         self.healthy_count += sign * healthy
+        self._count_owner(owner, sign)
+
+    def move(self, old: Member, new: Member) -> None:
+        """A covered pod changed from ``old`` to ``new`` (it stays covered)."""
+        self.healthy_count += new[0] - old[0]
+        if old[1] != new[1]:
+            self._count_owner(old[1], -1)
+            self._count_owner(new[1], 1)
+
+    def _count_owner(self, owner: Owner | None, sign: int) -> None:
         self.owner_counts[owner] += sign
         if self.owner_counts[owner] <= 0:
             del self.owner_counts[owner]
 
 
 class BudgetIndex:
-    """See the module docstring.
-
-    Per pod it keeps one key string (shared by every table), and shares what many pods have in
-    common: the sets of budgets covering pods and their (healthy, controller) pairs.
-    """
+    """See the module docstring."""
 
     def __init__(self, replicas: Replicas) -> None:
         self._replicas = replicas
         self._budgets: dict[str, _Covered] = {}
-        self._pods: dict[str, Pod] = {}
-        self._covering: dict[str, frozenset[str]] = {}
-        """Pod → the budgets covering it (only pods with at least one)."""
-        self._sets: dict[frozenset[str], frozenset[str]] = {}
+        self._pods: dict[str, dict[str, Pod]] = {}
+        """Namespace → pod name → pod."""
         self._members: dict[Member, Member] = {}
+        """Each (healthy, controller) pair once, so that equal pairs are one object."""
+        self._last_owner: tuple[list[OwnerReference], str | None, Owner | None] | None = None
+        """The owner references list last read, with its pod's namespace and controller (pods
+        of one workload share that list)."""
         self._selections: dict[tuple[str, int], tuple[dict[str, str], frozenset[str]]] = {}
-        """(namespace, identity of a labels dict) → that dict and the budgets selecting it: pods
-        of one workload share their labels dict. Emptied whenever a budget changes."""
-
-    def _member(self, pod: Pod) -> Member:
-        member = (is_healthy(pod), _owner(pod))
-        return self._members.setdefault(member, member)
+        """(namespace, identity of a labels dict) → that dict and the keys of the budgets
+        selecting it. Emptied whenever a budget changes."""
 
     def pod_changed(self, pod: Pod, deleted: bool = False) -> None:
-        """A pod was created, changed or (``deleted``) removed.
-
-        A pod whose namespace and labels did not change is covered by the same budgets as
-        before: only its health and controller are read again."""
-        key = _key(pod.metadata.namespace, pod.metadata.name)
-        old = self._pods.get(key)
-        before = self._covering.get(key, frozenset())
+        """A pod was created, changed or (``deleted``) removed."""
+        pods = self._pods.setdefault(pod.metadata.namespace or "default", {})
+        name = pod.metadata.name or ""
+        old = pods.pop(name, None) if deleted else pods.get(name)
+        before = self._selecting(old) if old is not None else _NONE
         if deleted:
-            self._forget(key, before)
+            self._count(before, old, -1)
             return
-        self._pods[key] = pod
-        after = before
-        if old is None or not _same_selection(old, pod):
-            after = self._selecting(pod)
-        for budget_key in before - after:
-            self._budgets[budget_key].remove(key)
-        member = self._member(pod)
-        for budget_key in after:
-            self._budgets[budget_key].put(key, member)
-        self._set_covering(key, after)
+        pods[name] = pod
+        after = self._selecting(pod)
+        if old is not None and before is after:  # the same budgets: count only what changed
+            if after:
+                was, now = self._member(old), self._member(pod)
+                if was is not now:
+                    for budget_key in after:
+                        self._budgets[budget_key].move(was, now)
+            return
+        self._count(before, old, -1)
+        self._count(after, pod, 1)
+
+    def _count(self, selecting: frozenset[str], pod: Pod | None, sign: int) -> None:
+        """Count ``pod`` in (``sign`` 1) or out (-1) of the budgets ``selecting`` it."""
+        if selecting and pod is not None:
+            member = self._member(pod)
+            for budget_key in selecting:
+                self._budgets[budget_key].count(member, sign)
+
+    def _member(self, pod: Pod) -> Member:
+        refs, namespace = pod.metadata.owner_references, pod.metadata.namespace
+        last = self._last_owner
+        if last is None or last[0] is not refs or last[1] != namespace:
+            last = self._last_owner = (refs, namespace, _owner(pod))
+        member = (is_healthy(pod), last[2])
+        return self._members.setdefault(member, member)
 
     def _selecting(self, pod: Pod) -> frozenset[str]:
-        """The keys of the budgets selecting ``pod``."""
-        labels = pod.metadata.labels
-        cache_key = (pod.metadata.namespace or "default", id(labels))
+        """The keys of the budgets selecting ``pod`` (one frozenset per labels dict)."""
+        labels, namespace = pod.metadata.labels, pod.metadata.namespace or "default"
+        cache_key = (namespace, id(labels))
         cached = self._selections.get(cache_key)
         if cached is not None and cached[0] is labels:
             return cached[1]
         found = frozenset(k for k, c in self._budgets.items() if selects(c.budget, pod))
+        found = found or _NONE
         if len(self._selections) >= _SELECTIONS:
             del self._selections[next(iter(self._selections))]
         self._selections[cache_key] = (labels, found)
         return found
 
-    def _forget(self, key: str, covering: frozenset[str]) -> None:
-        for budget_key in covering:
-            self._budgets[budget_key].remove(key)
-        self._covering.pop(key, None)
-        self._pods.pop(key, None)
-
-    def _set_covering(self, key: str, covering: frozenset[str]) -> None:
-        if covering:
-            self._covering[key] = self._sets.setdefault(covering, covering)
-        else:
-            self._covering.pop(key, None)
-
     def budget_changed(self, budget: PodDisruptionBudget, deleted: bool = False) -> None:
         """A budget was created, changed or (``deleted``) removed."""
         budget_key = _key(budget.metadata.namespace, budget.metadata.name)
         self._selections.clear()
-        old = self._budgets.pop(budget_key, None)
-        if old is not None:
-            for pod_key in old.members:
-                covering = self._covering.get(pod_key, frozenset())
-                self._set_covering(pod_key, covering - {budget_key})
+        self._budgets.pop(budget_key, None)
         if deleted:
             return
         covered = _Covered(budget)
-        self._budgets[budget_key] = covered
-        for pod_key, pod in self._pods.items():
+        for pod in self._pods.get(budget.metadata.namespace or "default", {}).values():
             if selects(budget, pod):
-                covered.put(pod_key, self._member(pod))
-                covering = self._covering.get(pod_key, frozenset())
-                self._set_covering(pod_key, covering | {budget_key})
+                covered.count(self._member(pod), 1)
+        self._budgets[budget_key] = covered
 
     def covering(self, pod: Pod) -> list[PodDisruptionBudget]:
-        """The budgets selecting ``pod``, in name order."""
-        keys = self._covering.get(_key(pod.metadata.namespace, pod.metadata.name), frozenset())
-        return [self._budgets[k].budget for k in sorted(keys)]
+        """The budgets selecting ``pod`` (as indexed), in name order."""
+        indexed = self._pods.get(pod.metadata.namespace or "default", {})
+        found = indexed.get(pod.metadata.name or "")
+        if found is None:
+            return []
+        return [self._budgets[k].budget for k in sorted(self._selecting(found))]
 
     def selecting(self, pod: Pod) -> list[PodDisruptionBudget]:
         """The budgets whose selector matches ``pod`` (indexed or not, e.g. once deleted)."""
@@ -182,7 +174,7 @@ class BudgetIndex:
         covered = self._budgets.get(_key(budget.metadata.namespace, budget.metadata.name))
         if covered is None:
             return budget_arithmetic(budget, 0, 0)
-        expected: int | None = len(covered.members)
+        expected: int | None = covered.pods
         if needs_scale(budget):
             expected = self._scale(covered)
         return budget_arithmetic(budget, covered.healthy_count, expected)

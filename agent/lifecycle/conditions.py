@@ -30,6 +30,34 @@ def is_true(claim: NodeClaim, kind: str) -> bool:
     return found is not None and found.status == "True"
 
 
+class ConditionMemo:
+    """NodeClaims' conditions by type, for controllers that look at every claim pass after
+    pass: kept while a claim's conditions are the same list object (a change is a copy with a
+    new list; the entry holds the list, so its identity cannot be reused)."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, tuple[object, dict[str, Condition]]] = {}
+
+    def get(self, claim: NodeClaim, kind: str) -> Condition | None:
+        """The claim's condition of type ``kind``, if any (the first, as :func:`condition`)."""
+        conditions = claim.status.conditions
+        hit = self._by_name.get(claim.name)
+        if hit is None or hit[0] is not conditions:
+            by_type = {c.type: c for c in reversed(conditions)}
+            hit = self._by_name[claim.name] = (conditions, by_type)
+        return hit[1].get(kind)
+
+    def is_true(self, claim: NodeClaim, kind: str) -> bool:
+        """Whether the claim's condition ``kind`` is True."""
+        found = self.get(claim, kind)
+        return found is not None and found.status == "True"
+
+    def retain(self, names: set[str]) -> None:
+        """Forget the claims not named in ``names``."""
+        if len(self._by_name) > len(names) + 100:
+            self._by_name = {n: hit for n, hit in self._by_name.items() if n in names}
+
+
 def with_condition(claim: NodeClaim, new: Condition, now: datetime) -> NodeClaim:
     """``claim`` with ``new`` replacing its condition of the same type.
 

@@ -140,10 +140,6 @@ class ProviderIndex:
         """The names of the objects with ``provider`` as provider ID."""
         return self._named.get(provider or "", set())
 
-    def providers(self) -> set[str]:
-        """Every provider ID some object has."""
-        return set(self._named)
-
 
 class Terminator:
     """See the module docstring."""
@@ -196,12 +192,11 @@ class Terminator:
         Nodes and NodeClaims by provider ID, those being deleted, and pods by node are indexed
         from watch events: a pass reads only the objects being deleted and their pods."""
         changed = 0
-        owned = self._claims.providers()
         marked = set(self._claims.deleting)
         leaving_nodes = [self.cluster.get(Node, name) for name in sorted(self._nodes.deleting)]
         holders = {n.spec.provider_id: self._holder(n.spec.provider_id) for n in leaving_nodes}
         for orphan in leaving_nodes:
-            if orphan.spec.provider_id not in owned:
+            if not self._claims.names(orphan.spec.provider_id):  # no NodeClaim owns it
                 changed += self._release_node(orphan)
         follow = self._follow_nodes(leaving_nodes, holders, marked)
         if not marked and not follow:

@@ -32,9 +32,9 @@ def is_ready(node: Node) -> bool:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Entry:
-    """What the binder keeps of a pending or bound pod (never the pod itself)."""
+    """What the binder keeps of a pending or bound pod (never the pod itself); pods of one
+    workload on one node share theirs."""
 
-    uid: str | None
     requests: ResourceVector
     """The pod's requests (they never change once it exists)."""
     node: str | None
@@ -63,6 +63,7 @@ class Binder:
         self._states: dict[str, NodeState] = {}
         """Ready node → its state with its bound pods (dropped when one of them changes)."""
         self._requests = IdentityCache[ResourceVector]()
+        self._entries = IdentityCache[_Entry]()
         for node in cluster.list(Node):
             self._node_changed(node, deleted=False)
         for pod in cluster.list(Pod):
@@ -93,13 +94,15 @@ class Binder:
             if old is not None and old.node:
                 self._states.pop(old.node, None)
             return
-        uid = pod.metadata.uid
-        if old is not None and old.uid == uid and uid:
+        if old is not None:  # the same pod (a deleted one is forgotten): the same requests
             requests = old.requests
         else:
             requests = self._requests.get(pod.spec, None, lambda: pod_requests(pod.spec))
-        ports = pod.spec if node and not _no_ports(pod) else None
-        entry = self._pods[key] = _Entry(uid, requests, node or None, ports)
+        if node and not _no_ports(pod):
+            entry = _Entry(requests, node, pod.spec)
+        else:
+            entry = self._entries.get(requests, node, lambda: _Entry(requests, node or None, None))
+        self._pods[key] = entry
         if not node:
             self._pending[key] = pod.metadata.creation_timestamp or ""
         else:

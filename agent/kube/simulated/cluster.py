@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Callable, Hashable
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from agent.api.base import KubeModel, ObjectMeta
@@ -59,7 +60,8 @@ class SimulatedCluster:
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._objects: dict[type[KubeModel], dict[Key, KubeModel]] = {}
-        self._handlers: list[Callable[[WatchEvent], None]] = []
+        self._handlers: tuple[Callable[[WatchEvent], None], ...] = ()
+        """Replaced (never changed) by :meth:`watch`: an event goes to the handlers of its time."""
         self._versions = itertools.count(1)
         self._uids = itertools.count(1)
         self._lists: dict[type[KubeModel], tuple[list[Key], list[KubeModel]]] = {}
@@ -69,6 +71,10 @@ class SimulatedCluster:
         self._bound_statuses = IdentityCache[PodStatus]()
         self._no_status = PodStatus()
         """What a pod without a status is bound from (never stored itself)."""
+        self._field_sets: dict[frozenset[str], set[str]] = {}
+        """One fields-set per combination of fields, shared by the stored objects that set it."""
+        self._stamped: tuple[datetime, str] | None = None
+        """The last second stamped, and its text (shared by everything stamped in it)."""
         self._budgets = BudgetIndex(owner_replicas(self))
 
     def get(self, kind: type[T], name: str, namespace: str = "") -> T:
@@ -107,10 +113,10 @@ class SimulatedCluster:
                 "uid": f"uid-{next(self._uids):08d}",
                 "resource_version": str(next(self._versions)),
                 "generation": 1,
-                "creation_timestamp": _stamp(self._clock),
+                "creation_timestamp": self._stamp(),
             }
         )
-        stored = obj.model_copy(update={"metadata": meta})
+        stored = self._compact(obj.model_copy(update={"metadata": meta}))
         store[key] = stored
         self._lists.pop(type(obj), None)
         self._emit(WatchEvent("ADDED", stored))
@@ -138,6 +144,7 @@ class SimulatedCluster:
         if old_meta.deletion_timestamp:
             changes["deletion_timestamp"] = old_meta.deletion_timestamp
         stored = obj.model_copy(update={"metadata": _meta(obj).model_copy(update=changes)})
+        stored = self._compact(stored)
         if old_meta.deletion_timestamp and not _meta(stored).finalizers:
             del store[key]
             self._lists.pop(type(obj), None)
@@ -168,13 +175,36 @@ class SimulatedCluster:
             return
         marked = meta.model_copy(
             update={
-                "deletion_timestamp": _stamp(self._clock),
+                "deletion_timestamp": self._stamp(),
                 "resource_version": str(next(self._versions)),
             }
         )
-        stored = obj.model_copy(update={"metadata": marked})
+        stored = self._compact(obj.model_copy(update={"metadata": marked}))
         self._replace(key, stored)
         self._emit(WatchEvent("MODIFIED", stored))
+
+    def _stamp(self) -> str:
+        """The clock's time as the API server writes timestamps (one string per second)."""
+        second = self._clock.now().replace(microsecond=0)
+        if self._stamped is None or self._stamped[0] != second:
+            self._stamped = (second, second.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        return self._stamped[1]
+
+    def _compact(self, stored: T) -> T:
+        """Let ``stored`` and its metadata share their fields-set with other stored objects.
+
+        pydantic keeps per model instance the set of the fields given explicitly (read by
+        ``exclude_unset`` dumps), and ``model_copy`` copies it: each stored version would own
+        two such sets (some 430 bytes, a third of a pending pod). Models are frozen (no
+        assignment adds to the set) and ``model_copy`` copies the set before adding to it, so
+        equal sets can be one object.
+        """
+        for model in (stored, _meta(stored)):
+            fields = model.__pydantic_fields_set__
+            shared = self._field_sets.setdefault(frozenset(fields), fields)
+            if shared is not fields:
+                object.__setattr__(model, "__pydantic_fields_set__", shared)
+        return stored
 
     def _replace(self, key: Key, stored: KubeModel) -> None:
         """Store a new version of an existing object, in the cached list too (same place)."""
@@ -196,7 +226,7 @@ class SimulatedCluster:
             pod.spec, node_name, lambda: pod.spec.model_copy(update={"node_name": node_name})
         )
         source = pod.status or self._no_status
-        stamp = _stamp(self._clock)
+        stamp = self._stamp()
         status = self._bound_statuses.get(
             source,
             stamp,
@@ -214,7 +244,7 @@ class SimulatedCluster:
 
     def watch(self, handler: Callable[[WatchEvent], None]) -> None:
         """Call ``handler`` for every later change."""
-        self._handlers.append(handler)
+        self._handlers = (*self._handlers, handler)
 
     def _emit(self, event: WatchEvent) -> None:
         obj = event.obj
@@ -222,16 +252,12 @@ class SimulatedCluster:
             self._budgets.pod_changed(obj, deleted=event.type == "DELETED")
         elif isinstance(obj, PodDisruptionBudget):
             self._budgets.budget_changed(obj, deleted=event.type == "DELETED")
-        for handler in list(self._handlers):
+        for handler in self._handlers:
             handler(event)
 
     @staticmethod
     def _namespace(kind: type[KubeModel], namespace: str) -> str:
         return (namespace or "default") if kind in NAMESPACED else ""
-
-
-def _stamp(clock: Clock) -> str:
-    return clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class IdentityCache(Generic[V]):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import random
 
+from agent.api.base import OwnerReference
 from agent.api.kube import DaemonSet, Node, Pod, PodSpec, PodStatus, Toleration
 from agent.kube.port import AlreadyExists, Cluster, NotFound, WatchEvent
 from agent.kube.simulated.binder import is_ready
@@ -79,14 +80,10 @@ def should_run(spec: PodSpec, node: Node) -> tuple[bool, bool]:
     return False, not untolerated(spec.tolerations, no_execute)
 
 
-def _controller_uid(pod: Pod) -> str | None:
-    refs = [r for r in pod.metadata.owner_references if r.controller and r.kind == "DaemonSet"]
-    return refs[0].uid if refs else None
-
-
-def _daemonset_uids(pod: Pod) -> tuple[str, ...]:
-    uid = _controller_uid(pod)
-    return () if uid is None else (uid,)
+def _daemonset_uids(references: list[OwnerReference]) -> tuple[str, ...]:
+    """The uid of the first DaemonSet controlling a pod with ``references`` (or none)."""
+    refs = [r for r in references if r.controller and r.kind == "DaemonSet"]
+    return (refs[0].uid,) if refs else ()
 
 
 class DaemonSetController:
@@ -110,8 +107,8 @@ class DaemonSetController:
     def _observe(self, event: WatchEvent) -> None:
         obj = event.obj
         if isinstance(obj, Pod):
-            self._owners.observe(obj, deleted=event.type == "DELETED")
-            self._dirty = self._dirty or _controller_uid(obj) is not None
+            named = self._owners.observe(obj, deleted=event.type == "DELETED")
+            self._dirty = self._dirty or bool(named)
         elif isinstance(obj, Node | DaemonSet):
             self._dirty = True
 

@@ -113,9 +113,13 @@ def named_pod(prototype: Pod, name: str, changes: Mapping[str, Any] | None = Non
     return prototype.model_copy(update={"metadata": meta, **(changes or {})})
 
 
-def controller_uids(pod: Pod) -> tuple[str, ...]:
-    """The uids of the pod's controllers (one, or none, on a valid pod)."""
-    return tuple(ref.uid for ref in pod.metadata.owner_references if ref.controller)
+OwnerReader = Callable[[list[OwnerReference]], tuple[str, ...]]
+"""The uids an :class:`OwnerIndex` files a pod under, read from its owner references."""
+
+
+def controller_uids(references: list[OwnerReference]) -> tuple[str, ...]:
+    """The uids of the controllers among ``references`` (one, or none, on a valid pod)."""
+    return tuple(ref.uid for ref in references if ref.controller)
 
 
 @dataclass(frozen=True)
@@ -129,21 +133,26 @@ class _Template:
 
 
 class OwnerIndex:
-    """Pod keys by the uid of their controller (as ``owners`` reads it), kept current by
-    :meth:`observe` (fed from watch events)."""
+    """Pod keys by the uid of their controller (as ``read`` finds it in the pod's owner
+    references), kept current by :meth:`observe` (fed from watch events).
 
-    def __init__(self, owners: Callable[[Pod], tuple[str, ...]] = controller_uids) -> None:
-        self._read = owners
+    Pods of one workload share their owner references list: the uids read from the last list
+    seen are reused (one tuple for all those pods)."""
+
+    def __init__(self, read: OwnerReader = controller_uids) -> None:
+        self._read = read
+        self._last: tuple[list[OwnerReference], tuple[str, ...]] | None = None
         self._owned: dict[str, set[Key]] = {}
         self._owners: dict[Key, tuple[str, ...]] = {}
 
-    def observe(self, pod: Pod, deleted: bool = False) -> None:
-        """A pod was created, changed or (``deleted``) removed."""
+    def observe(self, pod: Pod, deleted: bool = False) -> tuple[str, ...]:
+        """A pod was created, changed or (``deleted``) removed; return the uids it names."""
+        named = self._uids(pod.metadata.owner_references)
         key = pod_key(pod)
-        uids = () if deleted else self._read(pod)
+        uids = () if deleted else named
         old = self._owners.get(key, ())
         if uids == old:
-            return
+            return named
         for uid in old:
             keys = self._owned[uid]
             keys.discard(key)
@@ -155,6 +164,12 @@ class OwnerIndex:
             self._owners[key] = uids
         else:
             self._owners.pop(key, None)
+        return named
+
+    def _uids(self, references: list[OwnerReference]) -> tuple[str, ...]:
+        if self._last is None or self._last[0] is not references:
+            self._last = (references, self._read(references))
+        return self._last[1]
 
     def count(self, uid: str) -> int:
         """How many pods ``uid`` controls."""

@@ -230,3 +230,20 @@ def test_names_are_deterministic_per_seed() -> None:
     assert names(7) == names(7)
     assert names(7) != names(8)
     assert len(set(names(7))) == 2
+
+
+def test_a_controller_made_late_finds_the_daemon_pods_already_there(
+    cluster: SimulatedCluster,
+) -> None:
+    cluster.create(daemonset())
+    for name in ("a", "b"):
+        cluster.create(node(name))
+    DaemonSetController(cluster, seed=1).reconcile()
+    before = [p.metadata.name for p in cluster.list(Pod)]
+    late = DaemonSetController(cluster, seed=2)
+    assert late.reconcile() == 0
+    assert [p.metadata.name for p in cluster.list(Pod)] == before
+    cluster.delete(DaemonSet, "logs", "kube-system")
+    cluster.create(daemonset("other"))  # a DaemonSet must exist for the collection to run
+    late.reconcile()
+    assert {p.metadata.owner_references[0].name for p in cluster.list(Pod)} == {"other"}

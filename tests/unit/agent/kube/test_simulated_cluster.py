@@ -6,6 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from agent.api.base import parse_manifest
 from agent.api.kube import Deployment, Node, Pod, PodDisruptionBudget, StatefulSet
@@ -245,3 +246,71 @@ def test_evicted_pods_are_replaced_by_their_controller() -> None:
     names = [p.metadata.name for p in cluster.list(Pod)]
     assert len(names) == 2
     assert first not in names
+
+
+def test_lists_follow_every_change_and_callers_get_their_own_copy(
+    cluster: SimulatedCluster,
+) -> None:
+    for name in ("c", "a", "b"):
+        cluster.create(pod(name))
+    cluster.create(pod("z", namespace="other"))
+    first = cluster.list(Pod)
+    assert [p.metadata.name for p in first] == ["a", "b", "c", "z"]
+    first.clear()  # the caller's copy: the cluster's own list is untouched
+    cluster.bind("b", "default", "n1")
+    listed = cluster.list(Pod)
+    assert listed[1] == cluster.get(Pod, "b", "default")
+    assert listed[1].spec.node_name == "n1"
+    cluster.delete(Pod, "a", "default")
+    cluster.create(pod("d"))
+    assert [p.metadata.name for p in cluster.list(Pod)] == ["b", "c", "d", "z"]
+    assert [p.metadata.name for p in cluster.list(Pod, "other")] == ["z"]
+
+
+def test_pods_of_a_workload_share_what_their_template_gives(cluster: SimulatedCluster) -> None:
+    controller = WorkloadController(cluster)
+    cluster.create(_deployment(3))
+    controller.reconcile()
+    template = cluster.get(Deployment, "inflate", "default").spec.template
+    pods = cluster.list(Pod)
+    assert all(p.spec is template.spec for p in pods)
+    assert len({id(p.metadata.labels) for p in pods}) == 1
+    assert len({id(p.metadata.owner_references) for p in pods}) == 1
+    assert pods[0].to_manifest()["metadata"]["ownerReferences"][0]["controller"] is True
+    for p in pods:
+        cluster.bind(p.metadata.name or "", "default", "n1")
+    bound = cluster.list(Pod)
+    assert len({id(p.spec) for p in bound}) == 1  # one bound spec per workload and node
+    assert all(p.spec.node_name == "n1" and p.spec != template.spec for p in bound)
+
+
+def test_a_changed_template_gives_new_pods_the_new_spec(cluster: SimulatedCluster) -> None:
+    controller = WorkloadController(cluster)
+    cluster.create(_deployment(1))
+    controller.reconcile()
+    deployment = cluster.get(Deployment, "inflate", "default")
+    template = deployment.spec.template
+    spec = template.spec.model_copy(update={"priority_class_name": "high"})
+    changed = deployment.spec.model_copy(
+        update={"replicas": 2, "template": template.model_copy(update={"spec": spec})}
+    )
+    cluster.update(deployment.model_copy(update={"spec": changed}))
+    controller.reconcile()
+    classes = sorted(str(p.spec.priority_class_name) for p in cluster.list(Pod))
+    assert classes == ["None", "high"]
+
+
+def test_a_pod_name_beyond_the_limit_is_refused_as_before(cluster: SimulatedCluster) -> None:
+    manifest = _deployment(1).to_manifest()
+    manifest["metadata"]["name"] = "x" * 250
+    cluster.create(parse_manifest(Deployment, manifest))
+    with pytest.raises(ValidationError, match="DNS subdomain"):
+        WorkloadController(cluster).reconcile()
+
+
+def test_a_controller_made_late_counts_the_pods_already_there(cluster: SimulatedCluster) -> None:
+    cluster.create(_deployment(2))
+    WorkloadController(cluster, seed=1).reconcile()
+    late = WorkloadController(cluster, seed=2)
+    assert late.reconcile() == 0
+    assert len(cluster.list(Pod)) == 2

@@ -206,3 +206,56 @@ def test_deleting_the_node_deletes_its_claim_too() -> None:
     terminator.reconcile()
     assert cluster.list(NodeClaim) == []
     assert cluster.list(Node) == []
+
+
+def test_a_long_refusal_keeps_retrying_every_ten_seconds() -> None:
+    clock, cluster, cloud, events = _setup()
+    cluster.create(_pod("guarded", labels={"app": "db"}))
+    cluster.create(
+        PodDisruptionBudget.model_validate(
+            {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+             "metadata": {"name": "db", "namespace": "default"},
+             "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}}}
+        )
+    )  # fmt: skip
+    terminator = _terminator(clock, cluster, cloud, events)
+    cluster.delete(NodeClaim, "claim")
+    terminator.reconcile()
+    clock.advance(timedelta(minutes=30))  # some 180 refusals: the backoff no longer overflows
+    delays = [e[3]["retryIn"] for e in events if e[0] == "EvictionBlocked"]
+    assert len(delays) > 150
+    assert set(delays[10:]) == {10.0}
+
+
+def _on(pod: Pod, node: str | None) -> Pod:
+    return pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": node})})
+
+
+def test_pods_bound_after_the_terminator_started_are_drained() -> None:
+    clock, cluster, cloud, events = _setup()
+    terminator = _terminator(clock, cluster, cloud, events)
+    cluster.create(_on(_pod("late"), None))
+    cluster.bind("late", "default", "node-1")
+    cluster.delete(NodeClaim, "claim")
+    terminator.reconcile()
+    assert [e[1] for e in events if e[0] == "Evicted"] == ["pod/default/late"]
+
+
+def test_a_deleted_node_without_a_claim_is_released_with_its_pods() -> None:
+    clock, cluster, cloud, events = _setup()
+    terminator = _terminator(clock, cluster, cloud, events)
+    node = cluster.get(Node, "node-1")
+    orphan = node.model_copy(
+        update={
+            "metadata": node.metadata.model_copy(update={"name": "orphan"}),
+            "spec": node.spec.model_copy(update={"provider_id": "aws:///us-east-1a/i-0other"}),
+        }
+    )
+    cluster.create(orphan)
+    cluster.create(_on(_pod("stray"), "orphan"))
+    cluster.delete(Node, "orphan")
+    terminator.reconcile()
+    assert [n.metadata.name for n in cluster.list(Node)] == ["node-1"]
+    assert cluster.list(Pod) == []
+    assert ("NodeDeleted", "node/orphan") in [(e[0], e[1]) for e in events]
+    assert cluster.list(NodeClaim)  # the claim of node-1 is not touched
