@@ -11,7 +11,6 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -98,31 +97,25 @@ class VirtualClock:
         self._now = max(self._now, when)
 
 
-@dataclass(order=True)
-class _Timer:
-    when: datetime
-    order: int
-    action: Callable[[], None] = field(compare=False)
-
-
 class _Timers:
-    """A heap of timed actions."""
+    """A heap of timed actions: (when, order of scheduling, action) tuples, compared by time
+    and then by order (tuples compare in C, which keeps large heaps cheap)."""
 
     def __init__(self) -> None:
-        self._heap: list[_Timer] = []
+        self._heap: list[tuple[datetime, int, Callable[[], None]]] = []
         self._counter = itertools.count()
 
     def push(self, when: datetime, action: Callable[[], None]) -> None:
-        heapq.heappush(self._heap, _Timer(when, next(self._counter), action))
+        heapq.heappush(self._heap, (when, next(self._counter), action))
 
     def peek(self) -> datetime | None:
-        return self._heap[0].when if self._heap else None
+        return self._heap[0][0] if self._heap else None
 
     def run_until(self, until: datetime, set_time: Callable[[datetime], None]) -> int:
         ran = 0
-        while self._heap and self._heap[0].when <= until:
-            timer = heapq.heappop(self._heap)
-            set_time(timer.when)
-            timer.action()
+        while self._heap and self._heap[0][0] <= until:
+            when, _, action = heapq.heappop(self._heap)
+            set_time(when)
+            action()
             ran += 1
         return ran

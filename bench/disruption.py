@@ -14,7 +14,9 @@ node on the new image, no NodeClaim Drifted or being deleted, no pod pending. Re
   the simulated time from ``DisruptionStarted`` to the candidate's ``Terminated``;
 * ``wallSeconds`` (``cpuSeconds``: CPU time) of the drift phase, ``provisionWallSeconds`` of
   building and provisioning;
-* ``peakRssMB``: each size runs in a child process of its own, this is its ``ru_maxrss``;
+* ``peakRssMB``: each size runs in a child process of its own, this is its ``ru_maxrss``
+  (the child raises the garbage collector's thresholds, as ``driftwave agent simulate`` and
+  ``plan`` do: see :mod:`agent.sim.heap`);
 * ``pdbViolations``: evictions that left a PodDisruptionBudget short (:mod:`agent.sim.metrics`).
 
 Targets: ratio <= 1.15; 5,000 nodes / 50,000 pods within 60 s wall and 500 MB. Exits 1 when a run
@@ -43,6 +45,7 @@ from agent.api.kube import Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.cloud.simulated.amis import AMI
 from agent.lifecycle.conditions import is_true
+from agent.sim.heap import tune_for_large_simulations
 from agent.sim.scenario_run import build_world, load_scenario
 from agent.sim.world import World
 from bench.cli import Parser
@@ -230,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--one", type=_sizes, help=argparse.SUPPRESS)  # a child's own run
     args = parser.parse_args(argv)
     if args.one is not None:
+        tune_for_large_simulations()  # as the simulate and plan commands do
         pdb = None if args.pdb == "none" else args.pdb
         print(json.dumps(measure(args.one[0], args.budget, pdb)), flush=True)
         return 0

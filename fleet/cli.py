@@ -22,6 +22,7 @@ from agent.cli.plan import render as render_plan
 from agent.cli.simulate import as_json as sim_json
 from agent.cli.simulate import render, simulate
 from agent.cli.validate import validate_paths
+from agent.sim.heap import tune_for_large_simulations
 from agent.sim.scenario_run import ScenarioError
 from fleet.clicore import Group, show_help_when_bare
 
@@ -217,6 +218,7 @@ def agent_simulate(
 
 def _scenario_result(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """Run a scenario command; an invalid scenario or manifest prints its findings, exit 1."""
+    tune_for_large_simulations()
     try:
         return run()
     except ScenarioError as exc:

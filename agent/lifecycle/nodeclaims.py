@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from agent.api.base import Condition
@@ -153,7 +154,7 @@ class NodeClaimLifecycle:
             },
         )
         self.clock.call_at(
-            self.clock.now() + self.registration_ttl, lambda: self._liveness(claim.name)
+            self.clock.now() + self.registration_ttl, partial(self._liveness, claim.name)
         )
 
     def _retry(self, claim: NodeClaim, reason: str, message: str) -> None:
@@ -162,12 +163,12 @@ class NodeClaimLifecycle:
             self.cluster.update(updated)
         if condition(claim, "Launched") is None:
             self.clock.call_at(
-                self.clock.now() + LAUNCH_TIMEOUT, lambda: self._launch_timeout(claim.name)
+                self.clock.now() + LAUNCH_TIMEOUT, partial(self._launch_timeout, claim.name)
             )
         if claim.name in self._retrying:
             return
         self._retrying.add(claim.name)
-        self.clock.call_at(self.clock.now() + RETRY, lambda: self._retried(claim.name))
+        self.clock.call_at(self.clock.now() + RETRY, partial(self._retried, claim.name))
 
     def _retried(self, name: str) -> None:
         self._retrying.discard(name)

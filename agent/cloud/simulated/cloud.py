@@ -34,10 +34,12 @@ import builtins
 from collections.abc import Callable
 from datetime import timedelta
 
+from agent.api.base import ObjectMeta
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube.scheduling import Taint
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
+from agent.api.status import NodeClaimStatus
 from agent.catalog.catalog import Catalog
 from agent.clock import Clock
 from agent.cloud.launch import (
@@ -324,6 +326,12 @@ class SimulatedCloud:
         instance.terminated_at = self.clock.now()
         self._ips.discard(instance.private_ip)
         self._record("terminated", _key(instance), instance)
+        # Kept for its cost and times, a terminated instance's NodeClaim is read for its name
+        # only: drop the rest (a drift would otherwise keep every replaced node's claim).
+        claim = instance.claim
+        instance.claim = claim.model_copy(
+            update={"metadata": ObjectMeta(name=claim.name), "status": NodeClaimStatus()}
+        )
 
     def _record(
         self,
