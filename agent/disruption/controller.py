@@ -108,7 +108,9 @@ class DisruptionController:
         record: Recorder,
         strategy: Strategy = "karpenter",
         price_of: PriceOf = _zero,
+        pods: PodIndex | None = None,
     ) -> None:
+        """``pods`` may be an index of the cluster's pods shared with other controllers."""
         self.cluster = cluster
         self.clock = clock
         self.catalog = catalog
@@ -138,7 +140,7 @@ class DisruptionController:
         self._ticking = False
         self._cache = ViewCache()
         self._conditions = ConditionMemo()
-        self._pods = PodIndex(cluster)
+        self._pods = pods if pods is not None else PodIndex(cluster)
         self._budgets = BudgetIndex(owner_replicas(cluster))
         for budget in cluster.list(PodDisruptionBudget):
             self._budgets.budget_changed(budget)

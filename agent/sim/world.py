@@ -28,6 +28,7 @@ from agent.cloud.simulated.records import BootedInstance
 from agent.disruption.controller import DisruptionController
 from agent.kube.pdb import owner_replicas
 from agent.kube.pdbindex import BudgetIndex
+from agent.kube.podindex import PodIndex
 from agent.kube.port import NotFound, WatchEvent
 from agent.kube.simulated.binder import Binder
 from agent.kube.simulated.cluster import SimulatedCluster
@@ -99,8 +100,14 @@ class World:
         self.metrics = DisruptionMetrics()
         self._budgets = BudgetIndex(owner_replicas(self.cluster))
         """The world's own view of the PodDisruptionBudgets, to check the agent's evictions."""
+        pods = PodIndex(self.cluster)
         self.terminator = Terminator(
-            self.cluster, self.cloud, self.clock, self.record, on_removed=self._pod_removed
+            self.cluster,
+            self.cloud,
+            self.clock,
+            self.record,
+            on_removed=self._pod_removed,
+            pods=pods,
         )
         self.disruption = DisruptionController(
             self.cluster,
@@ -109,6 +116,7 @@ class World:
             self.provisioner,
             self.record,
             price_of=self._price,
+            pods=pods,
         )
         self.binder = Binder(self.cluster)
         self._kick = False

@@ -35,6 +35,7 @@ from agent.api.labels import TERMINATION_FINALIZER
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
 from agent.cloud.port import CloudError, CloudProvider, NodeClaimNotFound
+from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, EvictionBlocked, NotFound, WatchEvent
 from agent.lifecycle.conditions import is_true, with_condition
 from agent.scheduling.taints import DISRUPTED_NO_SCHEDULE_TAINT
@@ -62,46 +63,6 @@ class _Backoff:
 
 
 Key = tuple[str, str]
-
-
-class PodsOnNodes:
-    """The pods bound to each node, kept current from the Cluster port's watch.
-
-    It is filled from a list when made, then fed every pod change, so finding a node's pods
-    never reads the whole cluster. Only the current version of each pod is kept.
-    """
-
-    def __init__(self, cluster: Cluster) -> None:
-        self._on: dict[str, dict[Key, Pod]] = {}
-        self._node_of: dict[Key, str] = {}
-        for pod in cluster.list(Pod):
-            self.changed(pod)
-        cluster.watch(self._observe)
-
-    def _observe(self, event: WatchEvent) -> None:
-        if isinstance(event.obj, Pod):
-            self.changed(event.obj, deleted=event.type == "DELETED")
-
-    def changed(self, pod: Pod, deleted: bool = False) -> None:
-        """A pod was created, changed or (``deleted``) removed."""
-        key = (pod.metadata.namespace or "default", pod.metadata.name or "")
-        node = None if deleted else pod.spec.node_name
-        old = self._node_of.get(key)
-        if old is not None and old != node:
-            on_old = self._on[old]
-            del on_old[key]
-            if not on_old:
-                del self._on[old]
-        if not node:
-            self._node_of.pop(key, None)
-            return
-        self._node_of[key] = node
-        self._on.setdefault(node, {})[key] = pod
-
-    def on(self, node: str) -> list[Pod]:
-        """The pods bound to ``node``, in (namespace, name) order."""
-        pods = self._on.get(node)
-        return [pods[key] for key in sorted(pods)] if pods else []
 
 
 class ProviderIndex:
@@ -151,7 +112,9 @@ class Terminator:
         clock: Clock,
         record: Recorder,
         on_removed: Callable[[Pod], None] | None = None,
+        pods: PodIndex | None = None,
     ):
+        """``pods`` may be an index of the cluster's pods shared with other controllers."""
         self.cluster = cluster
         self.on_removed = on_removed
         self.cloud = cloud
@@ -162,7 +125,7 @@ class Terminator:
         self.evictions = 0
         self.refusals = 0
         self.forced = 0
-        self._pods = PodsOnNodes(cluster)
+        self._pods = pods if pods is not None else PodIndex(cluster)
         self._nodes = ProviderIndex()
         self._claims = ProviderIndex()
         for node in cluster.list(Node):
