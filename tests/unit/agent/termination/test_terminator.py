@@ -136,8 +136,8 @@ def test_pods_drain_in_priority_groups_then_the_instance_and_objects_go() -> Non
     assert cloud.deletes >= 1
 
 
-def test_a_refused_eviction_backs_off_exponentially_up_to_ten_seconds() -> None:
-    clock, cluster, cloud, events = _setup()
+def _guarded_by_a_pdb(cluster: SimulatedCluster) -> None:
+    """A pod ``guarded`` whose PDB (minAvailable 1) refuses every eviction."""
     cluster.create(_pod("guarded", labels={"app": "db"}))
     cluster.create(
         PodDisruptionBudget.model_validate(
@@ -146,6 +146,11 @@ def test_a_refused_eviction_backs_off_exponentially_up_to_ten_seconds() -> None:
              "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}}}
         )
     )  # fmt: skip
+
+
+def test_a_refused_eviction_backs_off_exponentially_up_to_ten_seconds() -> None:
+    clock, cluster, cloud, events = _setup()
+    _guarded_by_a_pdb(cluster)
     terminator = _terminator(clock, cluster, cloud, events)
     cluster.delete(NodeClaim, "claim")
     terminator.reconcile()
@@ -210,14 +215,7 @@ def test_deleting_the_node_deletes_its_claim_too() -> None:
 
 def test_a_long_refusal_keeps_retrying_every_ten_seconds() -> None:
     clock, cluster, cloud, events = _setup()
-    cluster.create(_pod("guarded", labels={"app": "db"}))
-    cluster.create(
-        PodDisruptionBudget.model_validate(
-            {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-             "metadata": {"name": "db", "namespace": "default"},
-             "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}}}
-        )
-    )  # fmt: skip
+    _guarded_by_a_pdb(cluster)
     terminator = _terminator(clock, cluster, cloud, events)
     cluster.delete(NodeClaim, "claim")
     terminator.reconcile()
