@@ -48,7 +48,7 @@ from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, WatchEvent
 from agent.lifecycle.conditions import ConditionMemo, is_true
 from agent.provisioning.provisioner import Provisioner
-from agent.provisioning.view import ViewCache, cluster_view
+from agent.provisioning.view import cluster_view
 from agent.scheduling.strategy import Strategy
 from agent.termination.podrules import is_daemon, reschedulable
 
@@ -138,7 +138,7 @@ class DisruptionController:
         self.held: dict[str, str] = {}
         self._pending: _Pending | None = None
         self._ticking = False
-        self._cache = ViewCache()
+        self._cache = provisioner.view_cache
         self._conditions = ConditionMemo()
         self._pods = pods if pods is not None else PodIndex(cluster)
         self._budgets = BudgetIndex(owner_replicas(cluster))

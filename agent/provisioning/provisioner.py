@@ -72,7 +72,9 @@ class Provisioner:
     in-flight or registered one it was placed on)."""
     _batch: Batch | None = None
     _random: random.Random = field(init=False)
-    _cache: ViewCache = field(default_factory=ViewCache)
+    view_cache: ViewCache = field(default_factory=ViewCache)
+    """Pod shapes and node requirements kept between reads of the cluster (the disruption
+    controller reads through the same one)."""
     _hashes: SpecMemo = field(default_factory=SpecMemo)
 
     def __post_init__(self) -> None:
@@ -118,8 +120,8 @@ class Provisioner:
         pending = self.pending_pods()
         if not pending:
             return None
-        refs = self._cache.shapes.refs(pending)
-        view = cluster_view(self.cluster, self.catalog, refs, self.instance_types, self._cache)
+        refs = self.view_cache.shapes.refs(pending)
+        view = cluster_view(self.cluster, self.catalog, refs, self.instance_types, self.view_cache)
         result = simulate(view, refs, strategy=self.strategy)
         claims = self.cluster.list(NodeClaim)
         self.record(
