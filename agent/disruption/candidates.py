@@ -29,7 +29,7 @@ from agent.api.nodepool import NodePool
 from agent.kube.pdb import is_healthy
 from agent.kube.pdbindex import BudgetIndex
 from agent.kube.podindex import PodsByNode
-from agent.lifecycle.conditions import ConditionMemo, condition
+from agent.lifecycle.conditions import ConditionMemo
 from agent.termination.podrules import (
     do_not_disrupt_active,
     is_static,
@@ -48,7 +48,7 @@ class Candidate:
     node: Node
     pool: NodePool
     price: float = 0.0
-    bound: PodsByNode | Mapping[str, list[Pod]] = field(default_factory=dict)
+    bound: Mapping[str, list[Pod]] = field(default_factory=dict)
     """Where the node's pods are read from (on first use)."""
     waived: bool = False
     """Pod blockers do not hold this candidate (an eventual method and a grace period)."""
@@ -92,11 +92,6 @@ class Candidate:
         """The node's name."""
         return self.node.metadata.name or ""
 
-    def drifted_since(self) -> str:
-        """When the ``Drifted`` condition turned True ("" if it has not)."""
-        found = condition(self.claim, "Drifted")
-        return (found.last_transition_time or "") if found is not None else ""
-
 
 @dataclass
 class Snapshot:
@@ -106,7 +101,7 @@ class Snapshot:
     nodes: dict[str, Node]
     claims: list[NodeClaim]
     pools: dict[str, NodePool]
-    pods_by_node: PodsByNode | Mapping[str, list[Pod]]
+    pods_by_node: Mapping[str, list[Pod]]
     unbound: list[Pod]
     """The pods bound to no node."""
     budgets: BudgetIndex

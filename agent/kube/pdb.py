@@ -96,19 +96,6 @@ def budget_arithmetic(
     return max(0, healthy - desired), healthy, desired
 
 
-def blocking_budget(
-    pod: Pod,
-    budgets: list[PodDisruptionBudget],
-    pods: list[Pod],
-    expected_pods: ExpectedPods = _count,
-) -> str | None:
-    """The name of the budget that forbids evicting ``pod`` now, or None when it may go."""
-    matching = [budget for budget in budgets if selects(budget, pod)]
-    return eviction_verdict(
-        pod, matching, lambda budget: disruptions_allowed(budget, pods, expected_pods)
-    )
-
-
 def eviction_verdict(
     pod: Pod,
     matching: list[PodDisruptionBudget],
@@ -149,25 +136,3 @@ def owner_replicas(cluster: Cluster) -> Callable[[Owner], int | None]:
         return 1 if value is None else int(value)
 
     return replicas
-
-
-def controller_scale(cluster: Cluster) -> ExpectedPods:
-    """How many pods a budget expects, read from the pods' controllers in ``cluster``."""
-    replicas = owner_replicas(cluster)
-
-    def expected(covered: list[Pod]) -> int | None:
-        owners: set[Owner] = set()
-        for pod in covered:
-            refs = [ref for ref in pod.metadata.owner_references if ref.controller]
-            if not refs or refs[0].kind not in SCALABLE:
-                return None
-            owners.add((refs[0].kind, pod.metadata.namespace or "default", refs[0].name))
-        total = 0
-        for owner in owners:
-            count = replicas(owner)
-            if count is None:
-                return None
-            total += count
-        return total
-
-    return expected

@@ -100,8 +100,7 @@ class DaemonSetController:
         self._dirty = True
         self._owners = OwnerIndex(_daemonset_uids)
         self._prototypes: dict[str, tuple[str | None, Pod]] = {}
-        for pod in cluster.list(Pod):
-            self._owners.observe(pod)
+        self._owners.fill(cluster)
         cluster.watch(self._observe)
 
     def _observe(self, event: WatchEvent) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agent.api.base import KubeModel, ObjectMeta, OwnerReference
+from agent.api.base import ObjectMeta, OwnerReference
 from agent.api.kube import (
     DaemonSet,
     Deployment,
@@ -60,12 +60,6 @@ def template_hash(template: PodTemplateSpec) -> str:
     """A stable 10-character hash of a pod template (like ``pod-template-hash``)."""
     text = json.dumps(template.to_manifest(), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:10]
-
-
-def owned_by(pod: Pod, owner: KubeModel) -> bool:
-    """Whether ``pod``'s controller reference points at ``owner``."""
-    uid = getattr(getattr(owner, "metadata", None), "uid", None)
-    return any(ref.controller and ref.uid == uid for ref in pod.metadata.owner_references)
 
 
 def pod_key(pod: Pod) -> Key:
@@ -171,6 +165,11 @@ class OwnerIndex:
             self._last = (references, self._read(references))
         return self._last[1]
 
+    def fill(self, cluster: Cluster) -> None:
+        """Observe every pod ``cluster`` has now (before watching it)."""
+        for pod in cluster.list(Pod):
+            self.observe(pod)
+
     def count(self, uid: str) -> int:
         """How many pods ``uid`` controls."""
         return len(self._owned.get(uid, ()))
@@ -197,8 +196,7 @@ class WorkloadController:
         self._dirty = True
         self._owners = OwnerIndex()
         self._templates: dict[str, _Template] = {}
-        for pod in cluster.list(Pod):
-            self._owners.observe(pod)
+        self._owners.fill(cluster)
         cluster.watch(self._observe)
 
     def _observe(self, event: WatchEvent) -> None:
