@@ -7,10 +7,13 @@ or what it describes, and the message names the argument or field and the rule.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+"""The ``--json`` option every command that prints a result offers."""
 
 CLICK_USAGE_EXIT = 2
 ERROR_EXIT = 1
