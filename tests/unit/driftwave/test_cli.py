@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from fleet.cli import app
+from driftwave.cli import app
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "agent" / "examples"
 runner = CliRunner()

@@ -1,4 +1,6 @@
-"""``driftwave``: the root command line (typer + rich). Exit codes: 0 ok, 1 any error."""
+"""``driftwave``: the root command line (typer + rich); it mounts every command group.
+
+Exit codes: 0 ok, 1 any error."""
 
 from __future__ import annotations
 
