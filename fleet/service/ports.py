@@ -1,0 +1,72 @@
+"""The ports the fleet's services reach the outside through (besides the database and the
+agents' gateway): sending step messages to workers, and reading a gate's metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+class StepAction(StrEnum):
+    """What a step message asks a worker to do."""
+
+    APPLY = "apply"
+    """Apply the wave on the cluster's agent, then follow it until it converges or fails."""
+    VERIFY = "verify"
+    """Observe the cluster once more after the wave's soak (for the gate)."""
+    ROLLBACK = "rollback"
+    """Roll the wave back on the agent, then follow it until it is rolled back."""
+
+
+@dataclass(frozen=True)
+class StepMessage:
+    """One unit of work for a worker: a step, an action, and the trace context to continue."""
+
+    step_id: str
+    action: StepAction
+    traceparent: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The message as JSON-ready data (the Celery payload)."""
+        return {"stepId": self.step_id, "action": str(self.action), "traceparent": self.traceparent}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StepMessage:
+        """Read a message sent by :meth:`to_dict`; raises ValueError when malformed."""
+        try:
+            return cls(str(data["stepId"]), StepAction(data["action"]), data.get("traceparent"))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise ValueError(f"not a step message: {data!r}") from exc
+
+
+class StepDispatcher(Protocol):
+    """Sends step messages to the workers."""
+
+    def dispatch(self, message: StepMessage) -> None:
+        """Queue ``message`` for a worker. Delivery is at least once: a message may arrive
+        twice, and the step runner makes that harmless. Raises :class:`DispatchFailed` when the
+        broker cannot take it (the scheduler retries on its next tick)."""
+        ...
+
+
+class DispatchFailed(RuntimeError):
+    """The broker did not take a message (temporary: the scheduler sends it again)."""
+
+
+@dataclass(frozen=True)
+class MetricReading:
+    """What a gate's metric query returned (``value`` None with ``error`` when it failed)."""
+
+    name: str
+    value: float | None
+    error: str | None = None
+
+
+class MetricSource(Protocol):
+    """Reads the value a gate's metric check compares with its threshold."""
+
+    def read(self, check: Any) -> MetricReading:
+        """Run the check's query (Prometheus or HTTP JSON) once; never raises: a failed query is
+        a reading with ``error`` set (the gate then fails that check)."""
+        ...

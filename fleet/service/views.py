@@ -1,0 +1,211 @@
+"""Plain snapshots of a rollout that the scheduler decides from, and the effects it decides.
+
+The scheduler reads a rollout with its waves and steps into these views (in one transaction),
+:func:`fleet.service.advance.decide` turns a view into effects without any I/O, and the
+scheduler applies the effects in the same transaction. Keeping the decision pure makes the state
+machine testable without a database, a broker or an agent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from fleet.domain.machine import RollbackState, RolloutState, StepState, WaveState
+from fleet.service.ports import MetricReading, StepMessage
+
+
+@dataclass(frozen=True)
+class MetricCheck:
+    """A gate's metric check: the query and the bounds its reading must keep."""
+
+    name: str
+    kind: str
+    url: str
+    query: str = ""
+    field: str = ""
+    min: float | None = None
+    max: float | None = None
+
+
+@dataclass(frozen=True)
+class RingPolicy:
+    """What the Release says about one ring."""
+
+    name: str
+    soak: timedelta
+    convergence_timeout: timedelta
+    max_pending_pods: int
+    max_launch_failures: int
+    failure_budget: int
+    on_failure: str
+    require_approval: bool
+    metrics: tuple[MetricCheck, ...] = ()
+
+
+@dataclass
+class StepView:
+    """One cluster's step as the scheduler sees it."""
+
+    id: str
+    cluster: str
+    state: StepState
+    rollback: RollbackState | None = None
+    attempts: int = 0
+    dispatched_at: datetime | None = None
+    heartbeat_at: datetime | None = None
+    started_at: datetime | None = None
+    result: dict[str, Any] | None = None
+    removed: bool = False
+    window_open: bool = True
+
+
+@dataclass
+class WaveView:
+    """One wave with its steps."""
+
+    id: str
+    ring: str
+    ring_index: int
+    index: int
+    state: WaveState
+    span_id: str
+    steps: list[StepView]
+    started_at: datetime | None = None
+    soak_until: datetime | None = None
+    gate_started_at: datetime | None = None
+
+
+@dataclass
+class RolloutView:
+    """A rollout with every wave, the ring policies, and what the world says now."""
+
+    id: str
+    state: RolloutState
+    paused: bool
+    ring_index: int
+    wave_index: int
+    rings: list[RingPolicy]
+    waves: list[WaveView]
+    on_unreachable: str = "fail"
+    approvals: frozenset[str] = frozenset()
+    frozen: str | None = None
+    """The reason of the freeze in force, or None."""
+    trace_id: str = ""
+    root_span_id: str = ""
+
+    def wave(self, ring_index: int, index: int) -> WaveView | None:
+        """The ``index``-th wave of ring ``ring_index``, or None."""
+        for wave in self.waves:
+            if wave.ring_index == ring_index and wave.index == index:
+                return wave
+        return None
+
+    def ring_waves(self, ring_index: int) -> list[WaveView]:
+        """The waves of one ring, in order."""
+        return sorted((w for w in self.waves if w.ring_index == ring_index), key=lambda w: w.index)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The scheduler's clocks: how long before a silent step is sent again, and how long a
+    worker may take to verify a cluster after the soak."""
+
+    redispatch_after: timedelta = timedelta(seconds=60)
+    verify_timeout: timedelta = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class SetRollout:
+    """Change the rollout's state and/or position."""
+
+    state: RolloutState
+    ring_index: int
+    wave_index: int
+    reason: str
+    finished: bool = False
+
+
+@dataclass(frozen=True)
+class SetWave:
+    """Change a wave's state and timestamps (only the fields given)."""
+
+    wave_id: str
+    state: WaveState
+    started_at: datetime | None = None
+    soak_until: datetime | None = None
+    gate_started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class SetStep:
+    """Move a step from one of ``from_states`` to ``state`` (guarded), with extra fields."""
+
+    step_id: str
+    from_states: frozenset[StepState]
+    state: StepState
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SetRollback:
+    """Set a step's rollback state (guarded by the rollback states it may come from)."""
+
+    step_id: str
+    from_states: frozenset[RollbackState | None]
+    state: RollbackState
+
+
+@dataclass(frozen=True)
+class Touch:
+    """Note that a step's message was sent again (so it is not re-sent every tick)."""
+
+    step_id: str
+    attempts: int
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send a message to the workers, after the transaction commits."""
+
+    message: StepMessage
+
+
+@dataclass(frozen=True)
+class RecordGate:
+    """Record a gate evaluation of a wave."""
+
+    wave_id: str
+    passed: bool
+    checks: list[dict[str, Any]]
+    failed_clusters: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NeedReadings:
+    """The gate needs its metrics read; call decide again with them."""
+
+    wave_id: str
+    checks: tuple[MetricCheck, ...]
+
+
+Effect = SetRollout | SetWave | SetStep | SetRollback | Touch | Send | RecordGate | NeedReadings
+
+
+@dataclass
+class Decision:
+    """What the scheduler decided for one rollout on one tick."""
+
+    effects: list[Effect] = field(default_factory=list)
+    waiting: str = ""
+    """What the rollout waits for, when nothing changes (shown by ``rollout status``)."""
+
+
+Readings = dict[str, MetricReading]
+
+
+def traceparent(trace_id: str, span_id: str) -> str:
+    """The W3C ``traceparent`` header naming span ``span_id`` (hex) of trace ``trace_id``."""
+    return f"00-{trace_id}-{span_id}-01"
