@@ -12,12 +12,16 @@ import typer
 from rich.console import Console
 
 from agent.api.kinds import agent_kinds
+from agent.api.lint import lint
 from agent.api.manifests import ManifestSyntaxError
 from agent.cli.demo import run_demo
 from agent.cli.migrate import migrate_file, result_json, write_atomically
 from agent.cli.validate import validate_paths
 from fleet.cli_agent import agent_app
+from fleet.cli_rollout import rollout_app
 from fleet.clicore import Group, JsonOpt, show_help_when_bare
+from fleet.domain.lint import fleet_lint
+from fleet.domain.manifests import fleet_kinds
 
 app = typer.Typer(
     name="driftwave",
@@ -50,7 +54,8 @@ def _existing(paths: list[Path], param: str) -> None:
 
 @app.command()
 def validate(files: FilesArg, as_json: JsonOpt = False) -> None:
-    """Check manifests against Karpenter v1's schema and rules.
+    """Check manifests against Karpenter v1's schema and rules, and driftwave's own kinds
+    (Fleet, Release, Scenario).
 
     Each problem prints as FILE:DOC kind/name: field.path: what is wrong (rule). Warnings flag
     valid but risky settings (an @latest AMI alias, no disruption budget, expireAfter: Never)
@@ -59,7 +64,7 @@ def validate(files: FilesArg, as_json: JsonOpt = False) -> None:
     Example: driftwave validate examples/v1
     """
     _existing(files, "FILES")
-    report = validate_paths(files, agent_kinds())
+    report = validate_paths(files, {**agent_kinds(), **fleet_kinds()}, (lint, fleet_lint))
     if as_json:
         print(report.as_json())
     else:
@@ -147,6 +152,7 @@ def demo() -> None:
 
 
 app.add_typer(agent_app)
+app.add_typer(rollout_app)
 
 
 def main() -> None:

@@ -1,0 +1,221 @@
+"""``driftwave.io/v1alpha1`` Fleet: the rings, freezes, AWS accounts and clusters one control
+plane rolls releases through.
+
+Defaults: ``freezes``, ``accounts`` and ``clusters`` are empty; a cluster's ``labels`` are empty
+and it has no maintenance windows (always open); a window's ``timeZone`` is ``UTC``. A
+cluster's agent token never appears in a manifest: ``credentialsRef`` only says where to read it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Annotated, Literal
+
+from croniter import croniter
+from croniter.croniter import CroniterError
+from pydantic import Field, field_validator, model_validator
+
+from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
+from agent.api.durations import cron_expression, cron_problem
+from fleet.domain.fields import (
+    DnsLabel,
+    Duration,
+    HttpUrl,
+    Labels,
+    Timestamp,
+    TimeZone,
+    duration_of,
+    parse_time,
+)
+
+MAX_WINDOW = timedelta(days=7)
+REGION = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]+$"
+ACCOUNT_ID = r"^[0-9]{12}$"
+EXTERNAL_ID = r"^[\w+=,.@:/-]{2,1224}$"
+ROLE_ARN = re.compile(r"arn:aws(-cn|-us-gov|-iso|-iso-b)?:iam::([0-9]{12}):role/([\w+=,.@/-]+)")
+CREDENTIALS_REF = re.compile(
+    r"env:[A-Za-z_][A-Za-z0-9_]*"
+    r"|file:\S.*"
+    r"|secretsmanager:arn:aws(-cn|-us-gov|-iso|-iso-b)?:secretsmanager:[a-z0-9-]+:[0-9]{12}:"
+    r"secret:\S+"
+)
+
+
+class Freeze(KubeModel):
+    """``spec.freezes[]``: a period in which no new wave step starts (steps under way finish)."""
+
+    start: Timestamp
+    end: Timestamp
+    reason: str = ""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Freeze:
+        if parse_time(self.end) <= parse_time(self.start):
+            raise rule_error(
+                f"end {self.end} is not after start {self.start} (rule: end > start)", "end"
+            )
+        return self
+
+    def start_time(self) -> datetime:
+        """``start`` as an aware datetime."""
+        return parse_time(self.start)
+
+    def end_time(self) -> datetime:
+        """``end`` as an aware datetime."""
+        return parse_time(self.end)
+
+
+class Account(KubeModel):
+    """``spec.accounts[]``: an AWS account the fleet's clusters live in, and the role to assume."""
+
+    name: DnsLabel
+    account_id: Annotated[str, matching(ACCOUNT_ID, "a 12-digit AWS account id")]
+    role_arn: str
+    external_id: (
+        Annotated[str, matching(EXTERNAL_ID, "2-1224 characters of [\\w+=,.@:/-]")] | None
+    ) = None
+
+    @model_validator(mode="after")
+    def _role_in_account(self) -> Account:
+        match = ROLE_ARN.fullmatch(self.role_arn)
+        if match is None:
+            raise rule_error(
+                f"{self.role_arn!r} is not an IAM role ARN such as "
+                f"arn:aws:iam::{self.account_id}:role/driftwave-fleet "
+                "(rule: arn:PARTITION:iam::ACCOUNT:role/NAME)",
+                "roleArn",
+            )
+        if match.group(2) != self.account_id:
+            raise rule_error(
+                f"the role belongs to account {match.group(2)}, not {self.account_id} "
+                "(rule: roleArn must be a role of the account's accountId)",
+                "roleArn",
+            )
+        return self
+
+
+class AgentRef(KubeModel):
+    """``clusters[].agent``: where the cluster's agent listens and where its token is kept."""
+
+    endpoint: HttpUrl
+    credentials_ref: str
+    """``env:NAME`` (an environment variable of the control plane), ``file:PATH`` or
+    ``secretsmanager:ARN``: a reference only, never the token itself."""
+
+    @field_validator("credentials_ref")
+    @classmethod
+    def _reference(cls, value: str) -> str:
+        if not CREDENTIALS_REF.fullmatch(value):
+            raise ValueError(
+                f"{value!r} is not a credentials reference (rule: env:NAME, file:PATH or "
+                "secretsmanager:ARN of a Secrets Manager secret; the token itself never goes in "
+                "a manifest)"
+            )
+        return value
+
+
+class MaintenanceWindow(KubeModel):
+    """``clusters[].maintenanceWindows[]``: a recurring period in which wave steps may start.
+
+    ``schedule`` is a five-field cron expression (or a macro such as ``@daily``) read in
+    ``timeZone`` (default UTC); each firing opens the window for ``duration`` of elapsed time.
+    A firing that falls into a daylight-saving gap happens as much later as the gap is long
+    (02:30 becomes 03:30); in a repeated hour it happens once, the first time.
+    """
+
+    schedule: str
+    duration: Duration
+    time_zone: TimeZone = "UTC"
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, schedule: str) -> str:
+        problem = cron_problem(schedule)
+        if problem:
+            raise ValueError(f"{problem} (rule: five cron fields: minute hour day month weekday)")
+        try:
+            croniter(cron_expression(schedule), datetime(2026, 1, 1)).get_next(datetime)
+        except (CroniterError, ValueError):
+            raise ValueError(
+                f"schedule {schedule!r} never fires (rule: the window must open some day)"
+            ) from None
+        return schedule
+
+    @field_validator("duration")
+    @classmethod
+    def _length(cls, duration: str) -> str:
+        length = duration_of(duration)
+        if not timedelta(0) < length < MAX_WINDOW:
+            raise ValueError(f"duration {duration} is out of range (rule: > 0s and < 168h)")
+        return duration
+
+
+class Cluster(KubeModel):
+    """``spec.clusters[]``: one EKS cluster, its ring, labels, agent and maintenance windows."""
+
+    name: DnsLabel
+    account: str
+    region: Annotated[str, matching(REGION, "an AWS region such as us-east-1")]
+    ring: str
+    labels: Labels = Field(default_factory=dict)
+    agent: AgentRef
+    maintenance_windows: list[MaintenanceWindow] = Field(default_factory=list)
+    """No window means always open."""
+
+
+class FleetSpec(KubeModel):
+    """``spec`` of a Fleet."""
+
+    rings: Annotated[list[DnsLabel], Field(min_length=1)]
+    """The order of promotion: a release moves from the first ring to the last."""
+    freezes: list[Freeze] = Field(default_factory=list)
+    accounts: list[Account] = Field(default_factory=list)
+    clusters: list[Cluster] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _references(self) -> FleetSpec:
+        _unique(self.rings, "rings[{i}]", "ring")
+        _unique([a.name for a in self.accounts], "accounts[{i}].name", "account")
+        _unique([c.name for c in self.clusters], "clusters[{i}].name", "cluster")
+        accounts = {a.name for a in self.accounts}
+        for index, cluster in enumerate(self.clusters):
+            if cluster.account not in accounts:
+                known = ", ".join(sorted(accounts)) or "none"
+                raise rule_error(
+                    f"account {cluster.account!r} is not in spec.accounts (known: {known}) "
+                    "(rule: a cluster names one of the fleet's accounts)",
+                    f"clusters[{index}].account",
+                )
+            if cluster.ring not in self.rings:
+                raise rule_error(
+                    f"ring {cluster.ring!r} is not in spec.rings ({', '.join(self.rings)}) "
+                    "(rule: a cluster belongs to one of the fleet's rings)",
+                    f"clusters[{index}].ring",
+                )
+        return self
+
+
+def _unique(names: list[str], path: str, what: str) -> None:
+    seen: set[str] = set()
+    for index, name in enumerate(names):
+        if name in seen:
+            raise rule_error(
+                f"{what} {name!r} is listed twice (rule: {what} names are unique)",
+                path.format(i=index),
+            )
+        seen.add(name)
+
+
+class Fleet(KubeModel):
+    """A ``driftwave.io/v1alpha1`` Fleet; ``metadata.name`` is the fleet's name."""
+
+    api_version: Literal["driftwave.io/v1alpha1"] = "driftwave.io/v1alpha1"
+    kind: Literal["Fleet"] = "Fleet"
+    metadata: ObjectMeta
+    spec: FleetSpec
+
+    @property
+    def name(self) -> str:
+        """The fleet's name."""
+        return self.metadata.name or ""
