@@ -8,24 +8,12 @@ set, never an exception: the gate then fails that check and says why.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from fleet.service.ports import MetricReading
-
-
-@dataclass(frozen=True)
-class MetricQuery:
-    """One metric check's query: ``prometheus`` (``url`` + ``query``) or ``http`` (``url`` +
-    dotted ``field`` of the JSON answer)."""
-
-    name: str
-    kind: str
-    url: str
-    query: str = ""
-    field: str = ""
+from fleet.domain.gates import MetricReading
+from fleet.service.ports import MetricQuery
 
 
 def _dotted(data: Any, path: str) -> Any:

@@ -52,8 +52,9 @@ class GateOutcome:
     failed_clusters: tuple[str, ...]
 
 
-Gate = Callable[[WaveView, RingPolicy, Readings | None, str], GateOutcome]
-"""Evaluates a wave's gate: (wave, ring policy, metric readings or None, onUnreachable)."""
+Gate = Callable[[RolloutView, WaveView, Readings | None, datetime], GateOutcome]
+"""Evaluates a wave's gate: (rollout, wave, metric readings or None, now); the outcome's
+``passed`` already weighs the ring's failure budget."""
 
 APPLIED = frozenset(
     {
@@ -310,16 +311,11 @@ def _gating(tick: _Tick, wave: WaveView) -> Decision:
     if ring.metrics and tick.readings is None:
         tick.add(NeedReadings(wave.id, ring.metrics))
         return tick.wait("reading metrics")
-    outcome = tick.gate(wave, ring, tick.readings, tick.view.on_unreachable)
+    outcome = tick.gate(tick.view, wave, tick.readings, tick.now)
     if outcome.passed is None:
         return tick.wait("gate checks pending")
-    failed_before = _ring_failed_before(tick.view, wave)
-    failed = set(outcome.failed_clusters) | failed_before
-    within = outcome.passed or (
-        len(failed) <= ring.failure_budget and _only_cluster_failures(outcome)
-    )
-    tick.add(RecordGate(wave.id, bool(outcome.passed), outcome.checks, outcome.failed_clusters))
-    if not within:
+    tick.add(RecordGate(wave.id, outcome.passed, outcome.checks, outcome.failed_clusters))
+    if not outcome.passed:
         return _gate_failed(tick, wave, ring, outcome)
     tick.add(SetWave(wave.id, WaveState.PASSED, finished_at=tick.now))
     if ring.on_failure == "rollback":
@@ -329,21 +325,6 @@ def _gating(tick: _Tick, wave: WaveView) -> Decision:
     if wave.index + 1 < len(tick.view.ring_waves(wave.ring_index)):
         return _start_wave(tick, wave.ring_index, wave.index + 1, "gate passed")
     return _start_ring(tick, wave.ring_index + 1)
-
-
-def _only_cluster_failures(outcome: GateOutcome) -> bool:
-    """True when every failed check is about a cluster (a fleet-wide metric failing fails the
-    gate whatever the budget)."""
-    return all(c.get("passed") is not False or c.get("cluster") for c in outcome.checks)
-
-
-def _ring_failed_before(view: RolloutView, wave: WaveView) -> set[str]:
-    failed: set[str] = set()
-    for earlier in view.ring_waves(wave.ring_index):
-        if earlier.index < wave.index:
-            failed |= {s.cluster for s in _failures(earlier, view.on_unreachable)}
-            failed |= {s.cluster for s in earlier.steps if s.rollback is not None}
-    return failed
 
 
 def _gate_failed(tick: _Tick, wave: WaveView, ring: RingPolicy, outcome: GateOutcome) -> Decision:

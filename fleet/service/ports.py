@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from fleet.domain.gates import MetricReading
+
 
 class StepAction(StrEnum):
     """What a step message asks a worker to do."""
@@ -55,18 +57,21 @@ class DispatchFailed(RuntimeError):
 
 
 @dataclass(frozen=True)
-class MetricReading:
-    """What a gate's metric query returned (``value`` None with ``error`` when it failed)."""
+class MetricQuery:
+    """One metric gate's query: ``prometheus`` (``url`` + ``query``) or ``http`` (``url`` +
+    dotted ``field`` of the JSON answer)."""
 
     name: str
-    value: float | None
-    error: str | None = None
+    kind: str
+    url: str
+    query: str = ""
+    field: str = ""
 
 
 class MetricSource(Protocol):
     """Reads the value a gate's metric check compares with its threshold."""
 
-    def read(self, check: Any) -> MetricReading:
+    def read(self, check: MetricQuery) -> MetricReading:
         """Run the check's query (Prometheus or HTTP JSON) once; never raises: a failed query is
         a reading with ``error`` set (the gate then fails that check)."""
         ...

@@ -12,36 +12,44 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from fleet.domain.gates import MetricReading, OnUnreachable
 from fleet.domain.machine import RollbackState, RolloutState, StepState, WaveState
-from fleet.service.ports import MetricReading, StepMessage
-
-
-@dataclass(frozen=True)
-class MetricCheck:
-    """A gate's metric check: the query and the bounds its reading must keep."""
-
-    name: str
-    kind: str
-    url: str
-    query: str = ""
-    field: str = ""
-    min: float | None = None
-    max: float | None = None
+from fleet.domain.model import RingSpec
+from fleet.service.ports import MetricQuery, StepMessage
 
 
 @dataclass(frozen=True)
 class RingPolicy:
-    """What the Release says about one ring."""
+    """What the Release says about one ring, with the ring's size and its metric queries."""
 
-    name: str
-    soak: timedelta
-    convergence_timeout: timedelta
-    max_pending_pods: int
-    max_launch_failures: int
-    failure_budget: int
-    on_failure: str
-    require_approval: bool
-    metrics: tuple[MetricCheck, ...] = ()
+    spec: RingSpec
+    size: int
+    metrics: tuple[MetricQuery, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The ring's name."""
+        return self.spec.name
+
+    @property
+    def soak(self) -> timedelta:
+        """How long a converged wave is watched before its gate."""
+        return self.spec.soak
+
+    @property
+    def convergence_timeout(self) -> timedelta:
+        """How long a cluster may take to converge."""
+        return self.spec.gates.convergence_timeout
+
+    @property
+    def on_failure(self) -> str:
+        """``rollback`` or ``halt``."""
+        return self.spec.on_failure
+
+    @property
+    def require_approval(self) -> bool:
+        """Whether an approver must approve before the ring starts."""
+        return self.spec.require_approval
 
 
 @dataclass
@@ -57,6 +65,7 @@ class StepView:
     heartbeat_at: datetime | None = None
     started_at: datetime | None = None
     result: dict[str, Any] | None = None
+    error: str | None = None
     removed: bool = False
     window_open: bool = True
 
@@ -88,7 +97,7 @@ class RolloutView:
     wave_index: int
     rings: list[RingPolicy]
     waves: list[WaveView]
-    on_unreachable: str = "fail"
+    on_unreachable: OnUnreachable = "fail"
     approvals: frozenset[str] = frozenset()
     frozen: str | None = None
     """The reason of the freeze in force, or None."""
@@ -188,7 +197,7 @@ class NeedReadings:
     """The gate needs its metrics read; call decide again with them."""
 
     wave_id: str
-    checks: tuple[MetricCheck, ...]
+    checks: tuple[MetricQuery, ...]
 
 
 Effect = SetRollout | SetWave | SetStep | SetRollback | Touch | Send | RecordGate | NeedReadings

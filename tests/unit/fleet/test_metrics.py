@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from fleet.metrics import HttpMetricSource, MetricQuery
+from fleet.metrics import HttpMetricSource
+from fleet.service.ports import MetricQuery
 from tests.support.jsonserver import JsonServer
 
 

@@ -1,0 +1,108 @@
+"""The scheduler's gate: a wave's steps, as the workers recorded them, judged by
+:func:`fleet.domain.gates.evaluate` against the ring's policy.
+
+A step's state and the agent's last report (the wave's progress when it converged, and the
+observation after the soak) become one :class:`ClusterObservation` per cluster; clusters of the
+same ring that failed in earlier waves use up the failure budget too.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from fleet.domain.gates import ClusterObservation, Observations, Phase, evaluate
+from fleet.domain.machine import StepState
+from fleet.service.advance import GateOutcome
+from fleet.service.views import Readings, RolloutView, StepView, WaveView
+
+_PHASES: dict[StepState, Phase] = {
+    StepState.PENDING: "pending",
+    StepState.DISPATCHED: "applying",
+    StepState.PROGRESSING: "converging",
+    StepState.CONVERGED: "converged",
+    StepState.VERIFYING: "converged",
+    StepState.VERIFIED: "converged",
+    StepState.FAILED: "failed",
+    StepState.TIMED_OUT: "failed",
+    StepState.UNREACHABLE: "unreachable",
+    StepState.SKIPPED: "removed",
+    StepState.CANCELLED: "removed",
+}
+
+
+def _stamp(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def observe(step: StepView, now: datetime) -> ClusterObservation:
+    """What the gate knows about one cluster's step."""
+    result = step.result or {}
+    progress = result.get("progress") or {}
+    if step.state is StepState.VERIFIED and "pendingPods" not in progress:
+        return ClusterObservation(
+            step.cluster, "unreachable", message="no observation after the soak"
+        )
+    applied, converged = _stamp(result.get("appliedAt")), _stamp(result.get("convergedAt"))
+    failures = progress.get("launchFailures")
+    if isinstance(failures, int):
+        failures += int(progress.get("registrationFailures") or 0)
+    observed = step.state in (StepState.VERIFIED, StepState.FAILED)
+    pending = progress.get("pendingPods") if observed else None
+    return ClusterObservation(
+        cluster=step.cluster,
+        phase=_PHASES[step.state],
+        elapsed=now - step.started_at if step.started_at else None,
+        time_to_converge=converged - applied if applied and converged else None,
+        pending_pods=int(pending) if isinstance(pending, int) else None,
+        launch_failures=failures if isinstance(failures, int) else None,
+        drift_halted=bool(progress.get("driftHalted")),
+        message=str(result.get("reason") or step.error or ""),
+    )
+
+
+def _prior_failures(view: RolloutView, wave: WaveView) -> int:
+    failed = {StepState.FAILED, StepState.TIMED_OUT}
+    if view.on_unreachable == "fail":
+        failed.add(StepState.UNREACHABLE)
+    return sum(
+        1
+        for earlier in view.ring_waves(wave.ring_index)
+        if earlier.index < wave.index
+        for step in earlier.steps
+        if step.state in failed or step.rollback is not None
+    )
+
+
+def gate(
+    view: RolloutView, wave: WaveView, readings: Readings | None, now: datetime
+) -> GateOutcome:
+    """The gate of ``wave`` (see :data:`fleet.service.advance.Gate`)."""
+    ring = view.rings[wave.ring_index]
+    observations = Observations(
+        clusters=[observe(step, now) for step in wave.steps],
+        ring_size=ring.size,
+        prior_failures=_prior_failures(view, wave),
+        metrics=list((readings or {}).values()),
+        approved=ring.name in view.approvals or not ring.require_approval,
+    )
+    result = evaluate(ring.spec.policy(view.on_unreachable), observations)
+    checks: list[dict[str, object]] = [
+        {
+            "name": c.name,
+            "passed": c.passed,
+            "pending": c.pending,
+            "observed": c.observed,
+            "threshold": c.threshold,
+            "message": c.message,
+            "scope": c.scope,
+        }
+        for c in result.checks
+    ]
+    passed = None if result.pending else result.passed
+    return GateOutcome(passed, checks, result.failed_clusters)

@@ -1,0 +1,83 @@
+"""Builders of fleet database test data: cluster and fleet specs, and a seeded rollout.
+
+Shared by the SQLite unit tests and the PostgreSQL integration tests.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine
+
+from fleet.db import AccountSpec, ClusterSpec, FleetSpec, NewWave, UnitOfWork
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+RINGS = ("canary", "dev", "prod")
+
+
+def cluster(name: str, ring: str = "canary", **changes: object) -> ClusterSpec:
+    """A cluster spec in account ``main``, region ``us-east-1``."""
+    values: dict[str, object] = {
+        "name": name,
+        "account": "main",
+        "region": "us-east-1",
+        "ring": ring,
+        "agent_endpoint": f"https://{name}.agents.example:9443",
+        "credentials_ref": f"env:TOKEN_{name.upper().replace('-', '_')}",
+        "labels": {"team": "payments"},
+        "maintenance_windows": [{"schedule": "0 22 * * 1-5", "duration": "4h"}],
+    }
+    values.update(changes)
+    return ClusterSpec(**values)  # type: ignore[arg-type]
+
+
+def fleet_spec(*clusters: ClusterSpec, name: str = "payments") -> FleetSpec:
+    """A fleet of ``clusters`` with one account and three rings."""
+    return FleetSpec(
+        name=name,
+        rings=list(RINGS),
+        accounts=[
+            AccountSpec(
+                name="main",
+                aws_account_id="123456789012",
+                role_arn="arn:aws:iam::123456789012:role/driftwave",
+            )
+        ],
+        clusters=list(clusters),
+        freezes=[{"start": "2026-12-20T00:00:00Z", "end": "2027-01-04T00:00:00Z"}],
+        manifest={"kind": "Fleet", "metadata": {"name": name}},
+    )
+
+
+STANDARD_CLUSTERS = ("c-canary", "d-dev-1", "d-dev-2", "p-prod")
+
+
+def seed(
+    engine: Engine, rollout_id: str | None = "r1", fleet: str = "payments", release: str = "rel-1"
+) -> None:
+    """Apply a four-cluster ``fleet``, add ``release`` and (unless None) create a rollout with
+    three waves: canary [c-canary], dev [d-dev-1, d-dev-2], prod [p-prod]."""
+    with UnitOfWork(engine, write=True) as uow:
+        uow.fleets.apply(
+            fleet_spec(
+                cluster("c-canary"),
+                cluster("d-dev-1", "dev"),
+                cluster("d-dev-2", "dev"),
+                cluster("p-prod", "prod"),
+                name=fleet,
+            ),
+            NOW,
+        )
+        uow.releases.add(release, fleet, {"target": {"ami": "al2023@v1"}}, NOW)
+        if rollout_id is not None:
+            uow.rollouts.create(rollout_id, release, standard_waves(), now=NOW, plan={"rings": 3})
+        uow.commit()
+
+
+def standard_waves() -> list[NewWave]:
+    """The three waves of :func:`seed`'s rollout."""
+    return [
+        NewWave(ring="canary", ring_index=0, index=0, clusters=["c-canary"]),
+        NewWave(ring="dev", ring_index=1, index=0, clusters=["d-dev-2", "d-dev-1"]),
+        NewWave(ring="prod", ring_index=2, index=0, clusters=["p-prod"]),
+    ]
