@@ -4,11 +4,13 @@ refusing inconsistent input without writing anything; and reading clusters back.
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import Engine
 
+import fleet as fleet_package
 from fleet.db import (
     AccountSpec,
     InvalidInput,
@@ -16,9 +18,11 @@ from fleet.db import (
     UnitOfWork,
     fleet_spec_from_manifest,
 )
+from fleet.domain.manifests import load_fleet
 from tests.unit.fleet.db.factories import NOW, cluster, fleet_spec
 
 LATER = NOW + timedelta(hours=1)
+EXAMPLES = Path(fleet_package.__file__).parent / "examples"
 
 
 def test_a_first_apply_adds_everything(engine: Engine) -> None:
@@ -215,3 +219,27 @@ def test_a_fleet_manifest_reads_into_a_spec() -> None:
     del manifest["spec"]["clusters"][0]["agent"]  # type: ignore[index]
     with pytest.raises(InvalidInput, match=r"spec\.clusters\[0\]\.agent: is required"):
         fleet_spec_from_manifest(manifest)
+
+
+def test_a_manifest_without_accounts_or_clusters_is_an_empty_fleet() -> None:
+    spec = fleet_spec_from_manifest({"metadata": {"name": "empty"}, "spec": {"rings": ["a"]}})
+    assert (list(spec.accounts), list(spec.clusters)) == ([], [])
+    with pytest.raises(InvalidInput, match=r"spec\.rings: is required"):
+        fleet_spec_from_manifest({"metadata": {"name": "empty"}, "spec": {}})
+
+
+def test_the_example_fleet_manifest_applies(engine: Engine) -> None:
+    fleet = load_fleet(EXAMPLES / "fleet.yaml")
+    spec = fleet_spec_from_manifest(fleet.to_manifest())
+    with UnitOfWork(engine, write=True) as uow:
+        result = uow.fleets.apply(spec, NOW)
+        uow.commit()
+    assert sorted(result.added) == sorted(c.name for c in fleet.spec.clusters)
+    with UnitOfWork(engine) as uow:
+        stored = uow.fleets.get(spec.name)
+        clusters = uow.clusters.list(spec.name)
+    assert stored.spec == fleet.to_manifest()
+    assert stored.rings == list(fleet.spec.rings)
+    assert {c.agent_endpoint for c in clusters} == {
+        str(c.agent.endpoint) for c in fleet.spec.clusters
+    }

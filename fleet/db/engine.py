@@ -1,0 +1,249 @@
+"""Engines for both databases, and the schema's migrations run programmatically through Alembic.
+
+- :func:`make_engine`: SQLite (embedded mode) gets its parent folder created, WAL, foreign keys
+  on, a busy timeout (concurrent writers wait instead of failing) and transactions this module
+  begins itself, so a writing unit of work can take the write lock up front (``BEGIN
+  IMMEDIATE``). PostgreSQL URLs (``postgresql://``) use the psycopg 3 driver, ``pool_pre_ping``,
+  a ``lock_timeout`` and optionally a schema (``search_path``).
+- :func:`migrate` upgrades (or downgrades) the schema; :func:`schema_revision` reads where the
+  database stands; :func:`ensure_current` refuses to run code against an outdated schema.
+
+From a shell: ``python -m fleet.db upgrade`` (see :mod:`fleet.db.__main__`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event, text  # Engine: re-exported
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import URL, make_url
+
+import fleet.db.models  # noqa: F401  (registers the tables on the metadata)
+from fleet.db.errors import DatabaseError, SchemaOutdated
+from fleet.db.translate import translate
+from fleet.db.types import Base
+from fleet.settings import DatabaseSettings
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+"""The Alembic script directory (``env.py``, ``versions/``)."""
+
+WRITE_OPTION = "driftwave_write"
+"""Connection execution option: begin the next transaction holding the write lock (SQLite)."""
+
+UPGRADE_HINT = "python -m fleet.db upgrade"
+"""The command that brings a database schema to the current revision."""
+
+_MIGRATION_LOCK_KEY = 0x64726966  # PostgreSQL advisory lock serializing concurrent migrations
+
+__all__ = [
+    "MIGRATIONS",
+    "UPGRADE_HINT",
+    "WRITE_OPTION",
+    "Engine",
+    "InvalidDatabaseUrl",
+    "alembic_config",
+    "engine_from_settings",
+    "ensure_current",
+    "head_revision",
+    "make_engine",
+    "migrate",
+    "normalize_url",
+    "schema_differences",
+    "schema_revision",
+]
+
+
+class InvalidDatabaseUrl(DatabaseError):
+    """The database URL is malformed or names a database other than SQLite or PostgreSQL."""
+
+
+def normalize_url(url: str | URL) -> URL:
+    """``url`` with the psycopg 3 driver for PostgreSQL; SQLite URLs are kept as given."""
+    try:
+        parsed = make_url(url)
+    except sa_exc.ArgumentError as exc:
+        raise InvalidDatabaseUrl(f"reading database URL: {exc}") from exc
+    backend = parsed.get_backend_name()
+    if backend in ("postgresql", "postgres"):
+        return parsed.set(drivername="postgresql+psycopg")
+    if backend == "sqlite":
+        return parsed
+    raise InvalidDatabaseUrl(
+        f"reading database URL: {parsed.drivername!r} is not supported "
+        "(use sqlite:///PATH or postgresql://...)"
+    )
+
+
+def _sqlite_engine(url: URL, echo: bool, lock_timeout: float) -> Engine:
+    database = url.database or ""
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        url,
+        echo=echo,
+        connect_args={"check_same_thread": False, "timeout": lock_timeout},
+    )
+    busy_ms = int(lock_timeout * 1000)
+
+    @event.listens_for(engine, "connect")
+    def _configure(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event emit BEGIN instead of the sqlite3 module.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {busy_ms}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:
+        write = connection.get_execution_options().get(WRITE_OPTION, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+def _postgresql_engine(url: URL, echo: bool, lock_timeout: float, schema: str | None) -> Engine:
+    options = [f"-c lock_timeout={int(lock_timeout * 1000)}"]
+    if schema:
+        options.append(f"-c search_path={schema}")
+    return create_engine(
+        url,
+        echo=echo,
+        pool_pre_ping=True,
+        connect_args={"options": " ".join(options), "connect_timeout": 10},
+    )
+
+
+def make_engine(
+    url: str | URL,
+    *,
+    echo: bool = False,
+    lock_timeout: float = 30.0,
+    schema: str | None = None,
+) -> Engine:
+    """An engine for ``url`` (SQLite or PostgreSQL), configured for the fleet's processes.
+
+    ``lock_timeout`` (seconds) is how long a writer waits for another's lock before a
+    ``TemporaryDatabaseError``; ``schema`` (PostgreSQL only) sets the ``search_path``, so the
+    tables and Alembic's version table live in that (existing) schema. Nothing connects yet."""
+    parsed = normalize_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(parsed, echo, lock_timeout)
+    return _postgresql_engine(parsed, echo, lock_timeout, schema)
+
+
+def engine_from_settings(settings: DatabaseSettings) -> Engine:
+    """:func:`make_engine` configured by ``settings``."""
+    return make_engine(
+        settings.url,
+        echo=settings.echo,
+        lock_timeout=settings.lock_timeout,
+        schema=settings.schema_name,
+    )
+
+
+def alembic_config(connection: Connection | None = None, url: str | None = None) -> Config:
+    """An Alembic configuration for the fleet schema, with no ``alembic.ini``.
+
+    Migrations run on ``connection`` when given, else on an engine made from ``url``."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def _engine_of(url_or_engine: str | URL | Engine) -> tuple[Engine, bool]:
+    if isinstance(url_or_engine, Engine):
+        return url_or_engine, False
+    return make_engine(url_or_engine), True
+
+
+def migrate(url_or_engine: str | URL | Engine, revision: str = "head") -> None:
+    """Upgrade the schema to ``revision`` (``"head"``: the newest), in one transaction.
+
+    A revision older than the current one downgrades. Concurrent callers are serialized (the
+    SQLite write lock, a PostgreSQL advisory lock), so the second finds the work done."""
+    engine, owned = _engine_of(url_or_engine)
+    try:
+        with engine.connect() as connection:
+            connection.execution_options(**{WRITE_OPTION: True})
+            with connection.begin():
+                if connection.dialect.name == "postgresql":
+                    connection.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY}
+                    )
+                config = alembic_config(connection)
+                current = MigrationContext.configure(connection).get_current_revision()
+                script = ScriptDirectory.from_config(config)
+                if _is_downgrade(script, current, revision):
+                    command.downgrade(config, revision)
+                else:
+                    command.upgrade(config, revision)
+    except sa_exc.SQLAlchemyError as exc:
+        raise translate(exc, f"migrating the database schema to {revision}") from exc
+    finally:
+        if owned:
+            engine.dispose()
+
+
+def _is_downgrade(script: ScriptDirectory, current: str | None, target: str) -> bool:
+    if current is None or target == "head":
+        return False
+    if target == "base":
+        return True
+    ancestors = {rev.revision for rev in script.iterate_revisions(current, "base")}
+    return target in ancestors and target != current
+
+
+def head_revision() -> str:
+    """The newest revision of the schema this code knows."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package always ships its migrations
+        raise SchemaOutdated("reading the schema's migrations: no revision found")
+    return head
+
+
+def schema_revision(engine: Engine) -> str | None:
+    """The revision the database's schema stands at (None: never migrated)."""
+    try:
+        with engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+    except sa_exc.SQLAlchemyError as exc:
+        raise translate(exc, "reading the database schema revision") from exc
+
+
+def schema_differences(engine: Engine) -> list[str]:
+    """How the database's schema differs from the models (empty when they match), as Alembic's
+    autogenerate sees it: a non-empty list means a model change lacks a migration."""
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            return [repr(diff) for diff in compare_metadata(context, Base.metadata)]
+    except sa_exc.SQLAlchemyError as exc:
+        raise translate(exc, "comparing the database schema with the models") from exc
+
+
+def ensure_current(engine: Engine) -> None:
+    """Raise :class:`SchemaOutdated` unless the schema stands at this code's newest revision."""
+    current = schema_revision(engine)
+    expected = head_revision()
+    if current != expected:
+        where = "has no schema" if current is None else f"is at schema revision {current}"
+        raise SchemaOutdated(
+            f"checking the database schema: the database {where}, this code needs {expected}; "
+            f"run `{UPGRADE_HINT}` (with DRIFTWAVE_DATABASE_URL set)"
+        )

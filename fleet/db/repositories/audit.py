@@ -1,0 +1,80 @@
+"""The audit log: append a record, list records (newest last). Never updated nor deleted: the
+repository has no such method and the database's triggers refuse both."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from fleet.db.errors import InvalidInput
+from fleet.db.models import AuditEntry
+from fleet.db.repositories.base import Repository, aware
+from fleet.db.translate import boundary
+
+
+class AuditRepository(Repository):
+    """The append-only audit log."""
+
+    @boundary("appending audit record {action} of {object_type}/{object_id}")
+    def append(
+        self,
+        *,
+        at: datetime,
+        actor: str,
+        action: str,
+        object_type: str,
+        object_id: str,
+        rollout_id: str | None = None,
+        before: Mapping[str, Any] | None = None,
+        after: Mapping[str, Any] | None = None,
+        trace_id: str | None = None,
+        span_id: str | None = None,
+    ) -> AuditEntry:
+        """Append one record: who (``actor``) did what (``action``) to which object, when, the
+        object's state before and after, and the trace and span it happened in."""
+        doing = f"appending audit record {action} of {object_type}/{object_id}"
+        aware(at, "at", doing)
+        for field, value in (("actor", actor), ("action", action), ("object_type", object_type)):
+            if not value:
+                raise InvalidInput(doing, field, "must not be empty")
+        entry = AuditEntry(
+            at=at,
+            actor=actor,
+            action=action,
+            object_type=object_type,
+            object_id=object_id,
+            rollout_id=rollout_id,
+            before=None if before is None else dict(before),
+            after=None if after is None else dict(after),
+            trace_id=trace_id,
+            span_id=span_id,
+        )
+        self._session.add(entry)
+        self._session.flush()
+        return entry
+
+    @boundary("listing audit records")
+    def list(
+        self,
+        *,
+        rollout_id: str | None = None,
+        object_type: str | None = None,
+        object_id: str | None = None,
+        after_id: int | None = None,
+        limit: int | None = None,
+    ) -> list[AuditEntry]:
+        """Records (of ``rollout_id``, of an object), in the order they were appended (newest
+        last); ``after_id`` continues a previous page."""
+        statement = select(AuditEntry)
+        if rollout_id is not None:
+            statement = statement.where(AuditEntry.rollout_id == rollout_id)
+        if object_type is not None:
+            statement = statement.where(AuditEntry.object_type == object_type)
+        if object_id is not None:
+            statement = statement.where(AuditEntry.object_id == object_id)
+        if after_id is not None:
+            statement = statement.where(AuditEntry.id > after_id)
+        return list(self._session.scalars(statement.order_by(AuditEntry.id).limit(limit)))

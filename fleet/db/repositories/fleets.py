@@ -1,0 +1,217 @@
+"""Fleets: applying a Fleet manifest (upserting accounts, regions and clusters) and reading it back.
+
+An apply is one step inside the caller's unit of work: the fleet row's generation grows by one,
+accounts and regions are inserted or updated, clusters are added, changed, brought back (a
+cluster listed again after a removal) or marked removed (``removed_at``; kept for history).
+Invalid input (a cluster naming an unknown account or ring, duplicate names) raises
+:class:`InvalidInput` before anything is written.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from fleet.db.errors import InvalidInput, NotFound
+from fleet.db.models import Account, Cluster, Fleet, Region
+from fleet.db.repositories.base import Repository, aware
+from fleet.db.specs import AccountSpec, ApplyResult, ClusterSpec, FleetSpec
+from fleet.db.translate import boundary
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as it reads back from a JSON column (tuples become lists, mappings dicts)."""
+    return json.loads(json.dumps(value))
+
+
+def _duplicates(names: Sequence[str]) -> list[str]:
+    return sorted(name for name, count in Counter(names).items() if count > 1)
+
+
+def validate_fleet_spec(spec: FleetSpec, doing: str) -> None:
+    """Raise :class:`InvalidInput` naming the first field of ``spec`` that breaks a rule."""
+    if not spec.name:
+        raise InvalidInput(doing, "name", "must not be empty")
+    if not spec.rings:
+        raise InvalidInput(doing, "rings", "must name at least one ring")
+    for field, names in (
+        ("rings", list(spec.rings)),
+        ("accounts", [a.name for a in spec.accounts]),
+        ("clusters", [c.name for c in spec.clusters]),
+    ):
+        if duplicated := _duplicates(names):
+            raise InvalidInput(doing, field, f"names must be unique ({', '.join(duplicated)})")
+    accounts = {a.name for a in spec.accounts}
+    for i, cluster in enumerate(spec.clusters):
+        if cluster.account not in accounts:
+            raise InvalidInput(
+                doing, f"clusters[{i}].account", f"{cluster.account!r} names no account"
+            )
+        if cluster.ring not in spec.rings:
+            raise InvalidInput(doing, f"clusters[{i}].ring", f"{cluster.ring!r} names no ring")
+
+
+def _account_values(spec: AccountSpec) -> dict[str, Any]:
+    return {
+        "aws_account_id": spec.aws_account_id,
+        "role_arn": spec.role_arn,
+        "external_id": spec.external_id,
+    }
+
+
+def _cluster_values(spec: ClusterSpec, account: Account, region: Region) -> dict[str, Any]:
+    return {
+        "account_id": account.id,
+        "region_id": region.id,
+        "ring": spec.ring,
+        "labels": _plain(dict(spec.labels)),
+        "agent_endpoint": spec.agent_endpoint,
+        "credentials_ref": spec.credentials_ref,
+        "maintenance_windows": _plain([dict(w) for w in spec.maintenance_windows]),
+    }
+
+
+def _differs(entity: Any, values: dict[str, Any]) -> bool:
+    return any(getattr(entity, name) != value for name, value in values.items())
+
+
+class FleetRepository(Repository):
+    """Fleets, their accounts and the regions their clusters run in."""
+
+    @boundary("applying fleet {spec.name}")
+    def apply(self, spec: FleetSpec, now: datetime) -> ApplyResult:
+        """Store ``spec`` as the fleet's current definition; what changed is returned."""
+        doing = f"applying fleet {spec.name}"
+        aware(now, "now", doing)
+        validate_fleet_spec(spec, doing)
+        fleet = self._upsert_fleet(spec, now)
+        regions = self._regions({c.region for c in spec.clusters})
+        accounts, added_accounts, changed_accounts = self._accounts(fleet, spec.accounts)
+        added, changed, removed = self._clusters(fleet, spec.clusters, accounts, regions, now)
+        self._session.flush()
+        return ApplyResult(
+            fleet=fleet.name,
+            generation=fleet.generation,
+            added=tuple(added),
+            changed=tuple(changed),
+            removed=tuple(removed),
+            accounts_added=tuple(added_accounts),
+            accounts_changed=tuple(changed_accounts),
+        )
+
+    def _upsert_fleet(self, spec: FleetSpec, now: datetime) -> Fleet:
+        statement = select(Fleet).where(Fleet.name == spec.name)
+        fleet = self._session.scalars(
+            self._locking(statement, Fleet, self._scope.write)
+        ).one_or_none()
+        if fleet is None:
+            fleet = Fleet(name=spec.name, generation=0)
+            self._session.add(fleet)
+        fleet.rings = list(spec.rings)
+        fleet.freezes = _plain([dict(f) for f in spec.freezes])
+        fleet.spec = _plain(dict(spec.manifest))
+        fleet.generation += 1
+        fleet.applied_at = now
+        self._session.flush()
+        return fleet
+
+    def _regions(self, names: set[str]) -> dict[str, Region]:
+        """The regions named, inserted if missing (regions are shared: another fleet's apply
+        may insert the same one at the same time, hence ON CONFLICT DO NOTHING)."""
+        if names:
+            rows = [{"name": name} for name in sorted(names)]
+            insert = self._insert(Region.__table__).values(rows)
+            self._session.execute(insert.on_conflict_do_nothing(index_elements=["name"]))
+        statement = select(Region).where(Region.name.in_(names))
+        return {r.name: r for r in self._session.scalars(statement)}
+
+    def _accounts(
+        self, fleet: Fleet, specs: Sequence[AccountSpec]
+    ) -> tuple[dict[str, Account], list[str], list[str]]:
+        existing = {
+            a.name: a
+            for a in self._session.scalars(select(Account).where(Account.fleet_id == fleet.id))
+        }
+        added: list[str] = []
+        changed: list[str] = []
+        for spec in specs:
+            values = _account_values(spec)
+            account = existing.get(spec.name)
+            if account is None:
+                existing[spec.name] = Account(fleet_id=fleet.id, name=spec.name, **values)
+                self._session.add(existing[spec.name])
+                added.append(spec.name)
+            elif _differs(account, values):
+                for name, value in values.items():
+                    setattr(account, name, value)
+                changed.append(spec.name)
+        self._session.flush()
+        return existing, added, changed
+
+    def _clusters(
+        self,
+        fleet: Fleet,
+        specs: Sequence[ClusterSpec],
+        accounts: dict[str, Account],
+        regions: dict[str, Region],
+        now: datetime,
+    ) -> tuple[list[str], list[str], list[str]]:
+        existing = {
+            c.name: c
+            for c in self._session.scalars(select(Cluster).where(Cluster.fleet_id == fleet.id))
+        }
+        added: list[str] = []
+        changed: list[str] = []
+        for spec in specs:
+            account, region = accounts[spec.account], regions[spec.region]
+            values = _cluster_values(spec, account, region)
+            cluster = existing.get(spec.name)
+            if cluster is None:
+                cluster = Cluster(fleet=fleet, name=spec.name, created_at=now)
+                self._session.add(cluster)
+                added.append(spec.name)
+            elif cluster.removed_at is not None:
+                added.append(spec.name)
+            elif _differs(cluster, values):
+                changed.append(spec.name)
+            else:
+                continue
+            for name, value in values.items():
+                setattr(cluster, name, value)
+            cluster.account, cluster.region = account, region
+            cluster.removed_at = None
+            cluster.updated_at = now
+        listed = {spec.name for spec in specs}
+        removed = sorted(
+            name for name, c in existing.items() if name not in listed and c.removed_at is None
+        )
+        for name in removed:
+            existing[name].removed_at = now
+            existing[name].updated_at = now
+        return sorted(added), sorted(changed), removed
+
+    @boundary("reading fleet {name}")
+    def get(self, name: str) -> Fleet:
+        """The fleet named ``name``; :class:`NotFound` if it was never applied."""
+        fleet = self._session.scalars(select(Fleet).where(Fleet.name == name)).one_or_none()
+        if fleet is None:
+            raise NotFound(f"reading fleet {name}: no such fleet (apply its Fleet manifest)")
+        return fleet
+
+    @boundary("listing fleets")
+    def list(self) -> list[Fleet]:
+        """Every fleet, by name."""
+        return list(self._session.scalars(select(Fleet).order_by(Fleet.name)))
+
+    @boundary("listing the accounts of fleet {fleet}")
+    def accounts(self, fleet: str) -> builtins.list[Account]:
+        """The accounts of ``fleet``, by name."""
+        fleet_id = self.get(fleet).id
+        statement = select(Account).where(Account.fleet_id == fleet_id).order_by(Account.name)
+        return list(self._session.scalars(statement))

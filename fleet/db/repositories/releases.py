@@ -1,0 +1,80 @@
+"""Releases: adding one (idempotent for the same spec, a conflict for a different one) and
+reading them back. A release's ``digest`` is the sha256 of its canonical JSON spec (keys sorted,
+no insignificant whitespace), so the same manifest always gives the same digest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from fleet.db.errors import InvalidInput, NotFound, ReleaseConflict
+from fleet.db.models import Fleet, Release
+from fleet.db.repositories.base import Repository, aware
+from fleet.db.translate import boundary
+
+
+def canonical_json(value: Any) -> str:
+    """``value`` as canonical JSON: keys sorted, compact separators, UTF-8 kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def spec_digest(spec: Mapping[str, Any]) -> str:
+    """The sha256 (hex) of ``spec``'s canonical JSON."""
+    return hashlib.sha256(canonical_json(spec).encode()).hexdigest()
+
+
+class ReleaseRepository(Repository):
+    """Releases (Release manifests as added)."""
+
+    @boundary("adding release {name}")
+    def add(self, name: str, fleet: str, spec: Mapping[str, Any], now: datetime) -> Release:
+        """Add release ``name`` of ``fleet`` with ``spec``; the existing row when the same spec
+        was added before; :class:`ReleaseConflict` when the name holds a different spec."""
+        doing = f"adding release {name}"
+        aware(now, "now", doing)
+        if not name:
+            raise InvalidInput(doing, "name", "must not be empty")
+        plain = json.loads(canonical_json(dict(spec)))
+        digest = spec_digest(plain)
+        existing = self.find(name)
+        if existing is not None:
+            if existing.digest != digest or existing.fleet.name != fleet:
+                raise ReleaseConflict(
+                    f"{doing}: a release of that name exists with a different spec "
+                    f"(digest {existing.digest[:12]}, given {digest[:12]}); "
+                    "give the new spec a new name"
+                )
+            return existing
+        owner = self._session.scalars(select(Fleet).where(Fleet.name == fleet)).one_or_none()
+        if owner is None:
+            raise NotFound(f"{doing}: fleet {fleet} does not exist (apply it first)")
+        release = Release(name=name, fleet=owner, spec=plain, digest=digest, created_at=now)
+        self._session.add(release)
+        self._session.flush()
+        return release
+
+    @boundary("reading release {name}")
+    def find(self, name: str) -> Release | None:
+        """The release named ``name``, or None."""
+        return self._session.scalars(select(Release).where(Release.name == name)).one_or_none()
+
+    @boundary("reading release {name}")
+    def get(self, name: str) -> Release:
+        """The release named ``name``; :class:`NotFound` if absent."""
+        release = self.find(name)
+        if release is None:
+            raise NotFound(f"reading release {name}: no such release")
+        return release
+
+    @boundary("listing releases")
+    def list(self, fleet: str | None = None) -> list[Release]:
+        """Releases (of ``fleet``), oldest first."""
+        statement = select(Release).join(Fleet, Release.fleet_id == Fleet.id)
+        if fleet is not None:
+            statement = statement.where(Fleet.name == fleet)
+        return list(self._session.scalars(statement.order_by(Release.created_at, Release.id)))

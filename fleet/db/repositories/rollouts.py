@@ -1,0 +1,227 @@
+"""Rollouts: creating one with all its waves and steps, reading and listing them, and updating
+one under its optimistic lock.
+
+Every update of a rollout bumps its ``version``; an update whose unit of work read an older
+version (or that names an ``expected_version`` the row no longer has) raises
+:class:`StaleState` and changes nothing. A rollout is active while ``finished_at`` is unset.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from fleet.db.errors import AlreadyExists, InvalidInput, NotFound, StaleState
+from fleet.db.models import ID, Cluster, Fleet, Release, Rollout, Step, Wave
+from fleet.db.repositories.base import Repository, aware, checked_fields
+from fleet.db.specs import NewWave
+from fleet.db.translate import boundary
+
+ROLLOUT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+"""Rollout ids: 1-128 letters, digits, ``.``, ``_``, ``-`` (they appear in URLs and step ids)."""
+
+INITIAL_ROLLOUT_STATE = "planned"
+INITIAL_WAVE_STATE = "pending"
+INITIAL_STEP_STATE = "pending"
+
+UPDATABLE = frozenset(
+    {
+        "state",
+        "paused",
+        "ring_index",
+        "wave_index",
+        "plan",
+        "reason",
+        "trace_id",
+        "root_span_id",
+        "started_at",
+        "finished_at",
+    }
+)
+"""Fields :meth:`RolloutRepository.update` may change (``updated_at`` and ``version`` follow)."""
+
+
+class RolloutRepository(Repository):
+    """Rollouts, created together with their waves and steps."""
+
+    @boundary("creating rollout {rollout_id}")
+    def create(
+        self,
+        rollout_id: str,
+        release: str,
+        waves: Sequence[NewWave],
+        *,
+        now: datetime,
+        plan: Mapping[str, Any] | None = None,
+        state: str = INITIAL_ROLLOUT_STATE,
+        reason: str = "",
+        trace_id: str | None = None,
+        root_span_id: str | None = None,
+    ) -> Rollout:
+        """Create rollout ``rollout_id`` of ``release`` with ``waves`` (in order: their ``seq``
+        is their position) and one pending step per wave and cluster.
+
+        Clusters are named within the release's fleet and must be active; a cluster appears in
+        at most one wave. Raises :class:`AlreadyExists`, :class:`NotFound` (release, cluster)
+        or :class:`InvalidInput`, before anything is written."""
+        doing = f"creating rollout {rollout_id}"
+        aware(now, "now", doing)
+        if not ROLLOUT_ID.match(rollout_id):
+            raise InvalidInput(doing, "rollout_id", f"must match {ROLLOUT_ID.pattern}")
+        if self._session.get(Rollout, rollout_id) is not None:
+            raise AlreadyExists(f"{doing}: a rollout with this id exists")
+        owner = self._session.scalars(select(Release).where(Release.name == release)).one_or_none()
+        if owner is None:
+            raise NotFound(f"{doing}: release {release} does not exist")
+        clusters = self._clusters_of(owner.fleet, waves, doing)
+        rollout = Rollout(
+            id=rollout_id,
+            release=owner,
+            fleet=owner.fleet,
+            state=str(state),
+            paused=False,
+            ring_index=0,
+            wave_index=0,
+            plan=dict(plan or {}),
+            reason=reason,
+            trace_id=trace_id,
+            root_span_id=root_span_id,
+            created_at=now,
+            updated_at=now,
+        )
+        self._session.add(rollout)
+        self._session.flush()
+        self._add_waves(rollout, waves, clusters, doing)
+        self._session.flush()
+        return rollout
+
+    def _clusters_of(
+        self, fleet: Fleet, waves: Sequence[NewWave], doing: str
+    ) -> dict[str, Cluster]:
+        statement = select(Cluster).where(
+            Cluster.fleet_id == fleet.id, Cluster.removed_at.is_(None)
+        )
+        active = {c.name: c for c in self._session.scalars(statement)}
+        placed: dict[str, int] = {}
+        for w, wave in enumerate(waves):
+            for c, name in enumerate(wave.clusters):
+                field = f"waves[{w}].clusters[{c}]"
+                if name not in active:
+                    raise NotFound(f"{doing}: {field}: {name} is no active cluster of {fleet.name}")
+                if name in placed:
+                    raise InvalidInput(doing, field, f"{name} is already in waves[{placed[name]}]")
+                placed[name] = w
+        return active
+
+    def _add_waves(
+        self,
+        rollout: Rollout,
+        waves: Sequence[NewWave],
+        clusters: dict[str, Cluster],
+        doing: str,
+    ) -> None:
+        for seq, new in enumerate(waves):
+            wave_id = new.id or f"{rollout.id}.{seq}"
+            wave = Wave(
+                id=wave_id,
+                rollout_id=rollout.id,
+                ring=new.ring,
+                ring_index=new.ring_index,
+                index=new.index,
+                seq=seq,
+                state=INITIAL_WAVE_STATE,
+            )
+            self._session.add(wave)
+            for name in new.clusters:
+                step_id = new.step_ids.get(name) or f"{rollout.id}.{seq}.{name}"
+                if len(step_id) > ID:
+                    raise InvalidInput(doing, "rollout_id", f"step id {step_id} is too long")
+                self._session.add(
+                    Step(
+                        id=step_id,
+                        wave_id=wave_id,
+                        rollout_id=rollout.id,
+                        cluster=clusters[name],
+                        state=INITIAL_STEP_STATE,
+                        attempts=0,
+                    )
+                )
+
+    @boundary("reading rollout {rollout_id}")
+    def find(self, rollout_id: str, *, for_update: bool = False) -> Rollout | None:
+        """Rollout ``rollout_id`` or None; ``for_update`` locks its row until the unit of work
+        ends (so no other process advances it meanwhile)."""
+        statement = select(Rollout).where(Rollout.id == rollout_id)
+        return self._session.scalars(self._locking(statement, Rollout, for_update)).one_or_none()
+
+    @boundary("reading rollout {rollout_id}")
+    def get(self, rollout_id: str, *, for_update: bool = False) -> Rollout:
+        """Rollout ``rollout_id`` (see :meth:`find`); :class:`NotFound` if absent."""
+        rollout = self.find(rollout_id, for_update=for_update)
+        if rollout is None:
+            raise NotFound(f"reading rollout {rollout_id}: no such rollout")
+        return rollout
+
+    @boundary("listing rollouts")
+    def list(
+        self,
+        *,
+        states: Iterable[str] | None = None,
+        fleet: str | None = None,
+        release: str | None = None,
+        active: bool | None = None,
+        limit: int | None = None,
+    ) -> list[Rollout]:
+        """Rollouts, oldest first, filtered by state, fleet, release and activity."""
+        statement = select(Rollout)
+        if states is not None:
+            statement = statement.where(Rollout.state.in_([str(s) for s in states]))
+        if fleet is not None:
+            statement = statement.join(Fleet, Rollout.fleet_id == Fleet.id).where(
+                Fleet.name == fleet
+            )
+        if release is not None:
+            statement = statement.join(Release, Rollout.release_id == Release.id).where(
+                Release.name == release
+            )
+        if active is not None:
+            finished = Rollout.finished_at.is_(None)
+            statement = statement.where(finished if active else ~finished)
+        statement = statement.order_by(Rollout.created_at, Rollout.id).limit(limit)
+        return list(self._session.scalars(statement))
+
+    def active(self, fleet: str | None = None) -> builtins.list[Rollout]:
+        """Rollouts not finished yet (of ``fleet``), oldest first."""
+        return self.list(fleet=fleet, active=True)
+
+    @boundary("updating rollout {rollout.id}")
+    def update(
+        self,
+        rollout: Rollout,
+        *,
+        now: datetime,
+        expected_version: int | None = None,
+        **fields: Any,
+    ) -> Rollout:
+        """Change ``fields`` (names in :data:`UPDATABLE`) of ``rollout`` (loaded in this unit
+        of work) at ``now``; its version grows by one.
+
+        :class:`StaleState` if ``expected_version`` is given and differs, or if another unit of
+        work updated the row since this one read it."""
+        doing = f"updating rollout {rollout.id}"
+        aware(now, "now", doing)
+        values = checked_fields(fields, UPDATABLE, doing)
+        if expected_version is not None and rollout.version != expected_version:
+            raise StaleState(
+                f"{doing}: it is at version {rollout.version}, not {expected_version}; reload it"
+            )
+        for name, value in values.items():
+            setattr(rollout, name, value)
+        rollout.updated_at = now
+        self._session.flush()
+        return rollout
