@@ -4,6 +4,7 @@ Exit codes: 0 ok, 1 any error."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -14,10 +15,11 @@ from rich.console import Console
 from agent.api.kinds import agent_kinds
 from agent.api.lint import lint
 from agent.api.manifests import ManifestSyntaxError
-from agent.cli.demo import run_demo
 from agent.cli.migrate import migrate_file, result_json, write_atomically
 from agent.cli.validate import validate_paths
+from driftwave.services import db_app, scheduler, worker
 from fleet.cli_agent import agent_app
+from fleet.cli_fleet import fleet_app
 from fleet.cli_rollout import rollout_app
 from fleet.clicore import Group, JsonOpt, show_help_when_bare
 from fleet.domain.lint import fleet_lint
@@ -142,16 +144,65 @@ def migrate(
 
 
 @app.command()
-def demo() -> None:
-    """Run the main job on the embedded default: no servers needed.
+def demo(
+    clusters: Annotated[
+        int, typer.Option(help="Simulated clusters (at least 4).", min=4, max=64)
+    ] = 12,
+    nodes: Annotated[
+        int, typer.Option(help="About how many nodes each cluster runs.", min=10, max=2000)
+    ] = 200,
+    faulty_ami: Annotated[
+        bool,
+        typer.Option(
+            "--faulty-ami",
+            help="Make the new image bad: its nodes never become Ready. The first wave fails its "
+            "gate and is rolled back; no later ring is touched.",
+        ),
+    ] = False,
+    speed: Annotated[
+        float, typer.Option(help="Simulated seconds per real second in the clusters.", min=1)
+    ] = 600.0,
+    workdir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Keep the database, logs, report and trace here (default: a new temp folder).",
+            file_okay=False,
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Roll a new AMI through a fleet of simulated clusters, on the embedded default (no servers).
 
-    Today: the agent on the seed walkthrough (migrate the v1beta1 seed manifests, validate them,
-    and show what each NodePool may launch from the real EC2 catalog, cheapest first).
+    Starts simulated EKS clusters (the real EC2 catalog, ~200 nodes each) behind the agent's
+    HTTP API on loopback, a real Celery worker on the embedded broker, and the scheduler here;
+    applies a Fleet of 12 clusters in four rings (canary, dev, staging, prod) and a Release
+    pinning a newer AL2023 AMI, shows the rollout live (prod waits for approval: the demo
+    approves it), then prints a table per ring / wave / cluster and writes an HTML report and
+    a trace file (JSON lines, one span per line). --json prints the summary as JSON.
+
+    Example: driftwave demo --faulty-ami
     """
-    raise typer.Exit(run_demo(Console(highlight=False)))
+    from driftwave.demo.processes import DemoError
+    from driftwave.demo.run import DemoOptions, run_demo
+
+    console = Console(highlight=False, stderr=as_json)
+    options = DemoOptions(
+        clusters=clusters, nodes=nodes, faulty=faulty_ami, speed=speed, workdir=workdir
+    )
+    try:
+        result = run_demo(options, console)
+    except DemoError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from exc
+    if as_json:
+        print(json.dumps(result, indent=2))
 
 
 app.add_typer(agent_app)
+app.add_typer(fleet_app)
+app.add_typer(db_app)
+app.command()(scheduler)
+app.command()(worker)
 app.add_typer(rollout_app)
 
 

@@ -1,4 +1,4 @@
-"""``driftwave agent``: the per-cluster agent's commands (simulate, plan)."""
+"""``driftwave agent``: the per-cluster agent's commands (simulate, plan, serve, walkthrough)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from agent.api.manifests import ManifestSyntaxError
+from agent.cli.demo import run_demo as run_walkthrough
 from agent.cli.plan import as_json as plan_json
 from agent.cli.plan import plan as drift_plan
 from agent.cli.plan import render as render_plan
@@ -32,8 +33,8 @@ class SimStrategy(StrEnum):
 
 agent_app = typer.Typer(
     name="agent",
-    help="The per-cluster agent: simulate it against a simulated cluster and cloud, or preview "
-    "what drift would do.",
+    help="The per-cluster agent: serve its HTTP API over a simulated cluster, simulate a "
+    "scenario, preview what drift would do, or walk through the seed manifests.",
     cls=Group,
 )
 agent_app.callback(invoke_without_command=True)(show_help_when_bare)
@@ -118,3 +119,115 @@ def agent_plan(
         print(plan_json(result))
     else:
         render_plan(Console(highlight=False), result)
+
+
+@agent_app.command("serve")
+def agent_serve(
+    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 9100,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    name: Annotated[str, typer.Option(help="The simulated cluster's name.")] = "fleet-member",
+    nodes: Annotated[int, typer.Option(help="About how many nodes the cluster runs.")] = 200,
+    seed: Annotated[int, typer.Option(help="Seed for names, ids and prices.")] = 1,
+    speed: Annotated[
+        float, typer.Option(help="Simulated seconds per real second (60: a minute a second).")
+    ] = 60.0,
+    kubernetes_version: Annotated[
+        str, typer.Option(help="The control plane's Kubernetes version.")
+    ] = "1.30",
+    ami_release: Annotated[
+        str, typer.Option(help="The AL2023 release the EC2NodeClass starts pinned to.")
+    ] = "v20251202",
+    faulty_release: Annotated[
+        list[str] | None,
+        typer.Option(help="An AL2023 release whose nodes never become Ready (repeat for several)."),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="A file holding the bearer token clients must send (else $DRIFTWAVE_AGENT_TOKEN).",
+            dir_okay=False,
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            help="A YAML/JSON list of agents to run in this process: {name, port, nodes, seed, "
+            "kubernetesVersion, amiRelease, faultyReleases, tokenHash, speed}; it replaces "
+            "--name, --port, --nodes, --seed, --kubernetes-version, --ami-release and "
+            "--faulty-release (--speed applies to entries without one).",
+            dir_okay=False,
+        ),
+    ] = None,
+    trace_file: Annotated[
+        Path | None,
+        typer.Option(help="Append a JSON line per span to this file.", dir_okay=False),
+    ] = None,
+    otlp_endpoint: Annotated[
+        str | None,
+        typer.Option(help="Send spans to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318)."),
+    ] = None,
+) -> None:
+    """Serve the agent's HTTP API over a live simulated cluster (or several).
+
+    Each agent runs a simulated EKS cluster (one EC2NodeClass pinned to an
+    AL2023 release, NodePools with Drifted budgets, Deployments with PDBs)
+    whose clock runs --speed times faster than real time. Routes:
+    GET /healthz, GET /v1/status, POST /v1/plan, PUT and GET /v1/waves/ID,
+    POST /v1/waves/ID/rollback; the OpenAPI schema is at /openapi.json.
+    Every /v1 request needs "Authorization: Bearer TOKEN"; the agent
+    refuses to start without a token. A line per agent says where it
+    listens; Ctrl-C or SIGTERM stops. Exit code 1 on invalid options.
+
+    Example: one agent, its status, then a wave to the newest release:
+
+    echo s3cret > token
+
+    driftwave agent serve --nodes 50 --token-file token
+
+    curl -H "Authorization: Bearer s3cret" 127.0.0.1:9100/v1/status
+
+    curl -X PUT -H "Authorization: Bearer s3cret" -d '{"target":
+    {"amiSelectorTerms": [{"alias": "al2023@v20251216"}]}}'
+    127.0.0.1:9100/v1/waves/wave-1
+
+    Several agents in one process: --config agents.yaml, a list of entries
+    such as {name: canary-1, port: 9101, nodes: 30, amiRelease: v20251202}.
+    """
+    # Imported here: the other commands need not load the web stack (FastAPI, uvicorn).
+    from agent.server.serve import ServeError, ServeOptions, serve
+
+    tune_for_large_simulations()
+    options = ServeOptions(
+        host=host,
+        port=port,
+        name=name,
+        nodes=nodes,
+        seed=seed,
+        speed=speed,
+        kubernetes_version=kubernetes_version,
+        ami_release=ami_release,
+        faulty_releases=tuple(faulty_release or ()),
+        token_file=token_file,
+        config=config,
+        trace_file=trace_file,
+        otlp_endpoint=otlp_endpoint,
+    )
+    try:
+        serve(options, lambda line: print(line, flush=True))
+    except KeyboardInterrupt:  # Ctrl-C while the clusters were still being built
+        raise typer.Exit(130) from None
+    except ServeError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        raise typer.Exit(1) from exc
+
+
+@agent_app.command("walkthrough")
+def agent_walkthrough() -> None:
+    """Walk through the seed manifests: migrate the v1beta1 seeds to v1, validate them, and show
+    what each NodePool may launch from the real EC2 catalog, cheapest first, then simulate the
+    seed scenarios.
+
+    Example: driftwave agent walkthrough
+    """
+    raise typer.Exit(run_walkthrough(Console(highlight=False)))

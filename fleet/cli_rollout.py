@@ -1,5 +1,6 @@
-"""``driftwave rollout``: rolling a Release through a Fleet. For now: ``plan`` (a dry run that
-reads manifest files and prints the rings, waves, windows, gates and an estimate)."""
+"""``driftwave rollout``: rolling a Release through a Fleet. ``plan`` (a dry run that prints the
+rings, waves, windows, gates and an estimate) lives here; the operational commands (start,
+status, pause, ...) in :mod:`fleet.cli_rollout_ops`."""
 
 from __future__ import annotations
 
@@ -12,16 +13,20 @@ import typer
 from rich.console import Console
 
 from agent.api.manifests import Finding
+from fleet import cli_rollout_ops as ops
+from fleet.cli_context import fail, fleet_context
 from fleet.clicore import Group, JsonOpt, show_help_when_bare
+from fleet.db.errors import NotFound
 from fleet.domain.errors import ManifestError
 from fleet.domain.fields import parse_time
 from fleet.domain.fleet import Fleet
 from fleet.domain.manifests import Loaded, load_one, release_fleet_findings
-from fleet.domain.model import fleet_info, release_info
+from fleet.domain.model import FleetInfo, fleet_info, release_info
 from fleet.domain.plan import ClusterPlan, Plan, RingPlan
 from fleet.domain.planner import plan as plan_rollout
 from fleet.domain.release import Release
 from fleet.domain.windows import HORIZON
+from fleet.service.fleets import stored_fleet
 
 rollout_app = typer.Typer(
     name="rollout",
@@ -29,6 +34,11 @@ rollout_app = typer.Typer(
     cls=Group,
 )
 rollout_app.callback(invoke_without_command=True)(show_help_when_bare)
+rollout_app.command("start")(ops.start)
+rollout_app.command("status")(ops.status)
+rollout_app.command("list")(ops.list_)
+for _command in (ops.pause, ops.resume, ops.approve, ops.abort, ops.rollback, ops.audit):
+    rollout_app.command(_command.__name__)(_command)
 
 
 @rollout_app.command("plan")
@@ -38,14 +48,15 @@ def rollout_plan(
         typer.Argument(help="A driftwave.io/v1alpha1 Release file.", exists=True, dir_okay=False),
     ],
     fleet: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--fleet",
-            help="The driftwave.io/v1alpha1 Fleet file the release rolls through.",
+            help="The driftwave.io/v1alpha1 Fleet file the release rolls through (default: the "
+            "fleet stored by driftwave fleet apply).",
             exists=True,
             dir_okay=False,
         ),
-    ],
+    ] = None,
     as_json: JsonOpt = False,
     at: Annotated[
         str | None,
@@ -67,11 +78,10 @@ def rollout_plan(
     Example: driftwave rollout plan release.yaml --fleet fleet.yaml --at 2026-01-05T09:00:00Z
     """
     now = _now(at)
-    loaded_fleet, loaded_release = _load(fleet, release)
-    fleet_data = fleet_info(loaded_fleet.obj)
+    loaded_release, fleet_data, fleet_warnings = _load(fleet, release)
     release_data = release_info(loaded_release.obj)
     cross = release_fleet_findings(loaded_release, release_data, fleet_data)
-    warnings = loaded_fleet.warnings + loaded_release.warnings + cross
+    warnings = fleet_warnings + loaded_release.warnings + cross
     _report(warnings)
     if any(f.severity == "error" for f in warnings):
         raise typer.Exit(1)
@@ -91,23 +101,35 @@ def _now(at: str | None) -> datetime:
         raise typer.BadParameter(str(exc), param_hint="--at") from None
 
 
-def _load(fleet: Path, release: Path) -> tuple[Loaded[Fleet], Loaded[Release]]:
-    """Read both files; on any error print every finding of both and exit 1."""
+def _load(fleet: Path | None, release: Path) -> tuple[Loaded[Release], FleetInfo, list[Finding]]:
+    """Read the release and the fleet (its file, else the stored one); on any error print every
+    finding and exit 1."""
     findings: list[Finding] = []
     loaded_fleet: Loaded[Fleet] | None = None
     loaded_release: Loaded[Release] | None = None
-    try:
-        loaded_fleet = load_one(fleet, Fleet)
-    except ManifestError as exc:
-        findings.extend(exc.findings)
+    if fleet is not None:
+        try:
+            loaded_fleet = load_one(fleet, Fleet)
+        except ManifestError as exc:
+            findings.extend(exc.findings)
     try:
         loaded_release = load_one(release, Release)
     except ManifestError as exc:
         findings.extend(exc.findings)
-    if loaded_fleet is None or loaded_release is None:
+    if loaded_release is None or (fleet is not None and loaded_fleet is None):
         _report(findings)
         raise typer.Exit(1)
-    return loaded_fleet, loaded_release
+    if loaded_fleet is not None:
+        return loaded_release, fleet_info(loaded_fleet.obj), list(loaded_fleet.warnings)
+    name = loaded_release.obj.spec.fleet
+    with fleet_context() as ctx:
+        try:
+            return loaded_release, stored_fleet(ctx, name), []
+        except NotFound:
+            fail(
+                f"fleet {name!r} has not been applied: pass --fleet FLEET.yaml or run "
+                "driftwave fleet apply FLEET.yaml"
+            )
 
 
 def _report(findings: list[Finding]) -> None:

@@ -7,9 +7,11 @@ or what it describes, and the message names the argument or field and the rule.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from typer.core import TyperGroup
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
@@ -38,3 +40,10 @@ def show_help_when_bare(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(0)
+
+
+def table_console(stderr: bool = False) -> Console:
+    """A console for tables: the terminal's width on a terminal, wide (no truncated cells)
+    when the output goes to a file or a pipe."""
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(highlight=False, stderr=stderr, width=None if stream.isatty() else 240)

@@ -24,11 +24,13 @@ def transport_options(broker: BrokerSettings) -> dict[str, object]:
     """Transport options: the embedded broker's folders (created here), Redis' visibility."""
     if broker.embedded:
         folder = broker.folder.resolve()
-        (folder / "processed").mkdir(parents=True, exist_ok=True)
+        for sub in ("processed", "control"):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
         return {
             "data_folder_in": str(folder),
             "data_folder_out": str(folder),
             "processed_folder": str(folder / "processed"),
+            "control_folder": str(folder / "control"),
             "store_processed": False,
         }
     return {"visibility_timeout": broker.visibility_timeout}

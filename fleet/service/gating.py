@@ -2,14 +2,15 @@
 :func:`fleet.domain.gates.evaluate` against the ring's policy.
 
 A step's state and the agent's last report (the wave's progress when it converged, and the
-observation after the soak) become one :class:`ClusterObservation` per cluster; clusters of the
+observation after the soak) become one :class:`ClusterObservation` per cluster. Times are the
+fleet's (when the worker saw the wave applied and converged), never the agent's clock, so a
+simulated cluster running faster than real time is judged like a real one; clusters of the
 same ring that failed in earlier waves use up the failure budget too.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from fleet.domain.gates import ClusterObservation, Observations, Phase, evaluate
 from fleet.domain.machine import StepState
@@ -31,15 +32,6 @@ _PHASES: dict[StepState, Phase] = {
 }
 
 
-def _stamp(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def observe(step: StepView, now: datetime) -> ClusterObservation:
     """What the gate knows about one cluster's step."""
     result = step.result or {}
@@ -48,7 +40,12 @@ def observe(step: StepView, now: datetime) -> ClusterObservation:
         return ClusterObservation(
             step.cluster, "unreachable", message="no observation after the soak"
         )
-    applied, converged = _stamp(result.get("appliedAt")), _stamp(result.get("convergedAt"))
+    converged = step.state in (StepState.CONVERGED, StepState.VERIFYING, StepState.VERIFIED)
+    took = (
+        step.finished_at - step.started_at
+        if converged and step.finished_at and step.started_at
+        else None
+    )
     failures = progress.get("launchFailures")
     if isinstance(failures, int):
         failures += int(progress.get("registrationFailures") or 0)
@@ -58,7 +55,7 @@ def observe(step: StepView, now: datetime) -> ClusterObservation:
         cluster=step.cluster,
         phase=_PHASES[step.state],
         elapsed=now - step.started_at if step.started_at else None,
-        time_to_converge=converged - applied if applied and converged else None,
+        time_to_converge=took,
         pending_pods=int(pending) if isinstance(pending, int) else None,
         launch_failures=failures if isinstance(failures, int) else None,
         drift_halted=bool(progress.get("driftHalted")),

@@ -8,6 +8,7 @@ machine testable without a database, a broker or an agent.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -64,6 +65,8 @@ class StepView:
     dispatched_at: datetime | None = None
     heartbeat_at: datetime | None = None
     started_at: datetime | None = None
+    finished_at: datetime | None = None
+    """When the apply phase ended (converged, failed...), in the fleet's time."""
     result: dict[str, Any] | None = None
     error: str | None = None
     removed: bool = False
@@ -218,3 +221,10 @@ Readings = dict[str, MetricReading]
 def traceparent(trace_id: str, span_id: str) -> str:
     """The W3C ``traceparent`` header naming span ``span_id`` (hex) of trace ``trace_id``."""
     return f"00-{trace_id}-{span_id}-01"
+
+
+def derived_span_id(name: str) -> str:
+    """A span id (16 hex digits, never zero) derived from a wave's or step's id, so that every
+    process names the same span for it without storing one."""
+    digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+    return digest if int(digest, 16) else "0000000000000001"

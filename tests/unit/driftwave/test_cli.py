@@ -106,8 +106,8 @@ def test_migrate_json() -> None:
     assert any(c["path"] == "spec.kubelet" for c in body["changes"])
 
 
-def test_demo_runs_the_seed_walkthrough() -> None:
-    result = runner.invoke(app, ["demo"])
+def test_the_agent_walks_through_the_seeds() -> None:
+    result = runner.invoke(app, ["agent", "walkthrough"])
     assert result.exit_code == 0, result.output
     assert "seed-003-before.yaml: migrated" in result.output
     assert "m7i.xlarge" in result.output

@@ -114,8 +114,6 @@ def healthy(pending_pods: int = 0) -> dict[str, Any]:
     """A wave as an agent reports it once converged (and observed after the soak)."""
     return {
         "phase": "converged",
-        "appliedAt": "2026-11-02T11:40:00Z",
-        "convergedAt": "2026-11-02T11:52:00Z",
         "progress": {
             "pendingPods": pending_pods,
             "launchFailures": 0,
@@ -131,7 +129,8 @@ def running(*states: StepState, **kw: Any) -> RolloutView:
     for step, state in zip(w.steps, states, strict=True):
         step.state = state
         step.dispatched_at = NOW - timedelta(seconds=5)
-        step.started_at = NOW - timedelta(seconds=5)
+        step.started_at = NOW - timedelta(minutes=20)
+        step.finished_at = NOW - timedelta(minutes=8)
         step.result = healthy()
     policy = ring("canary", **kw)
     return rollout(
@@ -217,6 +216,17 @@ def test_too_many_pending_pods_after_the_soak_fail_the_cluster() -> None:
     decision = decide(view, NOW, gate)
     assert of(decision, RecordGate)[0].failed_clusters == ("c1",)
     assert of(decision, SetRollout)[-1].state is RolloutState.ROLLING_BACK
+
+
+def test_converging_slower_than_the_timeout_fails_the_cluster() -> None:
+    view = gating(StepState.VERIFIED, StepState.VERIFIED)
+    slow = view.waves[0].steps[1]
+    assert slow.started_at is not None
+    slow.finished_at = slow.started_at + timedelta(minutes=31)
+    decision = decide(view, NOW, gate)
+    assert of(decision, RecordGate)[0].failed_clusters == ("c1",)
+    checks = {c["name"]: c for c in of(decision, RecordGate)[0].checks}
+    assert checks["convergence"]["observed"] == 31 * 60
 
 
 def test_a_gate_waits_while_a_cluster_is_still_being_verified() -> None:

@@ -1,0 +1,256 @@
+"""The agent's HTTP API: a FastAPI application over an :class:`~agent.service.AgentService`.
+
+Routes (``/v1`` needs ``Authorization: Bearer <token>``; see :mod:`agent.server.auth`):
+
+* ``GET /healthz``: liveness, no authentication;
+* ``GET /v1/status``; ``POST /v1/plan`` (drift preview, and a target's effect);
+* ``PUT /v1/waves/{id}``: apply a wave (201 created, 200 when it exists with the same request);
+* ``GET /v1/waves/{id}``; ``POST /v1/waves/{id}/rollback``.
+
+Every error is ``{"error": {"code", "message", "fields": [{"path", "message"}]}}``: 400 for a
+body that is not JSON, 401 (with ``WWW-Authenticate: Bearer``) without a known token, 404 for an
+unknown wave or route, 409 for a wave conflict, 422 for a request breaking a rule (each field
+with its path, e.g. ``target.amiSelectorTerms[0].id``). Handlers are synchronous (FastAPI runs
+them in its thread pool), since the service waits for the simulation's lock. Each request runs
+in a server span (:mod:`agent.server.tracing`); the OpenAPI schema is at ``/openapi.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
+from opentelemetry.trace import TracerProvider
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+
+from agent.api.base import format_path
+from agent.server.auth import BearerCheck
+from agent.server.tracing import TraceMiddleware
+from agent.service import AgentError, AgentService, InvalidRequest, WaveConflict, WaveNotFound
+from agent.service.documents import (
+    ErrorDocument,
+    Health,
+    PlanDocument,
+    StatusDocument,
+    WaveDocument,
+)
+from agent.service.requests import PlanRequest, WaveRequest
+
+TRACER = "driftwave.agent.http"
+STATUS_OF: dict[type[AgentError], int] = {
+    InvalidRequest: 422,
+    WaveNotFound: 404,
+    WaveConflict: 409,
+}
+CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+}
+UNAUTHORIZED = "a known bearer token is required: send Authorization: Bearer <token>"
+MAX_BODY = 1 << 20
+"""The largest request body read (1 MiB); a wave request is a few hundred bytes."""
+ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorDocument, "description": "No known bearer token."},
+    422: {"model": ErrorDocument, "description": "The request breaks a rule (fields say where)."},
+}
+
+
+class _BadBody(Exception):
+    """The request body is not JSON."""
+
+
+def _error(
+    status: int,
+    code: str,
+    message: str,
+    fields: Sequence[tuple[str, str]] = (),
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body = {
+        "error": {
+            "code": code,
+            "message": message,
+            "fields": [{"path": p, "message": m} for p, m in fields],
+        }
+    }
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _json_body(request: Request) -> Any:
+    raw = await request.body()
+    if len(raw) > MAX_BODY:
+        raise HTTPException(413, f"the request body is over {MAX_BODY} bytes")
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise _BadBody(f"the request body is not JSON: {exc}") from exc
+
+
+Body = Annotated[Any, Depends(_json_body)]
+
+
+def _body_schema(model: type[BaseModel], *, required: bool) -> dict[str, Any]:
+    ref = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {"requestBody": {"required": required, "content": {"application/json": {"schema": ref}}}}
+
+
+def create_app(
+    service: AgentService,
+    *,
+    token_hashes: set[str] | None,
+    tracer_provider: TracerProvider | None = None,
+    healthy: Callable[[], bool] | None = None,
+) -> FastAPI:
+    """The application for ``service``.
+
+    ``token_hashes``: the ``sha256:<hex>`` hashes of the accepted bearer tokens; None turns
+    authentication off (in-process use only); an empty set is refused. ``tracer_provider``
+    receives the server spans (a provider that exports nothing is used otherwise, so trace
+    context still flows). ``healthy`` (e.g. the live simulation is running) makes ``/healthz``
+    answer 503 when it returns False.
+    """
+    check = BearerCheck(token_hashes) if token_hashes is not None else None
+    provider = tracer_provider if tracer_provider is not None else SDKTracerProvider()
+    app = FastAPI(
+        title="driftwave agent",
+        version="1",
+        summary="One cluster's agent: status, drift plan, waves and their rollback.",
+    )
+    app.add_middleware(TraceMiddleware, tracer=provider.get_tracer(TRACER))
+
+    def authorized(request: Request) -> None:
+        if check is not None and not check(request.headers.get("authorization")):
+            raise HTTPException(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
+
+    _handlers(app)
+    _routes(app, service, Depends(authorized), healthy)
+    _openapi(app)
+    return app
+
+
+def _handlers(app: FastAPI) -> None:
+    @app.exception_handler(AgentError)
+    async def agent_error(request: Request, exc: AgentError) -> JSONResponse:
+        del request
+        status = next((s for kind, s in STATUS_OF.items() if isinstance(exc, kind)), 500)
+        fields = exc.fields if isinstance(exc, InvalidRequest) else []
+        return _error(status, exc.code, str(exc), fields)
+
+    @app.exception_handler(_BadBody)
+    async def bad_body(request: Request, exc: _BadBody) -> JSONResponse:
+        del request
+        return _error(400, "invalid_json", str(exc))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        del request
+        code = CODES.get(exc.status_code, "http_error")
+        return _error(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        del request
+        fields = [(format_path(tuple(e["loc"])[1:]), str(e["msg"])) for e in exc.errors()]
+        return _error(422, InvalidRequest.code, "the request breaks a rule", fields)
+
+
+def _routes(
+    app: FastAPI, service: AgentService, auth: Any, healthy: Callable[[], bool] | None
+) -> None:
+    @app.get("/healthz", response_model=None, responses={200: {"model": Health}}, tags=["health"])
+    def healthz() -> JSONResponse:
+        """Liveness (no authentication): 503 when the agent's simulation has stopped."""
+        ok = healthy is None or healthy()
+        body = {"status": "ok" if ok else "failing", "cluster": service.name}
+        return JSONResponse(body, status_code=200 if ok else 503)
+
+    @app.get(
+        "/v1/status", dependencies=[auth], responses={200: {"model": StatusDocument}, **ERRORS}
+    )
+    def status() -> JSONResponse:
+        """The cluster now: nodes per image, drift, disruptions, failures, halts, classes."""
+        return JSONResponse(service.status())
+
+    @app.post(
+        "/v1/plan",
+        dependencies=[auth],
+        responses={200: {"model": PlanDocument}, **ERRORS},
+        openapi_extra=_body_schema(PlanRequest, required=False),
+    )
+    def plan(body: Body) -> JSONResponse:
+        """The drift preview without acting; with a target, what applying it would do."""
+        return JSONResponse(service.plan(body))
+
+    @app.put(
+        "/v1/waves/{wave_id}",
+        dependencies=[auth],
+        status_code=201,
+        responses={
+            200: {"model": WaveDocument, "description": "The wave exists with this request."},
+            201: {"model": WaveDocument, "description": "The wave was applied."},
+            409: {"model": ErrorDocument, "description": "Another request or wave conflicts."},
+            **ERRORS,
+        },
+        openapi_extra=_body_schema(WaveRequest, required=True),
+    )
+    def put_wave(wave_id: str, body: Body) -> JSONResponse:
+        """Apply a wave (idempotent by id): pin the EC2NodeClasses or move the control plane."""
+        created, document = service.apply_wave(wave_id, body)
+        return JSONResponse(document, status_code=201 if created else 200)
+
+    @app.get(
+        "/v1/waves/{wave_id}",
+        dependencies=[auth],
+        responses={200: {"model": WaveDocument}, 404: {"model": ErrorDocument}, **ERRORS},
+    )
+    def get_wave(wave_id: str) -> JSONResponse:
+        """A wave, its phase and progress."""
+        return JSONResponse(service.wave(wave_id))
+
+    @app.post(
+        "/v1/waves/{wave_id}/rollback",
+        dependencies=[auth],
+        responses={
+            200: {"model": WaveDocument},
+            404: {"model": ErrorDocument},
+            409: {"model": ErrorDocument, "description": "A later wave must be rolled back first."},
+            **ERRORS,
+        },
+    )
+    def rollback(wave_id: str) -> JSONResponse:
+        """Roll a wave back (idempotent)."""
+        return JSONResponse(service.rollback_wave(wave_id))
+
+
+def _openapi(app: FastAPI) -> None:
+    """Publish the request models (read by the handlers themselves) in the schema."""
+
+    def schema() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title, version=app.version, summary=app.summary, routes=app.routes
+            )
+            components = document.setdefault("components", {}).setdefault("schemas", {})
+            for model in (WaveRequest, PlanRequest):
+                found = model.model_json_schema(
+                    by_alias=True, ref_template="#/components/schemas/{model}"
+                )
+                for name, definition in found.pop("$defs", {}).items():
+                    components.setdefault(name, definition)
+                components[model.__name__] = found
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = schema  # type: ignore[method-assign]

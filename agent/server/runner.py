@@ -1,0 +1,271 @@
+"""Serving simulated agents: each its own World, LiveSimulation and HTTP server, in one process.
+
+:func:`run_agents` builds one fleet member per :class:`AgentConfig`
+(:func:`agent.sim.member.member_world`), binds every port first (so a port in use fails before
+any world is built), starts the live simulations and the uvicorn servers in one event loop, calls
+``ready`` with where each agent listens, and serves until SIGINT or SIGTERM (or ``stop`` is
+set): then every server closes its connections and every simulation thread stops.
+:func:`load_configs` reads the ``--config`` file of ``driftwave agent serve``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import threading
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import uvicorn
+import yaml
+from opentelemetry.trace import TracerProvider
+from pydantic import Field, ValidationError, field_validator
+
+from agent.api.base import KubeModel, issues_from_error, matching
+from agent.api.labels import dns_subdomain_problem
+from agent.api.scenario import KUBERNETES_VERSION
+from agent.server.app import create_app
+from agent.server.auth import TOKEN_HASH, AuthConfigError
+from agent.service import AgentService
+from agent.sim.live import LiveSimulation
+from agent.sim.member import MAX_NODES, member_world
+
+RELEASE = r"^v[0-9]{8}$"
+_Release = Annotated[str, matching(RELEASE, "an AL2023 release such as v20251202")]
+
+
+class AgentConfig(KubeModel):
+    """One simulated agent (an item of the ``--config`` list; camelCase keys)."""
+
+    name: Annotated[str, Field(min_length=1)]
+    port: Annotated[int, Field(ge=0, le=65535)] = 9100
+    nodes: Annotated[int, Field(ge=0, le=MAX_NODES)] = 200
+    seed: int = 1
+    kubernetes_version: Annotated[str, matching(KUBERNETES_VERSION, "a version such as 1.30")] = (
+        "1.30"
+    )
+    ami_release: _Release = "v20251202"
+    faulty_releases: list[_Release] = Field(default_factory=list)
+    token_hash: Annotated[str, matching(TOKEN_HASH, "sha256:<64 lowercase hex digits>")] | None = (
+        None
+    )
+    speed: Annotated[float, Field(gt=0, le=1_000_000)] = 60.0
+
+    @field_validator("name")
+    @classmethod
+    def _dns_name(cls, name: str) -> str:
+        problem = dns_subdomain_problem(name)
+        if problem:
+            raise ValueError(problem)
+        return name
+
+
+class ConfigError(ValueError):
+    """The agents' configuration is invalid; ``problems`` are ``path: message`` lines."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__(f"{source}: " + "; ".join(problems))
+
+
+def load_configs(path: Path) -> list[AgentConfig]:
+    """The agents of a YAML or JSON file holding a list of :class:`AgentConfig` mappings;
+    raises ConfigError naming each field at fault (``[1].port: must be at most 65535``)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(str(path), [f"cannot read the file: {exc.strerror}"]) from exc
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), [f"not YAML or JSON: {exc}"]) from exc
+    return parse_configs(data, str(path))
+
+
+def parse_configs(data: Any, source: str) -> list[AgentConfig]:
+    """:func:`load_configs` on already loaded data."""
+    if not isinstance(data, list) or not data:
+        raise ConfigError(source, ["the file must hold a non-empty list of agents"])
+    configs: list[AgentConfig] = []
+    problems: list[str] = []
+    for index, item in enumerate(data):
+        try:
+            configs.append(AgentConfig.model_validate(item, by_alias=True, by_name=False))
+        except ValidationError as exc:
+            for issue in issues_from_error(exc):
+                path = f"[{index}].{issue.path}" if issue.path else f"[{index}]"
+                problems.append(f"{path}: {issue.message}")
+    problems.extend(_duplicates(configs))
+    if problems:
+        raise ConfigError(source, problems)
+    return configs
+
+
+def _duplicates(configs: list[AgentConfig]) -> Iterator[str]:
+    names: dict[str, int] = {}
+    ports: dict[int, int] = {}
+    for index, config in enumerate(configs):
+        if config.name in names:
+            yield (
+                f"[{index}].name: {config.name!r} is also agent [{names[config.name]}]'s name "
+                "(rule: names are unique)"
+            )
+        names.setdefault(config.name, index)
+        if config.port and config.port in ports:
+            yield (
+                f"[{index}].port: {config.port} is also agent [{ports[config.port]}]'s port "
+                "(rule: ports are unique; 0 picks a free one)"
+            )
+        ports.setdefault(config.port, index)
+
+
+@dataclass
+class RunningAgent:
+    """A served agent: its name, URL, service and simulation."""
+
+    name: str
+    url: str
+    port: int
+    service: AgentService
+    simulation: LiveSimulation
+    config: AgentConfig
+
+
+class _Server(uvicorn.Server):
+    """A uvicorn server that leaves signals to :func:`run_agents` (several share the loop)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Install nothing: the runner stops every server on SIGINT / SIGTERM."""
+        yield
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+
+
+def _agent(
+    config: AgentConfig,
+    sock: socket.socket,
+    host: str,
+    hashes: set[str],
+    tracer_provider: TracerProvider | None,
+) -> tuple[RunningAgent, _Server]:
+    world = member_world(
+        config.name,
+        nodes=config.nodes,
+        seed=config.seed,
+        kubernetes_version=config.kubernetes_version,
+        ami_release=config.ami_release,
+        faulty_releases=tuple(config.faulty_releases),
+    )
+    service = AgentService(world, name=config.name, tracer_provider=tracer_provider)
+    sim = LiveSimulation(world, config.speed, lock=service.lock, on_step=service.refresh)
+    app = create_app(
+        service,
+        token_hashes=hashes,
+        tracer_provider=tracer_provider,
+        healthy=lambda: sim.error is None,
+    )
+    port = int(sock.getsockname()[1])
+    shown = f"[{host}]" if ":" in host else host
+    running = RunningAgent(config.name, f"http://{shown}:{port}", port, service, sim, config)
+    server = _Server(
+        uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="off")
+    )
+    return running, server
+
+
+def run_agents(
+    configs: Sequence[AgentConfig],
+    *,
+    host: str = "127.0.0.1",
+    ready: Callable[[list[RunningAgent]], None] | None = None,
+    token_hashes: Collection[str] = (),
+    tracer_provider: TracerProvider | None = None,
+    stop: threading.Event | None = None,
+) -> None:
+    """Serve the agents until SIGINT / SIGTERM or ``stop`` (module docstring).
+
+    Each agent accepts the tokens of ``token_hashes`` and its own ``tokenHash``; an agent left
+    without any raises AuthConfigError before anything starts. OSError when a port is taken.
+    """
+    hashes = {
+        c.name: set(token_hashes) | ({c.token_hash} if c.token_hash else set()) for c in configs
+    }
+    for config in configs:
+        if not hashes[config.name]:
+            raise AuthConfigError(
+                f"agent {config.name}: no token, so its /v1 API would be open to anyone "
+                "(rule: give a token with --token-file or DRIFTWAVE_AGENT_TOKEN, or a tokenHash)"
+            )
+    sockets: list[socket.socket] = []
+    try:
+        for config in configs:
+            sockets.append(_bind(host, config.port))
+        pairs = [
+            _agent(config, sock, host, hashes[config.name], tracer_provider)
+            for config, sock in zip(configs, sockets, strict=True)
+        ]
+        asyncio.run(_serve(pairs, sockets, ready, stop))
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+async def _serve(
+    pairs: list[tuple[RunningAgent, _Server]],
+    sockets: list[socket.socket],
+    ready: Callable[[list[RunningAgent]], None] | None,
+    stop: threading.Event | None,
+) -> None:
+    done = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, done.set)
+            installed.append(sig)
+    servers = [server for _, server in pairs]
+    tasks = [
+        asyncio.create_task(server.serve(sockets=[sock]))
+        for server, sock in zip(servers, sockets, strict=True)
+    ]
+    watcher = asyncio.create_task(_watch(stop, done))
+    try:
+        while not all(s.started for s in servers):
+            if any(t.done() for t in tasks):
+                raise RuntimeError("an agent's HTTP server stopped while starting")
+            await asyncio.sleep(0.01)
+        for agent, _ in pairs:
+            agent.simulation.start()
+        if ready is not None:
+            ready([agent for agent, _ in pairs])
+        ending = asyncio.create_task(done.wait())
+        await asyncio.wait([ending, *tasks], return_when=asyncio.FIRST_COMPLETED)
+        ending.cancel()
+    finally:
+        for server in servers:
+            server.should_exit = True
+        await asyncio.gather(*tasks, return_exceptions=True)
+        watcher.cancel()
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+        for agent, _ in pairs:
+            agent.simulation.stop()
+
+
+async def _watch(stop: threading.Event | None, done: asyncio.Event) -> None:
+    """Set ``done`` once ``stop`` is set (polled: it is a thread's event)."""
+    if stop is None:
+        return
+    while not stop.is_set():
+        await asyncio.sleep(0.05)
+    done.set()

@@ -1,0 +1,174 @@
+"""What ``driftwave agent serve`` does, apart from parsing its options: build the agents'
+configurations, read the token, set up tracing, serve, and report each agent as it listens.
+
+Problems are raised as :class:`ServeError` with every message ready to print (the command prints
+them and exits 1): an invalid option or ``--config`` entry (named by option or by path), no
+token, an unreadable token file, a port in use, a release the catalog does not have.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agent.api.base import issues_from_error
+from agent.server.auth import AuthConfigError, hash_token
+from agent.server.runner import (
+    AgentConfig,
+    ConfigError,
+    RunningAgent,
+    load_configs,
+    run_agents,
+)
+from agent.sim.member import MemberError
+from agent.telemetry import TelemetryError, tracer_provider
+
+TOKEN_ENV = "DRIFTWAVE_AGENT_TOKEN"
+SERVICE_NAME = "driftwave-agent"
+OPTIONS = {
+    "name": "--name",
+    "port": "--port",
+    "nodes": "--nodes",
+    "seed": "--seed",
+    "kubernetesVersion": "--kubernetes-version",
+    "amiRelease": "--ami-release",
+    "faultyReleases": "--faulty-release",
+    "speed": "--speed",
+}
+NO_TOKEN = (
+    "no token: the agent's /v1 API needs one. Pass it with --token-file PATH (a file holding "
+    f"the token) or the environment variable {TOKEN_ENV}, or give each --config entry a "
+    "tokenHash (sha256:<hex>, e.g. from: printf %s TOKEN | sha256sum)"
+)
+
+
+class ServeError(Exception):
+    """``driftwave agent serve`` cannot start; ``problems`` are the lines to print."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+@dataclass
+class ServeOptions:
+    """The command's options (see ``driftwave agent serve --help``)."""
+
+    host: str = "127.0.0.1"
+    port: int = 9100
+    name: str = "fleet-member"
+    nodes: int = 200
+    seed: int = 1
+    speed: float = 60.0
+    kubernetes_version: str = "1.30"
+    ami_release: str = "v20251202"
+    faulty_releases: Sequence[str] = field(default_factory=tuple)
+    token_file: Path | None = None
+    config: Path | None = None
+    trace_file: Path | None = None
+    otlp_endpoint: str | None = None
+
+
+def agent_configs(options: ServeOptions) -> list[AgentConfig]:
+    """The agents to run: the ``--config`` file's, else one from the options."""
+    if options.config is not None:
+        try:
+            configs = load_configs(options.config)
+        except ConfigError as exc:
+            raise ServeError([f"{exc.source}: {p}" for p in exc.problems]) from exc
+        return [
+            c if "speed" in c.model_fields_set else c.model_copy(update={"speed": options.speed})
+            for c in configs
+        ]
+    data: dict[str, Any] = {
+        "name": options.name,
+        "port": options.port,
+        "nodes": options.nodes,
+        "seed": options.seed,
+        "kubernetesVersion": options.kubernetes_version,
+        "amiRelease": options.ami_release,
+        "faultyReleases": list(options.faulty_releases),
+        "speed": options.speed,
+    }
+    try:
+        return [AgentConfig.model_validate(data, by_alias=True, by_name=False)]
+    except ValidationError as exc:
+        problems = []
+        for issue in issues_from_error(exc):
+            head, _, rest = issue.path.partition("[")
+            option = OPTIONS.get(head, head) + (f"[{rest}" if rest else "")
+            problems.append(f"{option}: {issue.message}")
+        raise ServeError(problems) from exc
+
+
+def token_hashes(options: ServeOptions, environ: dict[str, str]) -> set[str]:
+    """The hash of the token from ``--token-file`` (first) or the environment, if any."""
+    token: str | None = None
+    if options.token_file is not None:
+        try:
+            token = options.token_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise ServeError([f"--token-file: cannot read {options.token_file}: {why}"]) from exc
+        if not token.strip():
+            raise ServeError([f"--token-file: {options.token_file} is empty"])
+    elif environ.get(TOKEN_ENV, "").strip():
+        token = environ[TOKEN_ENV]
+    return {hash_token(token)} if token is not None else set()
+
+
+def describe(agent: RunningAgent) -> str:
+    """The line printed when an agent listens."""
+    config = agent.config
+    faulty = f", faulty {', '.join(config.faulty_releases)}" if config.faulty_releases else ""
+    return (
+        f"agent {agent.name} listening on {agent.url} ({config.nodes} nodes, Kubernetes "
+        f"{config.kubernetes_version}, al2023@{config.ami_release}{faulty}, "
+        f"{config.speed:g}x real time)"
+    )
+
+
+def serve(
+    options: ServeOptions,
+    say: Callable[[str], None],
+    environ: dict[str, str] | None = None,
+) -> None:
+    """Run the agents until SIGINT / SIGTERM; ``say`` prints a line per agent listening.
+    Raises ServeError."""
+    configs = agent_configs(options)
+    hashes = token_hashes(options, dict(os.environ) if environ is None else environ)
+    if not hashes and any(c.token_hash is None for c in configs):
+        raise ServeError([NO_TOKEN])
+    try:
+        provider = (
+            tracer_provider(
+                SERVICE_NAME, file=options.trace_file, otlp_endpoint=options.otlp_endpoint
+            )
+            if options.trace_file is not None or options.otlp_endpoint is not None
+            else None
+        )
+    except TelemetryError as exc:
+        raise ServeError([str(exc)]) from exc
+
+    def ready(agents: list[RunningAgent]) -> None:
+        for agent in agents:
+            say(describe(agent))
+
+    try:
+        run_agents(
+            configs,
+            host=options.host,
+            ready=ready,
+            token_hashes=hashes,
+            tracer_provider=provider,
+        )
+    except (AuthConfigError, MemberError, OSError) as exc:
+        raise ServeError([str(exc)]) from exc
+    finally:
+        if provider is not None:
+            provider.shutdown()

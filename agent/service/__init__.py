@@ -1,0 +1,19 @@
+"""The agent's service: its API (status, plan, waves, rollback) over a running World, with no
+transport; the HTTP server and the fleet's in-process gateway both call
+:class:`AgentService`."""
+
+from agent.service.errors import AgentError, InvalidRequest, WaveConflict, WaveNotFound
+from agent.service.requests import NodeClassSelector, PlanRequest, WaveRequest, WaveTarget
+from agent.service.service import AgentService
+
+__all__ = [
+    "AgentError",
+    "AgentService",
+    "InvalidRequest",
+    "NodeClassSelector",
+    "PlanRequest",
+    "WaveConflict",
+    "WaveNotFound",
+    "WaveRequest",
+    "WaveTarget",
+]

@@ -1,0 +1,180 @@
+"""The documents the agent service returns, as pydantic models: their contract.
+
+The service builds plain JSON-ready dicts (cheap, and what both transports send); these models
+describe them for the OpenAPI schema and for clients that want typed access
+(``WaveDocument.model_validate(data)``). Field names are camelCase on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from agent.service.requests import WaveTarget
+
+Phase = Literal[
+    "progressing", "converged", "failed", "rolling-back", "rolled-back", "rollback-failed"
+]
+
+
+class Document(BaseModel):
+    """Base of the documents: camelCase on the wire, no field left undescribed."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True, extra="forbid"
+    )
+
+
+class HaltedPool(Document):
+    """A NodePool whose drift is halted (repeated replacement failures)."""
+
+    node_pool: str
+    reason: str
+    message: str
+
+
+class NodeClassState(Document):
+    """An EC2NodeClass: its ``amiSelectorTerms`` and the images they resolve to now."""
+
+    name: str
+    ami_selector_terms: list[dict[str, Any]]
+    images: list[str]
+
+
+class StatusDocument(Document):
+    """``GET /v1/status``: the cluster now."""
+
+    cluster: str
+    kubernetes_version: str
+    time: str = Field(description="The agent's clock, RFC 3339 UTC.")
+    nodes: int = Field(description="Registered NodeClaims.")
+    nodes_by_image: dict[str, int]
+    drifted: int
+    disrupting: int = Field(description="NodeClaims being deleted or in a disruption under way.")
+    pending_pods: int
+    launch_failures: int = Field(
+        description="NodeClaims deleted before their instance launched, last 30 minutes."
+    )
+    registration_failures: int = Field(
+        description="NodeClaims launched but deleted before they initialized (never joined or "
+        "never Ready), last 30 minutes."
+    )
+    drift_halted: list[HaltedPool]
+    node_classes: list[NodeClassState]
+    active_wave: str | None = Field(description="The latest wave under way, if any.")
+    cost_per_hour: float = Field(description="USD per hour of the instances billed now.")
+
+
+class Progress(Document):
+    """How far a wave's NodePools are."""
+
+    nodes: int
+    on_target: int
+    drifted: int
+    disrupting: int
+    pending_pods: int
+    launch_failures: int
+    registration_failures: int
+    drift_halted: list[HaltedPool]
+    nodes_replaced: int
+
+
+class PreviousClass(Document):
+    """How an EC2NodeClass stood before the wave."""
+
+    ami_selector_terms: list[dict[str, Any]]
+    ami_family: str | None
+
+
+class PhaseChange(Document):
+    """One phase change of a wave, at the agent's time."""
+
+    phase: Phase
+    at: str
+    reason: str
+
+
+class WaveDocument(Document):
+    """``GET /v1/waves/{id}``: a wave and its progress."""
+
+    id: str
+    phase: Phase
+    target: WaveTarget
+    node_classes: list[str]
+    node_pools: list[str]
+    previous: dict[str, PreviousClass]
+    kubernetes_version_before: str
+    images_before: list[str]
+    target_images: list[str]
+    applied_at: str
+    converged_at: str | None
+    finished_at: str | None
+    reason: str
+    rollout: str | None
+    release: str | None
+    history: list[PhaseChange]
+    progress: Progress
+
+
+class PlannedClass(Document):
+    """What a target would make of one EC2NodeClass."""
+
+    name: str
+    ami_selector_terms: list[dict[str, Any]]
+    images: list[str]
+    target_ami_selector_terms: list[dict[str, Any]]
+    target_images: list[str]
+    error: str | None = Field(description="Why the target terms would resolve to no image.")
+
+
+class PlanDocument(Document):
+    """``POST /v1/plan``: the drift preview, and what a target would do (when one is given)."""
+
+    time: str
+    kubernetes_version: str
+    preview: dict[str, Any] = Field(
+        description="The drift preview: drifted nodes, replace or hold (and why), waves, ETA."
+    )
+    target: WaveTarget | None
+    kubernetes_version_target: str | None = None
+    node_classes: list[PlannedClass] | None = None
+    target_images: list[str] | None = None
+    error: str | None = None
+    would_drift: dict[str, int] | None = Field(default=None, description="Nodes per NodePool.")
+    drifting: list[dict[str, Any]] | None = None
+    waves: list[dict[str, Any]] | None = Field(
+        default=None, description="Replacement waves the NodePools' Drifted budgets allow."
+    )
+    eta_seconds: float | None = None
+    eta: str | None = None
+    replace_seconds_assumed: float | None = None
+
+
+class ErrorField(Document):
+    """One broken rule: the field's path (``target.amiSelectorTerms[0].id``) and why."""
+
+    path: str
+    message: str
+
+
+class ErrorBody(Document):
+    """What went wrong: a stable code, a message, and the fields at fault."""
+
+    code: str
+    message: str
+    fields: list[ErrorField]
+
+
+class ErrorDocument(Document):
+    """Every error response."""
+
+    error: ErrorBody
+
+
+class Health(Document):
+    """``GET /healthz``."""
+
+    status: Literal["ok", "failing"]
+    cluster: str

@@ -1,0 +1,335 @@
+"""``AgentService``: the agent's API, transport-free, over a running World.
+
+The HTTP server (:mod:`agent.server`) and the fleet's in-process gateway call the same object.
+One re-entrant lock guards every access to the world: the service's methods and the thread that
+advances a live simulation (:class:`agent.sim.live.LiveSimulation`) take it, so a request always
+sees the cluster between two controller passes.
+
+Waves are kept in memory, like the simulated cluster they change (see :mod:`agent.service.waves`
+for the phases). Every change the agent makes is a span: ``agent.wave.apply``,
+``agent.wave.rollback`` and, for each EC2NodeClass patched, ``agent.nodeclass.patch``, with the
+wave id, the class and the images as attributes.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, Status, StatusCode, TracerProvider
+
+from agent.api.base import ManifestInvalid
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.nodeclaim import NodeClaim
+from agent.service.errors import AgentError, WaveConflict, WaveNotFound
+from agent.service.planning import plan
+from agent.service.requests import WaveRequest, canonical, check_wave_id, parse_request
+from agent.service.status import LifecycleLog, cluster_status, images_of
+from agent.service.targets import (
+    Resolution,
+    covers_every_class,
+    family_for,
+    resolve_target,
+    select_classes,
+    with_terms,
+)
+from agent.service.waves import (
+    MOVING,
+    ROLLED,
+    ClassBefore,
+    Wave,
+    as_document,
+    evaluate,
+    pools_using,
+    watch_waves,
+    wave_claims,
+)
+from agent.sim.world import World
+
+TRACER = "driftwave.agent"
+
+
+class AgentService:
+    """The agent's operations on one cluster (see the module docstring).
+
+    ``name`` is the cluster's name in status documents; ``lock`` may be shared with a
+    :class:`~agent.sim.live.LiveSimulation` (one is made otherwise: :attr:`lock`);
+    ``tracer_provider`` receives the spans of the agent's own actions (none are recorded
+    without one).
+    """
+
+    def __init__(
+        self,
+        world: World,
+        *,
+        name: str = "cluster",
+        lock: threading.RLock | None = None,
+        tracer_provider: TracerProvider | None = None,
+    ) -> None:
+        self.world = world
+        self.name = name
+        self.lock = lock if lock is not None else threading.RLock()
+        provider = tracer_provider if tracer_provider is not None else trace.NoOpTracerProvider()
+        self._tracer = provider.get_tracer(TRACER)
+        self._waves: dict[str, Wave] = {}
+        with self.lock:
+            self._log = LifecycleLog(world.cluster, world.clock)
+            watch_waves(self._log, self._waves)
+
+    # Reading
+
+    def status(self) -> dict[str, Any]:
+        """The cluster now: ``cluster``, ``kubernetesVersion``, ``time`` (RFC 3339 UTC, the
+        agent's clock), ``nodes`` (registered NodeClaims), ``nodesByImage`` {amiId: count},
+        ``drifted``, ``disrupting`` (NodeClaims being deleted or in a disruption under way),
+        ``pendingPods``, ``launchFailures`` and ``registrationFailures`` (NodeClaims deleted
+        before launching, or launched but deleted before initializing, in the last 30 minutes
+        of agent time: :mod:`agent.service.status`), ``driftHalted`` [{nodePool, reason,
+        message}], ``nodeClasses`` [{name, amiSelectorTerms, images}], ``activeWave`` (the id of
+        the latest wave under way, or None) and ``costPerHour`` (USD)."""
+        with self.lock:
+            self.refresh()
+            active = [w.id for w in self._waves.values() if w.moving]
+            return cluster_status(self.world, self.name, self._log, active[-1] if active else None)
+
+    def plan(self, request: Any = None) -> dict[str, Any]:
+        """The drift preview, and with a ``target`` what applying it would do (per selected
+        EC2NodeClass the current and target terms and images, nodes that would drift per
+        NodePool, the waves and ETA the Drifted budgets allow): :mod:`agent.service.planning`.
+        Changes nothing; raises InvalidRequest."""
+        with self.lock:
+            return plan(self.world, request)
+
+    def wave(self, wave_id: str) -> dict[str, Any]:
+        """The wave document: ``id``, ``phase``, ``target``, ``nodeClasses``, ``previous``
+        {class: {amiSelectorTerms, amiFamily}}, ``kubernetesVersionBefore``, ``imagesBefore``,
+        ``targetImages``, ``appliedAt``, ``convergedAt``, ``finishedAt``, ``reason``,
+        ``history`` and ``progress`` {nodes, onTarget, drifted, disrupting, pendingPods,
+        launchFailures, registrationFailures, driftHalted, nodesReplaced}. Raises
+        WaveNotFound."""
+        with self.lock:
+            found = self._get(wave_id)
+            self.refresh()
+            return as_document(self.world, found)
+
+    def refresh(self) -> None:
+        """Move the waves under way to the phase the cluster has reached (the live simulation
+        calls this after every step; reads call it too)."""
+        with self.lock:
+            for wave in self._waves.values():
+                if wave.moving:
+                    evaluate(self.world, wave)
+
+    # Changing
+
+    def apply_wave(self, wave_id: str, request: Any) -> tuple[bool, dict[str, Any]]:
+        """Apply a wave; return (created, wave document).
+
+        ``request``: ``{"target": {"amiSelectorTerms": [...]} | {"kubernetesVersion": "1.31"},
+        "nodeClasses": {"names": [...], "matchLabels": {...}}`` (optional: every EC2NodeClass),
+        ``"rollout"``, ``"release"``}. Each selected class's ``amiSelectorTerms`` is patched
+        (through the Cluster port, as ``kubectl apply`` would), or the control plane moves to
+        the version; drift then replaces the nodes within the budgets. A target that resolves
+        to no image changes nothing and the wave is ``failed``.
+
+        Idempotent by id: the same id and request return the wave (created False) and apply
+        nothing again. Raises InvalidRequest (naming each field), WaveConflict (same id with
+        another request, or another wave under way on one of the classes)."""
+        doing = f"applying wave {wave_id[:80]!r}"
+        check_wave_id(wave_id, doing)
+        parsed = parse_request(WaveRequest, request, doing)
+        wanted = canonical(parsed)
+        with self.lock:
+            existing = self._waves.get(wave_id)
+            if existing is not None:
+                if existing.request != wanted:
+                    raise WaveConflict(
+                        f"wave {wave_id} already exists with a different request; "
+                        "use a new wave id for a new change",
+                        wave_id,
+                    )
+                self.refresh()
+                return False, as_document(self.world, existing)
+            names = select_classes(self.world, parsed.node_classes, doing)
+            if parsed.target.kubernetes_version is not None:
+                covers_every_class(self.world, names, doing)
+            self._check_overlap(wave_id, names)
+            resolution = resolve_target(self.world, parsed.target, names, doing)
+            with self._span("agent.wave.apply", wave_id, names) as span:
+                wave = self._new_wave(wave_id, wanted, names, resolution)
+                span.set_attribute("driftwave.images.before", wave.images_before())
+                span.set_attribute("driftwave.images.target", wave.target_images)
+                failure = resolution.failure()
+                if failure is not None:
+                    wave.move("failed", self.world.clock.now(), failure)
+                    span.set_status(Status(StatusCode.ERROR, failure))
+                else:
+                    self._change(wave, parsed, resolution)
+                self._waves[wave_id] = wave
+                self.world.settle()
+                self.refresh()
+                span.set_attribute("driftwave.wave.phase", wave.phase)
+            return True, as_document(self.world, wave)
+
+    def rollback_wave(self, wave_id: str) -> dict[str, Any]:
+        """Roll a wave back; return the wave document.
+
+        Each class gets its previous ``amiSelectorTerms`` (and ``amiFamily``) back. A
+        Kubernetes-version wave cannot move the control plane back (EKS upgrades only): each
+        alias-selected class is pinned to the image ids its nodes ran before instead, and
+        ``reason`` says so. The wave is ``rolling-back`` until its nodes converge on the
+        previous images (``rolled-back``) or drift halts (``rollback-failed``).
+
+        Idempotent: a wave already rolling back or rolled back is returned as it is. Raises
+        WaveNotFound, and WaveConflict when a later wave on one of its classes is not rolled
+        back (that one goes first)."""
+        with self.lock:
+            wave = self._get(wave_id)
+            self.refresh()
+            if wave.phase in ROLLED:
+                return as_document(self.world, wave)
+            self._check_later(wave)
+            with self._span("agent.wave.rollback", wave_id, wave.node_classes) as span:
+                span.set_attribute("driftwave.images.before", wave.target_images)
+                span.set_attribute("driftwave.images.target", wave.images_before())
+                reason = self._restore(wave)
+                wave.move("rolling-back", self.world.clock.now(), reason)
+                self.world.record("WaveRollingBack", f"wave/{wave.id}", reason, {})
+                self.world.settle()
+                self.refresh()
+                span.set_attribute("driftwave.wave.phase", wave.phase)
+            return as_document(self.world, wave)
+
+    # Helpers
+
+    def _get(self, wave_id: str) -> Wave:
+        found = self._waves.get(wave_id)
+        if found is None:
+            raise WaveNotFound(wave_id)
+        return found
+
+    def _check_overlap(self, wave_id: str, names: list[str]) -> None:
+        for other in self._waves.values():
+            shared = sorted(set(other.node_classes) & set(names))
+            if other.phase in MOVING and shared:
+                raise WaveConflict(
+                    f"cannot apply wave {wave_id}: wave {other.id} is still {other.phase} on "
+                    f"EC2NodeClass {', '.join(shared)}; wait until it converges, fails or is "
+                    "rolled back",
+                    other.id,
+                )
+
+    def _check_later(self, wave: Wave) -> None:
+        ids = list(self._waves)
+        for other in (self._waves[i] for i in ids[ids.index(wave.id) + 1 :]):
+            shared = sorted(set(other.node_classes) & set(wave.node_classes))
+            if shared and other.phase != "rolled-back":
+                raise WaveConflict(
+                    f"cannot roll back wave {wave.id}: wave {other.id} was applied after it on "
+                    f"EC2NodeClass {', '.join(shared)} and is {other.phase}; roll that back first",
+                    other.id,
+                )
+
+    @contextmanager
+    def _span(self, name: str, wave_id: str, classes: list[str]) -> Iterator[Span]:
+        attributes = {
+            "driftwave.cluster": self.name,
+            "driftwave.wave.id": wave_id,
+            "driftwave.nodeclasses": list(classes),
+        }
+        with self._tracer.start_as_current_span(name, attributes=attributes) as span:
+            yield span
+
+    def _new_wave(
+        self, wave_id: str, request: dict[str, Any], names: list[str], resolution: Resolution
+    ) -> Wave:
+        before: dict[str, ClassBefore] = {}
+        for name in names:
+            nodeclass = self.world.cluster.get(EC2NodeClass, name)
+            claims = wave_claims(self.world, pools_using(self.world, [name]))
+            before[name] = ClassBefore(
+                terms=[t.to_manifest() for t in nodeclass.spec.ami_selector_terms],
+                ami_family=nodeclass.spec.ami_family,
+                images=images_of(nodeclass),
+                node_images=_images(claims),
+            )
+        return Wave(
+            id=wave_id,
+            request=request,
+            node_classes=names,
+            pools=pools_using(self.world, names),
+            before=before,
+            kubernetes_version_before=self.world.kubernetes_version,
+            target_images=resolution.image_ids(),
+            applied_at=self.world.clock.now(),
+        )
+
+    def _change(self, wave: Wave, parsed: WaveRequest, resolution: Resolution) -> None:
+        version = parsed.target.kubernetes_version
+        if version is not None:
+            before = self.world.kubernetes_version
+            self.world.kubernetes_version = version
+            self.world.kubelet.kubernetes_version = version
+            upgraded = f"control plane {before} → {version}"
+            self.world.record("KubernetesUpgraded", "cluster", upgraded, {"wave": wave.id})
+            return
+        for changed in resolution.classes.values():
+            self._patch(wave, changed, resolution.image_ids())
+        self.world.record(
+            "WaveApplied", f"wave/{wave.id}", "applied", {"classes": wave.node_classes}
+        )
+
+    def _patch(self, wave: Wave, changed: EC2NodeClass, target: list[str]) -> None:
+        terms = [t.to_manifest() for t in changed.spec.ami_selector_terms]
+        attributes = {
+            "driftwave.wave.id": wave.id,
+            "driftwave.nodeclass": changed.name,
+            "driftwave.ami_selector_terms": json.dumps(terms, sort_keys=True),
+            "driftwave.images.before": wave.before[changed.name].images,
+            "driftwave.images.target": target,
+        }
+        with self._tracer.start_as_current_span("agent.nodeclass.patch", attributes=attributes):
+            self.world.cluster.update(changed)
+            self.world.record(
+                "NodeClassPatched",
+                f"ec2nodeclass/{changed.name}",
+                f"wave {wave.id}: amiSelectorTerms {json.dumps(terms)}",
+                {"wave": wave.id},
+            )
+
+    def _restore(self, wave: Wave) -> str:
+        """Put each class back as it stood before the wave (module docstring); the reason."""
+        pinned: list[str] = []
+        moved = self.world.kubernetes_version != wave.kubernetes_version_before
+        for name, before in wave.before.items():
+            current = self.world.cluster.get(EC2NodeClass, name)
+            terms, family = before.terms, before.ami_family
+            if moved and any("alias" in t for t in terms):
+                terms = [{"id": i} for i in (before.node_images or before.images)]
+                family = family_for(current, terms)
+                pinned.append(f"{name} to {', '.join(t['id'] for t in terms)}")
+            now_terms = [t.to_manifest() for t in current.spec.ami_selector_terms]
+            if now_terms == terms and current.spec.ami_family == family:
+                continue
+            try:
+                restored = with_terms(current, terms, family)
+            except ManifestInvalid as exc:  # the previous spec was valid: only a bug gets here
+                raise AgentError(
+                    f"rolling back wave {wave.id}: EC2NodeClass {name}: {exc}"
+                ) from exc
+            self._patch(wave, restored, before.node_images or before.images)
+        if not pinned:
+            return "restored the previous amiSelectorTerms"
+        return (
+            f"the control plane stays at {self.world.kubernetes_version}: EKS cannot move it back "
+            f"to {wave.kubernetes_version_before}, so EC2NodeClass {'; '.join(pinned)} (the "
+            "images its nodes ran before) was pinned instead"
+        )
+
+
+def _images(claims: list[NodeClaim]) -> list[str]:
+    return sorted({c.status.image_id for c in claims if c.status.image_id})

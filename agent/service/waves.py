@@ -1,0 +1,273 @@
+"""A wave on one cluster: what was applied, what it replaced, and the phase it has reached.
+
+A :class:`Wave` is the agent's record of one ``apply_wave``: the target, the EC2NodeClasses it
+changed and how each stood before (its ``amiSelectorTerms``, ``amiFamily``, the images it
+resolved to and the images its nodes ran), the Kubernetes version before, and the images the
+target resolves to. Waves live in the agent's memory, as the simulated cluster does: an agent
+that restarts knows no waves.
+
+Phases (:func:`evaluate` moves a wave along; each change is kept in ``history`` with the agent's
+time):
+
+* ``progressing``: applied; nodes are being replaced. It becomes ``converged`` when every
+  NodeClaim of the NodePools using the wave's EC2NodeClasses is initialized, runs an image the
+  classes now resolve to, and none is Drifted; ``failed`` when one of those NodePools has its
+  drift halted (replacements keep failing) or a class resolves to no image.
+* ``failed`` stays failed until the wave is rolled back.
+* ``rolling-back``: the previous selection was restored; ``rolled-back`` once converged (same
+  test) on the previous images, ``rollback-failed`` on a halt or an unresolvable class.
+
+A wave's ``progress`` is read live while it is under way or failed, and kept as it was when the
+wave converged or finished rolling back. Its failure and replacement counts are its own: the
+NodeClaims of its NodePools that ended while it was under way (:mod:`agent.service.status`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.labels import NODEPOOL_LABEL
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
+from agent.kube.port import NotFound
+from agent.lifecycle.conditions import is_true
+from agent.service.status import (
+    LifecycleLog,
+    NodeClaimEnd,
+    disrupting,
+    drift_halted,
+    images_of,
+    pending_pods,
+    rfc3339,
+)
+from agent.sim.world import World
+
+Phase = Literal[
+    "progressing", "converged", "failed", "rolling-back", "rolled-back", "rollback-failed"
+]
+MOVING: frozenset[str] = frozenset({"progressing", "rolling-back"})
+"""Phases in which nodes are being replaced (the wave is under way)."""
+ROLLED: frozenset[str] = frozenset({"rolling-back", "rolled-back", "rollback-failed"})
+"""Phases after a rollback started."""
+
+
+@dataclass(frozen=True)
+class ClassBefore:
+    """How one EC2NodeClass stood before the wave changed it."""
+
+    terms: list[dict[str, Any]]
+    ami_family: str | None
+    images: list[str]
+    """The images it resolved to (``status.amis``)."""
+    node_images: list[str]
+    """The images the nodes of its NodePools ran."""
+
+
+@dataclass
+class Wave:
+    """One applied wave (see the module docstring)."""
+
+    id: str
+    request: dict[str, Any]
+    node_classes: list[str]
+    pools: list[str]
+    before: dict[str, ClassBefore]
+    kubernetes_version_before: str
+    target_images: list[str]
+    applied_at: datetime
+    phase: Phase = "progressing"
+    reason: str = ""
+    converged_at: datetime | None = None
+    finished_at: datetime | None = None
+    phase_since: datetime | None = None
+    history: list[tuple[str, datetime, str]] = field(default_factory=list)
+    launch_failures: int = 0
+    registration_failures: int = 0
+    nodes_replaced: int = 0
+    final_progress: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.history:
+            self.history.append((self.phase, self.applied_at, self.reason))
+        if self.phase_since is None:
+            self.phase_since = self.applied_at
+
+    @property
+    def target(self) -> dict[str, Any]:
+        """The wave's target as requested."""
+        target: dict[str, Any] = self.request["target"]
+        return target
+
+    @property
+    def moving(self) -> bool:
+        """Whether nodes are being replaced for this wave now."""
+        return self.phase in MOVING
+
+    def images_before(self) -> list[str]:
+        """The images the wave's nodes ran before it (all classes), without repeats."""
+        seen: dict[str, None] = {}
+        for before in self.before.values():
+            seen.update(dict.fromkeys(before.node_images))
+        return list(seen)
+
+    def move(self, phase: Phase, now: datetime, reason: str = "") -> None:
+        """Enter ``phase`` at ``now`` (a reason replaces the previous one when given)."""
+        self.phase = phase
+        self.phase_since = now
+        if reason:
+            self.reason = reason
+        self.history.append((phase, now, reason))
+        if phase == "converged":
+            self.converged_at = now
+        if phase in ("converged", "failed", "rolled-back", "rollback-failed"):
+            self.finished_at = now
+
+    def count(self, end: NodeClaimEnd) -> None:
+        """Count a NodeClaim's end against the wave while it is under way in its NodePools."""
+        if not self.moving or end.pool not in self.pools:
+            return
+        if end.outcome == "launch":
+            self.launch_failures += 1
+        elif end.outcome == "registration":
+            self.registration_failures += 1
+        else:
+            self.nodes_replaced += 1
+
+
+def wave_claims(world: World, pools: list[str]) -> list[NodeClaim]:
+    """The NodeClaims of ``pools``."""
+    wanted = set(pools)
+    return [
+        c for c in world.cluster.list(NodeClaim) if c.metadata.labels.get(NODEPOOL_LABEL) in wanted
+    ]
+
+
+def pools_using(world: World, classes: list[str]) -> list[str]:
+    """The NodePools whose ``nodeClassRef`` names one of ``classes``."""
+    wanted = set(classes)
+    return sorted(
+        p.name
+        for p in world.cluster.list(NodePool)
+        if p.spec.template.spec.node_class_ref.name in wanted
+    )
+
+
+def resolved_images(world: World, classes: list[str]) -> tuple[set[str], list[str]]:
+    """The images ``classes`` resolve to now, and the classes that resolve to none."""
+    images: set[str] = set()
+    empty: list[str] = []
+    for name in classes:
+        try:
+            found = images_of(world.cluster.get(EC2NodeClass, name))
+        except NotFound:
+            found = []
+        if not found:
+            empty.append(name)
+        images.update(found)
+    return images, empty
+
+
+def progress(world: World, wave: Wave) -> dict[str, Any]:
+    """How far the wave's NodePools are, now (the ``progress`` of the wave document)."""
+    claims = wave_claims(world, wave.pools)
+    images, _ = resolved_images(world, wave.node_classes)
+    on_target = sum(
+        1
+        for c in claims
+        if is_true(c, "Initialized")
+        and not c.metadata.deletion_timestamp
+        and (c.status.image_id or "") in images
+    )
+    return {
+        "nodes": len(claims),
+        "onTarget": on_target,
+        "drifted": sum(1 for c in claims if is_true(c, "Drifted")),
+        "disrupting": disrupting(world, claims),
+        "pendingPods": pending_pods(world),
+        "launchFailures": wave.launch_failures,
+        "registrationFailures": wave.registration_failures,
+        "driftHalted": drift_halted(world, wave.pools),
+        "nodesReplaced": wave.nodes_replaced,
+    }
+
+
+def is_converged(world: World, wave: Wave) -> bool:
+    """Every NodeClaim of the wave's NodePools initialized, on an image its classes resolve to
+    now, and not Drifted."""
+    images, empty = resolved_images(world, wave.node_classes)
+    if empty:
+        return False
+    return all(
+        is_true(c, "Initialized")
+        and not is_true(c, "Drifted")
+        and not c.metadata.deletion_timestamp
+        and (c.status.image_id or "") in images
+        for c in wave_claims(world, wave.pools)
+    )
+
+
+def evaluate(world: World, wave: Wave) -> bool:
+    """Move a wave under way to its next phase when it has reached one; True when it moved."""
+    if not wave.moving:
+        return False
+    now = world.clock.now()
+    rolling = wave.phase == "rolling-back"
+    halted = drift_halted(world, wave.pools)
+    _, empty = resolved_images(world, wave.node_classes)
+    if halted or empty:
+        why = (
+            "drift halted on NodePool "
+            + ", ".join(f"{h['nodePool']} ({h['message']})" for h in halted)
+            if halted
+            else f"EC2NodeClass {', '.join(empty)} resolves to no image"
+        )
+        wave.move("rollback-failed" if rolling else "failed", now, why)
+    elif is_converged(world, wave):
+        wave.move("rolled-back" if rolling else "converged", now)
+    else:
+        return False
+    wave.final_progress = progress(world, wave)
+    return True
+
+
+def as_document(world: World, wave: Wave) -> dict[str, Any]:
+    """The wave as JSON-ready data (see :meth:`agent.service.AgentService.wave`)."""
+    live = wave.moving or wave.phase == "failed" or wave.final_progress is None
+    return {
+        "id": wave.id,
+        "phase": wave.phase,
+        "target": wave.target,
+        "nodeClasses": list(wave.node_classes),
+        "nodePools": list(wave.pools),
+        "previous": {
+            name: {"amiSelectorTerms": before.terms, "amiFamily": before.ami_family}
+            for name, before in wave.before.items()
+        },
+        "kubernetesVersionBefore": wave.kubernetes_version_before,
+        "imagesBefore": wave.images_before(),
+        "targetImages": list(wave.target_images),
+        "appliedAt": rfc3339(wave.applied_at),
+        "convergedAt": rfc3339(wave.converged_at) if wave.converged_at else None,
+        "finishedAt": rfc3339(wave.finished_at) if wave.finished_at else None,
+        "reason": wave.reason,
+        "rollout": wave.request.get("rollout"),
+        "release": wave.request.get("release"),
+        "history": [
+            {"phase": phase, "at": rfc3339(at), "reason": reason}
+            for phase, at, reason in wave.history
+        ],
+        "progress": progress(world, wave) if live else wave.final_progress,
+    }
+
+
+def watch_waves(log: LifecycleLog, waves: dict[str, Wave]) -> None:
+    """Count every NodeClaim end the log sees against the waves under way."""
+
+    def listener(end: NodeClaimEnd) -> None:
+        for wave in waves.values():
+            wave.count(end)
+
+    log.listeners.append(listener)

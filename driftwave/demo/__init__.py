@@ -1,0 +1,1 @@
+"""``driftwave demo``: a rollout across simulated clusters on the embedded default."""

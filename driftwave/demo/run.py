@@ -1,0 +1,214 @@
+"""``driftwave demo``: a whole rollout on the embedded default, no server needed.
+
+Simulated clusters (the real EC2 catalog, a few hundred nodes each) serve the agent's HTTP API on
+loopback from one child process; a real Celery worker (another child) carries the steps over
+the embedded broker; this process applies the Fleet, starts the Release, runs the scheduler with
+a live view, approves the prod ring as the demo's approver, and writes the summary, an HTML
+report and the trace file. With ``faulty=True`` the new image's nodes never become Ready: the
+first wave of the first ring fails its gate and is rolled back, and no later ring is touched.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.live import Live
+
+from agent.api.base import parse_manifest
+from driftwave.demo.processes import Children, DemoError, wait_healthy
+from driftwave.demo.setup import (
+    agents_config,
+    fleet_manifest,
+    make_clusters,
+    release_manifest,
+    write_yaml,
+)
+from driftwave.demo.summary import print_summary, summary, write_report
+from fleet.domain.fleet import Fleet
+from fleet.domain.machine import TERMINAL, RolloutState
+from fleet.domain.release import Release
+from fleet.metrics import HttpMetricSource
+from fleet.runtime import RuntimeSettings, close_context, open_context
+from fleet.service.fleets import apply_fleet
+from fleet.service.queries import audit_trail, rollout_status
+from fleet.service.rollouts import approve, start_rollout
+from fleet.service.scheduler import Scheduler
+from fleet.service.views import Timing
+from fleet.settings import DatabaseSettings
+from fleet.status_view import render_status
+from fleet.telemetry import TelemetrySettings
+from workers.app import make_app
+from workers.dispatch import CeleryDispatcher
+from workers.settings import BrokerSettings
+
+APPROVER = "demo-approver"
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    """What ``driftwave demo`` was asked for."""
+
+    clusters: int = 12
+    nodes: int = 200
+    faulty: bool = False
+    speed: float = 600.0
+    workdir: Path | None = None
+    soak: str = "3s"
+    timeout: float = 600.0
+
+
+def _environment(workdir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "DRIFTWAVE_DATABASE_URL": f"sqlite:///{workdir / 'fleet.db'}",
+            "DRIFTWAVE_BROKER_URL": "embedded",
+            "DRIFTWAVE_BROKER_FOLDER": str(workdir / "broker"),
+            "DRIFTWAVE_TRACE_FILE": str(workdir / "traces.jsonl"),
+            "DRIFTWAVE_STEP_POLL_INTERVAL": "1",
+            "DRIFTWAVE_STEP_UNREACHABLE_AFTER": "30",
+        }
+    )
+    return env
+
+
+def _statuses(clusters: list[Any]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    with httpx.Client(timeout=10.0) as client:
+        for c in clusters:
+            token = c.token_file.read_text().strip()
+            response = client.get(
+                f"http://127.0.0.1:{c.port}/v1/status", headers={"Authorization": f"Bearer {token}"}
+            )
+            response.raise_for_status()
+            out[c.name] = response.json()
+    return out
+
+
+def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
+    """Run the demo; return the ``--json`` summary. Raises :class:`DemoError`."""
+    workdir = options.workdir or Path(tempfile.mkdtemp(prefix="driftwave-demo-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = _environment(workdir)
+    clusters = make_clusters(workdir, options.clusters)
+    config = write_yaml(
+        workdir / "agents.yaml",
+        agents_config(clusters, options.nodes, options.speed, options.faulty),
+    )
+    children = Children(workdir, env)
+    started = time.monotonic()
+    try:
+        children.start(
+            "agents",
+            [
+                "agent",
+                "serve",
+                "--config",
+                str(config),
+                "--trace-file",
+                env["DRIFTWAVE_TRACE_FILE"],
+            ],
+        )
+        with console.status("starting the simulated clusters") as spinner:
+            wait_healthy(
+                children,
+                [f"http://127.0.0.1:{c.port}" for c in clusters],
+                timeout=300,
+                progress=lambda ready, total: spinner.update(
+                    f"starting {total} simulated clusters of ~{options.nodes} nodes: {ready} ready"
+                ),
+            )
+        console.print(
+            f"{len(clusters)} simulated clusters ready in {time.monotonic() - started:.0f}s; "
+            f"working folder {workdir}"
+        )
+        children.start("worker", ["worker", "--concurrency", "4"])
+        before = _statuses(clusters)
+        result = _rollout(options, console, workdir, env, clusters, children)
+        after = _statuses(clusters)
+    finally:
+        children.stop()
+    return _finish(result, before, after, workdir, console)
+
+
+def _rollout(
+    options: DemoOptions,
+    console: Console,
+    workdir: Path,
+    env: dict[str, str],
+    clusters: list[Any],
+    children: Children,
+) -> str:
+    ctx = open_context(
+        "driftwave-demo",
+        DatabaseSettings(url=env["DRIFTWAVE_DATABASE_URL"]),
+        TelemetrySettings(trace_file=Path(env["DRIFTWAVE_TRACE_FILE"])),
+        RuntimeSettings(auto_migrate=True),
+    )
+    try:
+        fleet = parse_manifest(Fleet, fleet_manifest(clusters))
+        write_yaml(workdir / "fleet.yaml", fleet.to_manifest())
+        apply_fleet(ctx, fleet, "demo")
+        release_data = release_manifest(options.soak, "2m")
+        write_yaml(workdir / "release.yaml", release_data)
+        rid = str(start_rollout(ctx, parse_manifest(Release, release_data), "demo")["id"])
+        broker = BrokerSettings(url="embedded", folder=Path(env["DRIFTWAVE_BROKER_FOLDER"]))
+        scheduler = Scheduler(
+            ctx,
+            CeleryDispatcher(make_app(broker)),
+            HttpMetricSource(),
+            holder="demo",
+            timing=Timing(redispatch_after=timedelta(seconds=20)),
+        )
+        deadline = time.monotonic() + options.timeout
+        with Live(console=console, refresh_per_second=4, transient=False) as live:
+            while True:
+                children.check()
+                scheduler.tick()
+                status = rollout_status(ctx, rid)
+                live.update(render_status(status))
+                state = RolloutState(status["state"])
+                if state in TERMINAL:
+                    break
+                if state is RolloutState.AWAITING_APPROVAL:
+                    ring = status["rings"][status["ringIndex"]]["name"]
+                    approve(ctx, rid, APPROVER, ring, "the demo approves every ring")
+                if time.monotonic() > deadline:
+                    raise DemoError(f"the rollout did not end within {options.timeout:.0f}s")
+                threading.Event().wait(0.5)
+        scheduler.release()
+        return rid
+    finally:
+        close_context(ctx)
+
+
+def _finish(
+    rid: str,
+    before: dict[str, dict[str, Any]],
+    after: dict[str, dict[str, Any]],
+    workdir: Path,
+    console: Console,
+) -> dict[str, Any]:
+    ctx = open_context(
+        "driftwave-demo",
+        DatabaseSettings(url=f"sqlite:///{workdir / 'fleet.db'}"),
+        TelemetrySettings(),
+    )
+    try:
+        status = rollout_status(ctx, rid)
+        audit = audit_trail(ctx, rid)
+    finally:
+        close_context(ctx)
+    result = summary(status, before, after, workdir / "traces.jsonl", workdir / "report.html")
+    write_report(workdir / "report.html", result, audit)
+    print_summary(console, result)
+    return result

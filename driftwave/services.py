@@ -1,0 +1,130 @@
+"""The long-running processes: ``driftwave scheduler``, ``driftwave worker`` and ``driftwave db``.
+
+They live in the composition root because they wire the fleet's services to Celery (the
+scheduler sends step messages through it, the worker runs the step task).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+from datetime import timedelta
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from fleet.cli_context import fail, fleet_context
+from fleet.clicore import Group, show_help_when_bare
+from fleet.db.engine import engine_from_settings, migrate, schema_revision
+from fleet.db.errors import DatabaseError
+from fleet.metrics import HttpMetricSource
+from fleet.runtime import SchedulerSettings
+from fleet.service.scheduler import Scheduler
+from fleet.service.views import Timing
+from fleet.settings import DatabaseSettings
+from workers.app import QUEUE, make_app
+from workers.dispatch import CeleryDispatcher
+from workers.runtime import worker_app
+from workers.settings import BrokerSettings, WorkerSettings
+
+
+def scheduler(
+    once: Annotated[bool, typer.Option(help="Tick once and exit (for scripts and tests).")] = False,
+) -> None:
+    """Run the scheduler: advance every active rollout (dispatch steps, end soaks, judge gates,
+    move to the next wave or ring, roll back), one transaction per rollout per tick.
+
+    State lives in the fleet database (DRIFTWAVE_DATABASE_URL); a restarted scheduler, even
+    after kill -9, resumes exactly where it stood. Only one scheduler advances rollouts at a
+    time (a lease); others wait as standbys. Steps go to the workers through the broker
+    (DRIFTWAVE_BROKER_URL: embedded, or redis://...). Settings: DRIFTWAVE_SCHEDULER_INTERVAL,
+    _REDISPATCH_AFTER, _VERIFY_TIMEOUT, _LEASE_TTL (seconds).
+
+    Example: driftwave scheduler
+    """
+    settings = SchedulerSettings()
+    holder = f"{socket.gethostname()}:{os.getpid()}"
+    console = Console(highlight=False)
+    with fleet_context("driftwave-scheduler") as ctx:
+        runner = Scheduler(
+            ctx,
+            CeleryDispatcher(make_app(BrokerSettings())),
+            HttpMetricSource(),
+            holder=holder,
+            timing=Timing(
+                redispatch_after=timedelta(seconds=settings.redispatch_after),
+                verify_timeout=timedelta(seconds=settings.verify_timeout),
+            ),
+            lease_ttl=timedelta(seconds=settings.lease_ttl),
+        )
+        if once:
+            report = runner.tick()
+            runner.release()
+            console.print(f"tick: {len(report.advanced)} rollout(s) advanced, {report.sent} sent")
+            return
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+        console.print(f"scheduler {holder}: ticking every {settings.interval:g}s (Ctrl-C stops)")
+        try:
+            runner.run(stop, settings.interval, report=lambda line: console.print(line))
+        except DatabaseError as exc:
+            fail(str(exc))
+
+
+def worker(
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            help="Steps carried at once (default DRIFTWAVE_WORKER_CONCURRENCY or 4).", min=1
+        ),
+    ] = None,
+    loglevel: Annotated[str, typer.Option(help="Celery's log level.")] = "warning",
+) -> None:
+    """Run a Celery worker that carries wave steps to the cluster agents.
+
+    One task per (rollout, wave, cluster) step: apply the wave on the agent, follow it until it
+    converges or fails, verify it after the soak, roll it back. Tasks acknowledge late, retry
+    unreachable agents with backoff and write results to the fleet database. The broker is
+    DRIFTWAVE_BROKER_URL (default embedded: a folder shared with the scheduler; or redis://...).
+    Start as many workers as you like.
+
+    Example: driftwave worker --concurrency 8
+    """
+    settings = WorkerSettings() if concurrency is None else WorkerSettings(concurrency=concurrency)
+    app = worker_app(BrokerSettings(), settings)
+    app.worker_main(
+        [
+            "worker",
+            f"--loglevel={loglevel}",
+            f"--concurrency={settings.concurrency}",
+            f"--queues={QUEUE}",
+            f"--hostname=driftwave@{socket.gethostname()}-{os.getpid()}",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
+    )
+
+
+db_app = typer.Typer(name="db", help="The fleet database's schema (Alembic migrations).", cls=Group)
+db_app.callback(invoke_without_command=True)(show_help_when_bare)
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Bring the fleet database (DRIFTWAVE_DATABASE_URL) to the current schema.
+
+    Example: DRIFTWAVE_DATABASE_URL=postgresql://driftwave@db/driftwave driftwave db upgrade
+    """
+    engine = engine_from_settings(DatabaseSettings())
+    try:
+        migrate(engine)
+        print(f"schema at revision {schema_revision(engine)}")
+    except DatabaseError as exc:
+        fail(str(exc))
+    finally:
+        engine.dispose()

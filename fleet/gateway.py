@@ -1,0 +1,277 @@
+"""How the fleet reaches a cluster's agent: the :class:`AgentGateway` port and its adapters.
+
+:class:`HttpAgentGateway` calls the agent's HTTP API (``/v1/status``, ``/v1/plan``,
+``/v1/waves/{id}``) with the cluster's bearer token and the W3C trace context of the caller's
+span; :class:`InProcessAgentGateway` calls agent services living in the same process (tests,
+single-process tools). Both raise the same typed errors, so the step runner treats a refused
+connection, a timeout or a 5xx the same way whichever adapter it has: as temporary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+from opentelemetry.propagators.textmap import Setter
+from opentelemetry.trace import SpanKind, Tracer
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from agent.service import AgentService, InvalidRequest, WaveConflict
+from agent.service import WaveNotFound as AgentWaveNotFound
+from fleet.credentials import CredentialsError, resolve_token
+
+
+@dataclass(frozen=True)
+class AgentTarget:
+    """One cluster's agent as the fleet knows it."""
+
+    cluster: str
+    endpoint: str
+    credentials_ref: str
+
+
+class GatewayError(Exception):
+    """Calling an agent failed; ``temporary`` says whether trying again later may succeed."""
+
+    temporary = False
+
+    def __init__(self, cluster: str, doing: str, reason: str) -> None:
+        self.cluster = cluster
+        self.doing = doing
+        self.reason = reason
+        super().__init__(f"{doing} on cluster {cluster}: {reason}")
+
+
+class AgentUnreachable(GatewayError):
+    """The agent did not answer, or answered 5xx / 429: try again with backoff."""
+
+    temporary = True
+
+
+class AgentRejected(GatewayError):
+    """The agent refused the request (4xx: invalid, conflict, unauthorized); retrying the same
+    request cannot help."""
+
+    def __init__(self, cluster: str, doing: str, reason: str, status: int) -> None:
+        self.status = status
+        super().__init__(cluster, doing, reason)
+
+
+class WaveUnknown(AgentRejected):
+    """The agent does not know the wave (404): it was never applied there."""
+
+
+class AgentGateway(Protocol):
+    """The port the fleet reaches agents through. Every method raises :class:`GatewayError`
+    subclasses only."""
+
+    def status(self, target: AgentTarget) -> dict[str, Any]:
+        """The cluster's status (nodes per image, drifted, pending pods, halts, version)."""
+        ...
+
+    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The drift preview of applying ``request``'s target; changes nothing."""
+        ...
+
+    def apply_wave(
+        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Apply a wave, idempotently: the same id and request again applies nothing twice."""
+        ...
+
+    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+        """The wave's phase and progress; :class:`WaveUnknown` when never applied there."""
+        ...
+
+    def rollback_wave(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+        """Restore what the wave replaced, idempotently; :class:`WaveUnknown` when unknown."""
+        ...
+
+
+class _HeaderSetter(Setter[dict[str, str]]):
+    def set(self, carrier: dict[str, str], key: str, value: str) -> None:
+        carrier[key] = value
+
+
+_PROPAGATOR = TraceContextTextMapPropagator()
+_SETTER = _HeaderSetter()
+
+
+def _error_reason(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return f"HTTP {response.status_code}: {response.text[:200]}"
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return f"HTTP {response.status_code}: {str(body)[:200]}"
+    fields = "; ".join(f"{f.get('path')}: {f.get('message')}" for f in error.get("fields") or [])
+    message = str(error.get("message", ""))
+    return f"HTTP {response.status_code}: {message}" + (f" ({fields})" if fields else "")
+
+
+class HttpAgentGateway:
+    """:class:`AgentGateway` over the agent's HTTP API (httpx, bounded timeouts)."""
+
+    def __init__(
+        self,
+        tracer: Tracer,
+        *,
+        timeout: float = 10.0,
+        token_of: Callable[[AgentTarget], str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        """``token_of`` resolves a target's bearer token (default: its credentials reference)."""
+        self._tracer = tracer
+        self._token_of = token_of or (lambda t: resolve_token(t.credentials_ref, t.cluster))
+        self._client = httpx.Client(timeout=timeout, transport=transport)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def _call(
+        self,
+        target: AgentTarget,
+        method: str,
+        path: str,
+        doing: str,
+        body: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        try:
+            token = self._token_of(target)
+        except CredentialsError as exc:
+            raise AgentRejected(target.cluster, doing, str(exc), 0) from exc
+        url = target.endpoint.rstrip("/") + path
+        route = path.split("/waves/")[0] + ("/waves/{id}" if "/waves/" in path else "")
+        with self._tracer.start_as_current_span(
+            f"agent {method} {route}",
+            kind=SpanKind.CLIENT,
+            attributes={
+                "http.request.method": method,
+                "url.full": url,
+                "driftwave.cluster": target.cluster,
+            },
+        ) as span:
+            headers: dict[str, str] = {"Authorization": f"Bearer {token}"}
+            _PROPAGATOR.inject(headers, setter=_SETTER)
+            try:
+                response = self._client.request(method, url, json=body, headers=headers)
+            except httpx.TimeoutException as exc:
+                raise AgentUnreachable(target.cluster, doing, f"timed out ({url})") from exc
+            except httpx.TransportError as exc:
+                raise AgentUnreachable(target.cluster, doing, f"{exc} ({url})") from exc
+            span.set_attribute("http.response.status_code", response.status_code)
+        return self._result(target, doing, response)
+
+    @staticmethod
+    def _result(target: AgentTarget, doing: str, response: httpx.Response) -> dict[str, Any]:
+        status = response.status_code
+        if status >= 500 or status == 429:
+            raise AgentUnreachable(target.cluster, doing, _error_reason(response))
+        if status == 404:
+            raise WaveUnknown(target.cluster, doing, _error_reason(response), status)
+        if status >= 400:
+            raise AgentRejected(target.cluster, doing, _error_reason(response), status)
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise AgentUnreachable(target.cluster, doing, "the answer is not JSON") from exc
+        if not isinstance(data, dict):
+            raise AgentUnreachable(target.cluster, doing, "the answer is not a JSON object")
+        return data
+
+    def status(self, target: AgentTarget) -> dict[str, Any]:
+        """See :meth:`AgentGateway.status`."""
+        return self._call(target, "GET", "/v1/status", "reading the agent's status")
+
+    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+        """See :meth:`AgentGateway.plan`."""
+        return self._call(target, "POST", "/v1/plan", "previewing the wave", request)
+
+    def apply_wave(
+        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """See :meth:`AgentGateway.apply_wave`."""
+        return self._call(
+            target, "PUT", f"/v1/waves/{wave_id}", f"applying wave {wave_id}", request
+        )
+
+    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+        """See :meth:`AgentGateway.wave_status`."""
+        return self._call(target, "GET", f"/v1/waves/{wave_id}", f"reading wave {wave_id}")
+
+    def rollback_wave(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+        """See :meth:`AgentGateway.rollback_wave`."""
+        return self._call(
+            target, "POST", f"/v1/waves/{wave_id}/rollback", f"rolling back wave {wave_id}"
+        )
+
+
+class InProcessAgentGateway:
+    """:class:`AgentGateway` over agent services in this process, by cluster name."""
+
+    def __init__(self, agents: Mapping[str, AgentService]) -> None:
+        self._agents = agents
+
+    def _agent(self, target: AgentTarget, doing: str) -> AgentService:
+        agent = self._agents.get(target.cluster)
+        if agent is None:
+            raise AgentUnreachable(target.cluster, doing, "no agent for this cluster here")
+        return agent
+
+    def _guard(self, target: AgentTarget, doing: str, call: Callable[[], Any]) -> dict[str, Any]:
+        try:
+            result = call()
+        except AgentWaveNotFound as exc:
+            raise WaveUnknown(target.cluster, doing, str(exc), 404) from exc
+        except WaveConflict as exc:
+            raise AgentRejected(target.cluster, doing, str(exc), 409) from exc
+        except InvalidRequest as exc:
+            raise AgentRejected(target.cluster, doing, str(exc), 422) from exc
+        return dict(result)
+
+    def status(self, target: AgentTarget) -> dict[str, Any]:
+        """See :meth:`AgentGateway.status`."""
+        doing = "reading the agent's status"
+        return self._guard(target, doing, lambda: self._agent(target, doing).status())
+
+    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+        """See :meth:`AgentGateway.plan`."""
+        doing = "previewing the wave"
+        return self._guard(target, doing, lambda: self._agent(target, doing).plan(dict(request)))
+
+    def apply_wave(
+        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """See :meth:`AgentGateway.apply_wave`."""
+        doing = f"applying wave {wave_id}"
+        return self._guard(
+            target,
+            doing,
+            lambda: self._agent(target, doing).apply_wave(wave_id, dict(request))[1],
+        )
+
+    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+        """See :meth:`AgentGateway.wave_status`."""
+        doing = f"reading wave {wave_id}"
+        return self._guard(target, doing, lambda: self._agent(target, doing).wave(wave_id))
+
+    def rollback_wave(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+        """See :meth:`AgentGateway.rollback_wave`."""
+        doing = f"rolling back wave {wave_id}"
+        return self._guard(target, doing, lambda: self._agent(target, doing).rollback_wave(wave_id))
+
+
+__all__ = [
+    "AgentGateway",
+    "AgentRejected",
+    "AgentTarget",
+    "AgentUnreachable",
+    "GatewayError",
+    "HttpAgentGateway",
+    "InProcessAgentGateway",
+    "WaveUnknown",
+]

@@ -1,0 +1,71 @@
+"""What every fleet service needs: the database engine, a tracer and the time.
+
+Built once by a composition root (the CLI, the API, a worker process) and passed explicitly.
+``now`` is injectable so tests and simulations drive time themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import NoOpTracer, Tracer
+
+from fleet.db.engine import Engine
+from fleet.db.uow import UnitOfWork
+from fleet.telemetry import current_ids
+
+
+def utcnow() -> datetime:
+    """The current time, aware, in UTC."""
+    return datetime.now(UTC)
+
+
+@dataclass
+class FleetContext:
+    """The engine, tracer and clock the services share."""
+
+    engine: Engine
+    tracer: Tracer = field(default_factory=NoOpTracer)
+    now: Callable[[], datetime] = utcnow
+    provider: TracerProvider | None = None
+    """The tracer provider behind ``tracer`` (flushed when the process ends), if any."""
+
+    def reading(self) -> UnitOfWork:
+        """A unit of work that only reads."""
+        return UnitOfWork(self.engine)
+
+    def writing(self) -> UnitOfWork:
+        """A unit of work that writes (it takes the write lock at once on SQLite)."""
+        return UnitOfWork(self.engine, write=True)
+
+
+def audit(
+    uow: UnitOfWork,
+    at: datetime,
+    actor: str,
+    action: str,
+    obj: tuple[str, str],
+    *,
+    rollout_id: str | None = None,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    trace_id: str | None = None,
+) -> None:
+    """Append an audit row, stamped with the current span (or ``trace_id`` outside one)."""
+    span_trace, span_id = current_ids()
+    uow.audit.append(
+        at=at,
+        actor=actor,
+        action=action,
+        object_type=obj[0],
+        object_id=obj[1],
+        rollout_id=rollout_id,
+        before=before,
+        after=after,
+        trace_id=span_trace or trace_id,
+        span_id=span_id,
+    )

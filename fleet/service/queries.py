@@ -1,0 +1,165 @@
+"""Reading rollouts for people and scripts: one rollout's status (rings, waves, gates, each
+cluster's step), the list of rollouts, and the audit trail. Read-only; JSON-ready dicts with
+RFC 3339 UTC timestamps."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from fleet.db.errors import NotFound
+from fleet.db.uow import UnitOfWork
+from fleet.service.context import FleetContext
+from fleet.service.load import release_of
+
+
+class RolloutNotFound(LookupError):
+    """No rollout has that id."""
+
+
+def iso(at: datetime | None) -> str | None:
+    """An aware time as RFC 3339 UTC (``2026-11-02T09:00:00Z``), or None."""
+    if at is None:
+        return None
+    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _step(step: Any, wave: Any) -> dict[str, Any]:
+    result = step.result or {}
+    return {
+        "cluster": step.cluster.name,
+        "ring": wave.ring,
+        "wave": wave.index + 1,
+        "step": step.id,
+        "state": step.state,
+        "rollback": step.rollback_state,
+        "imageBefore": step.image_before,
+        "imageAfter": step.image_after,
+        "nodes": step.nodes,
+        "nodesReplaced": step.nodes_replaced,
+        "attempts": step.attempts,
+        "error": step.error,
+        "phase": result.get("phase"),
+        "progress": result.get("progress"),
+        "dispatchedAt": iso(step.dispatched_at),
+        "startedAt": iso(step.started_at),
+        "finishedAt": iso(step.finished_at),
+        "heartbeatAt": iso(step.heartbeat_at),
+    }
+
+
+def _gate(uow: UnitOfWork, wave_id: str) -> dict[str, Any] | None:
+    latest = uow.gates.latest(wave_id)
+    if latest is None:
+        return None
+    return {
+        "passed": latest.passed,
+        "evaluatedAt": iso(latest.evaluated_at),
+        "checks": latest.checks,
+    }
+
+
+def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
+    """Everything about one rollout; raises :class:`RolloutNotFound`."""
+    with ctx.reading() as uow:
+        try:
+            rollout = uow.rollouts.get(rid)
+        except NotFound as exc:
+            raise RolloutNotFound(f"rollout {rid} does not exist") from exc
+        release = release_of(rollout)
+        waves = uow.waves.list(rid)
+        steps = uow.steps.list(rid)
+        by_wave: dict[str, list[Any]] = {}
+        for step in steps:
+            by_wave.setdefault(step.wave_id, []).append(step)
+        rings: list[dict[str, Any]] = []
+        clusters: list[dict[str, Any]] = []
+        for wave in waves:
+            if not rings or rings[-1]["name"] != wave.ring:
+                rings.append({"name": wave.ring, "index": wave.ring_index, "waves": []})
+            members = sorted(by_wave.get(wave.id, []), key=lambda s: s.cluster.name)
+            rings[-1]["waves"].append(
+                {
+                    "id": wave.id,
+                    "index": wave.index + 1,
+                    "state": wave.state,
+                    "clusters": [s.cluster.name for s in members],
+                    "startedAt": iso(wave.started_at),
+                    "soakUntil": iso(wave.soak_until),
+                    "finishedAt": iso(wave.finished_at),
+                    "gate": _gate(uow, wave.id),
+                }
+            )
+            clusters.extend(_step(s, wave) for s in members)
+        approvals = [
+            {"ring": a.ring, "actor": a.actor, "at": iso(a.at), "comment": a.comment}
+            for a in uow.approvals.list(rid)
+        ]
+        return {
+            "id": rollout.id,
+            "state": rollout.state,
+            "paused": rollout.paused,
+            "reason": rollout.reason,
+            "release": release.name,
+            "fleet": rollout.fleet.name,
+            "target": release.spec.target.to_manifest(),
+            "ringIndex": rollout.ring_index,
+            "waveIndex": rollout.wave_index,
+            "createdAt": iso(rollout.created_at),
+            "startedAt": iso(rollout.started_at),
+            "updatedAt": iso(rollout.updated_at),
+            "finishedAt": iso(rollout.finished_at),
+            "traceId": rollout.trace_id,
+            "plan": rollout.plan,
+            "rings": rings,
+            "clusters": clusters,
+            "approvals": approvals,
+        }
+
+
+def list_rollouts(
+    ctx: FleetContext, *, active: bool = False, limit: int = 50
+) -> list[dict[str, Any]]:
+    """The rollouts, oldest first (only those not finished with ``active``)."""
+    with ctx.reading() as uow:
+        rows = uow.rollouts.list(active=active or None, limit=limit)
+        out = []
+        for rollout in rows:
+            counts = uow.steps.counts(rollout.id)
+            out.append(
+                {
+                    "id": rollout.id,
+                    "state": rollout.state,
+                    "paused": rollout.paused,
+                    "release": rollout.release.name,
+                    "fleet": rollout.fleet.name,
+                    "reason": rollout.reason,
+                    "createdAt": iso(rollout.created_at),
+                    "finishedAt": iso(rollout.finished_at),
+                    "steps": counts,
+                }
+            )
+        return out
+
+
+def audit_trail(
+    ctx: FleetContext, rid: str, *, after_id: int | None = None, limit: int = 10_000
+) -> list[dict[str, Any]]:
+    """The audit rows of a rollout, oldest first; raises :class:`RolloutNotFound`."""
+    with ctx.reading() as uow:
+        if uow.rollouts.find(rid) is None:
+            raise RolloutNotFound(f"rollout {rid} does not exist")
+        return [
+            {
+                "id": row.id,
+                "at": iso(row.at),
+                "actor": row.actor,
+                "action": row.action,
+                "object": f"{row.object_type}/{row.object_id}",
+                "before": row.before,
+                "after": row.after,
+                "traceId": row.trace_id,
+                "spanId": row.span_id,
+            }
+            for row in uow.audit.list(rollout_id=rid, after_id=after_id, limit=limit)
+        ]

@@ -1,0 +1,350 @@
+"""The scheduler: advances every active rollout, one transaction per rollout per tick.
+
+Each tick reads a rollout into a view, lets :func:`fleet.service.advance.decide` choose the
+effects, applies them and their audit rows in the same transaction, commits, and only then
+sends the step messages. A scheduler killed at any point (even ``kill -9``) leaves either the
+old state or the new one; a message lost between the commit and the send is sent again once
+its step has been silent for ``redispatch_after``, and a message sent twice is harmless.
+
+Only the holder of the ``scheduler`` lease advances rollouts, so a second scheduler started by
+mistake (or a standby) waits instead of racing the first.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from fleet.db.errors import DatabaseError, StaleState
+from fleet.db.uow import UnitOfWork
+from fleet.domain.machine import TERMINAL, RolloutState
+from fleet.service.advance import decide
+from fleet.service.context import FleetContext, audit
+from fleet.service.gating import gate
+from fleet.service.load import load_view
+from fleet.service.ports import DispatchFailed, MetricSource, StepDispatcher
+from fleet.service.views import (
+    Decision,
+    NeedReadings,
+    Readings,
+    RecordGate,
+    Send,
+    SetRollback,
+    SetRollout,
+    SetStep,
+    SetWave,
+    Timing,
+    Touch,
+    WaveView,
+)
+from fleet.telemetry import nanos, parent_context, preset_ids
+
+LEASE = "scheduler"
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TickReport:
+    """What one tick did: rollouts advanced, messages sent, and what each rollout waits for."""
+
+    advanced: list[str] = field(default_factory=list)
+    sent: int = 0
+    waiting: dict[str, str] = field(default_factory=dict)
+    states: dict[str, str] = field(default_factory=dict)
+    leader: bool = True
+
+
+class Scheduler:
+    """Advances rollouts (see the module docstring)."""
+
+    def __init__(
+        self,
+        ctx: FleetContext,
+        dispatcher: StepDispatcher,
+        metrics: MetricSource,
+        *,
+        holder: str,
+        timing: Timing | None = None,
+        lease_ttl: timedelta = timedelta(seconds=30),
+    ) -> None:
+        self.ctx = ctx
+        self.dispatcher = dispatcher
+        self.metrics = metrics
+        self.holder = holder
+        self.timing = timing or Timing()
+        self.lease_ttl = lease_ttl
+
+    def _lead(self) -> bool:
+        now = self.ctx.now()
+        with self.ctx.writing() as uow:
+            ok = uow.leases.renew(LEASE, self.holder, self.lease_ttl, now) or uow.leases.acquire(
+                LEASE, self.holder, self.lease_ttl, now
+            )
+            uow.commit()
+        return ok
+
+    def release(self) -> None:
+        """Give the lease up (on a clean stop), so a standby takes over at once."""
+        with self.ctx.writing() as uow:
+            uow.leases.release(LEASE, self.holder)
+            uow.commit()
+
+    def tick(self) -> TickReport:
+        """Advance every active rollout once."""
+        report = TickReport()
+        if not self._lead():
+            report.leader = False
+            return report
+        with self.ctx.reading() as uow:
+            ids = [r.id for r in uow.rollouts.active()]
+        for rid in ids:
+            try:
+                self._advance(rid, report)
+            except StaleState:
+                log.info("rollout %s changed while it was advanced; next tick", rid)
+            except DatabaseError as exc:
+                if not exc.temporary:
+                    raise
+                log.warning("advancing rollout %s: %s; next tick", rid, exc)
+        return report
+
+    def _advance(self, rid: str, report: TickReport) -> None:
+        readings: Readings | None = None
+        for _ in range(2):
+            sends: list[Send] = []
+            with self.ctx.writing() as uow:
+                rollout = uow.rollouts.get(rid, for_update=True)
+                now = self.ctx.now()
+                view = load_view(uow, rollout, now)
+                decision = decide(view, now, gate, timing=self.timing, readings=readings)
+                need = [e for e in decision.effects if isinstance(e, NeedReadings)]
+                if need:
+                    waves = {w.id: w for w in view.waves}
+                    checks = need[0].checks
+                    wave = waves[need[0].wave_id]
+                    uow.rollback()
+                else:
+                    if decision.effects:
+                        self._apply(uow, rollout, view.waves, decision, now)
+                        uow.commit()
+                        report.advanced.append(rid)
+                    sends = [e for e in decision.effects if isinstance(e, Send)]
+                    report.waiting[rid] = decision.waiting
+                    moves = [e for e in decision.effects if isinstance(e, SetRollout)]
+                    report.states[rid] = str(moves[-1].state if moves else view.state)
+            if not need:
+                report.sent += self._send(sends)
+                return
+            readings = self._read(checks, wave)
+
+    def _read(self, checks: Any, wave: WaveView) -> Readings:
+        with self.ctx.tracer.start_as_current_span(
+            "gate.metrics", attributes={"driftwave.wave": wave.id}
+        ):
+            return {check.name: self.metrics.read(check) for check in checks}
+
+    def _send(self, sends: list[Send]) -> int:
+        sent = 0
+        for send in sends:
+            try:
+                self.dispatcher.dispatch(send.message)
+                sent += 1
+            except DispatchFailed as exc:
+                log.warning("%s; it is sent again when the step stays silent", exc)
+        return sent
+
+    def _apply(
+        self,
+        uow: UnitOfWork,
+        rollout: Any,
+        waves: list[WaveView],
+        decision: Decision,
+        now: datetime,
+    ) -> None:
+        rid = rollout.id
+        context = (
+            parent_context(rollout.trace_id, rollout.root_span_id) if rollout.trace_id else None
+        )
+        with self.ctx.tracer.start_as_current_span(
+            "scheduler.advance", context=context, attributes={"driftwave.rollout": rid}
+        ):
+            by_id = {w.id: w for w in waves}
+            for effect in decision.effects:
+                self._effect(uow, rollout, by_id, effect, now)
+
+    def _effect(
+        self, uow: UnitOfWork, rollout: Any, waves: dict[str, WaveView], effect: Any, now: datetime
+    ) -> None:
+        rid = rollout.id
+        if isinstance(effect, SetRollout):
+            before = {
+                "state": rollout.state,
+                "ring": rollout.ring_index,
+                "wave": rollout.wave_index,
+            }
+            fields: dict[str, Any] = {
+                "state": str(effect.state),
+                "ring_index": effect.ring_index,
+                "wave_index": effect.wave_index,
+                "reason": effect.reason,
+            }
+            if rollout.started_at is None and effect.state is RolloutState.RUNNING:
+                fields["started_at"] = now
+            if effect.finished or effect.state in TERMINAL:
+                fields["finished_at"] = now
+            uow.rollouts.update(rollout, now=now, **fields)
+            after = {
+                "state": str(effect.state),
+                "ring": effect.ring_index,
+                "wave": effect.wave_index,
+            }
+            audit(
+                uow,
+                now,
+                "scheduler",
+                "rollout.transition",
+                ("rollout", rid),
+                rollout_id=rid,
+                before=before,
+                after={**after, "reason": effect.reason},
+            )
+        elif isinstance(effect, SetWave):
+            wave = uow.waves.get(effect.wave_id)
+            fields = {"state": str(effect.state)}
+            for name in ("started_at", "soak_until", "gate_started_at", "finished_at"):
+                value = getattr(effect, name)
+                if value is not None:
+                    fields[name] = value
+            if effect.started_at is not None:
+                fields["span_id"] = waves[effect.wave_id].span_id
+            before_state = wave.state
+            uow.waves.update(wave, **fields)
+            audit(
+                uow,
+                now,
+                "scheduler",
+                "wave.transition",
+                ("wave", effect.wave_id),
+                rollout_id=rid,
+                before={"state": before_state},
+                after={"state": str(effect.state)},
+            )
+            if effect.finished_at is not None:
+                self._wave_span(
+                    rollout, waves[effect.wave_id], wave.started_at, now, str(effect.state)
+                )
+        elif isinstance(effect, SetStep):
+            moved = uow.steps.transition(
+                effect.step_id,
+                [str(s) for s in effect.from_states],
+                str(effect.state),
+                **effect.fields,
+            )
+            if moved:
+                audit(
+                    uow,
+                    now,
+                    "scheduler",
+                    "step.transition",
+                    ("step", effect.step_id),
+                    rollout_id=rid,
+                    before={"state": "|".join(sorted(str(s) for s in effect.from_states))},
+                    after={"state": str(effect.state)},
+                )
+        elif isinstance(effect, SetRollback):
+            step = uow.steps.get(effect.step_id, for_update=True)
+            before_rollback = step.rollback_state
+            allowed = {str(s) if s else None for s in effect.from_states}
+            if before_rollback in allowed:
+                uow.steps.transition(
+                    step.id,
+                    [step.state],
+                    step.state,
+                    rollback_state=str(effect.state),
+                    dispatched_at=now,
+                )
+                audit(
+                    uow,
+                    now,
+                    "scheduler",
+                    "step.rollback",
+                    ("step", step.id),
+                    rollout_id=rid,
+                    before={"rollback": before_rollback},
+                    after={"rollback": str(effect.state)},
+                )
+        elif isinstance(effect, Touch):
+            step = uow.steps.get(effect.step_id)
+            uow.steps.transition(
+                step.id, [step.state], step.state, dispatched_at=now, attempts=effect.attempts
+            )
+        elif isinstance(effect, RecordGate):
+            uow.gates.add(effect.wave_id, now, effect.passed, effect.checks)
+            audit(
+                uow,
+                now,
+                "scheduler",
+                "gate.evaluated",
+                ("wave", effect.wave_id),
+                rollout_id=rid,
+                after={"passed": effect.passed, "failedClusters": list(effect.failed_clusters)},
+            )
+
+    def _wave_span(
+        self, rollout: Any, wave: WaveView, started: datetime | None, now: datetime, state: str
+    ) -> None:
+        """Export the wave's span (its persisted id, its real start) now that it ended."""
+        if not rollout.trace_id:
+            return
+        context = parent_context(rollout.trace_id, rollout.root_span_id)
+        with preset_ids(span_id=wave.span_id):
+            span = self.ctx.tracer.start_span(
+                f"wave {wave.ring} #{wave.index + 1}",
+                context=context,
+                start_time=nanos(started or now),
+                attributes={
+                    "driftwave.rollout": rollout.id,
+                    "driftwave.wave": wave.id,
+                    "driftwave.ring": wave.ring,
+                    "driftwave.wave.state": state,
+                    "driftwave.clusters": [s.cluster for s in wave.steps],
+                },
+            )
+        span.end(end_time=nanos(now))
+
+    def run(
+        self,
+        stop: threading.Event,
+        interval: float = 1.0,
+        report: Callable[[str], None] | None = None,
+    ) -> None:
+        """Tick every ``interval`` seconds until ``stop`` is set, telling ``report`` whenever a
+        rollout's state or what it waits for changes; give the lease up at the end."""
+        shown: dict[str, str] = {}
+        try:
+            while not stop.is_set():
+                try:
+                    tick = self.tick()
+                except DatabaseError as exc:
+                    if not exc.temporary:
+                        raise
+                    log.warning("scheduler tick: %s; trying again", exc)
+                    tick = TickReport()
+                if report is not None:
+                    if not tick.leader and shown.get("") != "standby":
+                        report("standby: another scheduler holds the lease")
+                    shown[""] = "leader" if tick.leader else "standby"
+                    for rid, state in tick.states.items():
+                        line = f"{rid}: {state}" + (
+                            f" ({tick.waiting[rid]})" if tick.waiting.get(rid) else ""
+                        )
+                        if shown.get(rid) != line:
+                            report(line)
+                            shown[rid] = line
+                stop.wait(interval)
+        finally:
+            self.release()

@@ -1,0 +1,419 @@
+"""The step runner: what a worker does with one step message (apply, verify, roll back).
+
+Each run is short: one or two agent calls and one guarded update of the step, then either done
+or "look again in N seconds" (the task re-queues itself; no worker waits while a cluster
+drifts). Runs are idempotent: the agent knows the wave by the step's id (applying it twice
+applies nothing twice), and the step only moves from the state the run found it in, so a
+redelivered, duplicated or late message changes nothing.
+
+Temporary agent errors (no answer, 5xx, 429) are retried with a backoff that grows with the
+outage; once the agent has not answered for ``unreachable_after`` the step is ``unreachable``.
+A refused request (4xx) fails the step at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from fleet.db.errors import NotFound
+from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
+from fleet.domain.model import release_info
+from fleet.gateway import AgentGateway, AgentRejected, AgentTarget, AgentUnreachable, WaveUnknown
+from fleet.service.context import FleetContext, audit
+from fleet.service.load import release_of
+from fleet.service.ports import StepAction, StepMessage
+from fleet.service.views import derived_span_id
+from fleet.telemetry import context_from_traceparent, nanos, parent_context, preset_ids
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """After one run: ``again_after`` seconds until the next look (None: done), and why."""
+
+    again_after: float | None
+    note: str
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    step_id: str
+    rollout_id: str
+    rollout_state: RolloutState
+    state: StepState
+    rollback: RollbackState | None
+    target: AgentTarget
+    request: dict[str, Any]
+    last_contact: datetime | None
+    started_at: datetime | None
+    deadline: timedelta
+    trace_id: str | None
+    wave_span: str
+
+
+def _done(note: str) -> RunOutcome:
+    return RunOutcome(None, note)
+
+
+class StepRunner:
+    """Runs step messages against the agents (see the module docstring)."""
+
+    def __init__(
+        self,
+        ctx: FleetContext,
+        gateway: AgentGateway,
+        *,
+        poll_interval: float = 5.0,
+        unreachable_after: timedelta = timedelta(minutes=2),
+        max_backoff: float = 30.0,
+    ) -> None:
+        self.ctx = ctx
+        self.gateway = gateway
+        self.poll_interval = poll_interval
+        self.unreachable_after = unreachable_after
+        self.max_backoff = max_backoff
+
+    def run(self, message: StepMessage) -> RunOutcome:
+        """Do the next piece of work of ``message``'s step."""
+        snap = self._snapshot(message.step_id)
+        if snap is None:
+            return _done(f"step {message.step_id} does not exist")
+        context = context_from_traceparent(message.traceparent)
+        if context is None and snap.trace_id:
+            context = parent_context(snap.trace_id, snap.wave_span)
+        with self.ctx.tracer.start_as_current_span(
+            f"step {message.action} {snap.target.cluster}",
+            context=context,
+            kind=SpanKind.CONSUMER,
+            attributes={
+                "driftwave.step": snap.step_id,
+                "driftwave.cluster": snap.target.cluster,
+                "driftwave.action": str(message.action),
+                "driftwave.rollout": snap.rollout_id,
+            },
+        ) as span:
+            outcome = self._run(message.action, snap)
+            span.set_attribute("driftwave.outcome", outcome.note)
+            return outcome
+
+    def _run(self, action: StepAction, snap: _Snapshot) -> RunOutcome:
+        if action is StepAction.ROLLBACK:
+            return self._rollback(snap)
+        if snap.rollout_state in TERMINAL or snap.rollout_state is RolloutState.ROLLING_BACK:
+            if snap.state in (StepState.DISPATCHED, StepState.PROGRESSING, StepState.VERIFYING):
+                self._move(snap, snap.state, StepState.CANCELLED, note="the rollout ended")
+            return _done(f"rollout {snap.rollout_state}: nothing to do")
+        if action is StepAction.VERIFY:
+            return self._verify(snap)
+        return self._apply(snap)
+
+    # -- loading and moving ---------------------------------------------------------------
+
+    def _snapshot(self, step_id: str) -> _Snapshot | None:
+        with self.ctx.reading() as uow:
+            try:
+                step = uow.steps.get(step_id)
+            except NotFound:
+                return None
+            rollout = uow.rollouts.get(step.rollout_id)
+            release = release_of(rollout)
+            wave = uow.waves.get(step.wave_id)
+            info = release_info(release)
+            ring = next(r for r in info.rings if r.name == wave.ring)
+            cluster = step.cluster
+            target = info.target.as_dict()
+            request: dict[str, Any] = {
+                "target": {k: v for k, v in target.items() if k != "nodeClasses"},
+                "rollout": rollout.id,
+                "release": release.name,
+            }
+            if "nodeClasses" in target:
+                request["nodeClasses"] = target["nodeClasses"]
+            contacts = [t for t in (step.heartbeat_at, step.dispatched_at) if t is not None]
+            return _Snapshot(
+                step_id=step.id,
+                rollout_id=rollout.id,
+                rollout_state=RolloutState(rollout.state),
+                state=StepState(step.state),
+                rollback=RollbackState(step.rollback_state) if step.rollback_state else None,
+                target=AgentTarget(
+                    cluster.name, cluster.agent_endpoint, cluster.credentials_ref or ""
+                ),
+                request=request,
+                last_contact=max(contacts) if contacts else None,
+                started_at=step.started_at,
+                deadline=ring.gates.convergence_timeout,
+                trace_id=rollout.trace_id,
+                wave_span=wave.span_id or derived_span_id(wave.id),
+            )
+
+    def _move(
+        self,
+        snap: _Snapshot,
+        from_state: StepState,
+        to_state: StepState,
+        *,
+        note: str = "",
+        **fields: Any,
+    ) -> bool:
+        now = self.ctx.now()
+        values: dict[str, Any] = {"heartbeat_at": now, **fields}
+        if to_state != from_state and to_state in _FINAL and to_state is not StepState.VERIFIED:
+            values.setdefault("finished_at", now)
+        with self.ctx.writing() as uow:
+            moved = uow.steps.transition(snap.step_id, [from_state], to_state, **values)
+            if moved and to_state != from_state:
+                audit(
+                    uow,
+                    now,
+                    "worker",
+                    "step.transition",
+                    ("step", snap.step_id),
+                    rollout_id=snap.rollout_id,
+                    before={"state": str(from_state)},
+                    after={"state": str(to_state), **({"note": note} if note else {})},
+                    trace_id=snap.trace_id,
+                )
+            uow.commit()
+        if moved and to_state in _ENDED and to_state != from_state:
+            self._step_span(snap, to_state, note, now)
+        return moved
+
+    def _move_rollback(
+        self, snap: _Snapshot, to_state: RollbackState, *, note: str = "", **fields: Any
+    ) -> bool:
+        now = self.ctx.now()
+        with self.ctx.writing() as uow:
+            step = uow.steps.get(snap.step_id, for_update=True)
+            if step.rollback_state != (str(snap.rollback) if snap.rollback else None):
+                return False
+            uow.steps.transition(
+                step.id,
+                [step.state],
+                step.state,
+                rollback_state=str(to_state),
+                heartbeat_at=now,
+                **fields,
+            )
+            if snap.rollback is not to_state:
+                audit(
+                    uow,
+                    now,
+                    "worker",
+                    "step.rollback",
+                    ("step", snap.step_id),
+                    rollout_id=snap.rollout_id,
+                    before={"rollback": str(snap.rollback) if snap.rollback else None},
+                    after={"rollback": str(to_state), **({"note": note} if note else {})},
+                    trace_id=snap.trace_id,
+                )
+            uow.commit()
+        return True
+
+    def _step_span(self, snap: _Snapshot, state: StepState, note: str, now: datetime) -> None:
+        """Export the step's span (child of its wave) now that the step has ended."""
+        if not snap.trace_id:
+            return
+        with preset_ids(span_id=derived_span_id(snap.step_id)):
+            span = self.ctx.tracer.start_span(
+                f"step {snap.target.cluster}",
+                context=parent_context(snap.trace_id, snap.wave_span),
+                start_time=nanos(snap.started_at or snap.last_contact or now),
+                attributes={
+                    "driftwave.step": snap.step_id,
+                    "driftwave.cluster": snap.target.cluster,
+                    "driftwave.step.state": str(state),
+                },
+            )
+        if state in (StepState.FAILED, StepState.TIMED_OUT, StepState.UNREACHABLE):
+            span.set_status(Status(StatusCode.ERROR, note))
+        span.end(end_time=nanos(now))
+
+    # -- apply ----------------------------------------------------------------------------
+
+    def _apply(self, snap: _Snapshot) -> RunOutcome:
+        if snap.state is StepState.DISPATCHED:
+            try:
+                wave = self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
+            except AgentUnreachable as exc:
+                return self._unreachable(snap, exc)
+            except AgentRejected as exc:
+                self._move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
+                return _done(f"refused: {exc}")
+            before = wave.get("imagesBefore") or []
+            moved = self._move(
+                snap,
+                StepState.DISPATCHED,
+                StepState.PROGRESSING,
+                started_at=self.ctx.now(),
+                result=wave,
+                image_before=", ".join(before)[:255] or None,
+            )
+            if not moved:
+                return _done("the step moved on meanwhile")
+            return self._follow(snap, wave, StepState.PROGRESSING)
+        if snap.state is StepState.PROGRESSING:
+            try:
+                wave = self.gateway.wave_status(snap.target, snap.step_id)
+            except WaveUnknown:
+                return self._reapply(snap)
+            except AgentUnreachable as exc:
+                return self._unreachable(snap, exc)
+            except AgentRejected as exc:
+                self._move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
+                return _done(f"refused: {exc}")
+            return self._follow(snap, wave, snap.state)
+        return _done(f"step is {snap.state}: nothing to apply")
+
+    def _reapply(self, snap: _Snapshot) -> RunOutcome:
+        """The agent forgot the wave (it restarted): apply it again, by the same id."""
+        try:
+            wave = self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
+        except AgentUnreachable as exc:
+            return self._unreachable(snap, exc)
+        except AgentRejected as exc:
+            self._move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
+            return _done(f"refused: {exc}")
+        return self._follow(snap, wave, StepState.PROGRESSING)
+
+    def _follow(self, snap: _Snapshot, wave: dict[str, Any], state: StepState) -> RunOutcome:
+        phase = wave.get("phase")
+        progress = wave.get("progress") or {}
+        if phase == "converged":
+            after = self._images_in_use(snap) or sorted(_images(wave.get("targetImages")))
+            self._move(
+                snap,
+                state,
+                StepState.CONVERGED,
+                result=wave,
+                image_after=", ".join(after)[:255] or None,
+                nodes=progress.get("nodes"),
+                nodes_replaced=progress.get("nodesReplaced"),
+            )
+            return _done("converged")
+        if phase == "failed":
+            reason = str(wave.get("reason") or "the agent reported the wave failed")
+            self._move(snap, state, StepState.FAILED, note=reason, result=wave, error=reason)
+            return _done(f"failed: {reason}")
+        started = snap.started_at or self.ctx.now()
+        if self.ctx.now() - started > snap.deadline:
+            note = f"not converged within {snap.deadline}"
+            self._move(snap, state, StepState.TIMED_OUT, note=note, result=wave, error=note)
+            return _done("timed out")
+        self._move(snap, state, state, result=wave)
+        return RunOutcome(
+            self.poll_interval, f"{phase}: {progress.get('onTarget')}/{progress.get('nodes')}"
+        )
+
+    def _images_in_use(self, snap: _Snapshot) -> list[str]:
+        """The images the cluster's nodes run now (empty when the agent does not say)."""
+        try:
+            status = self.gateway.status(snap.target)
+        except (AgentUnreachable, AgentRejected):
+            return []
+        by_image = status.get("nodesByImage")
+        return sorted(str(k) for k in by_image) if isinstance(by_image, dict) else []
+
+    # -- verify ---------------------------------------------------------------------------
+
+    def _verify(self, snap: _Snapshot) -> RunOutcome:
+        if snap.state is not StepState.VERIFYING:
+            return _done(f"step is {snap.state}: nothing to verify")
+        try:
+            wave = self.gateway.wave_status(snap.target, snap.step_id)
+        except AgentUnreachable as exc:
+            return self._unreachable(snap, exc)
+        except AgentRejected as exc:
+            self._move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
+            return _done(f"refused: {exc}")
+        self._move(snap, StepState.VERIFYING, StepState.VERIFIED, result=wave)
+        return _done(f"verified: {wave.get('phase')}")
+
+    # -- rollback -------------------------------------------------------------------------
+
+    def _rollback(self, snap: _Snapshot) -> RunOutcome:
+        if snap.rollback in (None, RollbackState.ROLLED_BACK, RollbackState.FAILED):
+            return _done(f"rollback is {snap.rollback}: nothing to do")
+        if snap.rollback in (RollbackState.REQUESTED, RollbackState.DISPATCHED):
+            try:
+                wave = self.gateway.rollback_wave(snap.target, snap.step_id)
+            except WaveUnknown:
+                self._move_rollback(snap, RollbackState.ROLLED_BACK, note="never applied there")
+                return _done("nothing to roll back")
+            except AgentUnreachable as exc:
+                return self._unreachable(snap, exc)
+            except AgentRejected as exc:
+                self._move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
+                return _done(f"refused: {exc}")
+            self._move_rollback(
+                snap, RollbackState.ROLLING_BACK, started_at=self.ctx.now(), result=wave
+            )
+            return self._follow_rollback(snap, wave)
+        try:
+            wave = self.gateway.wave_status(snap.target, snap.step_id)
+        except AgentUnreachable as exc:
+            return self._unreachable(snap, exc)
+        except AgentRejected as exc:
+            self._move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
+            return _done(f"refused: {exc}")
+        return self._follow_rollback(snap, wave)
+
+    def _follow_rollback(self, snap: _Snapshot, wave: dict[str, Any]) -> RunOutcome:
+        phase = wave.get("phase")
+        current = RollbackState.ROLLING_BACK
+        moved_snap = _with_rollback(snap, current)
+        if phase == "rolled-back":
+            self._move_rollback(moved_snap, RollbackState.ROLLED_BACK, result=wave)
+            return _done("rolled back")
+        if phase == "rollback-failed":
+            reason = str(wave.get("reason") or "the agent could not roll the wave back")
+            self._move_rollback(
+                moved_snap, RollbackState.FAILED, note=reason, result=wave, error=reason
+            )
+            return _done(f"rollback failed: {reason}")
+        self._move_rollback(moved_snap, current, result=wave)
+        return RunOutcome(self.poll_interval, f"rolling back: {phase}")
+
+    # -- errors ---------------------------------------------------------------------------
+
+    def _unreachable(self, snap: _Snapshot, exc: AgentUnreachable) -> RunOutcome:
+        now = self.ctx.now()
+        silent = now - (snap.last_contact or now)
+        if silent < self.unreachable_after:
+            delay = min(self.max_backoff, max(1.0, silent.total_seconds() / 2))
+            return RunOutcome(delay, f"agent unreachable ({exc.reason}); again in {delay:.0f}s")
+        note = f"agent unreachable for {silent}: {exc.reason}"
+        if snap.rollback is not None:
+            self._move_rollback(snap, RollbackState.FAILED, note=note, error=note)
+        else:
+            self._move(snap, snap.state, StepState.UNREACHABLE, note=note, error=note)
+        return _done(note)
+
+
+_FINAL = frozenset(
+    {
+        StepState.CONVERGED,
+        StepState.VERIFIED,
+        StepState.FAILED,
+        StepState.TIMED_OUT,
+        StepState.UNREACHABLE,
+        StepState.CANCELLED,
+    }
+)
+
+
+_ENDED = _FINAL - {StepState.CONVERGED}
+"""Where a step's span ends (a converged step still has its verification ahead)."""
+
+
+def _images(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _with_rollback(snap: _Snapshot, state: RollbackState) -> _Snapshot:
+    from dataclasses import replace
+
+    return replace(snap, rollback=state)

@@ -1,0 +1,176 @@
+"""An in-process fleet for tests: the real scheduler, step runner, database (SQLite) and agent
+services on simulated clusters, with one clock the test drives and a broker that is a list.
+
+Time is virtual everywhere: :meth:`FleetHarness.step` moves the fleet's clock and every
+cluster's clock by the same amount, ticks the scheduler and runs the step messages that are
+due, as workers would. Nothing sleeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from agent.api.base import parse_manifest
+from agent.service import AgentService
+from agent.sim.live import LiveSimulation
+from agent.sim.member import member_world
+from fleet.db.engine import make_engine, migrate
+from fleet.domain.fleet import Fleet
+from fleet.domain.gates import MetricReading
+from fleet.domain.release import Release
+from fleet.gateway import InProcessAgentGateway
+from fleet.service.context import FleetContext
+from fleet.service.fleets import apply_fleet
+from fleet.service.ports import MetricQuery, StepMessage
+from fleet.service.scheduler import Scheduler
+from fleet.service.steps import StepRunner
+from fleet.service.views import Timing
+
+START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+@dataclass
+class ListBroker:
+    """A :class:`~fleet.service.ports.StepDispatcher` that queues messages with their due time."""
+
+    now: Any
+    queue: list[tuple[datetime, StepMessage]] = field(default_factory=list)
+    sent: list[StepMessage] = field(default_factory=list)
+
+    def dispatch(self, message: StepMessage) -> None:
+        """Queue ``message`` for now."""
+        self.queue.append((self.now(), message))
+        self.sent.append(message)
+
+
+@dataclass
+class FixedMetrics:
+    """A :class:`~fleet.service.ports.MetricSource` returning set values (by metric name)."""
+
+    values: dict[str, float] = field(default_factory=dict)
+
+    def read(self, check: MetricQuery) -> MetricReading:
+        """The value set for ``check.name``, or an error reading when none is."""
+        if check.name not in self.values:
+            return MetricReading(check.name, None, "no value")
+        return MetricReading(check.name, self.values[check.name])
+
+
+def fleet_manifest(rings: dict[str, list[str]], name: str = "demo") -> dict[str, Any]:
+    """A Fleet manifest with the given clusters per ring (agents reached in process)."""
+    return {
+        "apiVersion": "driftwave.io/v1alpha1",
+        "kind": "Fleet",
+        "metadata": {"name": name},
+        "spec": {
+            "rings": list(rings),
+            "accounts": [
+                {
+                    "name": "main",
+                    "accountId": "123456789012",
+                    "roleArn": "arn:aws:iam::123456789012:role/driftwave",
+                }
+            ],
+            "clusters": [
+                {
+                    "name": cluster,
+                    "account": "main",
+                    "region": "us-east-1",
+                    "ring": ring,
+                    "agent": {
+                        "endpoint": f"http://{cluster}.agents.invalid",
+                        "credentialsRef": f"env:TOKEN_{cluster.upper().replace('-', '_')}",
+                    },
+                }
+                for ring, clusters in rings.items()
+                for cluster in clusters
+            ],
+        },
+    }
+
+
+def release_manifest(
+    rings: list[dict[str, Any]], fleet: str = "demo", release: str = "v20251216"
+) -> dict[str, Any]:
+    """A Release pinning AL2023 ``release`` on EC2NodeClass ``default``."""
+    return {
+        "apiVersion": "driftwave.io/v1alpha1",
+        "kind": "Release",
+        "metadata": {"name": f"al2023-{release}"},
+        "spec": {
+            "fleet": fleet,
+            "target": {
+                "amiSelectorTerms": [{"alias": f"al2023@{release}"}],
+                "nodeClasses": {"names": ["default"]},
+            },
+            "strategy": {"rings": rings},
+        },
+    }
+
+
+class FleetHarness:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        tmp: Path,
+        rings: dict[str, list[str]],
+        *,
+        nodes: int = 20,
+        faulty: tuple[str, ...] = (),
+        poll: float = 10.0,
+        timing: Timing | None = None,
+    ) -> None:
+        self.now = START
+        self.engine = make_engine(f"sqlite:///{tmp / 'fleet.db'}")
+        migrate(self.engine)
+        self.ctx = FleetContext(self.engine, now=lambda: self.now)
+        self.agents: dict[str, AgentService] = {}
+        self.lives: dict[str, LiveSimulation] = {}
+        for seed, cluster in enumerate(c for members in rings.values() for c in members):
+            world = member_world(cluster, nodes=nodes, seed=seed + 1, faulty_releases=faulty)
+            service = AgentService(world, name=cluster)
+            self.agents[cluster] = service
+            self.lives[cluster] = LiveSimulation(world, speed=1.0, lock=service.lock)
+        self.broker = ListBroker(lambda: self.now)
+        self.metrics = FixedMetrics()
+        self.runner = StepRunner(self.ctx, InProcessAgentGateway(self.agents), poll_interval=poll)
+        self.scheduler = Scheduler(
+            self.ctx, self.broker, self.metrics, holder="test", timing=timing
+        )
+        self.dropped: list[StepMessage] = []
+        apply_fleet(self.ctx, parse_manifest(Fleet, fleet_manifest(rings)), "test")
+
+    def release(self, rings: list[dict[str, Any]], **kw: Any) -> Release:
+        """A validated Release for this fleet."""
+        return parse_manifest(Release, release_manifest(rings, **kw))
+
+    def step(self, seconds: float = 10.0, *, deliver: bool = True) -> None:
+        """Advance every clock by ``seconds``, tick the scheduler, run the due messages."""
+        self.now += timedelta(seconds=seconds)
+        for live in self.lives.values():
+            live.step(seconds)
+        self.scheduler.tick()
+        if deliver:
+            self.deliver()
+
+    def deliver(self) -> None:
+        """Run every message that is due, as a worker would (re-queueing those that ask)."""
+        due = [(t, m) for t, m in self.broker.queue if t <= self.now]
+        self.broker.queue = [(t, m) for t, m in self.broker.queue if t > self.now]
+        for _, message in due:
+            outcome = self.runner.run(message)
+            if outcome.again_after is not None:
+                again = self.now + timedelta(seconds=outcome.again_after)
+                self.broker.queue.append((again, message))
+
+    def run_until(self, done: Any, *, limit: timedelta, seconds: float = 10.0) -> None:
+        """Step until ``done()`` is true; fail after ``limit`` of virtual time."""
+        end = self.now + limit
+        while not done():
+            if self.now >= end:
+                raise AssertionError(f"not done after {limit} of virtual time")
+            self.step(seconds)

@@ -1,0 +1,242 @@
+"""Waves on a stepped fleet member: convergence within budgets, idempotence, conflicts,
+failure on a faulty release, rollback, Kubernetes-version targets."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.nodepool import NodePool
+from agent.service import InvalidRequest, WaveConflict, WaveNotFound
+from agent.service.documents import WaveDocument
+
+from .helpers import NEWEST, START, alias, rig
+
+
+def _allowed(pool: NodePool, nodes: int) -> int:
+    (budget,) = pool.spec.disruption.budgets
+    return math.ceil(int(budget.nodes.rstrip("%")) * nodes / 100)
+
+
+def test_a_wave_converges_on_the_target_images_within_the_drifted_budgets() -> None:
+    r = rig(nodes=20)
+    before = r.images()
+    created, wave = r.service.apply_wave("wave-1", alias(NEWEST))
+    assert created
+    assert wave["phase"] == "progressing"
+    assert wave["previous"] == {
+        "default": {"amiSelectorTerms": [{"alias": f"al2023@{START}"}], "amiFamily": None}
+    }
+    assert wave["imagesBefore"] == sorted(before)
+    assert wave["nodeClasses"] == ["default"]
+    assert r.terms() == [{"alias": f"al2023@{NEWEST}"}]
+    assert r.service.status()["activeWave"] == "wave-1"
+    wave = r.run_until_not("wave-1", "progressing")
+    WaveDocument.model_validate(wave)
+    assert wave["phase"] == "converged"
+    assert wave["convergedAt"] is not None
+    assert [h["phase"] for h in wave["history"]] == ["progressing", "converged"]
+    progress = wave["progress"]
+    assert progress["onTarget"] == progress["nodes"] == 20
+    assert progress["drifted"] == progress["disrupting"] == 0
+    assert progress["nodesReplaced"] == 20
+    assert r.images() <= set(wave["targetImages"])
+    assert not r.images() & before
+    pools = {p.name: p for p in r.world.cluster.list(NodePool)}
+    sizes = {"general": 14, "batch": 6}
+    for name, most in r.world.metrics.max_concurrent.items():
+        assert 0 < most <= _allowed(pools[name], sizes[name]), name
+    assert set(r.world.metrics.max_concurrent) == {"general", "batch"}
+    assert r.world.metrics.pdb_violations == []
+    assert r.service.status()["activeWave"] is None
+
+
+def test_applying_the_same_wave_again_applies_nothing_twice() -> None:
+    r = rig(nodes=10)
+    _, first = r.service.apply_wave("wave-1", {**alias(NEWEST), "rollout": "r1"})
+    version = r.world.cluster.get(EC2NodeClass, "default").metadata.resource_version
+    r.sim.step(60)
+    created, again = r.service.apply_wave("wave-1", {"rollout": "r1", **alias(NEWEST)})
+    assert not created
+    assert again["appliedAt"] == first["appliedAt"]
+    assert again["rollout"] == "r1"
+    assert r.world.cluster.get(EC2NodeClass, "default").metadata.resource_version == version
+    patches = [e for e in r.world.timeline if e.type == "NodeClassPatched"]
+    assert len(patches) == 1
+
+
+def test_the_same_wave_id_with_another_request_is_a_conflict_and_changes_nothing() -> None:
+    r = rig(nodes=10)
+    r.service.apply_wave("wave-1", alias(NEWEST))
+    with pytest.raises(WaveConflict) as caught:
+        r.service.apply_wave("wave-1", alias("v20251118"))
+    assert caught.value.other == "wave-1"
+    assert "different request" in str(caught.value)
+    assert r.terms() == [{"alias": f"al2023@{NEWEST}"}]
+
+
+def test_a_new_wave_on_a_class_still_under_way_is_a_conflict_naming_the_wave() -> None:
+    r = rig(nodes=10)
+    r.service.apply_wave("wave-1", alias(NEWEST))
+    with pytest.raises(WaveConflict) as caught:
+        r.service.apply_wave("wave-2", alias("v20251118"))
+    assert caught.value.other == "wave-1"
+    assert "wave wave-1 is still progressing on EC2NodeClass default" in str(caught.value)
+    assert r.run_until_not("wave-1", "progressing")["phase"] == "converged"
+    created, _ = r.service.apply_wave("wave-2", alias("v20251118"))
+    assert created
+
+
+def test_a_faulty_release_fails_the_wave_with_drift_halted_and_it_stays_failed() -> None:
+    r = rig(nodes=20, faulty_releases=(NEWEST,))
+    before = r.images()
+    r.service.apply_wave("wave-1", alias(NEWEST))
+    wave = r.run_until_not("wave-1", "progressing", limit=2 * 3600)
+    assert wave["phase"] == "failed"
+    assert wave["reason"].startswith("drift halted on NodePool")
+    halted = {h["nodePool"] for h in wave["progress"]["driftHalted"]}
+    assert halted
+    assert halted <= {"general", "batch"}
+    assert all(h["reason"] == "ReplacementsFailing" for h in wave["progress"]["driftHalted"])
+    assert wave["progress"]["registrationFailures"] >= 3
+    assert wave["progress"]["launchFailures"] == 0
+    assert wave["finishedAt"] is not None
+    status = r.service.status()
+    assert status["registrationFailures"] >= 3
+    assert {h["nodePool"] for h in status["driftHalted"]} == halted
+    assert r.images() == before  # no faulty node ever replaced a healthy one
+    r.sim.step(1800)
+    assert r.service.wave("wave-1")["phase"] == "failed"
+
+
+def test_rollback_restores_the_terms_and_converges_back_on_the_previous_images() -> None:
+    r = rig(nodes=20)
+    before = r.images()
+    r.service.apply_wave("wave-1", alias(NEWEST))
+    assert r.run_until_not("wave-1", "progressing")["phase"] == "converged"
+    wave = r.service.rollback_wave("wave-1")
+    assert wave["phase"] == "rolling-back"
+    assert wave["reason"] == "restored the previous amiSelectorTerms"
+    assert r.terms() == [{"alias": f"al2023@{START}"}]
+    wave = r.run_until_not("wave-1", "rolling-back")
+    assert wave["phase"] == "rolled-back"
+    assert r.images() == before
+    assert [h["phase"] for h in wave["history"]] == [
+        "progressing",
+        "converged",
+        "rolling-back",
+        "rolled-back",
+    ]
+    patches = len([e for e in r.world.timeline if e.type == "NodeClassPatched"])
+    assert r.service.rollback_wave("wave-1") == r.service.wave("wave-1")
+    assert len([e for e in r.world.timeline if e.type == "NodeClassPatched"]) == patches
+
+
+def test_rolling_back_a_failed_wave_clears_the_halt() -> None:
+    r = rig(nodes=10, faulty_releases=(NEWEST,))
+    r.service.apply_wave("wave-1", alias(NEWEST))
+    assert r.run_until_not("wave-1", "progressing", limit=2 * 3600)["phase"] == "failed"
+    r.service.rollback_wave("wave-1")
+    wave = r.run_until_not("wave-1", "rolling-back")
+    assert wave["phase"] == "rolled-back"
+    assert r.service.status()["driftHalted"] == []
+
+
+def test_a_kubernetes_version_wave_moves_the_control_plane_and_rollback_pins_the_images() -> None:
+    r = rig(nodes=10)
+    (old,) = r.images()
+    created, wave = r.service.apply_wave("upgrade", {"target": {"kubernetesVersion": "1.31"}})
+    assert created
+    assert wave["kubernetesVersionBefore"] == "1.30"
+    assert r.world.kubernetes_version == "1.31"
+    assert r.service.status()["kubernetesVersion"] == "1.31"
+    assert r.run_until_not("upgrade", "progressing")["phase"] == "converged"
+    assert {r.world.amis.get(i).kubernetes_version for i in r.images()} == {"1.31"}
+    wave = r.service.rollback_wave("upgrade")
+    assert "EKS cannot move it back to 1.30" in wave["reason"]
+    assert old in wave["reason"]
+    assert r.terms() == [{"id": old}]
+    assert r.world.cluster.get(EC2NodeClass, "default").spec.ami_family == "AL2023"
+    assert r.run_until_not("upgrade", "rolling-back")["phase"] == "rolled-back"
+    assert r.images() == {old}
+    assert r.world.kubernetes_version == "1.31"
+
+
+def test_pinning_an_alias_class_to_ids_sets_its_family_and_rollback_restores_both() -> None:
+    r = rig(nodes=5)
+    (old,) = r.images()
+    newer = next(
+        a.id
+        for a in r.world.amis
+        if a.family == "AL2023"
+        and a.version == NEWEST
+        and a.kubernetes_version == "1.30"
+        and a.arch == "amd64"
+        and a.variant == "standard"
+    )
+    r.service.apply_wave("pin", {"target": {"amiSelectorTerms": [{"id": newer}]}})
+    stored = r.world.cluster.get(EC2NodeClass, "default")
+    assert stored.spec.ami_family == "AL2023"
+    assert r.run_until_not("pin", "progressing")["phase"] == "converged"
+    assert r.images() == {newer}
+    r.service.rollback_wave("pin")
+    assert r.run_until_not("pin", "rolling-back")["phase"] == "rolled-back"
+    stored = r.world.cluster.get(EC2NodeClass, "default")
+    assert stored.spec.ami_family is None
+    assert r.terms() == [{"alias": f"al2023@{START}"}]
+    assert r.images() == {old}
+
+
+def test_a_target_resolving_to_no_image_fails_at_once_and_changes_nothing() -> None:
+    r = rig(nodes=5)
+    version = r.world.cluster.get(EC2NodeClass, "default").metadata.resource_version
+    created, wave = r.service.apply_wave(
+        "ghost", {"target": {"amiSelectorTerms": [{"id": "ami-00000000000dead"}]}}
+    )
+    assert created
+    assert wave["phase"] == "failed"
+    assert wave["reason"].startswith("the target resolves to no image")
+    assert wave["targetImages"] == []
+    assert r.world.cluster.get(EC2NodeClass, "default").metadata.resource_version == version
+    assert r.service.rollback_wave("ghost")["phase"] == "rolled-back"
+
+
+def test_a_control_plane_version_without_images_fails_without_moving() -> None:
+    r = rig(nodes=3, kubernetes_version="1.34")
+    _, wave = r.service.apply_wave("up", {"target": {"kubernetesVersion": "1.35"}})
+    assert wave["phase"] == "failed"
+    assert "1.35" in wave["reason"]
+    assert r.world.kubernetes_version == "1.34"
+
+
+def test_rolling_back_a_wave_with_a_later_wave_on_top_is_a_conflict() -> None:
+    r = rig(nodes=5)
+    r.service.apply_wave("first", alias(NEWEST))
+    assert r.run_until_not("first", "progressing")["phase"] == "converged"
+    r.service.apply_wave("second", alias("v20251118"))
+    with pytest.raises(WaveConflict) as caught:
+        r.service.rollback_wave("first")
+    assert caught.value.other == "second"
+    assert r.terms() == [{"alias": "al2023@v20251118"}]
+    r.service.rollback_wave("second")
+    assert r.run_until_not("second", "rolling-back")["phase"] == "rolled-back"
+    assert r.service.rollback_wave("first")["phase"] == "rolling-back"
+    assert r.terms() == [{"alias": f"al2023@{START}"}]
+
+
+def test_unknown_waves_are_not_found() -> None:
+    r = rig(nodes=2)
+    with pytest.raises(WaveNotFound, match="no wave 'nope'"):
+        r.service.wave("nope")
+    with pytest.raises(WaveNotFound):
+        r.service.rollback_wave("nope")
+
+
+def test_an_invalid_wave_id_is_refused_before_anything() -> None:
+    r = rig(nodes=2)
+    with pytest.raises(InvalidRequest) as caught:
+        r.service.apply_wave("Wave_1", alias(NEWEST))
+    assert caught.value.fields[0][0] == "id"
+    assert r.terms() == [{"alias": f"al2023@{START}"}]

@@ -1,0 +1,102 @@
+"""Rollouts end to end in one process: the real scheduler, step runner, SQLite database and
+agents on simulated clusters, on one virtual clock."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fleet.domain.machine import RolloutState
+from fleet.service.rollouts import CommandRefused, approve, pause, resume, start_rollout
+from tests.support.fleetsim import FleetHarness
+
+RINGS = {"canary": ["can-1"], "prod": ["prod-1", "prod-2"]}
+STRATEGY: list[dict[str, Any]] = [
+    {"name": "canary", "soak": "2m", "gates": {"convergenceTimeout": "40m"}},
+    {
+        "name": "prod",
+        "maxConcurrency": 1,
+        "soak": "2m",
+        "requireApproval": True,
+        "gates": {"convergenceTimeout": "40m"},
+    },
+]
+
+
+def state_of(harness: FleetHarness, rid: str) -> str:
+    with harness.ctx.reading() as uow:
+        return str(uow.rollouts.get(rid).state)
+
+
+def steps_of(harness: FleetHarness, rid: str) -> dict[str, Any]:
+    with harness.ctx.reading() as uow:
+        return {s.cluster.name: s for s in uow.steps.list(rid)}
+
+
+def images(harness: FleetHarness, cluster: str) -> set[str]:
+    return set(harness.agents[cluster].status()["nodesByImage"])
+
+
+def test_a_release_rolls_ring_by_ring_waits_for_approval_and_succeeds(tmp_path: Path) -> None:
+    harness = FleetHarness(tmp_path, RINGS)
+    before = {c: images(harness, c) for c in ["can-1", "prod-1", "prod-2"]}
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"]
+    harness.run_until(
+        lambda: state_of(harness, rid) == RolloutState.AWAITING_APPROVAL,
+        limit=timedelta(hours=2),
+    )
+    after_canary = images(harness, "can-1")
+    assert after_canary.isdisjoint(before["can-1"]), "canary moved to the new image"
+    assert images(harness, "prod-1") == before["prod-1"], "prod untouched before approval"
+    with pytest.raises(CommandRefused, match="waits for approval of ring prod, not canary"):
+        approve(harness.ctx, rid, "bob", ring="canary")
+    approve(harness.ctx, rid, "bob", ring="prod")
+    harness.run_until(
+        lambda: state_of(harness, rid) == RolloutState.SUCCEEDED, limit=timedelta(hours=3)
+    )
+    for cluster in ["prod-1", "prod-2"]:
+        assert images(harness, cluster) == after_canary
+    steps = steps_of(harness, rid)
+    assert {s.state for s in steps.values()} == {"verified"}
+    assert all(s.nodes_replaced and s.nodes_replaced >= s.nodes for s in steps.values())
+    with harness.ctx.reading() as uow:
+        actions = [a.action for a in uow.audit.list(rollout_id=rid)]
+    assert actions[0] == "rollout.start"
+    assert "rollout.approve" in actions
+    assert actions.count("gate.evaluated") == 3
+
+
+def test_a_faulty_image_halts_the_first_wave_rolls_it_back_and_never_touches_prod(
+    tmp_path: Path,
+) -> None:
+    harness = FleetHarness(tmp_path, RINGS, faulty=("v20251216",))
+    before = {c: images(harness, c) for c in RINGS["canary"] + RINGS["prod"]}
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"]
+    harness.run_until(
+        lambda: state_of(harness, rid) == RolloutState.ROLLED_BACK, limit=timedelta(hours=2)
+    )
+    assert images(harness, "can-1") == before["can-1"]
+    steps = steps_of(harness, rid)
+    assert steps["can-1"].state == "failed"
+    assert steps["can-1"].rollback_state == "rolled-back"
+    for cluster in RINGS["prod"]:
+        assert steps[cluster].state == "pending"
+        assert images(harness, cluster) == before[cluster]
+        assert harness.agents[cluster].status()["activeWave"] is None
+
+
+def test_pause_holds_the_rollout_where_it_stands_and_resume_goes_on(tmp_path: Path) -> None:
+    harness = FleetHarness(tmp_path, {"canary": ["can-1"]})
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY[:1]), "alice")["id"]
+    pause(harness.ctx, rid, "alice")
+    for _ in range(30):
+        harness.step()
+    assert state_of(harness, rid) == RolloutState.PLANNED
+    assert harness.broker.sent == []
+    resume(harness.ctx, rid, "alice")
+    harness.run_until(
+        lambda: state_of(harness, rid) == RolloutState.SUCCEEDED, limit=timedelta(hours=2)
+    )

@@ -1,0 +1,51 @@
+"""The worker process's composition: the Celery app with the step task, and the step runner each
+worker process builds for itself (after the fork: a database engine and an HTTP client are never
+shared between processes)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from celery import Celery
+
+from fleet.gateway import HttpAgentGateway
+from fleet.runtime import StepSettings, open_context
+from fleet.service.steps import StepRunner
+from workers.app import make_app
+from workers.settings import BrokerSettings, WorkerSettings
+from workers.tasks import register_tasks
+
+
+@dataclass
+class _PerProcess:
+    """One step runner per process id."""
+
+    step: StepSettings
+    runners: dict[int, StepRunner] = field(default_factory=dict)
+
+    def __call__(self) -> StepRunner:
+        pid = os.getpid()
+        runner = self.runners.get(pid)
+        if runner is None:
+            ctx = open_context("driftwave-worker")
+            runner = StepRunner(
+                ctx,
+                HttpAgentGateway(ctx.tracer),
+                poll_interval=self.step.poll_interval,
+                unreachable_after=timedelta(seconds=self.step.unreachable_after),
+            )
+            self.runners = {pid: runner}
+        return runner
+
+
+def worker_app(
+    broker: BrokerSettings | None = None,
+    worker: WorkerSettings | None = None,
+    step: StepSettings | None = None,
+) -> Celery:
+    """The Celery app a ``driftwave worker`` runs: the broker from settings and the step task."""
+    app = make_app(broker or BrokerSettings(), worker)
+    register_tasks(app, _PerProcess(step or StepSettings()))
+    return app
