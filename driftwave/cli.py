@@ -17,7 +17,7 @@ from agent.api.lint import lint
 from agent.api.manifests import ManifestSyntaxError
 from agent.cli.migrate import migrate_file, result_json, write_atomically
 from agent.cli.validate import validate_paths
-from driftwave.services import db_app, scheduler, worker
+from driftwave.services import api, db_app, scheduler, worker
 from fleet.cli_agent import agent_app
 from fleet.cli_fleet import fleet_app
 from fleet.cli_rollout import rollout_app
@@ -203,6 +203,7 @@ app.add_typer(fleet_app)
 app.add_typer(db_app)
 app.command()(scheduler)
 app.command()(worker)
+app.command()(api)
 app.add_typer(rollout_app)
 
 

@@ -1,4 +1,4 @@
-"""The long-running processes: ``driftwave scheduler``, ``driftwave worker`` and ``driftwave db``.
+"""The long-running processes: ``driftwave scheduler``, ``worker`` and ``api``, and ``db``.
 
 They live in the composition root because they wire the fleet's services to Celery (the
 scheduler sends step messages through it, the worker runs the step task).
@@ -11,6 +11,7 @@ import signal
 import socket
 import threading
 from datetime import timedelta
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -25,7 +26,7 @@ from fleet.runtime import SchedulerSettings
 from fleet.service.scheduler import Scheduler
 from fleet.service.views import Timing
 from fleet.settings import DatabaseSettings
-from workers.app import QUEUE, make_app
+from workers.app import make_app
 from workers.dispatch import CeleryDispatcher
 from workers.runtime import worker_app
 from workers.settings import BrokerSettings, WorkerSettings
@@ -95,13 +96,14 @@ def worker(
     Example: driftwave worker --concurrency 8
     """
     settings = WorkerSettings() if concurrency is None else WorkerSettings(concurrency=concurrency)
-    app = worker_app(BrokerSettings(), settings)
+    broker = BrokerSettings()
+    app = worker_app(broker, settings)
     app.worker_main(
         [
             "worker",
             f"--loglevel={loglevel}",
             f"--concurrency={settings.concurrency}",
-            f"--queues={QUEUE}",
+            f"--queues={broker.queue}",
             f"--hostname=driftwave@{socket.gethostname()}-{os.getpid()}",
             "--without-gossip",
             "--without-mingle",
@@ -128,3 +130,49 @@ def db_upgrade() -> None:
         fail(str(exc))
     finally:
         engine.dispose()
+
+
+def api(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 8080,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="A file holding the bearer token clients must send (else $DRIFTWAVE_API_TOKEN; "
+            "with neither, only a loopback address is served, without authentication).",
+            dir_okay=False,
+        ),
+    ] = None,
+) -> None:
+    """Serve the fleet's REST API: apply fleets, plan and start rollouts, read their status and
+    audit trail, and pause, resume, approve, abort or roll them back.
+
+    Routes live under /v1 (OpenAPI at /openapi.json, liveness at /healthz); the actor recorded
+    in the audit log is the X-Driftwave-Actor header (default: api). The database is
+    DRIFTWAVE_DATABASE_URL, as for every fleet command.
+
+    Example: DRIFTWAVE_API_TOKEN=s3cret driftwave api --host 0.0.0.0 --port 8080
+    """
+    from agent.server.auth import AuthConfigError, hash_token
+    from fleet.api import ApiConfigError, serve
+
+    token = os.environ.get("DRIFTWAVE_API_TOKEN", "")
+    if token_file is not None:
+        try:
+            token = token_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            fail(f"cannot read --token-file {token_file}: {exc.strerror}")
+    with fleet_context("driftwave-api") as ctx:
+        try:
+            hashes = {hash_token(token)} if token else None
+            serve(
+                ctx,
+                host=host,
+                port=port,
+                token_hashes=hashes,
+                ready=lambda url: print(f"fleet API listening on {url}", flush=True),
+            )
+        except (ApiConfigError, AuthConfigError) as exc:
+            fail(str(exc))
+        except OSError as exc:
+            fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")

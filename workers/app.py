@@ -11,7 +11,6 @@ from celery import Celery
 
 from workers.settings import BrokerSettings, WorkerSettings
 
-QUEUE = "driftwave-steps"
 STEP_TASK = "driftwave.step"
 
 
@@ -43,7 +42,7 @@ def make_app(broker: BrokerSettings, worker: WorkerSettings | None = None) -> Ce
     app.conf.update(
         broker_transport_options=transport_options(broker),
         broker_connection_retry_on_startup=True,
-        task_default_queue=QUEUE,
+        task_default_queue=broker.queue,
         task_serializer="json",
         accept_content=["json"],
         task_acks_late=True,

@@ -7,7 +7,7 @@ from celery import Celery
 from kombu.exceptions import KombuError
 
 from fleet.service.ports import DispatchFailed, StepMessage
-from workers.app import QUEUE, STEP_TASK
+from workers.app import STEP_TASK
 
 
 class CeleryDispatcher:
@@ -15,11 +15,12 @@ class CeleryDispatcher:
 
     def __init__(self, app: Celery) -> None:
         self._app = app
+        self._queue = str(app.conf.task_default_queue)
 
     def dispatch(self, message: StepMessage) -> None:
         """See :meth:`fleet.service.ports.StepDispatcher.dispatch`."""
         try:
-            self._app.send_task(STEP_TASK, args=[message.to_dict()], queue=QUEUE)
+            self._app.send_task(STEP_TASK, args=[message.to_dict()], queue=self._queue)
         except (KombuError, OSError) as exc:
             raise DispatchFailed(
                 f"queueing step {message.step_id} ({message.action}): {exc}"

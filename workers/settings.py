@@ -25,6 +25,9 @@ class BrokerSettings(BaseSettings):
     """``embedded`` (a folder, no server) or a ``redis://`` / ``rediss://`` URL."""
     folder: Path = Path(".driftwave/broker")
     """The embedded broker's folder (shared by the scheduler and the workers)."""
+    queue: str = Field(default="driftwave-steps", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+    """The queue step messages travel on (separate control planes sharing one Redis use
+    different queues)."""
     visibility_timeout: int = Field(default=300, ge=30)
     """Redis: seconds before a message a dead worker took is delivered again."""
 

@@ -37,7 +37,7 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 WRITE_OPTION = "driftwave_write"
 """Connection execution option: begin the next transaction holding the write lock (SQLite)."""
 
-UPGRADE_HINT = "python -m fleet.db upgrade"
+UPGRADE_HINT = "driftwave db upgrade"
 """The command that brings a database schema to the current revision."""
 
 _MIGRATION_LOCK_KEY = 0x64726966  # PostgreSQL advisory lock serializing concurrent migrations

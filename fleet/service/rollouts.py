@@ -4,14 +4,16 @@ allow is refused with :class:`CommandRefused` and changes nothing.
 
 Starting plans the rollout at once (rings, waves, clusters, as ``driftwave rollout plan``
 shows) and stores the plan with the rollout in ``planned``; the scheduler takes it from there.
-The rollout's trace starts here: its trace id and root span id are stored with it, so every
-later span, in any process, joins the same trace.
+The rollout's trace starts here, as a new trace (a caller's span, such as an API request's, is
+not its parent): its trace id and root span id are stored with it, so every later span, in any
+process, joins the same trace.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind
 
 from fleet.db.errors import NotFound
@@ -78,6 +80,7 @@ def start_rollout(ctx: FleetContext, release: Release, actor: str) -> dict[str, 
         preset_ids(span_id=root, trace_id=trace_id),
         ctx.tracer.start_as_current_span(
             f"rollout {rid}",
+            context=Context(),
             kind=SpanKind.INTERNAL,
             attributes={"driftwave.rollout": rid, "driftwave.release": release.name},
         ),

@@ -36,7 +36,7 @@ def test_migrate_round_trip_through_files(tmp_path: Path) -> None:
     assert "is a directory" in again.stderr
 
 
-def test_demo_needs_no_server() -> None:
-    done = run("demo")
+def test_the_agent_walkthrough_needs_no_server() -> None:
+    done = run("agent", "walkthrough")
     assert done.returncode == 0, done.stderr
     assert "NodePool default" in done.stdout

@@ -37,12 +37,15 @@ class ListBroker:
     """A :class:`~fleet.service.ports.StepDispatcher` that queues messages with their due time."""
 
     now: Any
+    copies: int = 1
+    """How many times each message is delivered (more than 1: a broker redelivering)."""
     queue: list[tuple[datetime, StepMessage]] = field(default_factory=list)
     sent: list[StepMessage] = field(default_factory=list)
 
     def dispatch(self, message: StepMessage) -> None:
-        """Queue ``message`` for now."""
-        self.queue.append((self.now(), message))
+        """Queue ``message`` (``copies`` times) for now."""
+        for _ in range(self.copies):
+            self.queue.append((self.now(), message))
         self.sent.append(message)
 
 
@@ -123,6 +126,7 @@ class FleetHarness:
         faulty: tuple[str, ...] = (),
         poll: float = 10.0,
         timing: Timing | None = None,
+        copies: int = 1,
     ) -> None:
         self.now = START
         self.engine = make_engine(f"sqlite:///{tmp / 'fleet.db'}")
@@ -135,7 +139,7 @@ class FleetHarness:
             service = AgentService(world, name=cluster)
             self.agents[cluster] = service
             self.lives[cluster] = LiveSimulation(world, speed=1.0, lock=service.lock)
-        self.broker = ListBroker(lambda: self.now)
+        self.broker = ListBroker(lambda: self.now, copies)
         self.metrics = FixedMetrics()
         self.runner = StepRunner(self.ctx, InProcessAgentGateway(self.agents), poll_interval=poll)
         self.scheduler = Scheduler(

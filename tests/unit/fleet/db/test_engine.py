@@ -66,7 +66,7 @@ def test_migrate_from_empty_to_head_and_back_to_base(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'fleet.db'}")
     try:
         assert schema_revision(engine) is None
-        with pytest.raises(SchemaOutdated, match=r"has no schema.*python -m fleet\.db upgrade"):
+        with pytest.raises(SchemaOutdated, match=r"has no schema.*driftwave db upgrade"):
             ensure_current(engine)
         migrate(engine)
         assert schema_revision(engine) == head_revision() == "0001"

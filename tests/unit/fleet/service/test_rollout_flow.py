@@ -100,3 +100,27 @@ def test_pause_holds_the_rollout_where_it_stands_and_resume_goes_on(tmp_path: Pa
     harness.run_until(
         lambda: state_of(harness, rid) == RolloutState.SUCCEEDED, limit=timedelta(hours=2)
     )
+
+
+def test_every_message_delivered_three_times_applies_each_wave_once(tmp_path: Path) -> None:
+    harness = FleetHarness(tmp_path, RINGS, copies=3)
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"]
+    harness.run_until(
+        lambda: state_of(harness, rid) == RolloutState.AWAITING_APPROVAL,
+        limit=timedelta(hours=2),
+    )
+    approve(harness.ctx, rid, "bob")
+    harness.run_until(
+        lambda: state_of(harness, rid) == RolloutState.SUCCEEDED, limit=timedelta(hours=3)
+    )
+    with harness.ctx.reading() as uow:
+        moves = [
+            (a.object_id, (a.after or {}).get("state"))
+            for a in uow.audit.list(rollout_id=rid)
+            if a.action == "step.transition"
+        ]
+    for step in steps_of(harness, rid).values():
+        mine = [state for sid, state in moves if sid == step.id]
+        assert mine == ["dispatched", "progressing", "converged", "verifying", "verified"]
+        wave = harness.agents[step.cluster.name].wave(step.id)
+        assert [h["phase"] for h in wave["history"]].count("progressing") == 1

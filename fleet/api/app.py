@@ -1,0 +1,137 @@
+"""The fleet's REST API: a FastAPI application over the fleet services (:func:`create_app`).
+
+Routes (``/v1`` needs ``Authorization: Bearer <token>`` when token hashes are given):
+
+* ``GET /healthz`` (no authentication): whether the database answers at the current schema;
+* ``PUT /v1/fleets/{name}``, ``GET /v1/fleets``, ``GET /v1/fleets/{name}/clusters``;
+* ``POST /v1/plans`` (a Release's plan, no side effect), ``POST /v1/rollouts`` (start one);
+* ``GET /v1/rollouts[?active=true]``, ``GET /v1/rollouts/{id}``, ``GET /v1/rollouts/{id}/audit``;
+* ``POST /v1/rollouts/{id}/pause|resume|abort|rollback|approve``.
+
+JSON in and out (manifests may be YAML, see :mod:`fleet.api.bodies`); errors are
+``{"error": {"code", "message", "fields"}}`` (:mod:`fleet.api.errors`). Handlers are synchronous
+(FastAPI runs them in its thread pool; each service call is its own unit of work). Every request
+runs in a server span of the context's tracer that continues the caller's ``traceparent``
+(:class:`agent.server.tracing.TraceMiddleware`). The OpenAPI schema is at ``/openapi.json``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+
+from agent.server.auth import BearerCheck
+from agent.server.tracing import TraceMiddleware
+from fleet.api.deps import ApiState, fleet_context
+from fleet.api.documents import ApproveRequest, Health
+from fleet.api.errors import install_handlers
+from fleet.api.fleets import add_fleet_routes
+from fleet.api.releases import add_release_routes
+from fleet.api.rollouts import add_rollout_routes
+from fleet.db.engine import UPGRADE_HINT, ensure_current
+from fleet.db.errors import DatabaseError, SchemaOutdated
+from fleet.domain.fleet import Fleet
+from fleet.domain.release import Release
+from fleet.service.context import FleetContext
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ACTOR_HEADER = "X-Driftwave-Actor"
+_HEADER_CHARS = frozenset(
+    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+
+
+class ApiConfigError(ValueError):
+    """The application cannot be built as asked (the message names the setting and the rule)."""
+
+
+def create_app(
+    ctx: FleetContext,
+    *,
+    token_hashes: set[str] | None = None,
+    actor_header: str = DEFAULT_ACTOR_HEADER,
+) -> FastAPI:
+    """The fleet API over ``ctx``.
+
+    ``token_hashes``: the ``sha256:<hex>`` hashes of the accepted bearer tokens; None turns
+    authentication off (tests, loopback use); an empty set or a malformed hash raises
+    :class:`agent.server.auth.AuthConfigError`. ``actor_header``: the request header naming the
+    actor recorded in the audit log (``api`` when a request does not send it). Server spans go
+    to ``ctx.tracer``.
+    """
+    if not actor_header or not set(actor_header) <= _HEADER_CHARS:
+        raise ApiConfigError(
+            f"actor header {actor_header!r} is not an HTTP header name "
+            "(rule: letters, digits and !#$%&'*+-.^_`|~ only)"
+        )
+    bearer = BearerCheck(token_hashes) if token_hashes is not None else None
+    app = FastAPI(
+        title="driftwave fleet",
+        version="1",
+        summary="Fleets, release plans and wave-by-wave rollouts of node images and versions.",
+    )
+    app.state.driftwave = ApiState(ctx=ctx, bearer=bearer, actor_header=actor_header)
+    app.add_middleware(TraceMiddleware, tracer=ctx.tracer)
+    install_handlers(app)
+    _health(app)
+    add_fleet_routes(app)
+    add_release_routes(app)
+    add_rollout_routes(app)
+    _openapi(app)
+    return app
+
+
+def _health(app: FastAPI) -> None:
+    @app.get(
+        "/healthz",
+        summary="Health",
+        response_model=None,
+        responses={
+            200: {"model": Health},
+            503: {"model": Health, "description": "The database cannot be used."},
+        },
+        tags=["health"],
+    )
+    def healthz(request: Request) -> JSONResponse:
+        """Whether the API can serve (no authentication): the database answers and its schema
+        is the one this code needs; 503 with the reason otherwise."""
+        try:
+            ensure_current(fleet_context(request).engine)
+        except SchemaOutdated:
+            body = {"status": "failing", "database": f"schema outdated: run {UPGRADE_HINT}"}
+            return JSONResponse(body, status_code=503)
+        except DatabaseError as exc:
+            log.warning("healthz: the database cannot be used: %s", exc)
+            body = {"status": "failing", "database": "the database cannot be used (see the log)"}
+            return JSONResponse(body, status_code=503)
+        return JSONResponse({"status": "ok", "database": "ok"})
+
+
+def _openapi(app: FastAPI) -> None:
+    """Publish the request models (read by the handlers themselves) in the schema."""
+
+    def schema() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title, version=app.version, summary=app.summary, routes=app.routes
+            )
+            components = document.setdefault("components", {}).setdefault("schemas", {})
+            for model in (Fleet, Release, ApproveRequest):
+                found = model.model_json_schema(
+                    by_alias=True, ref_template="#/components/schemas/{model}"
+                )
+                for name, definition in found.pop("$defs", {}).items():
+                    components.setdefault(name, definition)
+                components[model.__name__] = found
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = schema  # type: ignore[method-assign]
+
+
+__all__ = ["DEFAULT_ACTOR_HEADER", "ApiConfigError", "create_app"]

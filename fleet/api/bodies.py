@@ -1,0 +1,200 @@
+"""Reading what a request carries: its body (JSON or YAML), the manifest in it, and its actor.
+
+A body is read up to :data:`MAX_BODY` bytes (413 beyond). Its ``Content-Type`` chooses the
+parser: JSON (``application/json``, ``*/*+json``, or no content type) or YAML
+(``application/yaml``, ``application/x-yaml``, ``text/yaml``, ``text/x-yaml``); anything else is
+415. A body that is not UTF-8, not valid JSON / YAML or empty when required is 400. Manifests
+are then validated like ``driftwave validate`` validates files (:func:`fleet.domain.manifests.
+parse_one`), so an invalid one is a :class:`~fleet.domain.errors.ManifestError` naming each
+field. The actor recorded in the audit log comes from a request header (1-253 printable
+characters, UTF-8 when it is), ``api`` when the header is absent.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import yaml
+from fastapi import Request
+from pydantic import ValidationError
+
+from agent.api.base import issues_from_error
+from agent.api.manifests import ManifestSyntaxError, load_documents
+from fleet.api.documents import ApproveRequest
+from fleet.api.errors import BadRequest, InvalidRequest, PayloadTooLarge, UnsupportedMediaType
+from fleet.domain.fleet import Fleet
+from fleet.domain.manifests import Loaded, parse_one
+from fleet.domain.release import Release
+
+MAX_BODY = 1 << 20
+"""The largest body read (1 MiB): a Fleet of a few thousand clusters."""
+SOURCE = "body"
+"""How findings name the request body (``body:1 Fleet/demo: spec.rings: ...``)."""
+DEFAULT_ACTOR = "api"
+"""The actor recorded when a request does not name one."""
+MAX_ACTOR = 253
+YAML_TYPES = frozenset({"application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"})
+JSON_TYPES = frozenset({"application/json"})
+ACCEPTED = "application/json or application/yaml"
+
+Syntax = Literal["json", "yaml"]
+M = TypeVar("M", Fleet, Release)
+
+
+@dataclass(frozen=True)
+class RawBody:
+    """A request body read as text, and the syntax its content type announces."""
+
+    syntax: Syntax
+    text: str
+
+    @property
+    def empty(self) -> bool:
+        """Whether the body holds nothing but whitespace."""
+        return not self.text.strip()
+
+
+def syntax_of(content_type: str | None) -> Syntax:
+    """The syntax a ``Content-Type`` announces; raises :class:`UnsupportedMediaType`."""
+    if not content_type:
+        return "json"
+    media, _, params = content_type.partition(";")
+    media = media.strip().lower()
+    charset = _charset(params)
+    if charset not in (None, "utf-8", "utf8", "us-ascii"):
+        raise UnsupportedMediaType(
+            f"charset {charset} is not supported (rule: bodies are UTF-8)",
+            [("Content-Type", f"send {media}; charset=utf-8")],
+        )
+    if media in JSON_TYPES or media.endswith("+json"):
+        return "json"
+    if media in YAML_TYPES or media.endswith("+yaml"):
+        return "yaml"
+    raise UnsupportedMediaType(
+        f"content type {media!r} is not supported (rule: send {ACCEPTED})",
+        [("Content-Type", f"must be {ACCEPTED}")],
+    )
+
+
+def _charset(params: str) -> str | None:
+    for param in params.split(";"):
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset":
+            return value.strip().strip('"').lower()
+    return None
+
+
+async def read_body(request: Request) -> RawBody:
+    """The request's body as text (a FastAPI dependency); raises 413, 415 or 400 errors.
+
+    An empty body is read whatever its content type says (an optional body may be left out)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise PayloadTooLarge(f"the request body is over {MAX_BODY} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise PayloadTooLarge(f"the request body is over {MAX_BODY} bytes")
+        chunks.append(chunk)
+    if not size:
+        return RawBody("json", "")
+    syntax = syntax_of(request.headers.get("content-type"))
+    try:
+        text = b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(f"the request body is not UTF-8 text ({exc.reason})") from exc
+    return RawBody(syntax, text)
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def load_json(text: str) -> Any:
+    """``text`` as JSON (a key twice in one object is refused); raises :class:`BadRequest`."""
+    try:
+        return json.loads(text, object_pairs_hook=_refuse_duplicates)
+    except (ValueError, RecursionError) as exc:
+        raise BadRequest(f"the request body is not JSON: {exc}") from exc
+
+
+def manifest_text(body: RawBody) -> str:
+    """The body as manifest text (YAML; JSON re-written as YAML that loads to the same data).
+
+    Raises :class:`BadRequest` when it is empty or not valid JSON / YAML."""
+    if body.empty:
+        raise BadRequest(f"the request body is empty (rule: send a manifest as {ACCEPTED})")
+    if body.syntax == "json":
+        return yaml.safe_dump(load_json(body.text), sort_keys=False)
+    try:
+        load_documents(body.text, SOURCE)
+    except ManifestSyntaxError as exc:
+        raise BadRequest(f"the request body is not YAML: {exc.reason}") from exc
+    return body.text
+
+
+def manifest(body: RawBody, model: type[M]) -> Loaded[M]:
+    """The one ``model`` object the body holds, with its warnings; raises :class:`BadRequest`
+    or :class:`~fleet.domain.errors.ManifestError` (every finding, with field paths)."""
+    return parse_one(manifest_text(body), SOURCE, model)
+
+
+def approve_request(body: RawBody) -> ApproveRequest:
+    """The optional body of ``approve`` (empty: no ring named, no comment)."""
+    if body.empty:
+        return ApproveRequest()
+    data = load_json(body.text) if body.syntax == "json" else _yaml_data(body.text)
+    try:
+        return ApproveRequest.model_validate(data)
+    except ValidationError as exc:
+        fields = [(issue.path, issue.message) for issue in issues_from_error(exc)]
+        raise InvalidRequest("the approval breaks a rule", fields) from exc
+
+
+def _yaml_data(text: str) -> Any:
+    try:
+        documents = load_documents(text, SOURCE)
+    except ManifestSyntaxError as exc:
+        raise BadRequest(f"the request body is not YAML: {exc.reason}") from exc
+    if len(documents) != 1:
+        raise BadRequest(f"the request body holds {len(documents)} YAML documents, not one")
+    return documents[0].data
+
+
+def actor_problem(value: str) -> str | None:
+    """Why ``value`` cannot name an actor (None when it can)."""
+    if not 1 <= len(value) <= MAX_ACTOR:
+        return f"must be 1 to {MAX_ACTOR} characters, not {len(value)}"
+    if not value.isprintable():
+        return "must hold printable characters only (no control characters)"
+    return None
+
+
+def actor_from(headers: Any, header: str) -> str:
+    """The actor a request names in ``header`` (``api`` when absent); raises
+    :class:`InvalidRequest` naming the header when its value breaks the rule."""
+    raw = headers.get(header)
+    if raw is None:
+        return DEFAULT_ACTOR
+    value = _utf8(raw)
+    problem = actor_problem(value)
+    if problem is not None:
+        raise InvalidRequest(f"header {header} {problem}", [(header, problem)])
+    return value
+
+
+def _utf8(value: str) -> str:
+    """A header value (decoded as Latin-1 by the server) read as UTF-8 when it is UTF-8."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value

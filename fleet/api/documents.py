@@ -1,0 +1,341 @@
+"""The documents the fleet's REST API returns and the bodies it reads, as pydantic models.
+
+The handlers send the fleet services' plain JSON-ready dicts; these models describe them for the
+OpenAPI schema and for clients that want typed access (``RolloutStatus.model_validate(data)``).
+Field names are camelCase on the wire; times are RFC 3339 UTC strings. The error format is the
+agent's (:class:`agent.service.documents.ErrorDocument`), so both APIs fail alike.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from agent.service.documents import Document, ErrorDocument, ErrorField
+
+__all__ = [
+    "ApplyDocument",
+    "ApproveRequest",
+    "AuditDocument",
+    "AuditEntry",
+    "ClusterDocument",
+    "ClustersDocument",
+    "CommandResult",
+    "ErrorDocument",
+    "ErrorField",
+    "FleetsDocument",
+    "Health",
+    "Notice",
+    "PlanDocument",
+    "RolloutStarted",
+    "RolloutStatus",
+    "RolloutSummary",
+    "RolloutsDocument",
+]
+
+
+class Notice(Document):
+    """A warning about an accepted manifest: the field's path and what is risky about it."""
+
+    path: str
+    message: str
+
+
+Warnings = Annotated[
+    list[Notice], Field(description="Warnings about the manifest (it was accepted).")
+]
+
+
+class Health(Document):
+    """``GET /healthz``: whether the API can reach its database."""
+
+    status: Literal["ok", "failing"]
+    database: str = Field(description='"ok", or why the database cannot be used.')
+
+
+class ApplyDocument(Document):
+    """``PUT /v1/fleets/{name}``: what applying the Fleet changed."""
+
+    fleet: str
+    generation: int = Field(description="How many times the fleet has been applied.")
+    added: list[str] = Field(description="Clusters added (or back after a removal).")
+    changed: list[str]
+    removed: list[str] = Field(description="Clusters the manifest no longer lists.")
+    accounts_added: list[str]
+    accounts_changed: list[str]
+    unchanged: bool
+    warnings: Warnings
+
+
+class FleetsDocument(Document):
+    """``GET /v1/fleets``: the names of the applied fleets."""
+
+    fleets: list[str]
+
+
+class ClusterDocument(Document):
+    """An active cluster of a fleet, where it lives and when its agent was last heard from."""
+
+    fleet: str
+    name: str
+    ring: str
+    account: str
+    region: str
+    labels: dict[str, str]
+    endpoint: str
+    windows: int = Field(description="How many maintenance windows it has.")
+    last_seen: str | None
+
+
+class ClustersDocument(Document):
+    """``GET /v1/fleets/{name}/clusters``."""
+
+    fleet: str
+    clusters: list[ClusterDocument]
+
+
+class WindowState(Document):
+    """A cluster's maintenance-window state at plan time."""
+
+    always_open: bool
+    open_now: bool
+    next_open: str | None
+
+
+class ClusterPlanDocument(Document):
+    """A cluster of a planned wave."""
+
+    name: str
+    account: str
+    region: str
+    window: WindowState
+    starts_at: str | None
+    converged_by: str | None
+
+
+class WavePlanDocument(Document):
+    """A planned wave (numbered from 1 within its ring)."""
+
+    index: int
+    starts_at: str | None
+    ends_at: str | None
+    estimated_seconds: int | None
+    clusters: list[ClusterPlanDocument]
+
+
+class RingPlanDocument(Document):
+    """A ring of the plan; a ring the release does not list has only its name and clusters."""
+
+    name: str
+    rolled: bool
+    clusters: list[str]
+    note: str | None = None
+    wave_strategy: str | None = None
+    soak_seconds: int | None = None
+    require_approval: bool | None = None
+    waits_for_approval: bool | None = None
+    failure_budget: int | None = None
+    on_failure: str | None = None
+    gates: dict[str, Any] | None = None
+    starts_at: str | None = None
+    ends_at: str | None = None
+    estimated_seconds: int | None = None
+    waves: list[WavePlanDocument] | None = None
+
+
+class ExcludedDocument(Document):
+    """A cluster the release's ``spec.clusters`` leaves out."""
+
+    name: str
+    ring: str
+    reason: str
+
+
+class FreezeDocument(Document):
+    """A fleet freeze that ends after plan time."""
+
+    start: str | None
+    end: str | None
+    reason: str
+
+
+class PlanDocument(Document):
+    """``POST /v1/plans``: the plan as ``driftwave rollout plan --json`` prints it, and the
+    warnings about the release."""
+
+    release: str
+    fleet: str
+    target: dict[str, Any]
+    at: str
+    ends_at: str | None
+    estimated_seconds: int | None
+    rings: list[RingPlanDocument]
+    excluded: list[ExcludedDocument]
+    policies: dict[str, str]
+    assumptions: list[str]
+    notes: list[str]
+    freezes: list[FreezeDocument]
+    warnings: Warnings
+
+
+class RolloutStarted(Document):
+    """``POST /v1/rollouts``: the new rollout (``planned``; the scheduler takes it on)."""
+
+    id: str
+    state: str
+    waves: int
+    trace_id: str = Field(description="The rollout's trace: every span of it joins this trace.")
+    warnings: Warnings
+
+
+class RolloutSummary(Document):
+    """A rollout in the list."""
+
+    id: str
+    state: str
+    paused: bool
+    release: str
+    fleet: str
+    reason: str | None
+    created_at: str | None
+    finished_at: str | None
+    steps: dict[str, int] = Field(description="How many cluster steps are in each state.")
+
+
+class RolloutsDocument(Document):
+    """``GET /v1/rollouts``: the rollouts, oldest first."""
+
+    rollouts: list[RolloutSummary]
+
+
+class GateDocument(Document):
+    """A wave's latest gate evaluation."""
+
+    passed: bool
+    evaluated_at: str | None
+    checks: Any
+
+
+class WaveStatus(Document):
+    """A wave of a rollout."""
+
+    id: str
+    index: int
+    state: str
+    clusters: list[str]
+    started_at: str | None
+    soak_until: str | None
+    finished_at: str | None
+    gate: GateDocument | None
+
+
+class RingStatus(Document):
+    """A ring of a rollout and its waves."""
+
+    name: str
+    index: int
+    waves: list[WaveStatus]
+
+
+class StepStatus(Document):
+    """One cluster's step of a rollout."""
+
+    cluster: str
+    ring: str
+    wave: int
+    step: str
+    state: str
+    rollback: str | None
+    image_before: Any
+    image_after: Any
+    nodes: int | None
+    nodes_replaced: int | None
+    attempts: int
+    error: str | None
+    phase: str | None
+    progress: Any
+    dispatched_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    heartbeat_at: str | None
+
+
+class ApprovalDocument(Document):
+    """An approval of a ring."""
+
+    ring: str
+    actor: str
+    at: str | None
+    comment: str
+
+
+class RolloutStatus(Document):
+    """``GET /v1/rollouts/{id}``: everything about one rollout."""
+
+    id: str
+    state: str
+    paused: bool
+    reason: str | None
+    release: str
+    fleet: str
+    target: dict[str, Any]
+    ring_index: int
+    wave_index: int
+    created_at: str | None
+    started_at: str | None
+    updated_at: str | None
+    finished_at: str | None
+    trace_id: str | None
+    plan: dict[str, Any] | None
+    rings: list[RingStatus]
+    clusters: list[StepStatus]
+    approvals: list[ApprovalDocument]
+
+
+class AuditEntry(Document):
+    """One audit row: who did what to which object, when, in which span."""
+
+    id: int
+    at: str | None
+    actor: str
+    action: str
+    object: str = Field(description="TYPE/ID, e.g. rollout/r-20261102-ab12.")
+    before: Any
+    after: Any
+    trace_id: str | None
+    span_id: str | None
+
+
+class AuditDocument(Document):
+    """``GET /v1/rollouts/{id}/audit``: the rollout's audit rows, oldest first."""
+
+    rollout: str
+    entries: list[AuditEntry]
+    last_id: int | None = Field(
+        description="The last entry's id: pass it as ?after= to read only newer ones."
+    )
+
+
+class CommandResult(Document):
+    """The result of pause, resume, abort, approve or rollback."""
+
+    id: str
+    state: str
+    paused: bool | None = None
+    approved: str | None = Field(default=None, description="The ring approved (approve).")
+    clusters: int | None = Field(default=None, description="Clusters to roll back (rollback).")
+
+
+class ApproveRequest(Document):
+    """``POST /v1/rollouts/{id}/approve`` (optional body): the ring approved and a comment."""
+
+    model_config = ConfigDict(strict=True)
+
+    ring: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=63,
+        description="The ring the rollout waits for (checked when given).",
+    )
+    comment: str = Field(default="", max_length=2000)

@@ -1,0 +1,130 @@
+"""The fleet routes: apply a Fleet manifest, list the fleets and a fleet's clusters.
+
+``PUT /v1/fleets/{name}`` is declarative, like ``kubectl apply``: the body is the whole Fleet
+(JSON, or YAML with ``Content-Type: application/yaml``), whose ``metadata.name`` must be the name
+in the path; the answer says what changed (201 on the first apply, 200 after) and carries the
+manifest's warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+
+from agent.api.manifests import Finding
+from fleet.api.bodies import manifest
+from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, v1_responses
+from fleet.api.documents import ApplyDocument, ClustersDocument, ErrorDocument, FleetsDocument
+from fleet.api.errors import InvalidRequest, NotFoundError
+from fleet.db.errors import NotFound
+from fleet.db.specs import ApplyResult
+from fleet.domain.fleet import Fleet
+from fleet.service.fleets import apply_fleet, fleet_names, list_clusters
+
+YAML_OR_JSON = ("application/json", "application/yaml")
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorDocument, "description": "No fleet of that name has been applied."}
+}
+
+
+def manifest_body(model: str) -> dict[str, Any]:
+    """OpenAPI ``requestBody`` of a route reading a ``model`` manifest (JSON or YAML)."""
+    ref = {"$ref": f"#/components/schemas/{model}"}
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {media: {"schema": ref} for media in YAML_OR_JSON},
+        }
+    }
+
+
+def notices(findings: Iterable[Finding]) -> list[dict[str, str]]:
+    """The warnings among ``findings``, as ``{"path", "message"}``."""
+    return [{"path": f.path, "message": f.message} for f in findings if f.severity != "error"]
+
+
+def apply_document(result: ApplyResult, warnings: list[dict[str, str]]) -> dict[str, Any]:
+    """What an apply changed, as the API answers it."""
+    return {
+        "fleet": result.fleet,
+        "generation": result.generation,
+        "added": list(result.added),
+        "changed": list(result.changed),
+        "removed": list(result.removed),
+        "accountsAdded": list(result.accounts_added),
+        "accountsChanged": list(result.accounts_changed),
+        "unchanged": result.unchanged,
+        "warnings": warnings,
+    }
+
+
+def add_fleet_routes(app: FastAPI) -> None:
+    """Add the fleet routes to ``app``."""
+
+    @app.put(
+        f"{V1}/fleets/{{name}}",
+        summary="Apply a Fleet",
+        tags=["fleets"],
+        dependencies=V1_AUTH,
+        responses=v1_responses(
+            {
+                200: {"model": ApplyDocument, "description": "Applied again; what changed."},
+                201: {"model": ApplyDocument, "description": "Applied for the first time."},
+                400: {"model": ErrorDocument, "description": "The body is not JSON or YAML."},
+                415: {"model": ErrorDocument, "description": "Neither JSON nor YAML."},
+            }
+        ),
+        openapi_extra=manifest_body("Fleet"),
+    )
+    def put_fleet(name: str, body: Body, ctx: Ctx, actor: Actor) -> JSONResponse:
+        """Apply a Fleet manifest: clusters it adds are added, changed ones updated, those it
+        no longer lists marked removed. ``metadata.name`` must equal the path's name."""
+        loaded = manifest(body, Fleet)
+        if loaded.obj.name != name:
+            problem = (
+                f"is {loaded.obj.name!r} but the path names fleet {name!r} "
+                "(rule: metadata.name equals the name in the path)"
+            )
+            raise InvalidRequest(
+                f"the manifest names another fleet: metadata.name {problem}",
+                [("metadata.name", problem)],
+            )
+        result = apply_fleet(ctx, loaded.obj, actor)
+        created = result.generation == 1
+        return JSONResponse(
+            apply_document(result, notices(loaded.warnings)),
+            status_code=201 if created else 200,
+            headers={"Location": f"/v1/fleets/{name}"} if created else None,
+        )
+
+    @app.get(
+        f"{V1}/fleets",
+        summary="List the fleets",
+        tags=["fleets"],
+        dependencies=V1_AUTH,
+        responses=v1_responses({200: {"model": FleetsDocument}}),
+    )
+    def get_fleets(ctx: Ctx) -> JSONResponse:
+        """The names of every applied fleet."""
+        return JSONResponse({"fleets": fleet_names(ctx)})
+
+    @app.get(
+        f"{V1}/fleets/{{name}}/clusters",
+        summary="List a fleet's clusters",
+        tags=["fleets"],
+        dependencies=V1_AUTH,
+        responses=v1_responses({200: {"model": ClustersDocument}, **NOT_FOUND}),
+    )
+    def get_clusters(name: str, ctx: Ctx) -> JSONResponse:
+        """The fleet's active clusters: ring, account, region, labels, agent, last seen."""
+        try:
+            clusters = list_clusters(ctx, name)
+        except NotFound as exc:
+            raise NotFoundError(
+                f"fleet {name!r} has not been applied (PUT /v1/fleets/{name} first)",
+                code="fleet_not_found",
+            ) from exc
+        return JSONResponse({"fleet": name, "clusters": clusters})

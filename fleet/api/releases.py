@@ -1,0 +1,155 @@
+"""The routes that take a Release manifest: plan it (no side effect) or start its rollout.
+
+Both read the Release (JSON or YAML), find the fleet it names as last applied (404 when it has
+not been), and check the release against that fleet (rings it lacks, their order) before doing
+anything, so an unfit release is a 422 naming its fields. ``POST /v1/plans`` answers what
+``driftwave rollout plan --json`` prints (as of ``?at=``, default now), with the warnings added;
+``POST /v1/rollouts`` creates the rollout (201, ``Location``) for the scheduler to run.
+
+A rollout's trace starts with it (its trace id is stored and answered as ``traceId``): the
+rollout is started outside the request's server span, so its root span is the root of its own
+trace, and the server span records the rollout and its trace id as attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import FastAPI, Query
+from fastapi.responses import JSONResponse
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+
+from agent.api.manifests import Finding
+from fleet.api.bodies import SOURCE, manifest
+from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, v1_responses
+from fleet.api.documents import ErrorDocument, PlanDocument, RolloutStarted
+from fleet.api.errors import InvalidRequest, NotFoundError
+from fleet.api.fleets import manifest_body, notices
+from fleet.db.errors import NotFound
+from fleet.domain.errors import ManifestError
+from fleet.domain.fields import parse_time
+from fleet.domain.manifests import Loaded, release_fleet_findings
+from fleet.domain.model import FleetInfo, ReleaseInfo, release_info
+from fleet.domain.planner import plan
+from fleet.domain.release import Release
+from fleet.service.context import FleetContext
+from fleet.service.fleets import stored_fleet
+from fleet.service.rollouts import start_rollout
+
+RELEASE_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorDocument, "description": "The body is not JSON or YAML."},
+    404: {"model": ErrorDocument, "description": "The release's fleet has not been applied."},
+    415: {"model": ErrorDocument, "description": "Neither JSON nor YAML."},
+}
+AtQuery = Annotated[
+    str | None,
+    Query(description="Plan as of this RFC 3339 time (e.g. 2026-01-05T09:00:00Z); default now."),
+]
+
+
+@dataclass(frozen=True)
+class CheckedRelease:
+    """A Release read from a body and checked against its stored fleet."""
+
+    loaded: Loaded[Release]
+    info: ReleaseInfo
+    fleet: FleetInfo
+    warnings: list[Finding]
+
+
+def checked_release(ctx: FleetContext, body: Any) -> CheckedRelease:
+    """The body's Release, fit for the fleet it names; raises 400/404/422 errors."""
+    loaded = manifest(body, Release)
+    name = loaded.obj.spec.fleet
+    try:
+        fleet = stored_fleet(ctx, name)
+    except NotFound as exc:
+        raise NotFoundError(
+            f"release {loaded.obj.name}: fleet {name!r} has not been applied "
+            f"(PUT /v1/fleets/{name} first)",
+            [("spec.fleet", f"no fleet {name!r} has been applied")],
+            code="fleet_not_found",
+        ) from exc
+    info = release_info(loaded.obj)
+    cross = release_fleet_findings(loaded, info, fleet)
+    if any(f.severity == "error" for f in cross):
+        raise ManifestError(SOURCE, cross)
+    return CheckedRelease(loaded, info, fleet, loaded.warnings + cross)
+
+
+def _plan_time(ctx: FleetContext, at: str | None) -> datetime:
+    if at is None:
+        return ctx.now()
+    try:
+        return parse_time(at)
+    except ValueError as exc:
+        raise InvalidRequest(f"query parameter at: {exc}", [("at", str(exc))]) from exc
+
+
+@contextmanager
+def own_trace() -> Iterator[None]:
+    """Run the block outside any span, so a span it starts is the root of its own trace."""
+    token = otel_context.attach(otel_context.Context())
+    try:
+        yield
+    finally:
+        otel_context.detach(token)
+
+
+def add_release_routes(app: FastAPI) -> None:
+    """Add the routes that take a Release to ``app``."""
+
+    @app.post(
+        f"{V1}/plans",
+        summary="Plan a Release (dry run)",
+        tags=["rollouts"],
+        dependencies=V1_AUTH,
+        responses=v1_responses({200: {"model": PlanDocument}, **RELEASE_ERRORS}),
+        openapi_extra=manifest_body("Release"),
+    )
+    def post_plan(body: Body, ctx: Ctx, at: AtQuery = None) -> JSONResponse:
+        """How a Release would roll through its fleet (rings, waves, windows, gates, an
+        estimate), without doing anything."""
+        when = _plan_time(ctx, at)
+        release = checked_release(ctx, body)
+        document = plan(release.fleet, release.info, when).as_dict()
+        document["warnings"] = notices(release.warnings)
+        return JSONResponse(document)
+
+    @app.post(
+        f"{V1}/rollouts",
+        summary="Start a rollout",
+        tags=["rollouts"],
+        dependencies=V1_AUTH,
+        status_code=201,
+        responses=v1_responses(
+            {
+                201: {"model": RolloutStarted, "description": "The rollout was created."},
+                409: {
+                    "model": ErrorDocument,
+                    "description": "Refused: the release does not fit, or its name is taken by "
+                    "a different release.",
+                },
+                **RELEASE_ERRORS,
+            }
+        ),
+        openapi_extra=manifest_body("Release"),
+    )
+    def post_rollout(body: Body, ctx: Ctx, actor: Actor) -> JSONResponse:
+        """Start rolling a Release through its fleet: plan it and store the rollout
+        (``planned``); the scheduler runs it from there."""
+        release = checked_release(ctx, body)
+        server_span = trace.get_current_span()
+        with own_trace():
+            started = start_rollout(ctx, release.loaded.obj, actor)
+        server_span.set_attribute("driftwave.rollout", started["id"])
+        server_span.set_attribute("driftwave.rollout.trace_id", started["traceId"])
+        started["warnings"] = notices(release.warnings)
+        return JSONResponse(
+            started, status_code=201, headers={"Location": f"/v1/rollouts/{started['id']}"}
+        )

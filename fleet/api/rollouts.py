@@ -1,0 +1,176 @@
+"""The rollout routes: list, status, audit trail, and the operator's commands.
+
+Commands (``pause``, ``resume``, ``abort``, ``rollback``, ``approve``) answer 200 with the
+command's result, 404 for an unknown rollout, and 409 with the reason when the rollout's state
+refuses the command (nothing changes then: no state, no audit row). ``approve`` takes an
+optional body ``{"ring": "prod", "comment": "..."}``; ``ring``, when given, must be the ring the
+rollout waits for.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import FastAPI, Query
+from fastapi.responses import JSONResponse
+
+from fleet.api.bodies import approve_request
+from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, v1_responses
+from fleet.api.documents import (
+    ApproveRequest,
+    AuditDocument,
+    CommandResult,
+    ErrorDocument,
+    RolloutsDocument,
+    RolloutStatus,
+)
+from fleet.service.context import FleetContext
+from fleet.service.queries import RolloutNotFound, audit_trail, list_rollouts, rollout_status
+from fleet.service.rollouts import abort, approve, pause, resume, rollback
+
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorDocument, "description": "No rollout has that id."}
+}
+COMMAND = v1_responses(
+    {
+        200: {"model": CommandResult},
+        409: {"model": ErrorDocument, "description": "The rollout's state refuses the command."},
+        **NOT_FOUND,
+    }
+)
+ROLLOUT = f"{V1}/rollouts/{{rollout_id}}"
+"""The path of one rollout."""
+ActiveQuery = Annotated[bool, Query(description="Only the rollouts not finished.")]
+LimitQuery = Annotated[int, Query(ge=1, le=1000, description="At most this many.")]
+AfterQuery = Annotated[
+    int | None, Query(ge=0, description="Only the entries after this audit id (for polling).")
+]
+AuditLimit = Annotated[int, Query(ge=1, le=10_000, description="At most this many entries.")]
+
+
+def known(ctx: FleetContext, rollout_id: str) -> None:
+    """Raise :class:`RolloutNotFound` unless the rollout exists."""
+    with ctx.reading() as uow:
+        if uow.rollouts.find(rollout_id) is None:
+            raise RolloutNotFound(f"rollout {rollout_id} does not exist")
+
+
+def add_rollout_routes(app: FastAPI) -> None:
+    """Add the rollout routes to ``app``."""
+    _reading(app)
+    _commands(app)
+
+
+def _reading(app: FastAPI) -> None:
+    @app.get(
+        f"{V1}/rollouts",
+        summary="List the rollouts",
+        tags=["rollouts"],
+        dependencies=V1_AUTH,
+        responses=v1_responses({200: {"model": RolloutsDocument}}),
+    )
+    def get_rollouts(ctx: Ctx, active: ActiveQuery = False, limit: LimitQuery = 50) -> JSONResponse:
+        """The rollouts, oldest first (``?active=true``: only those not finished)."""
+        return JSONResponse({"rollouts": list_rollouts(ctx, active=active, limit=limit)})
+
+    @app.get(
+        ROLLOUT,
+        summary="A rollout's status",
+        tags=["rollouts"],
+        dependencies=V1_AUTH,
+        responses=v1_responses({200: {"model": RolloutStatus}, **NOT_FOUND}),
+    )
+    def get_rollout(rollout_id: str, ctx: Ctx) -> JSONResponse:
+        """Everything about one rollout: rings, waves and gates, each cluster's step,
+        approvals, the plan."""
+        return JSONResponse(rollout_status(ctx, rollout_id))
+
+    @app.get(
+        f"{ROLLOUT}/audit",
+        summary="A rollout's audit trail",
+        tags=["rollouts"],
+        dependencies=V1_AUTH,
+        responses=v1_responses({200: {"model": AuditDocument}, **NOT_FOUND}),
+    )
+    def get_audit(
+        rollout_id: str, ctx: Ctx, after: AfterQuery = None, limit: AuditLimit = 1000
+    ) -> JSONResponse:
+        """The rollout's audit trail, oldest first: who did what, when, in which span."""
+        entries = audit_trail(ctx, rollout_id, after_id=after, limit=limit)
+        last = entries[-1]["id"] if entries else after
+        return JSONResponse({"rollout": rollout_id, "entries": entries, "lastId": last})
+
+
+def _commands(app: FastAPI) -> None:
+    @app.post(
+        f"{ROLLOUT}/pause",
+        summary="Pause a rollout",
+        tags=["rollouts"],
+        dependencies=V1_AUTH,
+        responses=COMMAND,
+    )
+    def post_pause(rollout_id: str, ctx: Ctx, actor: Actor) -> JSONResponse:
+        """Stop forward progress (no new step, no next wave); steps already out continue."""
+        known(ctx, rollout_id)
+        return JSONResponse(pause(ctx, rollout_id, actor))
+
+    @app.post(
+        f"{ROLLOUT}/resume",
+        summary="Resume a rollout",
+        tags=["rollouts"],
+        dependencies=V1_AUTH,
+        responses=COMMAND,
+    )
+    def post_resume(rollout_id: str, ctx: Ctx, actor: Actor) -> JSONResponse:
+        """Let a paused rollout go on exactly where it stood."""
+        known(ctx, rollout_id)
+        return JSONResponse(resume(ctx, rollout_id, actor))
+
+    @app.post(
+        f"{ROLLOUT}/abort",
+        summary="Abort a rollout",
+        tags=["rollouts"],
+        dependencies=V1_AUTH,
+        responses=COMMAND,
+    )
+    def post_abort(rollout_id: str, ctx: Ctx, actor: Actor) -> JSONResponse:
+        """End the rollout now: no new step starts; clusters keep what they have."""
+        known(ctx, rollout_id)
+        return JSONResponse(abort(ctx, rollout_id, actor))
+
+    @app.post(
+        f"{ROLLOUT}/rollback",
+        summary="Roll a rollout back",
+        tags=["rollouts"],
+        dependencies=V1_AUTH,
+        responses=COMMAND,
+    )
+    def post_rollback(rollout_id: str, ctx: Ctx, actor: Actor) -> JSONResponse:
+        """Roll back every cluster the rollout has touched."""
+        known(ctx, rollout_id)
+        return JSONResponse(rollback(ctx, rollout_id, actor))
+
+    @app.post(
+        f"{ROLLOUT}/approve",
+        summary="Approve the waiting ring",
+        tags=["rollouts"],
+        dependencies=V1_AUTH,
+        responses=COMMAND,
+        openapi_extra={
+            "requestBody": {
+                "required": False,
+                "content": {
+                    "application/json": {
+                        "schema": {"$ref": f"#/components/schemas/{ApproveRequest.__name__}"}
+                    }
+                },
+            }
+        },
+    )
+    def post_approve(rollout_id: str, body: Body, ctx: Ctx, actor: Actor) -> JSONResponse:
+        """Approve the ring the rollout waits for (``ring``, when given, must name it)."""
+        request = approve_request(body)
+        known(ctx, rollout_id)
+        return JSONResponse(
+            approve(ctx, rollout_id, actor, ring=request.ring, comment=request.comment)
+        )

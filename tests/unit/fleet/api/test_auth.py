@@ -1,0 +1,123 @@
+"""Bearer tokens on every ``/v1`` route, and the actor each request records in the audit log."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from agent.server import AuthConfigError
+from fleet.api import ApiConfigError, create_app
+from fleet.api.bodies import actor_problem
+from fleet.api.documents import ErrorDocument
+from fleet.service.fleets import fleet_names
+
+from .helpers import Traced, client, fleet_doc, release_doc, serving
+
+ROUTES = [
+    ("PUT", "/v1/fleets/demo"),
+    ("GET", "/v1/fleets"),
+    ("GET", "/v1/fleets/demo/clusters"),
+    ("POST", "/v1/plans"),
+    ("POST", "/v1/rollouts"),
+    ("GET", "/v1/rollouts"),
+    ("GET", "/v1/rollouts/ro-x"),
+    ("GET", "/v1/rollouts/ro-x/audit"),
+    *[("POST", f"/v1/rollouts/ro-x/{c}") for c in ("pause", "resume", "abort", "rollback")],
+    ("POST", "/v1/rollouts/ro-x/approve"),
+]
+
+
+def audit_rows(fleet: Traced) -> list[tuple[str, str]]:
+    with fleet.ctx.reading() as uow:
+        return [(row.action, row.actor) for row in uow.audit.list()]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic dGVzdA=="}],
+    ids=["missing", "wrong", "not-bearer"],
+)
+def test_every_v1_route_refuses_a_missing_or_wrong_token(
+    api: httpx.Client, fleet: Traced, headers: dict[str, str]
+) -> None:
+    with client(str(api.base_url), headers) as anonymous:
+        for method, path in ROUTES:
+            response = anonymous.request(method, path, json=fleet_doc())
+            assert response.status_code == 401, (method, path)
+            assert response.headers["www-authenticate"] == "Bearer"
+            error = ErrorDocument.model_validate(response.json()).error
+            assert error.code == "unauthorized"
+            assert "Bearer" in error.message
+        assert anonymous.get("/healthz").status_code == 200
+    assert fleet_names(fleet.ctx) == []
+    assert audit_rows(fleet) == []
+
+
+def test_authentication_comes_before_reading_the_body(api: httpx.Client) -> None:
+    with client(str(api.base_url), {}) as anonymous:
+        response = anonymous.put("/v1/fleets/demo", content=b"{not json")
+    assert response.status_code == 401
+
+
+def test_without_token_hashes_authentication_is_off(fleet: Traced) -> None:
+    with serving(fleet.ctx, token_hashes=None) as url, client(url, {}) as anonymous:
+        assert anonymous.put("/v1/fleets/demo", json=fleet_doc()).status_code == 201
+
+
+def test_token_hashes_must_be_sha256_and_not_empty(fleet: Traced) -> None:
+    with pytest.raises(AuthConfigError, match="no token hash"):
+        create_app(fleet.ctx, token_hashes=set())
+    with pytest.raises(AuthConfigError, match="sha256"):
+        create_app(fleet.ctx, token_hashes={"md5:abc"})
+
+
+def test_the_actor_is_the_headers_value_or_api(api: httpx.Client, fleet: Traced) -> None:
+    api.put("/v1/fleets/demo", json=fleet_doc(), headers={"X-Driftwave-Actor": "ci pipeline #42"})
+    rid = api.post("/v1/rollouts", json=release_doc()).json()["id"]
+    api.post(f"/v1/rollouts/{rid}/pause", headers={b"x-driftwave-actor": "Ünïcode ok".encode()})
+    assert audit_rows(fleet) == [
+        ("fleet.apply", "ci pipeline #42"),
+        ("rollout.start", "api"),
+        ("rollout.pause", "Ünïcode ok"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [("x" * 254, "1 to 253 characters"), ("bob\x01", "printable")],
+    ids=["too-long", "control-character"],
+)
+def test_an_invalid_actor_is_422_naming_the_header_and_changes_nothing(
+    api: httpx.Client, fleet: Traced, value: str, says: str
+) -> None:
+    api.put("/v1/fleets/demo", json=fleet_doc())
+    rid = api.post("/v1/rollouts", json=release_doc()).json()["id"]
+    before = audit_rows(fleet)
+    headers = {"X-Driftwave-Actor": value}
+    for response in (
+        api.put("/v1/fleets/demo", json=fleet_doc({"canary": ["c-9"]}), headers=headers),
+        api.post("/v1/rollouts", json=release_doc(release="v20251118"), headers=headers),
+        api.post(f"/v1/rollouts/{rid}/abort", headers=headers),
+    ):
+        assert response.status_code == 422
+        error = ErrorDocument.model_validate(response.json()).error
+        assert [f.path for f in error.fields] == ["X-Driftwave-Actor"]
+        assert says in error.fields[0].message
+    assert audit_rows(fleet) == before
+    assert api.get(f"/v1/rollouts/{rid}").json()["state"] == "planned"
+
+
+def test_the_actor_header_can_be_renamed(fleet: Traced) -> None:
+    with serving(fleet.ctx, actor_header="X-Remote-User") as url, client(url) as api:
+        api.put("/v1/fleets/demo", json=fleet_doc(), headers={"X-Remote-User": "carol"})
+        api.put("/v1/fleets/demo", json=fleet_doc(), headers={"X-Driftwave-Actor": "ignored"})
+    assert audit_rows(fleet) == [("fleet.apply", "carol"), ("fleet.apply", "api")]
+    with pytest.raises(ApiConfigError, match="not an HTTP header name"):
+        create_app(fleet.ctx, actor_header="X Actor")
+
+
+def test_actor_rule() -> None:
+    assert actor_problem("a") is None
+    assert actor_problem("x" * 253) is None
+    assert actor_problem("") == "must be 1 to 253 characters, not 0"
+    assert actor_problem("tab\there") is not None
