@@ -1,0 +1,103 @@
+"""Running driftwave's real processes in tests: the console script with an environment of the
+test's own (database schema, broker queue, trace file), each child in its own process group so
+it can be stopped, or killed with SIGKILL, whatever the test does."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+DRIFTWAVE = Path(sys.executable).parent / "driftwave"
+
+
+class Processes:
+    """The children of one test, logging into ``folder``."""
+
+    def __init__(self, folder: Path, env: dict[str, str]) -> None:
+        self.folder = folder
+        self.env = {**os.environ, **env, "COLUMNS": "200"}
+        self.children: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        """Start ``driftwave ARGS`` as ``name`` (output in ``folder/NAME.log``)."""
+        log = (self.folder / f"{name}.log").open("ab")
+        child = subprocess.Popen(
+            [str(DRIFTWAVE), *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+            cwd=self.folder,
+            start_new_session=True,
+        )
+        self.children[name] = child
+        return child
+
+    def kill(self, name: str) -> None:
+        """SIGKILL a child's whole process group (as ``kill -9`` would), and reap it."""
+        child = self.children.pop(name)
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(10)
+
+    def log(self, name: str) -> str:
+        """What a child printed so far."""
+        return (self.folder / f"{name}.log").read_text(errors="replace")
+
+    def stop(self) -> None:
+        """SIGTERM every child's group; SIGKILL what is left after 10 s."""
+        for child in self.children.values():
+            if child.poll() is None:
+                os.killpg(child.pid, signal.SIGTERM)
+        for child in self.children.values():
+            try:
+                child.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait(10)
+        self.children.clear()
+
+    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run ``driftwave ARGS`` to completion."""
+        return subprocess.run(
+            [str(DRIFTWAVE), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=self.env,
+            cwd=self.folder,
+        )
+
+    def json(self, *args: str) -> Any:
+        """Run ``driftwave ARGS --json`` and read its output; fail on a non-zero exit."""
+        done = self.run(*args, "--json")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def wait_for(self, done: Callable[[], bool], what: str, timeout: float = 120) -> None:
+        """Poll ``done`` until true; fail with the children's logs after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while not done():
+            for name, child in self.children.items():
+                if child.poll() is not None:
+                    raise AssertionError(f"{name} exited ({child.returncode}):\n{self.log(name)}")
+            if time.monotonic() > deadline:
+                logs = "\n".join(f"--- {n}\n{self.log(n)[-2000:]}" for n in self.children)
+                raise AssertionError(f"{what}: not within {timeout:.0f}s\n{logs}")
+            time.sleep(0.3)
+
+
+@contextmanager
+def processes(folder: Path, env: dict[str, str]) -> Iterator[Processes]:
+    """Children that are all stopped when the block ends."""
+    group = Processes(folder, env)
+    try:
+        yield group
+    finally:
+        group.stop()
