@@ -11,6 +11,7 @@ process, joins the same trace.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from opentelemetry.context import Context
@@ -28,7 +29,8 @@ from fleet.domain.machine import (
     WaveState,
     check_transition,
 )
-from fleet.domain.model import release_info
+from fleet.domain.model import FleetInfo, ReleaseInfo, release_info
+from fleet.domain.plan import Plan
 from fleet.domain.planner import plan
 from fleet.domain.release import Release
 from fleet.service.context import FleetContext, audit
@@ -55,26 +57,7 @@ def start_rollout(ctx: FleetContext, release: Release, actor: str) -> dict[str, 
         ) from exc
     info = release_info(release)
     now = ctx.now()
-    try:
-        planned = plan(fleet, info, now)
-    except DomainError as exc:
-        raise CommandRefused(f"release {release.name}: {exc}") from exc
     rid = rollout_id()
-    waves: list[NewWave] = []
-    for ring_index, ring in enumerate(r for r in planned.rings if r.rolled):
-        for wave in ring.waves:
-            seq = len(waves)
-            names = [c.name for c in wave.clusters]
-            waves.append(
-                NewWave(
-                    ring=ring.name,
-                    ring_index=ring_index,
-                    index=wave.index - 1,
-                    clusters=names,
-                    id=wave_id(rid, seq),
-                    step_ids={name: step_id(rid, seq, name) for name in names},
-                )
-            )
     trace_id, root = new_trace_id(), new_span_id()
     with (
         preset_ids(span_id=root, trace_id=trace_id),
@@ -84,8 +67,54 @@ def start_rollout(ctx: FleetContext, release: Release, actor: str) -> dict[str, 
             kind=SpanKind.INTERNAL,
             attributes={"driftwave.rollout": rid, "driftwave.release": release.name},
         ),
-        ctx.writing() as uow,
     ):
+        planned, waves = _plan(ctx, rid, fleet, info, now)
+        _store(ctx, release, actor, rid, planned, waves, now, trace_id, root)
+    return {"id": rid, "state": str(RolloutState.PLANNED), "waves": len(waves), "traceId": trace_id}
+
+
+def _plan(
+    ctx: FleetContext, rid: str, fleet: FleetInfo, info: ReleaseInfo, now: datetime
+) -> tuple[Plan, list[NewWave]]:
+    """Plan the rollout (a span of the rollout's trace) and name its waves and steps."""
+    with ctx.tracer.start_as_current_span("rollout.plan") as span:
+        try:
+            planned = plan(fleet, info, now)
+        except DomainError as exc:
+            raise CommandRefused(f"release {info.name}: {exc}") from exc
+        waves: list[NewWave] = []
+        for ring_index, ring in enumerate(r for r in planned.rings if r.rolled):
+            for wave in ring.waves:
+                seq = len(waves)
+                names = [c.name for c in wave.clusters]
+                waves.append(
+                    NewWave(
+                        ring=ring.name,
+                        ring_index=ring_index,
+                        index=wave.index - 1,
+                        clusters=names,
+                        id=wave_id(rid, seq),
+                        step_ids={name: step_id(rid, seq, name) for name in names},
+                    )
+                )
+        span.set_attribute("driftwave.waves", len(waves))
+        span.set_attribute("driftwave.clusters", sum(len(w.clusters) for w in waves))
+    return planned, waves
+
+
+def _store(
+    ctx: FleetContext,
+    release: Release,
+    actor: str,
+    rid: str,
+    planned: Plan,
+    waves: list[NewWave],
+    now: datetime,
+    trace_id: str,
+    root: str,
+) -> None:
+    """Store the release and the planned rollout with its audit row, in one transaction."""
+    with ctx.writing() as uow:
         uow.releases.add(release.name, release.spec.fleet, release.to_manifest(), now)
         uow.rollouts.create(
             rid,
@@ -107,7 +136,6 @@ def start_rollout(ctx: FleetContext, release: Release, actor: str) -> dict[str, 
             after={"state": RolloutState.PLANNED, "release": release.name, "waves": len(waves)},
         )
         uow.commit()
-    return {"id": rid, "state": str(RolloutState.PLANNED), "waves": len(waves), "traceId": trace_id}
 
 
 def _command(ctx: FleetContext, rid: str, actor: str, action: str, change: Any) -> dict[str, Any]:

@@ -25,7 +25,8 @@ from fleet.domain.machine import TERMINAL, RolloutState
 from fleet.service.advance import decide
 from fleet.service.context import FleetContext, audit
 from fleet.service.gating import gate
-from fleet.service.load import load_view
+from fleet.service.joiners import include_added
+from fleet.service.load import load_view, release_of
 from fleet.service.ports import DispatchFailed, MetricSource, StepDispatcher
 from fleet.service.views import (
     Decision,
@@ -119,6 +120,7 @@ class Scheduler:
             with self.ctx.writing() as uow:
                 rollout = uow.rollouts.get(rid, for_update=True)
                 now = self.ctx.now()
+                joined = include_added(uow, rollout, release_of(rollout), now)
                 view = load_view(uow, rollout, now)
                 decision = decide(view, now, gate, timing=self.timing, readings=readings)
                 need = [e for e in decision.effects if isinstance(e, NeedReadings)]
@@ -128,7 +130,7 @@ class Scheduler:
                     wave = waves[need[0].wave_id]
                     uow.rollback()
                 else:
-                    if decision.effects:
+                    if decision.effects or joined:
                         self._apply(uow, rollout, view.waves, decision, now)
                         uow.commit()
                         report.advanced.append(rid)

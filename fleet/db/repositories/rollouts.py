@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from fleet.db.errors import AlreadyExists, InvalidInput, NotFound, StaleState
 from fleet.db.models import ID, Cluster, Fleet, Release, Rollout, Step, Wave
@@ -124,8 +124,9 @@ class RolloutRepository(Repository):
         waves: Sequence[NewWave],
         clusters: dict[str, Cluster],
         doing: str,
+        start: int = 0,
     ) -> None:
-        for seq, new in enumerate(waves):
+        for seq, new in enumerate(waves, start=start):
             wave_id = new.id or f"{rollout.id}.{seq}"
             wave = Wave(
                 id=wave_id,
@@ -151,6 +152,30 @@ class RolloutRepository(Repository):
                         attempts=0,
                     )
                 )
+
+    @boundary("adding waves to rollout {rollout.id}")
+    def append_waves(self, rollout: Rollout, waves: Sequence[NewWave]) -> None:
+        """Add ``waves`` (and their pending steps) after the rollout's existing waves: clusters
+        that joined the fleet during the rollout. Each cluster must be active and not yet in
+        the rollout; raises :class:`NotFound` or :class:`InvalidInput` before writing."""
+        doing = f"adding waves to rollout {rollout.id}"
+        clusters = self._clusters_of(rollout.fleet, waves, doing)
+        taken = set(
+            self._session.scalars(select(Step.cluster_id).where(Step.rollout_id == rollout.id))
+        )
+        for w, wave in enumerate(waves):
+            for c, name in enumerate(wave.clusters):
+                if clusters[name].id in taken:
+                    raise InvalidInput(
+                        doing, f"waves[{w}].clusters[{c}]", f"{name} is already in the rollout"
+                    )
+        last = self._session.scalars(
+            select(func.max(Wave.seq)).where(Wave.rollout_id == rollout.id)
+        ).one()
+        self._add_waves(
+            rollout, waves, clusters, doing, start=(last if last is not None else -1) + 1
+        )
+        self._session.flush()
 
     @boundary("reading rollout {rollout_id}")
     def find(self, rollout_id: str, *, for_update: bool = False) -> Rollout | None:

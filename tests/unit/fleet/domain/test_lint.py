@@ -71,3 +71,11 @@ def test_fleet_ring_without_clusters_and_plain_http_agent_warn() -> None:
     assert set(found) == {"spec.rings[1]", "spec.clusters[0].agent.endpoint"}
     assert "every release skips it" in found["spec.rings[1]"]
     assert "unencrypted" in found["spec.clusters[0].agent.endpoint"]
+
+
+@pytest.mark.parametrize(
+    "endpoint", ["http://127.0.0.1:9101", "http://localhost:9101", "http://[::1]:9101"]
+)
+def test_plain_http_on_loopback_does_not_warn(endpoint: str) -> None:
+    data = with_field(fleet(), "spec.clusters[0].agent.endpoint", endpoint)
+    assert "spec.clusters[0].agent.endpoint" not in warnings(Fleet, data)

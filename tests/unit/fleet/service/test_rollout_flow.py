@@ -124,3 +124,41 @@ def test_every_message_delivered_three_times_applies_each_wave_once(tmp_path: Pa
         assert mine == ["dispatched", "progressing", "converged", "verifying", "verified"]
         wave = harness.agents[step.cluster.name].wave(step.id)
         assert [h["phase"] for h in wave["history"]].count("progressing") == 1
+
+
+def test_a_cluster_added_during_the_rollout_joins_its_ring_when_the_policy_says_include(
+    tmp_path: Path,
+) -> None:
+    from agent.api.base import parse_manifest
+    from agent.service import AgentService
+    from agent.sim.live import LiveSimulation
+    from agent.sim.member import member_world
+    from fleet.domain.fleet import Fleet
+    from fleet.service.fleets import apply_fleet
+    from tests.support.fleetsim import fleet_manifest, release_manifest
+
+    harness = FleetHarness(tmp_path, {"canary": ["can-1"], "prod": ["prod-1"]})
+    data = release_manifest(STRATEGY)
+    data["spec"]["strategy"]["onClusterAdded"] = "include"
+    from fleet.domain.release import Release
+
+    rid = start_rollout(harness.ctx, parse_manifest(Release, data), "alice")["id"]
+    harness.step()
+    world = member_world("prod-2", nodes=20, seed=9)
+    harness.agents["prod-2"] = AgentService(world, name="prod-2")
+    harness.lives["prod-2"] = LiveSimulation(world, speed=1.0, lock=harness.agents["prod-2"].lock)
+    grown = {"canary": ["can-1"], "prod": ["prod-1", "prod-2"]}
+    apply_fleet(harness.ctx, parse_manifest(Fleet, fleet_manifest(grown)), "alice")
+    harness.run_until(
+        lambda: state_of(harness, rid) == RolloutState.AWAITING_APPROVAL,
+        limit=timedelta(hours=2),
+    )
+    approve(harness.ctx, rid, "bob")
+    harness.run_until(
+        lambda: state_of(harness, rid) == RolloutState.SUCCEEDED, limit=timedelta(hours=3)
+    )
+    steps = steps_of(harness, rid)
+    assert steps["prod-2"].state == "verified"
+    with harness.ctx.reading() as uow:
+        waves = [(w.ring, w.index) for w in uow.waves.list(rid)]
+    assert waves == [("canary", 0), ("prod", 0), ("prod", 1)]
