@@ -18,12 +18,11 @@ in a server span (:mod:`agent.server.tracing`); the OpenAPI schema is at ``/open
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
 from opentelemetry.trace import TracerProvider
@@ -32,6 +31,7 @@ from starlette.exceptions import HTTPException
 
 from agent.api.base import format_path
 from agent.server.auth import BearerCheck
+from agent.server.common import error_response, publish_models
 from agent.server.tracing import TraceMiddleware
 from agent.service import AgentError, AgentService, InvalidRequest, WaveConflict, WaveNotFound
 from agent.service.documents import (
@@ -67,23 +67,6 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 class _BadBody(Exception):
     """The request body is not JSON."""
-
-
-def _error(
-    status: int,
-    code: str,
-    message: str,
-    fields: Sequence[tuple[str, str]] = (),
-    headers: dict[str, str] | None = None,
-) -> JSONResponse:
-    body = {
-        "error": {
-            "code": code,
-            "message": message,
-            "fields": [{"path": p, "message": m} for p, m in fields],
-        }
-    }
-    return JSONResponse(body, status_code=status, headers=headers)
 
 
 async def _json_body(request: Request) -> Any:
@@ -136,34 +119,36 @@ def create_app(
 
     _handlers(app)
     _routes(app, service, Depends(authorized), healthy)
-    _openapi(app)
+    publish_models(app, (WaveRequest, PlanRequest))
     return app
 
 
 def _handlers(app: FastAPI) -> None:
     @app.exception_handler(AgentError)
-    async def agent_error(request: Request, exc: AgentError) -> JSONResponse:
+    async def agenterror_response(request: Request, exc: AgentError) -> JSONResponse:
         del request
         status = next((s for kind, s in STATUS_OF.items() if isinstance(exc, kind)), 500)
         fields = exc.fields if isinstance(exc, InvalidRequest) else []
-        return _error(status, exc.code, str(exc), fields)
+        return error_response(status, exc.code, str(exc), fields)
 
     @app.exception_handler(_BadBody)
     async def bad_body(request: Request, exc: _BadBody) -> JSONResponse:
         del request
-        return _error(400, "invalid_json", str(exc))
+        return error_response(400, "invalid_json", str(exc))
 
     @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    async def httperror_response(request: Request, exc: HTTPException) -> JSONResponse:
         del request
         code = CODES.get(exc.status_code, "http_error")
-        return _error(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
+        return error_response(
+            exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {})
+        )
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         del request
         fields = [(format_path(tuple(e["loc"])[1:]), str(e["msg"])) for e in exc.errors()]
-        return _error(422, InvalidRequest.code, "the request breaks a rule", fields)
+        return error_response(422, InvalidRequest.code, "the request breaks a rule", fields)
 
 
 def _routes(
@@ -232,25 +217,3 @@ def _routes(
     def rollback(wave_id: str) -> JSONResponse:
         """Roll a wave back (idempotent)."""
         return JSONResponse(service.rollback_wave(wave_id))
-
-
-def _openapi(app: FastAPI) -> None:
-    """Publish the request models (read by the handlers themselves) in the schema."""
-
-    def schema() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            document = get_openapi(
-                title=app.title, version=app.version, summary=app.summary, routes=app.routes
-            )
-            components = document.setdefault("components", {}).setdefault("schemas", {})
-            for model in (WaveRequest, PlanRequest):
-                found = model.model_json_schema(
-                    by_alias=True, ref_template="#/components/schemas/{model}"
-                )
-                for name, definition in found.pop("$defs", {}).items():
-                    components.setdefault(name, definition)
-                components[model.__name__] = found
-            app.openapi_schema = document
-        return app.openapi_schema
-
-    app.openapi = schema  # type: ignore[method-assign]

@@ -28,6 +28,19 @@ _WAVE_ID = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 M = TypeVar("M", bound=KubeModel)
 
 
+def check_one_target(terms: list[AMISelectorTerm] | None, version: str | None, rule: str) -> None:
+    """The rules of a target (a wave's or a release's): exactly one of AMI selector terms or a
+    Kubernetes version, and an alias term only alone (Karpenter's rule for the field)."""
+    if (terms is None) == (version is None):
+        raise rule_error(f"set exactly one of amiSelectorTerms or kubernetesVersion (rule: {rule})")
+    if any(t.alias for t in terms or []) and len(terms or []) != 1:
+        raise rule_error(
+            "an alias term must be the only amiSelectorTerm (rule: 'alias' is mutually "
+            "exclusive, cannot be set with a combination of other amiSelectorTerms)",
+            "amiSelectorTerms",
+        )
+
+
 class WaveTarget(KubeModel):
     """``target``: exactly one of an ``amiSelectorTerms`` pin for the selected EC2NodeClasses or
     a Kubernetes version for the control plane (alias-selected images then follow it)."""
@@ -41,18 +54,7 @@ class WaveTarget(KubeModel):
 
     @model_validator(mode="after")
     def _one_target(self) -> WaveTarget:
-        if (self.ami_selector_terms is None) == (self.kubernetes_version is None):
-            raise rule_error(
-                "set exactly one of amiSelectorTerms or kubernetesVersion "
-                "(rule: a wave has one target)"
-            )
-        terms = self.ami_selector_terms or []
-        if any(t.alias for t in terms) and len(terms) != 1:
-            raise rule_error(
-                "an alias term must be the only amiSelectorTerm (rule: 'alias' is mutually "
-                "exclusive, cannot be set with a combination of other amiSelectorTerms)",
-                "amiSelectorTerms",
-            )
+        check_one_target(self.ami_selector_terms, self.kubernetes_version, "a wave has one target")
         return self
 
 

@@ -61,15 +61,7 @@ class LiveSimulation:
         with self.lock:
             world = self.world
             end = world.clock.now() + timedelta(seconds=seconds)
-            world.settle()
-            while True:
-                upcoming = world.clock.next_timer()
-                if upcoming is None or upcoming > end:
-                    break
-                world.clock.run_until(upcoming)
-                world.settle()
-                self._stepped()
-            world.clock.run_until(end)
+            world.run_until(end, self._stepped)
             self._stepped()
             _trim(world)
 

@@ -210,14 +210,7 @@ def run(world: World, scenario: Scenario, until: float | None = None) -> World:
     for event in scenario.spec.events:
         when = world.start + timedelta(seconds=seconds(event.at))
         world.clock.call_at(when, _player(world, event))
-    world.settle()
-    while True:
-        upcoming = world.clock.next_timer()
-        if upcoming is None or upcoming > end:
-            break
-        world.clock.run_until(upcoming)
-        world.settle()
-    world.clock.run_until(end)
+    world.run_until(end)
     return world
 
 

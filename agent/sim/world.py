@@ -8,6 +8,7 @@ controllers and the pod binder stand in for the parts of Kubernetes the agent do
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -256,6 +257,20 @@ class World:
             changed += self.binder.bind_pending(self.nominations())
             if not changed:
                 return
+
+    def run_until(self, end: datetime, after_each: Callable[[], None] | None = None) -> None:
+        """Run every timer due up to ``end``, settling the controllers after each (and calling
+        ``after_each``), then move the clock to ``end``."""
+        self.settle()
+        while True:
+            upcoming = self.clock.next_timer()
+            if upcoming is None or upcoming > end:
+                break
+            self.clock.run_until(upcoming)
+            self.settle()
+            if after_each is not None:
+                after_each()
+        self.clock.run_until(end)
 
     def nominations(self) -> dict[str, str]:
         """Pod → node of the NodeClaim the provisioner planned it on (once registered)."""

@@ -18,13 +18,12 @@ runs in a server span of the context's tracer that continues the caller's ``trac
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 
 from agent.server.auth import BearerCheck
+from agent.server.common import publish_models
 from agent.server.tracing import TraceMiddleware
 from fleet.api.deps import ApiState, fleet_context
 from fleet.api.documents import ApproveRequest, Health
@@ -82,7 +81,7 @@ def create_app(
     add_fleet_routes(app)
     add_release_routes(app)
     add_rollout_routes(app)
-    _openapi(app)
+    publish_models(app, (Fleet, Release, ApproveRequest))
     return app
 
 
@@ -110,28 +109,6 @@ def _health(app: FastAPI) -> None:
             body = {"status": "failing", "database": "the database cannot be used (see the log)"}
             return JSONResponse(body, status_code=503)
         return JSONResponse({"status": "ok", "database": "ok"})
-
-
-def _openapi(app: FastAPI) -> None:
-    """Publish the request models (read by the handlers themselves) in the schema."""
-
-    def schema() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            document = get_openapi(
-                title=app.title, version=app.version, summary=app.summary, routes=app.routes
-            )
-            components = document.setdefault("components", {}).setdefault("schemas", {})
-            for model in (Fleet, Release, ApproveRequest):
-                found = model.model_json_schema(
-                    by_alias=True, ref_template="#/components/schemas/{model}"
-                )
-                for name, definition in found.pop("$defs", {}).items():
-                    components.setdefault(name, definition)
-                components[model.__name__] = found
-            app.openapi_schema = document
-        return app.openapi_schema
-
-    app.openapi = schema  # type: ignore[method-assign]
 
 
 __all__ = ["DEFAULT_ACTOR_HEADER", "ApiConfigError", "create_app"]

@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from agent.api.base import format_path
+from agent.server.common import error_response
 from fleet.db.errors import (
     DatabaseError,
     NotFound,
@@ -97,24 +98,6 @@ class NotFoundError(ApiError):
 
     status = 404
     code = "not_found"
-
-
-def error_response(
-    status: int,
-    code: str,
-    message: str,
-    fields: Fields = (),
-    headers: dict[str, str] | None = None,
-) -> JSONResponse:
-    """An error in the API's format."""
-    body = {
-        "error": {
-            "code": code,
-            "message": message,
-            "fields": [{"path": p, "message": m} for p, m in fields],
-        }
-    }
-    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def manifest_fields(exc: ManifestError) -> list[tuple[str, str]]:

@@ -24,6 +24,7 @@ from pydantic import Field, field_validator, model_validator
 from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
 from agent.api.labels import dns_subdomain_problem
 from agent.api.selectors import AMISelectorTerm
+from agent.service.requests import check_one_target
 from fleet.domain.fields import (
     DnsLabel,
     Duration,
@@ -80,18 +81,9 @@ class Target(KubeModel):
 
     @model_validator(mode="after")
     def _one_target(self) -> Target:
-        if (self.ami_selector_terms is None) == (self.kubernetes_version is None):
-            raise rule_error(
-                "set exactly one of amiSelectorTerms or kubernetesVersion "
-                "(rule: a release rolls out one target)"
-            )
-        terms = self.ami_selector_terms or []
-        if any(t.alias for t in terms) and len(terms) != 1:
-            raise rule_error(
-                "an alias term must be the only amiSelectorTerm (rule: 'alias' is mutually "
-                "exclusive, cannot be set with a combination of other amiSelectorTerms)",
-                "amiSelectorTerms",
-            )
+        check_one_target(
+            self.ami_selector_terms, self.kubernetes_version, "a release rolls out one target"
+        )
         if self.node_classes is not None and self.kubernetes_version is not None:
             raise rule_error(
                 "nodeClasses only applies to an amiSelectorTerms target (rule: a Kubernetes "

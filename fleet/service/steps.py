@@ -13,6 +13,7 @@ A refused request (4xx) fails the step at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -234,15 +235,28 @@ class StepRunner:
 
     # -- apply ----------------------------------------------------------------------------
 
+    def _call(
+        self, snap: _Snapshot, call: Callable[[], dict[str, Any]]
+    ) -> dict[str, Any] | RunOutcome:
+        """An agent call: its answer, or the outcome of its failure (unreachable: retry with
+        backoff; refused: the step fails). :class:`WaveUnknown` is left to the caller."""
+        try:
+            return call()
+        except WaveUnknown:
+            raise
+        except AgentUnreachable as exc:
+            return self._unreachable(snap, exc)
+        except AgentRejected as exc:
+            self._move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
+            return _done(f"refused: {exc}")
+
     def _apply(self, snap: _Snapshot) -> RunOutcome:
         if snap.state is StepState.DISPATCHED:
-            try:
-                wave = self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
-            except AgentUnreachable as exc:
-                return self._unreachable(snap, exc)
-            except AgentRejected as exc:
-                self._move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
-                return _done(f"refused: {exc}")
+            wave = self._call(
+                snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
+            )
+            if isinstance(wave, RunOutcome):
+                return wave
             before = wave.get("imagesBefore") or []
             moved = self._move(
                 snap,
@@ -257,27 +271,16 @@ class StepRunner:
             return self._follow(snap, wave, StepState.PROGRESSING)
         if snap.state is StepState.PROGRESSING:
             try:
-                wave = self.gateway.wave_status(snap.target, snap.step_id)
+                wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
             except WaveUnknown:
-                return self._reapply(snap)
-            except AgentUnreachable as exc:
-                return self._unreachable(snap, exc)
-            except AgentRejected as exc:
-                self._move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
-                return _done(f"refused: {exc}")
+                # the agent forgot the wave (it restarted): apply it again, by the same id
+                wave = self._call(
+                    snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
+                )
+            if isinstance(wave, RunOutcome):
+                return wave
             return self._follow(snap, wave, snap.state)
         return _done(f"step is {snap.state}: nothing to apply")
-
-    def _reapply(self, snap: _Snapshot) -> RunOutcome:
-        """The agent forgot the wave (it restarted): apply it again, by the same id."""
-        try:
-            wave = self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
-        except AgentUnreachable as exc:
-            return self._unreachable(snap, exc)
-        except AgentRejected as exc:
-            self._move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
-            return _done(f"refused: {exc}")
-        return self._follow(snap, wave, StepState.PROGRESSING)
 
     def _follow(self, snap: _Snapshot, wave: dict[str, Any], state: StepState) -> RunOutcome:
         phase = wave.get("phase")
@@ -323,12 +326,15 @@ class StepRunner:
         if snap.state is not StepState.VERIFYING:
             return _done(f"step is {snap.state}: nothing to verify")
         try:
-            wave = self.gateway.wave_status(snap.target, snap.step_id)
-        except AgentUnreachable as exc:
-            return self._unreachable(snap, exc)
-        except AgentRejected as exc:
-            self._move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
-            return _done(f"refused: {exc}")
+            wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
+        except WaveUnknown:
+            # the agent restarted and forgot the wave: applying it again changes nothing on a
+            # converged cluster and gives the observation
+            wave = self._call(
+                snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
+            )
+        if isinstance(wave, RunOutcome):
+            return wave
         self._move(snap, StepState.VERIFYING, StepState.VERIFIED, result=wave)
         return _done(f"verified: {wave.get('phase')}")
 
