@@ -1,0 +1,146 @@
+"""The step runner's handling of agents that fail: no answer (retry with a growing backoff, then
+unreachable), a refusal (the step fails), an agent that forgot its waves (apply again by the same
+id), and messages that arrive for unknown or ended steps."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fleet.gateway import AgentGateway, AgentRejected, AgentTarget, AgentUnreachable, WaveUnknown
+from fleet.service.ports import StepAction, StepMessage
+from fleet.service.rollouts import abort, start_rollout
+from fleet.service.steps import StepRunner
+from tests.support.fleetsim import FleetHarness
+
+STRATEGY: list[dict[str, Any]] = [{"name": "canary", "soak": "1m"}]
+
+
+@dataclass
+class Flaky:
+    """An :class:`AgentGateway` in front of another that fails the calls it is told to."""
+
+    inner: AgentGateway
+    failing: dict[str, Exception] = field(default_factory=dict)
+    calls: list[str] = field(default_factory=list)
+
+    def _go(self, name: str, target: AgentTarget) -> None:  # noqa: ARG002
+        self.calls.append(name)
+        if name in self.failing:
+            raise self.failing[name]
+
+    def status(self, target: AgentTarget) -> dict[str, Any]:
+        self._go("status", target)
+        return self.inner.status(target)
+
+    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+        self._go("plan", target)
+        return self.inner.plan(target, request)
+
+    def apply_wave(
+        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        self._go("apply_wave", target)
+        return self.inner.apply_wave(target, wave_id, request)
+
+    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+        self._go("wave_status", target)
+        return self.inner.wave_status(target, wave_id)
+
+    def rollback_wave(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+        self._go("rollback_wave", target)
+        return self.inner.rollback_wave(target, wave_id)
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> FleetHarness:
+    return FleetHarness(tmp_path, {"canary": ["can-1"]})
+
+
+def dispatched(harness: FleetHarness) -> tuple[StepMessage, Flaky, StepRunner]:
+    """Start a rollout and tick once: the canary's apply message is out; a runner whose
+    gateway can be made to fail."""
+    start_rollout(harness.ctx, harness.release(STRATEGY), "alice")
+    harness.step(deliver=False)
+    message = harness.broker.queue.pop()[1]
+    flaky = Flaky(harness.runner.gateway)
+    runner = StepRunner(
+        harness.ctx, flaky, poll_interval=10, unreachable_after=timedelta(minutes=2)
+    )
+    return message, flaky, runner
+
+
+def state(harness: FleetHarness, step_id: str) -> tuple[str, str | None, str | None]:
+    with harness.ctx.reading() as uow:
+        step = uow.steps.get(step_id)
+        return step.state, step.rollback_state, step.error
+
+
+def test_an_unreachable_agent_is_retried_with_growing_backoff_then_the_step_is_unreachable(
+    harness: FleetHarness,
+) -> None:
+    message, flaky, runner = dispatched(harness)
+    flaky.failing["apply_wave"] = AgentUnreachable("can-1", "applying", "connection refused")
+    delays = []
+    for _ in range(40):
+        outcome = runner.run(message)
+        if outcome.again_after is None:
+            break
+        delays.append(outcome.again_after)
+        harness.now += timedelta(seconds=outcome.again_after)
+    assert delays == sorted(delays)
+    assert delays[0] == 1.0
+    assert max(delays) <= 30.0
+    found, _, error = state(harness, message.step_id)
+    assert found == "unreachable"
+    assert error is not None
+    assert "connection refused" in error
+
+
+def test_a_refused_apply_fails_the_step_at_once(harness: FleetHarness) -> None:
+    message, flaky, runner = dispatched(harness)
+    flaky.failing["apply_wave"] = AgentRejected("can-1", "applying", "HTTP 422: bad target", 422)
+    assert runner.run(message).again_after is None
+    found, _, error = state(harness, message.step_id)
+    assert found == "failed"
+    assert error is not None
+    assert "422" in error
+
+
+def test_an_agent_that_forgot_the_wave_gets_it_again_by_the_same_id(
+    harness: FleetHarness,
+) -> None:
+    message, flaky, runner = dispatched(harness)
+    assert runner.run(message).again_after is not None
+    assert state(harness, message.step_id)[0] == "progressing"
+    flaky.failing["wave_status"] = WaveUnknown("can-1", "reading", "HTTP 404", 404)
+    runner.run(message)
+    assert flaky.calls.count("apply_wave") == 2
+    assert state(harness, message.step_id)[0] == "progressing"
+
+
+def test_messages_for_unknown_or_ended_steps_change_nothing(harness: FleetHarness) -> None:
+    message, flaky, runner = dispatched(harness)
+    assert runner.run(StepMessage("no-such-step", StepAction.APPLY)).again_after is None
+    abort(harness.ctx, message.step_id.split("-w")[0], "alice")
+    assert runner.run(message).again_after is None
+    assert flaky.calls == []
+    assert state(harness, message.step_id)[0] == "cancelled"
+
+
+def test_rolling_back_a_wave_the_agent_never_saw_is_done_at_once(harness: FleetHarness) -> None:
+    message, flaky, runner = dispatched(harness)
+    with harness.ctx.writing() as uow:
+        uow.steps.transition(
+            message.step_id, ["dispatched"], "dispatched", rollback_state="dispatched"
+        )
+        uow.commit()
+    flaky.failing["rollback_wave"] = WaveUnknown("can-1", "rolling back", "HTTP 404", 404)
+    rollback = StepMessage(message.step_id, StepAction.ROLLBACK)
+    assert runner.run(rollback).again_after is None
+    assert state(harness, message.step_id)[1] == "rolled-back"
