@@ -162,3 +162,23 @@ def test_a_cluster_added_during_the_rollout_joins_its_ring_when_the_policy_says_
     with harness.ctx.reading() as uow:
         waves = [(w.ring, w.index) for w in uow.waves.list(rid)]
     assert waves == [("canary", 0), ("prod", 0), ("prod", 1)]
+
+
+def test_a_kubernetes_version_release_moves_each_control_plane_and_its_nodes(
+    tmp_path: Path,
+) -> None:
+    from agent.api.base import parse_manifest
+    from fleet.domain.release import Release
+    from tests.support.fleetsim import release_manifest
+
+    harness = FleetHarness(tmp_path, {"canary": ["can-1"]})
+    data = release_manifest(STRATEGY[:1])
+    data["spec"]["target"] = {"kubernetesVersion": "1.31"}
+    before = images(harness, "can-1")
+    rid = start_rollout(harness.ctx, parse_manifest(Release, data), "alice")["id"]
+    harness.run_until(
+        lambda: state_of(harness, rid) == RolloutState.SUCCEEDED, limit=timedelta(hours=2)
+    )
+    status = harness.agents["can-1"].status()
+    assert status["kubernetesVersion"] == "1.31"
+    assert images(harness, "can-1").isdisjoint(before)
