@@ -1,17 +1,17 @@
 """Choosing how to schedule: Karpenter's order, or driftwave's cost-planned strategy.
 
 ``driftwave`` solves the LP of :mod:`agent.scheduling.lowerbound` over each NodePool for the pods
-to place and hands the scheduler the cost-efficient node shapes per zone, the shadow prices and,
-when it is worth following, the node-mix plan of :mod:`agent.scheduling.mix` (see
-:mod:`agent.scheduling.scheduler`). On small batches it also solves in Karpenter's order and
-keeps the cheaper plan (:func:`solve`). ``karpenter`` is Karpenter's own order. Both honour the
-same constraints.
+to place that the pool can host (:func:`hosts`, :func:`demand_of`) and hands the scheduler the
+cost-efficient node shapes per zone, the shadow prices and, when it is worth following, the
+node-mix plan of :mod:`agent.scheduling.mix` (see :mod:`agent.scheduling.scheduler`). On small
+batches it also solves in Karpenter's order and keeps the cheaper plan (:func:`solve`).
+``karpenter`` is Karpenter's own order. Both honour the same constraints.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -19,10 +19,13 @@ import numpy as np
 from agent.scheduling.lowerbound import efficient_types, solve_bound, zone_prices
 from agent.scheduling.mix import MixPlan, plan_mix
 from agent.scheduling.plans import ExistingNode, PoolPlan
-from agent.scheduling.pods import PodRef
+from agent.scheduling.pods import PodRef, PodShape
+from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
+from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Result, Scheduler
+from agent.scheduling.taints import untolerated
 from agent.scheduling.topology import Topology
-from agent.scheduling.typetable import BoolArray
+from agent.scheduling.typetable import BoolArray, IntArray, TypeTable
 
 Strategy = Literal["driftwave", "karpenter"]
 ZONE = "topology.kubernetes.io/zone"
@@ -41,30 +44,134 @@ def worth_following(planned: MixPlan) -> bool:
     return used > 0 and float(planned.nodes.sum()) >= MIX_MIN_NODES_PER_SHAPE * used
 
 
-def zone_demand(pool: PoolPlan, pods: Sequence[PodRef]) -> dict[str, np.ndarray]:
-    """What zone-spread pods need in each zone at least (their replicas split evenly)."""
-    table = pool.table
-    per_zone = {zone: np.zeros(len(table.resources), dtype=np.int64) for zone in table.zones}
-    by_shape: dict[int, tuple[np.ndarray, int]] = {}
+def hosts(pool: PoolPlan, shape: PodShape) -> bool:
+    """Whether a new node of ``pool`` can ever take a pod of ``shape``: the checks the scheduler
+    makes when it offers a pod a new NodeClaim of the pool (``Scheduler._try_claim``), taken at
+    its loosest relaxation step and with an empty claim. The pod tolerates every NoSchedule and
+    NoExecute taint of the pool (:func:`~agent.scheduling.taints.untolerated`; PreferNoSchedule
+    taints are tolerated at the last step); one of its OR-ed node-affinity terms (node selector
+    included) is compatible with the pool's requirements, well-known labels allowed undefined
+    (:meth:`~agent.scheduling.requirements.Requirements.compatible`); and some instance type of
+    the pool that term allows holds the pod's requests with the DaemonSet overhead. Room,
+    limits and topology are left to the scheduler: they depend on the other pods."""
+    return _Hosting(pool)(shape)
+
+
+class _Hosting:
+    """:func:`hosts` for one pool, remembering per node-affinity term its compatibility and
+    per term and requests whether a type holds them (pods of a batch share them)."""
+
+    def __init__(self, pool: PoolPlan) -> None:
+        self.pool = pool
+        self._terms: dict[tuple[Requirement, ...], BoolArray | None] = {}
+        """A term's requirements → the pool's types it allows (None: incompatible)."""
+        self._fits: dict[tuple[tuple[Requirement, ...], tuple[tuple[str, int], ...]], bool] = {}
+
+    def __call__(self, shape: PodShape) -> bool:
+        pool = self.pool
+        if pool.taints and untolerated(shape.tolerations, pool.taints, prefer_no_schedule=False):
+            return False
+        requests = tuple(shape.requests.items())
+        for term in shape.alternatives or _ANYWHERE:
+            key = tuple(term.values())
+            fits = self._fits.get((key, requests))
+            if fits is None:
+                fits = self._fits[(key, requests)] = self._fit(key, term, shape.requests)
+            if fits:
+                return True
+        return False
+
+    def _fit(
+        self, key: tuple[Requirement, ...], term: Requirements, requests: Mapping[str, int]
+    ) -> bool:
+        pool, table = self.pool, self.pool.table
+        if key in self._terms:
+            allowed = self._terms[key]
+        elif pool.requirements.is_compatible(term, WELL_KNOWN_LABELS):
+            allowed = self._terms[key] = pool.base_mask & table.mask(key)
+        else:
+            allowed = self._terms[key] = None
+        if allowed is None:
+            return False
+        try:
+            used = table.vector(requests) + pool.daemon_overhead
+        except KeyError:
+            return False
+        return bool(np.any(allowed & np.all(table.alloc >= used, axis=1)))
+
+
+_ANYWHERE = (Requirements(),)
+
+
+ShapeCounts = dict[int, tuple[PodShape, int]]
+"""Pods by shape: id(shape) → (the shape, how many pods have it)."""
+
+
+def shape_counts(pods: Sequence[PodRef]) -> ShapeCounts:
+    """How many of ``pods`` have each shape."""
+    counts: dict[int, int] = {}
+    shapes: dict[int, PodShape] = {}
     for pod in pods:
-        if any(s.key == ZONE and s.do_not_schedule for s in pod.shape.spread):
-            vector = table.vector(pod.shape.requests)
-            held = by_shape.get(id(pod.shape), (vector, 0))
-            by_shape[id(pod.shape)] = (vector, held[1] + 1)
-    for vector, replicas in by_shape.values():
-        for zone in table.zones:
-            per_zone[zone] += vector * (replicas // len(table.zones))
+        key = id(pod.shape)
+        if key in counts:
+            counts[key] += 1
+        else:
+            counts[key] = 1
+            shapes[key] = pod.shape
+    return {key: (shapes[key], count) for key, count in counts.items()}
+
+
+def hosted(pool: PoolPlan, counts: ShapeCounts) -> ShapeCounts:
+    """The shapes of ``counts`` a new node of ``pool`` can take (see :func:`hosts`)."""
+    admits = _Hosting(pool)
+    return {key: held for key, held in counts.items() if admits(held[0])}
+
+
+def zone_demand(pool: PoolPlan, pods: Sequence[PodRef] | ShapeCounts) -> dict[str, np.ndarray]:
+    """What the zone-spread pods the pool can host (see :func:`demand_of`) need in each zone
+    at least (their replicas split evenly)."""
+    table = pool.table
+    counts = pods if isinstance(pods, dict) else hosted(pool, shape_counts(pods))
+    per_zone = {zone: np.zeros(len(table.resources), dtype=np.int64) for zone in table.zones}
+    spread = [
+        (shape, replicas // len(table.zones))
+        for shape, replicas in counts.values()
+        if any(s.key == ZONE and s.do_not_schedule for s in shape.spread)
+    ]
+    share = _total(table, spread)
+    for zone in table.zones:
+        per_zone[zone] += share
     return per_zone
 
 
-def demand_of(pool: PoolPlan, pods: Sequence[PodRef]) -> np.ndarray:
-    """The pods' total requests in the pool's resource order (unknown resources ignored)."""
-    total = np.zeros(len(pool.table.resources), dtype=np.int64)
-    for pod in pods:
-        try:
-            total += pool.table.vector(pod.shape.requests)
-        except KeyError:
-            continue
+def demand_of(pool: PoolPlan, pods: Sequence[PodRef] | ShapeCounts) -> np.ndarray:
+    """The total requests, in the pool's resource order, of the pods a new node of the pool can
+    take (:func:`hosts`): a pod that names another NodePool, needs a label or instance type the
+    pool does not offer, or does not tolerate its taints is left out, and so is a pod asking for
+    a resource no type of the pool offers. ``pods`` may also be :func:`shape_counts` already
+    filtered by :func:`hosted`.
+
+    A pod more than one pool can host counts in the demand of each, not split between them: the
+    scheduler offers a pod to the pools in weight order (a priority, not a share) and it lands on
+    the first that takes it, which depends on the pools' limits and on how far its preferences
+    are relaxed, both unknown before the solve. A pool's plan opens nodes only for the pods that
+    reach the pool, so counting there the pods a heavier pool takes first leaves planned nodes
+    unopened; a pod the pool cannot host, counted, would have the plan mix it into the pool's
+    nodes and leave them part empty."""
+    counts = pods if isinstance(pods, dict) else hosted(pool, shape_counts(pods))
+    return _total(pool.table, counts.values())
+
+
+def _total(table: TypeTable, shapes: Iterable[tuple[PodShape, int]]) -> IntArray:
+    """The requests of ``count`` pods of each shape, in the table's resource order (shapes of
+    a batch often ask for the same, so each distinct request is turned into a vector once)."""
+    by_requests: dict[tuple[tuple[str, int], ...], int] = {}
+    for shape, count in shapes:
+        key = tuple(shape.requests.items())
+        by_requests[key] = by_requests.get(key, 0) + count
+    total = np.zeros(len(table.resources), dtype=np.int64)
+    for requests, count in by_requests.items():
+        total += table.vector(dict(requests)) * count
     return total
 
 
@@ -82,8 +189,10 @@ def make_scheduler(
     plans: dict[str, list[tuple[int, int, float]]] = {}
     mixes: dict[str, MixPlan] = {}
     weights = None
+    counts = shape_counts(pods)
     for pool in pools:
-        demand = demand_of(pool, pods)
+        mine = hosted(pool, counts)
+        demand = demand_of(pool, mine)
         if not demand.any():
             continue
         shadow = zone_prices(pool.table, demand, mask=pool.base_mask, overhead=pool.daemon_overhead)
@@ -97,7 +206,7 @@ def make_scheduler(
             demand,
             mask=pool.base_mask,
             overhead=pool.daemon_overhead,
-            zone_demand=zone_demand(pool, pods),
+            zone_demand=zone_demand(pool, mine),
         )
         if np.isfinite(bound.cost) and bound.prices.any():
             weights = bound.prices if weights is None else weights
@@ -110,7 +219,8 @@ def make_scheduler(
                 tolerance=MIX_TOLERANCE,
                 prices=shadow,
             )
-            planned = plan_mix(pool, pods, wide, bound.prices)
+            theirs = pods if len(mine) == len(counts) else [p for p in pods if id(p.shape) in mine]
+            planned = plan_mix(pool, theirs, wide, bound.prices)
             if planned is not None and worth_following(planned):
                 mixes[pool.name] = planned
     return Scheduler(

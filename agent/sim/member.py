@@ -12,9 +12,10 @@ Kubernetes 1.28 to 1.34, the same in every member (as AWS publishes the same ima
 account of a region). ``faulty_releases`` marks every image of those AL2023 releases faulty in
 this member's catalog: their nodes boot but never become Ready.
 
-The provisioner schedules in Karpenter's own order (``strategy="karpenter"``): every node of
-this cluster has the same shape, so the cost-planned strategy has nothing to save, and
-Karpenter's order provisions exactly the nodes the pods need, quickly.
+The provisioner schedules with the default, cost-planned strategy (``driftwave``): each
+NodePool's plan counts only the pods pinned to it (:func:`agent.scheduling.strategy.demand_of`),
+so it provisions exactly the nodes the pods need (``nodes``, ten pods each), as quickly as
+Karpenter's own order.
 """
 
 from __future__ import annotations
@@ -87,7 +88,6 @@ def member_world(
         amis=amis,
         seed=seed,
         start=scenario.spec.start_time() or EPOCH,
-        strategy="karpenter",
     )
     for obj in objects:
         world.cluster.create(_adjusted(obj, nodes, ami_release))

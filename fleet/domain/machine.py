@@ -99,6 +99,20 @@ DONE_STEP = frozenset(
 )
 """Steps whose apply phase is over (``converged`` still waits for its verification)."""
 
+APPLIED_STEP = frozenset(
+    {
+        StepState.DISPATCHED,
+        StepState.PROGRESSING,
+        StepState.CONVERGED,
+        StepState.VERIFYING,
+        StepState.VERIFIED,
+        StepState.FAILED,
+        StepState.TIMED_OUT,
+        StepState.UNREACHABLE,
+    }
+)
+"""Steps whose wave may have reached the agent (and so may need rolling back)."""
+
 FAILED_STEP = frozenset({StepState.FAILED, StepState.TIMED_OUT, StepState.UNREACHABLE})
 """Steps that failed their cluster (``unreachable`` counts only under ``onUnreachable: fail``)."""
 

@@ -10,11 +10,10 @@ move a step on from the state it was read in, so a decision applied twice change
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 
 from fleet.domain.machine import (
+    APPLIED_STEP,
     DONE_STEP,
     RollbackState,
     RolloutState,
@@ -24,6 +23,8 @@ from fleet.domain.machine import (
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.views import (
     Decision,
+    Gate,
+    GateOutcome,
     NeedReadings,
     Readings,
     RecordGate,
@@ -40,35 +41,6 @@ from fleet.service.views import (
     WaveView,
     traceparent,
 )
-
-
-@dataclass(frozen=True)
-class GateOutcome:
-    """A gate's verdict on a wave: ``passed`` (None while a check is still pending), each check
-    as JSON-ready data, and the clusters that failed."""
-
-    passed: bool | None
-    checks: list[dict[str, object]]
-    failed_clusters: tuple[str, ...]
-
-
-Gate = Callable[[RolloutView, WaveView, Readings | None, datetime], GateOutcome]
-"""Evaluates a wave's gate: (rollout, wave, metric readings or None, now); the outcome's
-``passed`` already weighs the ring's failure budget."""
-
-APPLIED = frozenset(
-    {
-        StepState.DISPATCHED,
-        StepState.PROGRESSING,
-        StepState.CONVERGED,
-        StepState.VERIFYING,
-        StepState.VERIFIED,
-        StepState.FAILED,
-        StepState.TIMED_OUT,
-        StepState.UNREACHABLE,
-    }
-)
-"""Steps whose wave may have reached the agent (and so may need rolling back)."""
 
 
 class _Tick:
@@ -320,7 +292,7 @@ def _gating(tick: _Tick, wave: WaveView) -> Decision:
     tick.add(SetWave(wave.id, WaveState.PASSED, finished_at=tick.now))
     if ring.on_failure == "rollback":
         for step in wave.steps:
-            if step.cluster in outcome.failed_clusters and step.state in APPLIED:
+            if step.cluster in outcome.failed_clusters and step.state in APPLIED_STEP:
                 _request_rollback(tick, step)
     if wave.index + 1 < len(tick.view.ring_waves(wave.ring_index)):
         return _start_wave(tick, wave.ring_index, wave.index + 1, "gate passed")
@@ -332,7 +304,7 @@ def _gate_failed(tick: _Tick, wave: WaveView, ring: RingPolicy, outcome: GateOut
     names = ", ".join(outcome.failed_clusters) or "fleet-wide checks"
     if ring.on_failure == "rollback":
         for step in wave.steps:
-            if step.state in APPLIED:
+            if step.state in APPLIED_STEP:
                 _request_rollback(tick, step)
         tick.add(
             SetRollout(

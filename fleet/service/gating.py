@@ -14,8 +14,7 @@ from datetime import datetime
 
 from fleet.domain.gates import ClusterObservation, Observations, Phase, evaluate
 from fleet.domain.machine import StepState
-from fleet.service.advance import GateOutcome
-from fleet.service.views import Readings, RolloutView, StepView, WaveView
+from fleet.service.views import GateOutcome, Readings, RolloutView, StepView, WaveView
 
 _PHASES: dict[StepState, Phase] = {
     StepState.PENDING: "pending",

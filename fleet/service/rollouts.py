@@ -21,6 +21,7 @@ from fleet.db.errors import NotFound
 from fleet.db.specs import NewWave
 from fleet.domain.errors import DomainError
 from fleet.domain.machine import (
+    APPLIED_STEP,
     TERMINAL,
     IllegalTransition,
     RollbackState,
@@ -266,7 +267,7 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
         _allowed(rid, before, RolloutState.ROLLING_BACK)
         touched = 0
         for step in uow.steps.list(rid):
-            if step.state in _TOUCHED and step.rollback_state is None:
+            if step.state in APPLIED_STEP and step.rollback_state is None:
                 uow.steps.transition(
                     step.id, [step.state], step.state, rollback_state=RollbackState.REQUESTED
                 )
@@ -285,20 +286,6 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
         return {"state": before}, {"state": str(RolloutState.ROLLING_BACK), "clusters": touched}
 
     return _command(ctx, rid, actor, "rollback", change)
-
-
-_TOUCHED = frozenset(
-    {
-        StepState.DISPATCHED,
-        StepState.PROGRESSING,
-        StepState.CONVERGED,
-        StepState.VERIFYING,
-        StepState.VERIFIED,
-        StepState.FAILED,
-        StepState.TIMED_OUT,
-        StepState.UNREACHABLE,
-    }
-)
 
 
 def _allowed(rid: str, current: RolloutState, wanted: RolloutState) -> None:

@@ -14,19 +14,17 @@ A refused request (4xx) fails the step at once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from fleet.db.errors import NotFound
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
-from fleet.domain.model import release_info
-from fleet.gateway import AgentGateway, AgentRejected, AgentTarget, AgentUnreachable, WaveUnknown
+from fleet.gateway import AgentGateway, AgentRejected, AgentUnreachable, WaveUnknown
 from fleet.service.context import FleetContext, audit
-from fleet.service.load import release_of
 from fleet.service.ports import StepAction, StepMessage
+from fleet.service.step_snapshot import StepSnapshot, load_snapshot
 from fleet.service.views import derived_span_id
 from fleet.telemetry import context_from_traceparent, nanos, parent_context, preset_ids
 
@@ -37,22 +35,6 @@ class RunOutcome:
 
     again_after: float | None
     note: str
-
-
-@dataclass(frozen=True)
-class _Snapshot:
-    step_id: str
-    rollout_id: str
-    rollout_state: RolloutState
-    state: StepState
-    rollback: RollbackState | None
-    target: AgentTarget
-    request: dict[str, Any]
-    last_contact: datetime | None
-    started_at: datetime | None
-    deadline: timedelta
-    trace_id: str | None
-    wave_span: str
 
 
 def _done(note: str) -> RunOutcome:
@@ -79,7 +61,7 @@ class StepRunner:
 
     def run(self, message: StepMessage) -> RunOutcome:
         """Do the next piece of work of ``message``'s step."""
-        snap = self._snapshot(message.step_id)
+        snap = load_snapshot(self.ctx, message.step_id)
         if snap is None:
             return _done(f"step {message.step_id} does not exist")
         context = context_from_traceparent(message.traceparent)
@@ -100,7 +82,7 @@ class StepRunner:
             span.set_attribute("driftwave.outcome", outcome.note)
             return outcome
 
-    def _run(self, action: StepAction, snap: _Snapshot) -> RunOutcome:
+    def _run(self, action: StepAction, snap: StepSnapshot) -> RunOutcome:
         if action is StepAction.ROLLBACK:
             return self._rollback(snap)
         if snap.rollout_state in TERMINAL or snap.rollout_state is RolloutState.ROLLING_BACK:
@@ -113,47 +95,9 @@ class StepRunner:
 
     # -- loading and moving ---------------------------------------------------------------
 
-    def _snapshot(self, step_id: str) -> _Snapshot | None:
-        with self.ctx.reading() as uow:
-            try:
-                step = uow.steps.get(step_id)
-            except NotFound:
-                return None
-            rollout = uow.rollouts.get(step.rollout_id)
-            release = release_of(rollout)
-            wave = uow.waves.get(step.wave_id)
-            info = release_info(release)
-            ring = next(r for r in info.rings if r.name == wave.ring)
-            cluster = step.cluster
-            target = info.target.as_dict()
-            request: dict[str, Any] = {
-                "target": {k: v for k, v in target.items() if k != "nodeClasses"},
-                "rollout": rollout.id,
-                "release": release.name,
-            }
-            if "nodeClasses" in target:
-                request["nodeClasses"] = target["nodeClasses"]
-            contacts = [t for t in (step.heartbeat_at, step.dispatched_at) if t is not None]
-            return _Snapshot(
-                step_id=step.id,
-                rollout_id=rollout.id,
-                rollout_state=RolloutState(rollout.state),
-                state=StepState(step.state),
-                rollback=RollbackState(step.rollback_state) if step.rollback_state else None,
-                target=AgentTarget(
-                    cluster.name, cluster.agent_endpoint, cluster.credentials_ref or ""
-                ),
-                request=request,
-                last_contact=max(contacts) if contacts else None,
-                started_at=step.started_at,
-                deadline=ring.gates.convergence_timeout,
-                trace_id=rollout.trace_id,
-                wave_span=wave.span_id or derived_span_id(wave.id),
-            )
-
     def _move(
         self,
-        snap: _Snapshot,
+        snap: StepSnapshot,
         from_state: StepState,
         to_state: StepState,
         *,
@@ -184,7 +128,7 @@ class StepRunner:
         return moved
 
     def _move_rollback(
-        self, snap: _Snapshot, to_state: RollbackState, *, note: str = "", **fields: Any
+        self, snap: StepSnapshot, to_state: RollbackState, *, note: str = "", **fields: Any
     ) -> bool:
         now = self.ctx.now()
         with self.ctx.writing() as uow:
@@ -214,7 +158,7 @@ class StepRunner:
             uow.commit()
         return True
 
-    def _step_span(self, snap: _Snapshot, state: StepState, note: str, now: datetime) -> None:
+    def _step_span(self, snap: StepSnapshot, state: StepState, note: str, now: datetime) -> None:
         """Export the step's span (child of its wave) now that the step has ended."""
         if not snap.trace_id:
             return
@@ -236,7 +180,7 @@ class StepRunner:
     # -- apply ----------------------------------------------------------------------------
 
     def _call(
-        self, snap: _Snapshot, call: Callable[[], dict[str, Any]]
+        self, snap: StepSnapshot, call: Callable[[], dict[str, Any]]
     ) -> dict[str, Any] | RunOutcome:
         """An agent call: its answer, or the outcome of its failure (unreachable: retry with
         backoff; refused: the step fails). :class:`WaveUnknown` is left to the caller."""
@@ -250,7 +194,7 @@ class StepRunner:
             self._move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
             return _done(f"refused: {exc}")
 
-    def _apply(self, snap: _Snapshot) -> RunOutcome:
+    def _apply(self, snap: StepSnapshot) -> RunOutcome:
         if snap.state is StepState.DISPATCHED:
             wave = self._call(
                 snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
@@ -282,7 +226,7 @@ class StepRunner:
             return self._follow(snap, wave, snap.state)
         return _done(f"step is {snap.state}: nothing to apply")
 
-    def _follow(self, snap: _Snapshot, wave: dict[str, Any], state: StepState) -> RunOutcome:
+    def _follow(self, snap: StepSnapshot, wave: dict[str, Any], state: StepState) -> RunOutcome:
         phase = wave.get("phase")
         progress = wave.get("progress") or {}
         if phase == "converged":
@@ -311,7 +255,7 @@ class StepRunner:
             self.poll_interval, f"{phase}: {progress.get('onTarget')}/{progress.get('nodes')}"
         )
 
-    def _images_in_use(self, snap: _Snapshot) -> list[str]:
+    def _images_in_use(self, snap: StepSnapshot) -> list[str]:
         """The images the cluster's nodes run now (empty when the agent does not say)."""
         try:
             status = self.gateway.status(snap.target)
@@ -322,7 +266,7 @@ class StepRunner:
 
     # -- verify ---------------------------------------------------------------------------
 
-    def _verify(self, snap: _Snapshot) -> RunOutcome:
+    def _verify(self, snap: StepSnapshot) -> RunOutcome:
         if snap.state is not StepState.VERIFYING:
             return _done(f"step is {snap.state}: nothing to verify")
         try:
@@ -340,7 +284,7 @@ class StepRunner:
 
     # -- rollback -------------------------------------------------------------------------
 
-    def _rollback(self, snap: _Snapshot) -> RunOutcome:
+    def _rollback(self, snap: StepSnapshot) -> RunOutcome:
         if snap.rollback in (None, RollbackState.ROLLED_BACK, RollbackState.FAILED):
             return _done(f"rollback is {snap.rollback}: nothing to do")
         if snap.rollback in (RollbackState.REQUESTED, RollbackState.DISPATCHED):
@@ -367,10 +311,10 @@ class StepRunner:
             return _done(f"refused: {exc}")
         return self._follow_rollback(snap, wave)
 
-    def _follow_rollback(self, snap: _Snapshot, wave: dict[str, Any]) -> RunOutcome:
+    def _follow_rollback(self, snap: StepSnapshot, wave: dict[str, Any]) -> RunOutcome:
         phase = wave.get("phase")
         current = RollbackState.ROLLING_BACK
-        moved_snap = _with_rollback(snap, current)
+        moved_snap = replace(snap, rollback=current)
         if phase == "rolled-back":
             self._move_rollback(moved_snap, RollbackState.ROLLED_BACK, result=wave)
             return _done("rolled back")
@@ -385,7 +329,7 @@ class StepRunner:
 
     # -- errors ---------------------------------------------------------------------------
 
-    def _unreachable(self, snap: _Snapshot, exc: AgentUnreachable) -> RunOutcome:
+    def _unreachable(self, snap: StepSnapshot, exc: AgentUnreachable) -> RunOutcome:
         now = self.ctx.now()
         silent = now - (snap.last_contact or now)
         if silent < self.unreachable_after:
@@ -417,9 +361,3 @@ _ENDED = _FINAL - {StepState.CONVERGED}
 
 def _images(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
-
-
-def _with_rollback(snap: _Snapshot, state: RollbackState) -> _Snapshot:
-    from dataclasses import replace
-
-    return replace(snap, rollback=state)

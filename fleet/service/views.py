@@ -9,6 +9,7 @@ machine testable without a database, a broker or an agent.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -216,6 +217,21 @@ class Decision:
 
 
 Readings = dict[str, MetricReading]
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """A gate's verdict on a wave: ``passed`` (None while a check is still pending), each check
+    as JSON-ready data, and the clusters that failed."""
+
+    passed: bool | None
+    checks: list[dict[str, object]]
+    failed_clusters: tuple[str, ...]
+
+
+Gate = Callable[["RolloutView", "WaveView", Readings | None, datetime], GateOutcome]
+"""Evaluates a wave's gate: (rollout, wave, metric readings or None, now); the outcome's
+``passed`` already weighs the ring's failure budget."""
 
 
 def traceparent(trace_id: str, span_id: str) -> str:
