@@ -279,7 +279,10 @@ class StepRunner:
             )
         if isinstance(wave, RunOutcome):
             return wave
-        self._move(snap, StepState.VERIFYING, StepState.VERIFIED, result=wave)
+        status = self._call(snap, lambda: self.gateway.status(snap.target))
+        if isinstance(status, RunOutcome):
+            return status
+        self._move(snap, StepState.VERIFYING, StepState.VERIFIED, result=observed(wave, status))
         return _done(f"verified: {wave.get('phase')}")
 
     # -- rollback -------------------------------------------------------------------------
@@ -357,6 +360,18 @@ _FINAL = frozenset(
 
 _ENDED = _FINAL - {StepState.CONVERGED}
 """Where a step's span ends (a converged step still has its verification ahead)."""
+
+
+LIVE = ("pendingPods", "launchFailures", "registrationFailures", "driftHalted")
+"""What the gate reads from the cluster as it is after the soak, not from the wave's progress
+(which the agent freezes when the wave converges)."""
+
+
+def observed(wave: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """The wave document with the cluster's live health (``LIVE``) as its progress."""
+    progress = dict(wave.get("progress") or {})
+    progress.update({key: status[key] for key in LIVE if key in status})
+    return {**wave, "progress": progress, "observedAt": status.get("time")}
 
 
 def _images(value: Any) -> list[str]:

@@ -144,3 +144,41 @@ def test_rolling_back_a_wave_the_agent_never_saw_is_done_at_once(harness: FleetH
     rollback = StepMessage(message.step_id, StepAction.ROLLBACK)
     assert runner.run(rollback).again_after is None
     assert state(harness, message.step_id)[1] == "rolled-back"
+
+
+def test_verification_reads_the_cluster_as_it_is_not_the_frozen_wave_progress(
+    harness: FleetHarness,
+) -> None:
+    message, flaky, runner = dispatched(harness)
+    runner.run(message)
+    for _ in range(200):
+        harness.now += timedelta(seconds=10)
+        harness.lives["can-1"].step(10)
+        if runner.run(message).again_after is None:
+            break
+    assert state(harness, message.step_id)[0] == "converged"
+    with harness.ctx.writing() as uow:
+        uow.steps.transition(message.step_id, ["converged"], "verifying")
+        uow.commit()
+    live = harness.agents["can-1"].status()
+    flaky.inner = _Pending(flaky.inner, 7)
+    runner.run(StepMessage(message.step_id, StepAction.VERIFY))
+    with harness.ctx.reading() as uow:
+        result = uow.steps.get(message.step_id).result
+    assert result is not None
+    assert result["progress"]["pendingPods"] == 7
+    assert result["observedAt"] == live["time"]
+
+
+@dataclass
+class _Pending:
+    """A gateway whose clusters report ``pending`` pending pods in their status."""
+
+    inner: AgentGateway
+    pending: int
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def status(self, target: AgentTarget) -> dict[str, Any]:
+        return {**self.inner.status(target), "pendingPods": self.pending}
