@@ -9,8 +9,10 @@ go (on other nodes, or on replacements it would launch), as Karpenter's ``Simula
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -86,6 +88,36 @@ class ViewCache:
 
     shapes: ShapeCache = field(default_factory=ShapeCache)
     nodes: NodeMemo = field(default_factory=NodeMemo)
+    pools: PoolMemo = field(default_factory=lambda: PoolMemo())
+
+
+class PoolMemo:
+    """Built pools by NodePool name, reused while what they were built from is the same
+    objects: the NodePool's spec, the DaemonSets, the instance-type entries the cloud gave
+    (frozen models and the cloud's own entries, so identity means unchanged). A pool's type
+    table costs tens of milliseconds over the whole catalog; a status update of the NodePool
+    keeps its spec object and so its pool. The cached pools are held, so an identity is never
+    reused while cached; callers get a copy (the scheduler changes a pool's ``remaining``)."""
+
+    def __init__(self) -> None:
+        self._pools: dict[str, tuple[tuple[object, ...], tuple[int, ...], PoolPlan]] = {}
+
+    def get(self, name: str, parts: tuple[object, ...], build: Callable[[], PoolPlan]) -> PoolPlan:
+        """The pool built from ``parts`` (a fresh copy), building it when they changed."""
+        key = tuple(id(p) for p in parts)
+        found = self._pools.get(name)
+        if found is None or found[1] != key:
+            found = (parts, key, build())
+            self._pools[name] = found
+        pool = copy.copy(found[2])
+        if pool.remaining is not None:
+            pool.remaining = pool.remaining.copy()
+        return pool
+
+    def retain(self, names: set[str]) -> None:
+        """Forget the pools of NodePools that are gone."""
+        for name in set(self._pools) - names:
+            del self._pools[name]
 
 
 InstanceTypes = Callable[[NodePool], Sequence[InstanceTypeOfferings]]
@@ -108,14 +140,17 @@ def cluster_view(
     nodepools = [p for p in cluster.list(NodePool) if not p.metadata.deletion_timestamp]
     daemons = [shape_of(daemon_template(d)) for d in cluster.list(DaemonSet)]
     order = resource_order(catalog)
+    daemonsets = tuple(cluster.list(DaemonSet))
+    cache.pools.retain({p.name for p in nodepools})
     pools = []
     for nodepool in nodepools:
-        if instance_types is None:
-            pools.append(build_pool(nodepool, catalog, daemons=daemons, resources=order))
-            continue
-        entries = instance_types(nodepool)
-        pools.append(
-            build_pool(
+        entries = tuple(instance_types(nodepool)) if instance_types is not None else None
+        parts: tuple[object, ...] = (nodepool.spec, *daemonsets, *(entries or ()))
+
+        def build(nodepool: NodePool = nodepool, entries: Any = entries) -> PoolPlan:
+            if entries is None:
+                return build_pool(nodepool, catalog, daemons=daemons, resources=order)
+            return build_pool(
                 nodepool,
                 catalog,
                 daemons=daemons,
@@ -123,7 +158,8 @@ def cluster_view(
                 offerings=[e.offerings for e in entries],
                 resources=order,
             )
-        )
+
+        pools.append(cache.pools.get(nodepool.name, parts, build))
     all_pods = cluster.list(Pod)
     nodes = cluster.list(Node)
     claims = cluster.list(NodeClaim)
