@@ -86,8 +86,8 @@ def wait_healthy(
             progress(len(urls) - len(pending), len(urls))
             if pending and time.monotonic() > deadline:
                 raise DemoError(
-                    f"{len(pending)} agent(s) did not come up within {timeout:.0f}s; see "
-                    f"{children.workdir / 'agents.log'}"
+                    f"{len(pending)} agent(s) did not come up within {timeout:.0f}s; see the "
+                    f"agents-*.log files in {children.workdir}"
                 )
             if pending:
                 time.sleep(0.25)

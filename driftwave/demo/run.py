@@ -51,6 +51,8 @@ from workers.dispatch import CeleryDispatcher
 from workers.settings import BrokerSettings
 
 APPROVER = "demo-approver"
+HOSTS = 2
+"""Processes the simulated clusters are spread over."""
 
 
 @dataclass(frozen=True)
@@ -100,24 +102,19 @@ def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
     workdir.mkdir(parents=True, exist_ok=True)
     env = _environment(workdir)
     clusters = make_clusters(workdir, options.clusters)
-    config = write_yaml(
-        workdir / "agents.yaml",
-        agents_config(clusters, options.nodes, options.speed, options.faulty),
-    )
+    entries = agents_config(clusters, options.nodes, options.speed, options.faulty)
+    # Two agent processes, neighbours apart, so the two clusters of a wave drift on both cores.
+    configs = [
+        write_yaml(workdir / f"agents-{n + 1}.yaml", entries[n::HOSTS])
+        for n in range(min(HOSTS, len(entries)))
+    ]
     children = Children(workdir, env)
     started = time.monotonic()
     try:
-        children.start(
-            "agents",
-            [
-                "agent",
-                "serve",
-                "--config",
-                str(config),
-                "--trace-file",
-                env["DRIFTWAVE_TRACE_FILE"],
-            ],
-        )
+        for n, config in enumerate(configs, start=1):
+            trace = env["DRIFTWAVE_TRACE_FILE"]
+            args = ["agent", "serve", "--config", str(config), "--trace-file", trace]
+            children.start(f"agents-{n}", args)
         with console.status("starting the simulated clusters") as spinner:
             wait_healthy(
                 children,
@@ -184,7 +181,7 @@ def _rollout(
                     approve(ctx, rid, APPROVER, ring, "the demo approves every ring")
                 if time.monotonic() > deadline:
                     raise DemoError(f"the rollout did not end within {options.timeout:.0f}s")
-                threading.Event().wait(0.5)
+                threading.Event().wait(0.25)
         scheduler.release()
         return rid
     finally:
