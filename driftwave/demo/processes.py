@@ -50,12 +50,13 @@ class Children:
                 tail = (self.workdir / f"{name}.log").read_text(errors="replace")[-1500:]
                 raise DemoError(f"the {name} process exited with code {code}:\n{tail}")
 
-    def stop(self) -> None:
-        """Stop every child: SIGTERM to its process group, SIGKILL after 10 s."""
+    def stop(self, grace: float = 3.0) -> None:
+        """Stop every child: SIGTERM to its process group, SIGKILL after ``grace`` seconds
+        (the demo's state is in its database; nothing is lost by not waiting longer)."""
         for _, process in self.running:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + grace
         for _, process in self.running:
             try:
                 process.wait(max(0.1, deadline - time.monotonic()))

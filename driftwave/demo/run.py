@@ -115,6 +115,7 @@ def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
             trace = env["DRIFTWAVE_TRACE_FILE"]
             args = ["agent", "serve", "--config", str(config), "--trace-file", trace]
             children.start(f"agents-{n}", args)
+        children.start("worker", ["worker", "--concurrency", "4"])
         with console.status("starting the simulated clusters") as spinner:
             wait_healthy(
                 children,
@@ -128,7 +129,6 @@ def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
             f"{len(clusters)} simulated clusters ready in {time.monotonic() - started:.0f}s; "
             f"working folder {workdir}"
         )
-        children.start("worker", ["worker", "--concurrency", "4"])
         before = _statuses(clusters)
         result = _rollout(options, console, workdir, env, clusters, children)
         after = _statuses(clusters)
