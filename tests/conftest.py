@@ -62,3 +62,14 @@ def redis_url() -> Iterator[str]:
         host = container.get_container_host_ip()
         port = container.get_exposed_port(6379)
         yield f"redis://{host}:{port}/0"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fleet_state_outside_the_checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Commands a test runs without naming a database or broker use a throwaway folder, never
+    the embedded defaults under ``.driftwave/`` in the working directory."""
+    folder = tmp_path_factory.mktemp("driftwave-state")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DRIFTWAVE_DATABASE_URL", f"sqlite:///{folder / 'fleet.db'}")
+        patch.setenv("DRIFTWAVE_BROKER_FOLDER", str(folder / "broker"))
+        yield
