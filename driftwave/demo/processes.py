@@ -4,6 +4,7 @@ environment, waited for, and stopped (SIGTERM, then SIGKILL) however the demo en
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -14,6 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+
+PR_SET_PDEATHSIG = 1
+"""Linux prctl option: the signal a process gets when its parent dies."""
+
+
+def die_with_parent() -> None:
+    """In a child about to run: ask Linux to send it SIGTERM when its parent dies, so a demo
+    killed outright (even with SIGKILL) leaves no simulated cluster or worker behind. Elsewhere
+    (no prctl) it does nothing: the demo then stops its children itself on the way out."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        return
 
 
 class DemoError(RuntimeError):
@@ -38,6 +53,7 @@ class Children:
             env=self.env,
             cwd=self.workdir,
             start_new_session=True,
+            preexec_fn=die_with_parent,
         )
         self.running.append((name, process))
         return process

@@ -11,6 +11,7 @@ first wave of the first ring fails its gate and is rolled back, and no later rin
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 import threading
 import time
@@ -110,6 +111,7 @@ def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
     ]
     children = Children(workdir, env)
     started = time.monotonic()
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         for n, config in enumerate(configs, start=1):
             trace = env["DRIFTWAVE_TRACE_FILE"]
@@ -134,7 +136,14 @@ def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
         after = _statuses(clusters)
     finally:
         children.stop()
+        signal.signal(signal.SIGTERM, previous)
     return _finish(result, before, after, workdir, console)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """SIGTERM ends the demo like Ctrl-C: its children are stopped on the way out."""
+    del signum, frame
+    raise KeyboardInterrupt
 
 
 def _rollout(

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from driftwave.demo.processes import die_with_parent
+
 DRIFTWAVE = Path(sys.executable).parent / "driftwave"
 
 
@@ -36,6 +38,7 @@ class Processes:
             env=self.env,
             cwd=self.folder,
             start_new_session=True,
+            preexec_fn=die_with_parent,
         )
         self.children[name] = child
         return child
