@@ -22,16 +22,14 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
 from opentelemetry.trace import TracerProvider
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
-from agent.api.base import format_path
 from agent.server.auth import BearerCheck
-from agent.server.common import error_response, publish_models
+from agent.server.common import error_response, install_request_errors, publish_models
 from agent.server.tracing import TraceMiddleware
 from agent.service import AgentError, AgentService, InvalidRequest, WaveConflict, WaveNotFound
 from agent.service.documents import (
@@ -136,19 +134,7 @@ def _handlers(app: FastAPI) -> None:
         del request
         return error_response(400, "invalid_json", str(exc))
 
-    @app.exception_handler(HTTPException)
-    async def httperror_response(request: Request, exc: HTTPException) -> JSONResponse:
-        del request
-        code = CODES.get(exc.status_code, "http_error")
-        return error_response(
-            exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {})
-        )
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        del request
-        fields = [(format_path(tuple(e["loc"])[1:]), str(e["msg"])) for e in exc.errors()]
-        return error_response(422, InvalidRequest.code, "the request breaks a rule", fields)
+    install_request_errors(app, CODES, InvalidRequest.code)
 
 
 def _routes(

@@ -3,13 +3,17 @@ request models the handlers read themselves in the OpenAPI schema."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+
+from agent.api.base import format_path
 
 
 def error_response(
@@ -28,6 +32,25 @@ def error_response(
         }
     }
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def install_request_errors(app: FastAPI, codes: Mapping[int, str], invalid_code: str) -> None:
+    """Answer FastAPI's own errors in the shared body: an HTTP error with the code ``codes``
+    gives its status (else ``http_error``), a request that breaks the route's schema 422
+    ``invalid_code`` with a field per problem."""
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        del request
+        code = codes.get(exc.status_code, "http_error")
+        headers = dict(exc.headers or {})
+        return error_response(exc.status_code, code, str(exc.detail), headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        del request
+        fields = [(format_path(tuple(e["loc"])[1:]), str(e["msg"])) for e in exc.errors()]
+        return error_response(422, invalid_code, "the request breaks a rule", fields)
 
 
 def publish_models(app: FastAPI, models: Iterable[type[BaseModel]]) -> None:

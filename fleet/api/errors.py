@@ -18,12 +18,9 @@ import logging
 from collections.abc import Sequence
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException
 
-from agent.api.base import format_path
-from agent.server.common import error_response
+from agent.server.common import error_response, install_request_errors
 from fleet.db.errors import (
     DatabaseError,
     NotFound,
@@ -163,19 +160,7 @@ def install_handlers(app: FastAPI) -> None:
         del request
         return database_response(exc)
 
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        del request
-        code = HTTP_CODES.get(exc.status_code, "http_error")
-        return error_response(
-            exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {})
-        )
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        del request
-        fields = [(format_path(tuple(e["loc"])[1:]), str(e["msg"])) for e in exc.errors()]
-        return error_response(422, "invalid_request", "the request breaks a rule", fields)
+    install_request_errors(app, HTTP_CODES, "invalid_request")
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -101,54 +101,32 @@ def _reading(app: FastAPI) -> None:
         return JSONResponse({"rollout": rollout_id, "entries": entries, "lastId": last})
 
 
+def _command_route(command: Any) -> Any:
+    """The handler of one rollout command (``command(ctx, rollout_id, actor) -> dict``)."""
+
+    def route(rollout_id: str, ctx: Ctx, actor: Actor) -> JSONResponse:
+        known(ctx, rollout_id)
+        return JSONResponse(command(ctx, rollout_id, actor))
+
+    return route
+
+
 def _commands(app: FastAPI) -> None:
-    @app.post(
-        f"{ROLLOUT}/pause",
-        summary="Pause a rollout",
-        tags=["rollouts"],
-        dependencies=V1_AUTH,
-        responses=COMMAND,
-    )
-    def post_pause(rollout_id: str, ctx: Ctx, actor: Actor) -> JSONResponse:
-        """Stop forward progress (no new step, no next wave); steps already out continue."""
-        known(ctx, rollout_id)
-        return JSONResponse(pause(ctx, rollout_id, actor))
-
-    @app.post(
-        f"{ROLLOUT}/resume",
-        summary="Resume a rollout",
-        tags=["rollouts"],
-        dependencies=V1_AUTH,
-        responses=COMMAND,
-    )
-    def post_resume(rollout_id: str, ctx: Ctx, actor: Actor) -> JSONResponse:
-        """Let a paused rollout go on exactly where it stood."""
-        known(ctx, rollout_id)
-        return JSONResponse(resume(ctx, rollout_id, actor))
-
-    @app.post(
-        f"{ROLLOUT}/abort",
-        summary="Abort a rollout",
-        tags=["rollouts"],
-        dependencies=V1_AUTH,
-        responses=COMMAND,
-    )
-    def post_abort(rollout_id: str, ctx: Ctx, actor: Actor) -> JSONResponse:
-        """End the rollout now: no new step starts; clusters keep what they have."""
-        known(ctx, rollout_id)
-        return JSONResponse(abort(ctx, rollout_id, actor))
-
-    @app.post(
-        f"{ROLLOUT}/rollback",
-        summary="Roll a rollout back",
-        tags=["rollouts"],
-        dependencies=V1_AUTH,
-        responses=COMMAND,
-    )
-    def post_rollback(rollout_id: str, ctx: Ctx, actor: Actor) -> JSONResponse:
-        """Roll back every cluster the rollout has touched."""
-        known(ctx, rollout_id)
-        return JSONResponse(rollback(ctx, rollout_id, actor))
+    for name, summary, command in (
+        ("pause", "Pause a rollout", pause),
+        ("resume", "Resume a rollout", resume),
+        ("abort", "Abort a rollout", abort),
+        ("rollback", "Roll a rollout back", rollback),
+    ):
+        app.post(
+            f"{ROLLOUT}/{name}",
+            summary=summary,
+            description=command.__doc__,
+            tags=["rollouts"],
+            dependencies=V1_AUTH,
+            responses=COMMAND,
+            name=f"post_{name}",
+        )(_command_route(command))
 
     @app.post(
         f"{ROLLOUT}/approve",
