@@ -9,11 +9,12 @@ reported with the reason each NodePool gave.
 With ``karpenter_order=False`` (driftwave's strategy, see :mod:`agent.scheduling.strategy`)
 the choices below differ from Karpenter, never the constraints a placement must meet:
 
-- pods with topology constraints go first, then the rest by their value at the LP's shadow
-  prices (``value_weights``), largest first;
-- a pod joins the planned NodeClaim whose remaining room best matches it (best fit), limited to
-  claims with mix-plan quota left for its shape (:mod:`agent.scheduling.quotas`) while the plan
-  still wants pods of that shape;
+- pods with topology constraints go first, then those fewer NodePools can host (a pool's own
+  pods open its claims before pods a heavier pool could take fill them), each by its value at
+  the LP's shadow prices (``value_weights``) of the first pool that can host it, largest first;
+- a pod joins the planned NodeClaim whose remaining room best matches it at the shadow prices
+  of the claim's pool (best fit), limited to claims with mix-plan quota left for its shape
+  (:mod:`agent.scheduling.quotas`) while the plan still wants pods of that shape;
 - a new NodeClaim is opened as one of the plan's node shapes (an instance type and zone) when
   one takes the pod; otherwise it starts with only the cost-efficient instance types of its pool
   (:func:`agent.scheduling.lowerbound.efficient_types`), falling back to every type;
@@ -23,6 +24,7 @@ the choices below differ from Karpenter, never the constraints a placement must 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -41,6 +43,10 @@ from agent.scheduling.topology import Signature, Topology, TopologyGroup
 from agent.scheduling.typetable import BoolArray
 
 ZONE_KEY = "topology.kubernetes.io/zone"
+
+
+class OutOfTime(Exception):
+    """A solve passed its deadline (see :meth:`Scheduler.solve`)."""
 
 
 @dataclass
@@ -73,15 +79,17 @@ class Scheduler:
         *,
         karpenter_order: bool = True,
         efficient: Mapping[str, BoolArray] | None = None,
-        value_weights: np.ndarray | None = None,
+        value_weights: np.ndarray | Mapping[str, np.ndarray] | None = None,
         plan: Mapping[str, list[tuple[int, int, float]]] | None = None,
         mix: Mapping[str, MixPlan] | None = None,
+        homes: Mapping[int, Sequence[str]] | None = None,
     ) -> None:
         self.pools = sorted(pools, key=lambda p: (-p.weight, p.name))
         self.karpenter_order = karpenter_order
         self.efficient = dict(efficient or {})
         width = len(self.pools[0].table.resources) if self.pools else 0
         self._room = np.zeros((64, width), dtype=np.int64)
+        self._claim_weights = np.zeros((64, width))
         biggest = (
             np.max([pool.table.alloc.max(axis=0) for pool in self.pools], axis=0)
             if self.pools
@@ -89,9 +97,19 @@ class Scheduler:
         )
         self._weights = 1.0 / np.maximum(biggest, 1)
         self.value_weights = value_weights
-        if value_weights is not None:
+        self._pool_weights: dict[str, np.ndarray] = {}
+        if isinstance(value_weights, np.ndarray):
             self._weights = value_weights
-        self.quotas = MixQuotas(mix or {})
+        elif value_weights is not None:
+            self._pool_weights = dict(value_weights)
+            given = [value_weights[p.name] for p in self.pools if p.name in value_weights]
+            if given:
+                self._weights = given[0]  # the heaviest pool's with weights of its own
+        self._uniform = len({id(self._weights_of(p.name)) for p in self.pools}) <= 1
+        """Whether every pool values resources alike (one weight vector for every claim)."""
+        self._homes = dict(homes or {})
+        mix = mix or {}
+        self.quotas = MixQuotas({p.name: mix[p.name] for p in self.pools if p.name in mix})
         self.plan = self._node_shapes(plan or {})
         self._claim_zone = np.full(64, -1, dtype=np.int64)
         all_zones = sorted({z for pool in self.pools for z in pool.table.zones})
@@ -135,20 +153,36 @@ class Scheduler:
             table = tables.get(name)
             if table is None:
                 continue
-            shapes = table.alloc[rows] * self._weights
+            shapes = table.alloc[rows] * self._weights_of(name)
             shapes = shapes / np.maximum(np.linalg.norm(shapes, axis=1, keepdims=True), 1e-12)
             shapes_of[name] = (rows, zones, wanted, shapes)
         return shapes_of
 
-    def solve(self, pods: Sequence[PodRef]) -> Result:
+    def _weights_of(self, pool: str) -> np.ndarray:
+        """The value weights of ``pool``: its own LP's shadow prices when given, else the
+        solve's."""
+        return self._pool_weights.get(pool, self._weights)
+
+    def solve(self, pods: Sequence[PodRef], deadline: float | None = None) -> Result:
         """Place every pod, or say why it cannot be placed (existing nodes' vectors use the
-        same resource order as the pools' type tables)."""
+        same resource order as the pools' type tables). Raises :class:`OutOfTime` when the
+        clock (:func:`time.perf_counter`) passes ``deadline`` first."""
         result = Result()
         for pod in pods:
             self.topology.owned(pod.shape)
         self.topology.invalidate()
         if self.value_weights is not None:
-            order = sorted(pods, key=lambda p: (not p.shape.has_topology, -self._value(p.shape)))
+            keys: dict[int, tuple[bool, int, float]] = {}
+
+            def rank(pod: PodRef) -> tuple[bool, int, float]:
+                key = keys.get(id(pod.shape))
+                if key is None:
+                    shape = pod.shape
+                    hosts = len(self._homes.get(id(shape), ()))
+                    key = keys[id(shape)] = (not shape.has_topology, hosts, -self._value(shape))
+                return key
+
+            order = sorted(pods, key=rank)
         else:
             order = sorted(
                 pods,
@@ -158,6 +192,8 @@ class Scheduler:
                 ),
             )
         for pod in order:
+            if deadline is not None and time.perf_counter() > deadline:
+                raise OutOfTime
             attempt: Attempt | None = Attempt()
             reasons: list[str] = []
             while attempt is not None:
@@ -195,6 +231,8 @@ class Scheduler:
         for node in self.existing:
             if self._try_existing(node, pod, attempt):
                 result.existing.setdefault(node.name, []).append(pod)
+                if not self.karpenter_order:
+                    self.quotas.placed(pod.shape)
                 return []
         if self.karpenter_order:
             self.claims.sort(key=lambda c: len(c.pods))
@@ -203,6 +241,15 @@ class Scheduler:
                     return []
         elif self._best_fit(pod, attempt):
             return []
+        elif self.quotas.steered(pod.shape):
+            if not self.quotas.has_pending(pod.shape):
+                # no claim has quota left for the pod and the plans have no pod of its shape
+                # left to hand out: stop steering its shape, let it join any claim with room
+                self.quotas.abandon(pod.shape)
+                if self._best_fit(pod, attempt):
+                    return []
+            elif self.quotas.in_tail(pod.shape) and self._best_fit(pod, attempt, steer=False):
+                return []  # rather than open the fraction of a node the plan ends with
         reasons = []
         unsteered = self.karpenter_order
         for pool in self.pools:
@@ -210,9 +257,10 @@ class Scheduler:
             if planned is not None:
                 self._commit_new(pool, planned, pod)
                 return []
-            if not unsteered:
-                # the mix plan has no node for this pod: stop steering its shape and let it
-                # join any claim with room before a new claim is opened
+            if not unsteered and self._could_host(pool, pod, attempt):
+                # the mix plan has no node of this pool for this pod: stop steering its shape
+                # and let it join any claim with room before a new claim of the pool is opened
+                # (a pool that cannot take the pod at all leaves the steering to the next one)
                 unsteered = True
                 self.quotas.abandon(pod.shape)
                 if self._best_fit(pod, attempt):
@@ -243,8 +291,8 @@ class Scheduler:
         if not self.karpenter_order:
             self._track(claim)
             self._count_hostnames(pod.shape, len(self.claims) - 1)
-            self.quotas.open(claim, len(self.claims) - 1)
-            self.quotas.use(claim, len(self.claims) - 1, pod.shape)
+            self.quotas.open(claim, len(self.claims) - 1, pod.shape)
+            self.quotas.use(len(self.claims) - 1, pod.shape)
         self._reserve(pool, claim)
 
     def _open_planned(self, pool: PoolPlan, pod: PodRef, attempt: Attempt) -> NewClaim | None:
@@ -257,7 +305,7 @@ class Scheduler:
             return None
         rows, zones, remaining, shapes = plan
         table = pool.table
-        want = vector * self._weights
+        want = vector * self._weights_of(pool.name)
         cosine = shapes @ (want / (float(np.linalg.norm(want)) or 1.0))
         assigned = self.quotas.assigned(pool.name, pod.shape)
         if assigned is not None:
@@ -284,13 +332,37 @@ class Scheduler:
                 return claim
         return None
 
-    def _best_fit(self, pod: PodRef, attempt: Attempt) -> bool:
-        """Try the planned claims with room for the pod, tightest first (best fit)."""
+    def _could_host(self, pool: PoolPlan, pod: PodRef, attempt: Attempt) -> bool:
+        """Whether a new claim of ``pool`` might take the pod on this attempt: False only when
+        it surely cannot (an untolerated taint, requirements incompatible with the pool's, or
+        no type of the pool holding the pod's requests and the DaemonSet overhead); room left
+        under the pool's limits and topology are not checked."""
+        shape = pod.shape
+        if untolerated(
+            shape.tolerations, pool.taints, prefer_no_schedule=attempt.prefer_no_schedule
+        ):
+            return False
+        vector = self._vector(shape)
+        if vector is None:
+            return False
+        pod_reqs = self._pod_requirements(shape, attempt)
+        if pool.requirements.compatible(pod_reqs, WELL_KNOWN_LABELS) is not None:
+            return False
+        table = pool.table
+        mask = pool.base_mask & table.mask(pod_reqs.values())
+        return bool(np.any(mask & np.all(table.alloc >= vector + pool.daemon_overhead, axis=1)))
+
+    def _best_fit(self, pod: PodRef, attempt: Attempt, steer: bool = True) -> bool:
+        """Try the planned claims with room for the pod, tightest first (best fit), leaving
+        the room mix-plan quotas hold for other pods; with ``steer``, only the claims with
+        quota for the pod while its shape is steered."""
         vector = self._vector(pod.shape)
         count = len(self.claims)
         if vector is None or count == 0:
             return False
         room = self._room[:count]
+        if not (steer and self.quotas.steered(pod.shape)):
+            room = self.quotas.free_room(room)  # a steered pod takes a quota's own room
         usable = (room >= vector).all(axis=1)
         for blocked in self._hostname_blocks(pod.shape, attempt, count):
             usable &= ~blocked
@@ -303,15 +375,20 @@ class Scheduler:
         fits = np.flatnonzero(usable)
         if fits.size == 0:
             return False
-        left = (room[fits] - vector) * self._weights
+        weights = self._weights if self._uniform else self._claim_weights[fits]
+        left = (room[fits] - vector) * weights
         if self.value_weights is not None:
-            # the cosine of leftover room and the pod, without the pod's constant norm
-            score = -(left @ (vector * self._weights)) / (
-                np.sqrt(np.einsum("ij,ij->i", left, left)) + 1e-12
+            # the cosine of leftover room and the pod, without the pod's constant norm, at the
+            # value weights of each claim's pool
+            along = (
+                left @ (vector * weights)
+                if self._uniform
+                else np.einsum("ij,ij->i", left, vector * weights)
             )
+            score = -along / (np.sqrt(np.einsum("ij,ij->i", left, left)) + 1e-12)
         else:
             score = left.sum(axis=1)
-        within = self.quotas.within(pod.shape, fits)
+        within = self.quotas.within(pod.shape, fits) if steer else None
         if within is not None:
             if not within.any():
                 return False
@@ -323,7 +400,7 @@ class Scheduler:
                 self._room[int(index)] = self._headroom(claim)
                 self._pin(claim, int(index))
                 self._count_hostnames(pod.shape, int(index))
-                self.quotas.use(claim, int(index), pod.shape)
+                self.quotas.use(int(index), pod.shape)
                 return True
         return False
 
@@ -379,11 +456,14 @@ class Scheduler:
                 self._host_owners.setdefault(id(group), np.zeros(size, np.int64))[index] += 1
 
     def _value(self, shape: PodShape) -> float:
-        """What a pod's requests are worth at the value weights (the LP's shadow prices)."""
+        """What a pod's requests are worth at the value weights (the LP's shadow prices) of
+        its home pool (the first that can host it), or the solve's."""
         vector = self._vector(shape)
         if vector is None or self.value_weights is None:
             return 0.0
-        return float(np.dot(vector, self.value_weights))
+        homes = self._homes.get(id(shape))
+        weights = self._weights_of(homes[0]) if homes else self._weights
+        return float(np.dot(vector, weights))
 
     def _pin(self, claim: NewClaim, index: int) -> None:
         zone = claim.requirements.get(ZONE_KEY)
@@ -407,6 +487,9 @@ class Scheduler:
             zones = np.full(len(grown), -1, dtype=np.int64)
             zones[: len(self._claim_zone)] = self._claim_zone
             self._claim_zone = zones
+            weights = np.zeros(grown.shape)
+            weights[: len(self._claim_weights)] = self._claim_weights
+            self._claim_weights = weights
             for table in (self._host_counts, self._host_owners):
                 for key, values in table.items():
                     longer = np.zeros(len(grown), dtype=np.int64)
@@ -414,6 +497,7 @@ class Scheduler:
                     table[key] = longer
             self.quotas.grow(len(grown))
         self._room[count - 1] = self._headroom(claim)
+        self._claim_weights[count - 1] = self._weights_of(claim.pool.name)
         self._pin(claim, count - 1)
 
     def _vector(self, shape: PodShape) -> np.ndarray | None:

@@ -116,26 +116,28 @@ def test_quotas_steer_pods_until_the_plan_is_used_up() -> None:
         nodes=np.array([1.0, 0.0]),
         per_node={key: np.array([2.0, 0.0])},
         assigned={key: np.array([2.0, 0.0])},
+        vectors={key: plan.table.vector(shape.requests)},
+        counts={key: 2},
     )
     quotas = MixQuotas({"default": planned})
     claim = NewClaim.open(plan)
     claim.column = 0
-    quotas.open(claim, 3)
-    other = NewClaim.open(plan)
+    claim.used = claim.used + plan.table.vector(shape.requests)  # the pod that opens it
+    quotas.open(claim, 3, shape)
     candidates = np.array([1, 3])
     within = quotas.within(shape, candidates)
     assert within is not None
     assert within.tolist() == [False, True]
-    quotas.use(claim, 3, shape)
+    quotas.use(3, shape)
     assert quotas.planned_left(shape) == pytest.approx(1)
     quotas.grow(200)
     within = quotas.within(shape, np.array([3, 150]))
     assert within is not None
     assert within.tolist() == [True, False]
-    quotas.use(claim, 3, shape)
+    quotas.use(3, shape)
     assert quotas.planned_left(shape) == pytest.approx(0)
     assert quotas.within(shape, candidates) is None
-    quotas.use(other, 1, shape)  # a claim outside the plan changes no quota
+    quotas.use(1, shape)  # a claim with no quota changes no quota
     assert quotas.planned_left(shape) == pytest.approx(0)
 
 
