@@ -14,7 +14,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from agent.disruption.controller import POLL
 from agent.disruption.preview import drift_preview
 from agent.scheduling.strategy import Strategy
 from agent.sim.scenario_run import build_world, last_event_seconds, load_scenario, run
@@ -26,8 +25,7 @@ def plan(path: Path, seed: int = 1, strategy: Strategy = "driftwave") -> dict[st
     world = build_world(scenario, objects, seed=seed, strategy=strategy, act=False)
     at = last_event_seconds(scenario)
     run(world, scenario, at)
-    replace = (world.cloud.boot_latency + world.kubelet.ready_after + POLL).total_seconds()
-    result = drift_preview(world.disruption, replace_seconds=replace)
+    result = drift_preview(world.disruption, replace_seconds=world.replace_seconds())
     result["scenario"] = scenario.metadata.name
     result["simulatedSeconds"] = at
     return result

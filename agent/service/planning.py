@@ -20,25 +20,20 @@ from agent.api.labels import NODEPOOL_LABEL
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodeclass_status import ResolvedAMI
 from agent.cloud.amirules import first_fitting_image
-from agent.disruption.controller import POLL, pool_nodes
+from agent.disruption.controller import pool_nodes
 from agent.disruption.preview import _waves as budget_waves
 from agent.disruption.preview import drift_preview
 from agent.service.requests import PlanRequest, canonical, parse_request
+from agent.service.runtime import AgentRuntime
 from agent.service.status import images_of, rfc3339
 from agent.service.targets import Resolution, covers_every_class, resolve_target, select_classes
-from agent.sim.world import World
 
 
-def replace_seconds(world: World) -> float:
-    """How long one replacement takes in this world: launch and boot, readiness, one poll."""
-    return (world.cloud.boot_latency + world.kubelet.ready_after + POLL).total_seconds()
-
-
-def plan(world: World, request: Any) -> dict[str, Any]:
+def plan(world: AgentRuntime, request: Any) -> dict[str, Any]:
     """The plan for ``request`` (see the module docstring); raises InvalidRequest."""
     doing = "planning"
     parsed = parse_request(PlanRequest, request, doing)
-    step = replace_seconds(world)
+    step = world.replace_seconds()
     now = world.clock.now()
     result: dict[str, Any] = {
         "time": rfc3339(now),
@@ -76,7 +71,7 @@ def plan(world: World, request: Any) -> dict[str, Any]:
     return result
 
 
-def _class_row(world: World, name: str, resolution: Resolution) -> dict[str, Any]:
+def _class_row(world: AgentRuntime, name: str, resolution: Resolution) -> dict[str, Any]:
     current = world.cluster.get(EC2NodeClass, name)
     changed = resolution.classes.get(name, current)
     return {
@@ -89,7 +84,7 @@ def _class_row(world: World, name: str, resolution: Resolution) -> dict[str, Any
     }
 
 
-def _drifting(world: World, resolution: Resolution) -> list[dict[str, Any]]:
+def _drifting(world: AgentRuntime, resolution: Resolution) -> list[dict[str, Any]]:
     """The launched nodes of the selected classes whose image the target would change."""
     by_pool = {
         pool.name: pool.spec.template.spec.node_class_ref.name

@@ -28,6 +28,7 @@ from agent.api.nodeclaim import NodeClaim
 from agent.service.errors import AgentError, WaveConflict, WaveNotFound
 from agent.service.planning import plan
 from agent.service.requests import WaveRequest, canonical, check_wave_id, parse_request
+from agent.service.runtime import AgentRuntime
 from agent.service.status import LifecycleLog, cluster_status, images_of
 from agent.service.targets import (
     Resolution,
@@ -48,7 +49,6 @@ from agent.service.waves import (
     watch_waves,
     wave_claims,
 )
-from agent.sim.world import World
 
 TRACER = "driftwave.agent"
 
@@ -64,7 +64,7 @@ class AgentService:
 
     def __init__(
         self,
-        world: World,
+        world: AgentRuntime,
         *,
         name: str = "cluster",
         lock: threading.RLock | None = None,
@@ -272,8 +272,7 @@ class AgentService:
         version = parsed.target.kubernetes_version
         if version is not None:
             before = self.world.kubernetes_version
-            self.world.kubernetes_version = version
-            self.world.kubelet.kubernetes_version = version
+            self.world.upgrade_control_plane(version)
             upgraded = f"control plane {before} → {version}"
             self.world.record("KubernetesUpgraded", "cluster", upgraded, {"wave": wave.id})
             return

@@ -31,7 +31,7 @@ from agent.api.nodepool import NodePool
 from agent.clock import Clock
 from agent.kube.port import Cluster, WatchEvent
 from agent.lifecycle.conditions import is_true
-from agent.sim.world import World
+from agent.service.runtime import AgentRuntime
 from agent.termination.podrules import is_daemon
 
 FAILURE_WINDOW = timedelta(minutes=30)
@@ -108,7 +108,7 @@ class LifecycleLog:
         return counts["launch"], counts["registration"]
 
 
-def pending_pods(world: World) -> int:
+def pending_pods(world: AgentRuntime) -> int:
     """Pods waiting for a node (not DaemonSet pods, not being deleted)."""
     return sum(
         1
@@ -117,7 +117,7 @@ def pending_pods(world: World) -> int:
     )
 
 
-def drift_halted(world: World, pools: Iterable[str] | None = None) -> list[dict[str, str]]:
+def drift_halted(world: AgentRuntime, pools: Iterable[str] | None = None) -> list[dict[str, str]]:
     """The NodePools whose drift is halted (in ``pools`` if given), with the condition's
     reason and message."""
     wanted = set(pools) if pools is not None else None
@@ -142,7 +142,7 @@ def images_of(nodeclass: EC2NodeClass) -> list[str]:
     return list(dict.fromkeys(ami.id for ami in nodeclass.status.amis))
 
 
-def node_classes(world: World) -> list[dict[str, Any]]:
+def node_classes(world: AgentRuntime) -> list[dict[str, Any]]:
     """Every EC2NodeClass: its name, ``amiSelectorTerms`` and the images they resolve to."""
     return [
         {
@@ -154,7 +154,7 @@ def node_classes(world: World) -> list[dict[str, Any]]:
     ]
 
 
-def disrupting(world: World, claims: Iterable[NodeClaim]) -> int:
+def disrupting(world: AgentRuntime, claims: Iterable[NodeClaim]) -> int:
     """How many of ``claims`` are being deleted or are candidates of a disruption under way."""
     busy = world.disruption.queue.busy()
     return sum(
@@ -165,7 +165,7 @@ def disrupting(world: World, claims: Iterable[NodeClaim]) -> int:
 
 
 def cluster_status(
-    world: World, name: str, log: LifecycleLog, active_wave: str | None
+    world: AgentRuntime, name: str, log: LifecycleLog, active_wave: str | None
 ) -> dict[str, Any]:
     """The status document (see :meth:`agent.service.AgentService.status`)."""
     now = world.clock.now()
@@ -187,5 +187,5 @@ def cluster_status(
         "driftHalted": drift_halted(world),
         "nodeClasses": node_classes(world),
         "activeWave": active_wave,
-        "costPerHour": round(world.cloud.cost_per_hour(), 4),
+        "costPerHour": round(world.cost_per_hour(), 4),
     }

@@ -1,9 +1,9 @@
 """Turning a wave target into EC2NodeClass changes, and resolving the images they would select.
 
 Shared by the plan (which only looks) and ``apply_wave`` (which stores the changed classes). The
-images come from the same resolution code the simulated cloud uses
-(:func:`agent.cloud.simulated.amiresolve.resolve_amis`), so what a plan promises is what the
-agent then launches.
+images come from the runtime's own resolution
+(:meth:`~agent.service.runtime.AgentRuntime.resolve_amis`, the code its cloud launches with),
+so what a plan promises is what the agent then launches.
 
 Changing ``amiSelectorTerms`` is a change a user would make with ``kubectl apply``: the whole
 EC2NodeClass is validated again with its rules. Moving a class from an alias to ids, names or
@@ -21,10 +21,10 @@ from typing import Any
 from agent.api.base import ManifestInvalid, parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclass_status import ResolvedAMI
-from agent.cloud.simulated.amiresolve import AMIResolutionError, resolve_amis
+from agent.cloud.simulated.amiresolve import AMIResolutionError
 from agent.service.errors import InvalidRequest
 from agent.service.requests import NodeClassSelector, WaveTarget
-from agent.sim.world import World
+from agent.service.runtime import AgentRuntime
 
 
 @dataclass
@@ -53,7 +53,9 @@ class Resolution:
         )
 
 
-def select_classes(world: World, selector: NodeClassSelector | None, doing: str) -> list[str]:
+def select_classes(
+    world: AgentRuntime, selector: NodeClassSelector | None, doing: str
+) -> list[str]:
     """The names of the EC2NodeClasses ``selector`` selects (every class without one)."""
     classes = world.cluster.list(EC2NodeClass)
     if selector is None:
@@ -123,7 +125,9 @@ def check_version(current: str, target: str, doing: str) -> None:
     raise InvalidRequest(doing, [("target.kubernetesVersion", problem)])
 
 
-def resolve_target(world: World, target: WaveTarget, names: list[str], doing: str) -> Resolution:
+def resolve_target(
+    world: AgentRuntime, target: WaveTarget, names: list[str], doing: str
+) -> Resolution:
     """What ``target`` would make of the classes ``names`` (see :class:`Resolution`); raises
     InvalidRequest when a changed class would break an EC2NodeClass rule, or the version rule."""
     version = target.kubernetes_version or world.kubernetes_version
@@ -145,7 +149,7 @@ def resolve_target(world: World, target: WaveTarget, names: list[str], doing: st
                 continue
         resolution.classes[name] = nodeclass
         try:
-            resolution.images[name] = resolve_amis(world.amis, nodeclass, version)
+            resolution.images[name] = world.resolve_amis(nodeclass, version)
         except AMIResolutionError as exc:
             resolution.errors[name] = str(exc)
     if problems:
@@ -153,7 +157,7 @@ def resolve_target(world: World, target: WaveTarget, names: list[str], doing: st
     return resolution
 
 
-def covers_every_class(world: World, names: list[str], doing: str) -> None:
+def covers_every_class(world: AgentRuntime, names: list[str], doing: str) -> None:
     """A Kubernetes-version target moves the whole control plane: refuse a partial selection."""
     every = {c.name for c in world.cluster.list(EC2NodeClass)}
     left = sorted(every - set(names))

@@ -34,6 +34,7 @@ from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.kube.port import NotFound
 from agent.lifecycle.conditions import is_true
+from agent.service.runtime import AgentRuntime
 from agent.service.status import (
     LifecycleLog,
     NodeClaimEnd,
@@ -43,7 +44,6 @@ from agent.service.status import (
     pending_pods,
     rfc3339,
 )
-from agent.sim.world import World
 
 Phase = Literal[
     "progressing", "converged", "failed", "rolling-back", "rolled-back", "rollback-failed"
@@ -137,7 +137,7 @@ class Wave:
             self.nodes_replaced += 1
 
 
-def wave_claims(world: World, pools: list[str]) -> list[NodeClaim]:
+def wave_claims(world: AgentRuntime, pools: list[str]) -> list[NodeClaim]:
     """The NodeClaims of ``pools``."""
     wanted = set(pools)
     return [
@@ -145,7 +145,7 @@ def wave_claims(world: World, pools: list[str]) -> list[NodeClaim]:
     ]
 
 
-def pools_using(world: World, classes: list[str]) -> list[str]:
+def pools_using(world: AgentRuntime, classes: list[str]) -> list[str]:
     """The NodePools whose ``nodeClassRef`` names one of ``classes``."""
     wanted = set(classes)
     return sorted(
@@ -155,7 +155,7 @@ def pools_using(world: World, classes: list[str]) -> list[str]:
     )
 
 
-def resolved_images(world: World, classes: list[str]) -> tuple[set[str], list[str]]:
+def resolved_images(world: AgentRuntime, classes: list[str]) -> tuple[set[str], list[str]]:
     """The images ``classes`` resolve to now, and the classes that resolve to none."""
     images: set[str] = set()
     empty: list[str] = []
@@ -170,7 +170,7 @@ def resolved_images(world: World, classes: list[str]) -> tuple[set[str], list[st
     return images, empty
 
 
-def progress(world: World, wave: Wave) -> dict[str, Any]:
+def progress(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
     """How far the wave's NodePools are, now (the ``progress`` of the wave document)."""
     claims = wave_claims(world, wave.pools)
     images, _ = resolved_images(world, wave.node_classes)
@@ -194,7 +194,7 @@ def progress(world: World, wave: Wave) -> dict[str, Any]:
     }
 
 
-def is_converged(world: World, wave: Wave) -> bool:
+def is_converged(world: AgentRuntime, wave: Wave) -> bool:
     """Every NodeClaim of the wave's NodePools initialized, on an image its classes resolve to
     now, and not Drifted."""
     images, empty = resolved_images(world, wave.node_classes)
@@ -209,7 +209,7 @@ def is_converged(world: World, wave: Wave) -> bool:
     )
 
 
-def evaluate(world: World, wave: Wave) -> bool:
+def evaluate(world: AgentRuntime, wave: Wave) -> bool:
     """Move a wave under way to its next phase when it has reached one; True when it moved."""
     if not wave.moving:
         return False
@@ -233,7 +233,7 @@ def evaluate(world: World, wave: Wave) -> bool:
     return True
 
 
-def as_document(world: World, wave: Wave) -> dict[str, Any]:
+def as_document(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
     """The wave as JSON-ready data (see :meth:`agent.service.AgentService.wave`)."""
     live = wave.moving or wave.phase == "failed" or wave.final_progress is None
     return {

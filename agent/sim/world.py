@@ -17,7 +17,7 @@ from agent.api.base import Condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Node, Pod, PodDisruptionBudget
 from agent.api.nodeclaim import NodeClaim
-from agent.api.nodeclass_status import EC2NodeClassStatus, ResolvedSubnet
+from agent.api.nodeclass_status import EC2NodeClassStatus, ResolvedAMI, ResolvedSubnet
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.clock import EPOCH, VirtualClock
@@ -26,7 +26,7 @@ from agent.cloud.simulated.amiresolve import AMIResolutionError, resolve_amis
 from agent.cloud.simulated.amis import AMICatalog
 from agent.cloud.simulated.cloud import SimulatedCloud
 from agent.cloud.simulated.records import BootedInstance
-from agent.disruption.controller import DisruptionController
+from agent.disruption.controller import POLL, DisruptionController
 from agent.kube.pdb import owner_replicas
 from agent.kube.pdbindex import BudgetIndex
 from agent.kube.podindex import PodIndex
@@ -210,6 +210,25 @@ class World:
             self._kick = True
         elif isinstance(obj, Node) and event.type == "DELETED":
             self.disruption.consolidatable.forget(obj.metadata.name or "")
+
+    # The agent runtime's contract (agent.service.runtime.AgentRuntime)
+
+    def resolve_amis(self, nodeclass: EC2NodeClass, kubernetes_version: str) -> list[ResolvedAMI]:
+        """The images ``nodeclass`` selects in the simulated AMI catalog."""
+        return resolve_amis(self.amis, nodeclass, kubernetes_version)
+
+    def upgrade_control_plane(self, version: str) -> None:
+        """Move the simulated control plane (and the kubelets it reports) to ``version``."""
+        self.kubernetes_version = version
+        self.kubelet.kubernetes_version = version
+
+    def cost_per_hour(self) -> float:
+        """The simulated instances' hourly price."""
+        return self.cloud.cost_per_hour()
+
+    def replace_seconds(self) -> float:
+        """One replacement: the simulated boot, readiness and one disruption poll."""
+        return (self.cloud.boot_latency + self.kubelet.ready_after + POLL).total_seconds()
 
     def resolve_nodeclasses(self) -> None:
         """Fill every EC2NodeClass's status (AMIs, subnets per zone, Ready) as its controller."""
