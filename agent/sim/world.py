@@ -1,9 +1,10 @@
 """The simulated world: the agent's real controllers wired to the simulated cluster and cloud.
 
 Only the ports differ from production: the Cluster is :class:`SimulatedCluster`, the
-CloudProvider is :class:`SimulatedCloud`, time is a :class:`VirtualClock`. The provisioner,
-NodeClaim lifecycle and scheduler are the production code; the kubelet, the workload
-controllers and the pod binder stand in for the parts of Kubernetes the agent does not own.
+CloudProvider is :class:`SimulatedCloud`, time is a :class:`VirtualClock`. The controllers are
+the production composition (:class:`agent.controllers.Controllers`, which the live agent uses
+too); the kubelet, the workload controllers and the pod binder stand in for the parts of
+Kubernetes the agent does not own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from agent.api.base import Condition
 from agent.api.ec2nodeclass import EC2NodeClass
-from agent.api.kube import Node, Pod, PodDisruptionBudget
+from agent.api.kube import Pod, PodDisruptionBudget
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodeclass_status import EC2NodeClassStatus, ResolvedAMI, ResolvedSubnet
 from agent.api.nodepool import NodePool
@@ -26,23 +27,18 @@ from agent.cloud.simulated.amiresolve import AMIResolutionError, resolve_amis
 from agent.cloud.simulated.amis import AMICatalog
 from agent.cloud.simulated.cloud import SimulatedCloud
 from agent.cloud.simulated.records import BootedInstance
-from agent.disruption.controller import POLL, DisruptionController
+from agent.controllers import Controllers
+from agent.disruption.controller import POLL
 from agent.kube.pdb import owner_replicas
 from agent.kube.pdbindex import BudgetIndex
-from agent.kube.podindex import PodIndex
 from agent.kube.port import NotFound, WatchEvent
 from agent.kube.simulated.binder import Binder
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.daemonsets import DaemonSetController
 from agent.kube.simulated.kubelet import SimulatedKubelet
 from agent.kube.simulated.workloads import WorkloadController
-from agent.lifecycle.drift import DriftController
-from agent.lifecycle.expiration import Expiration
-from agent.lifecycle.nodeclaims import NodeClaimLifecycle
-from agent.provisioning.provisioner import Provisioner
 from agent.scheduling.strategy import Strategy
 from agent.sim.metrics import DisruptionMetrics
-from agent.termination.terminator import Terminator
 
 
 @dataclass(slots=True)
@@ -86,46 +82,31 @@ class World:
         )
         self.workloads = WorkloadController(self.cluster, seed)
         self.daemonsets = DaemonSetController(self.cluster, seed)
-        self.provisioner = Provisioner(
-            self.cluster,
-            self.clock,
-            self.catalog,
-            record=self.record,
-            seed=seed,
-            strategy=strategy,
-            instance_types=self._instance_types,
-        )
-        self.lifecycle = NodeClaimLifecycle(self.cluster, self.cloud, self.clock, self.record)
-        self.drift = DriftController(self.cluster, self.clock, self.record)
-        self.expiration = Expiration(self.cluster, self.clock, self.record)
         self.metrics = DisruptionMetrics()
         self._budgets = BudgetIndex(owner_replicas(self.cluster))
         """The world's own view of the PodDisruptionBudgets, to check the agent's evictions."""
-        pods = PodIndex(self.cluster)
-        self.terminator = Terminator(
-            self.cluster,
-            self.cloud,
-            self.clock,
-            self.record,
-            on_removed=self._pod_removed,
-            pods=pods,
-        )
-        self.disruption = DisruptionController(
-            self.cluster,
-            self.clock,
-            self.catalog,
-            self.provisioner,
-            self.record,
+        self.controllers = Controllers(
+            cluster=self.cluster,
+            cloud=self.cloud,
+            clock=self.clock,
+            catalog=self.catalog,
+            record=self.record,
+            instance_types=self._instance_types,
             price_of=self._price,
-            pods=pods,
+            on_pod_removed=self._pod_removed,
+            seed=seed,
+            strategy=strategy,
+            act=act,
         )
+        self.provisioner = self.controllers.provisioner
+        self.lifecycle = self.controllers.lifecycle
+        self.drift = self.controllers.drift
+        self.expiration = self.controllers.expiration
+        self.terminator = self.controllers.terminator
+        self.disruption = self.controllers.disruption
         self.binder = Binder(self.cluster)
-        self._kick = False
         self.cluster.watch(self._on_change)
-        self.disruption.enabled = act
-        self.expiration.enabled = act
-        self.drift.start()
-        self.disruption.start()
+        self.controllers.start()
 
     def record(self, kind: str, obj: str, reason: str, details: dict[str, Any]) -> None:
         """Add an event to the timeline at the current virtual time."""
@@ -185,31 +166,12 @@ class World:
             return 0.0
 
     def _on_change(self, event: WatchEvent) -> None:
+        self.controllers.on_change(event)
         obj = event.obj
-        self.disruption.dirty = True
         if isinstance(obj, Pod):
             self._budgets.pod_changed(obj, deleted=event.type == "DELETED")
-            if event.type == "DELETED" or obj.spec.node_name:
-                key = f"{obj.metadata.namespace or 'default'}/{obj.metadata.name}"
-                self.provisioner.bound_or_gone(key)
-            if event.type == "ADDED" and not obj.spec.node_name:
-                self.provisioner.trigger()
-            if obj.spec.node_name:
-                self.disruption.consolidatable.pod_event(obj.spec.node_name)
-                if self.disruption.waiting_on_pods:
-                    self._kick = True
-        elif isinstance(obj, NodeClaim):
-            self.drift.observe("NodeClaim", obj.name)
-            if event.type == "DELETED":
-                self.provisioner.trigger()
-                self._kick = True
         elif isinstance(obj, PodDisruptionBudget):
             self._budgets.budget_changed(obj, deleted=event.type == "DELETED")
-        elif isinstance(obj, NodePool | EC2NodeClass):
-            self.drift.observe(type(obj).__name__, obj.metadata.name or "")
-            self._kick = True
-        elif isinstance(obj, Node) and event.type == "DELETED":
-            self.disruption.consolidatable.forget(obj.metadata.name or "")
 
     # The agent runtime's contract (agent.service.runtime.AgentRuntime)
 
@@ -264,16 +226,8 @@ class World:
             changed = self.workloads.reconcile()
             changed += self.daemonsets.reconcile()
             self.resolve_nodeclasses()
-            self.lifecycle.reconcile()
-            changed += self.drift.reconcile_changed()
-            changed += self.expiration.reconcile()
-            changed += self.disruption.queue.reconcile()
-            changed += self.terminator.reconcile()
-            self.disruption.halts.reconcile()
-            if self._kick:
-                self._kick = False
-                changed += self.disruption.run()
-            changed += self.binder.bind_pending(self.nominations())
+            changed += self.controllers.reconcile()
+            changed += self.binder.bind_pending(self.controllers.nominations())
             if not changed:
                 return
 
@@ -293,11 +247,4 @@ class World:
 
     def nominations(self) -> dict[str, str]:
         """Pod → node of the NodeClaim the provisioner planned it on (once registered)."""
-        nodes = {
-            c.name: c.status.node_name for c in self.cluster.list(NodeClaim) if c.status.node_name
-        }
-        return {
-            pod: nodes[claim]
-            for pod, claim in self.provisioner.nominations.items()
-            if nodes.get(claim)
-        }
+        return self.controllers.nominations()
