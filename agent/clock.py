@@ -30,6 +30,14 @@ class Clock(Protocol):
         ...
 
 
+class LoopClock(Clock, Protocol):
+    """A clock whose due timers a loop runs (the live agent's :meth:`run_due`)."""
+
+    def run_due(self) -> int:
+        """Run every action whose time has come; return how many ran."""
+        ...
+
+
 class SystemClock:
     """The wall clock. ``call_at`` runs actions from :meth:`run_due`, called by the agent's loop."""
 
@@ -73,6 +81,10 @@ class VirtualClock:
     def call_later(self, delay: timedelta, action: Callable[[], None]) -> None:
         """Queue ``action`` to run ``delay`` from now."""
         self.call_at(self._now + delay, action)
+
+    def run_due(self) -> int:
+        """Run the actions due at the current virtual time (without moving it); how many ran."""
+        return self.run_until(self._now)
 
     def next_timer(self) -> datetime | None:
         """When the next queued action is due, or None when nothing is queued."""

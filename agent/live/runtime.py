@@ -32,7 +32,7 @@ from agent.api.nodeclass_status import EC2NodeClassStatus, ResolvedAMI
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.catalog import labels as lbl
-from agent.clock import SystemClock
+from agent.clock import LoopClock, SystemClock
 from agent.cloud.port import CloudProvider, InstanceTypeOfferings
 from agent.controllers import Controllers
 from agent.disruption.controller import POLL, DisruptionController
@@ -118,10 +118,10 @@ class LiveAgent:
         control_plane: ControlPlane,
         interruption: InterruptionSource | None = None,
         driver: Driver = "native",
-        clock: SystemClock | None = None,
+        clock: LoopClock | None = None,
     ) -> None:
         self._cluster = cluster
-        self._clock = clock if clock is not None else SystemClock()
+        self._clock: LoopClock = clock if clock is not None else SystemClock()
         self.catalog = catalog
         self.driver = driver
         self._images = images
@@ -154,8 +154,8 @@ class LiveAgent:
         return self._cluster
 
     @property
-    def clock(self) -> SystemClock:
-        """The wall clock."""
+    def clock(self) -> LoopClock:
+        """The wall clock (a virtual one in tests)."""
         return self._clock
 
     @property
