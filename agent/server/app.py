@@ -2,7 +2,9 @@
 
 Routes (``/v1`` needs ``Authorization: Bearer <token>``; see :mod:`agent.server.auth`):
 
-* ``GET /healthz``: liveness, no authentication;
+* ``GET /healthz``: liveness, no authentication; ``GET /readyz``: readiness (a live agent's
+  replica is ready while it leads and its caches are synced, so the Service sends the fleet to
+  the leader);
 * ``GET /v1/status``; ``POST /v1/plan`` (drift preview, and a target's effect);
 * ``PUT /v1/waves/{id}``: apply a wave (201 created, 200 when it exists with the same request);
 * ``GET /v1/waves/{id}``; ``POST /v1/waves/{id}/rollback``.
@@ -93,6 +95,7 @@ def create_app(
     token_hashes: set[str] | None,
     tracer_provider: TracerProvider | None = None,
     healthy: Callable[[], bool] | None = None,
+    ready: Callable[[], bool] | None = None,
 ) -> FastAPI:
     """The application for ``service``.
 
@@ -100,7 +103,8 @@ def create_app(
     authentication off (in-process use only); an empty set is refused. ``tracer_provider``
     receives the server spans (a provider that exports nothing is used otherwise, so trace
     context still flows). ``healthy`` (e.g. the live simulation is running) makes ``/healthz``
-    answer 503 when it returns False.
+    answer 503 when it returns False; ``ready`` does the same for ``/readyz`` (which follows
+    ``healthy`` when not given).
     """
     check = BearerCheck(token_hashes) if token_hashes is not None else None
     provider = tracer_provider if tracer_provider is not None else SDKTracerProvider()
@@ -116,7 +120,7 @@ def create_app(
             raise HTTPException(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
 
     _handlers(app)
-    _routes(app, service, Depends(authorized), healthy)
+    _routes(app, service, Depends(authorized), healthy, ready)
     publish_models(app, (WaveRequest, PlanRequest))
     return app
 
@@ -138,13 +142,25 @@ def _handlers(app: FastAPI) -> None:
 
 
 def _routes(
-    app: FastAPI, service: AgentService, auth: Any, healthy: Callable[[], bool] | None
+    app: FastAPI,
+    service: AgentService,
+    auth: Any,
+    healthy: Callable[[], bool] | None,
+    ready: Callable[[], bool] | None,
 ) -> None:
     @app.get("/healthz", response_model=None, responses={200: {"model": Health}}, tags=["health"])
     def healthz() -> JSONResponse:
         """Liveness (no authentication): 503 when the agent's simulation has stopped."""
         ok = healthy is None or healthy()
         body = {"status": "ok" if ok else "failing", "cluster": service.name}
+        return JSONResponse(body, status_code=200 if ok else 503)
+
+    @app.get("/readyz", response_model=None, responses={200: {"model": Health}}, tags=["health"])
+    def readyz() -> JSONResponse:
+        """Readiness (no authentication): 503 on a standby replica or one still syncing."""
+        check = ready if ready is not None else healthy
+        ok = check is None or check()
+        body = {"status": "ok" if ok else "not-ready", "cluster": service.name}
         return JSONResponse(body, status_code=200 if ok else 503)
 
     @app.get(

@@ -174,7 +174,7 @@ class ErrorDocument(Document):
 
 
 class Health(Document):
-    """``GET /healthz``."""
+    """``GET /healthz`` and ``GET /readyz``."""
 
-    status: Literal["ok", "failing"]
+    status: Literal["ok", "failing", "not-ready"]
     cluster: str

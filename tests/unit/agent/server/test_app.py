@@ -221,6 +221,7 @@ def test_the_openapi_schema_lists_the_routes_and_documents_the_bodies(
     paths = schema["paths"]
     assert set(paths) == {
         "/healthz",
+        "/readyz",
         "/v1/status",
         "/v1/plan",
         "/v1/waves/{wave_id}",
@@ -255,3 +256,22 @@ def test_healthz_fails_when_the_agent_is_unhealthy(agent: Traced) -> None:
         response = httpx.get(f"{url}/healthz", timeout=10)
     assert response.status_code == 503
     assert response.json()["status"] == "failing"
+
+
+def test_readyz_answers_for_the_leader_only(agent: Traced) -> None:
+    leading = [False]
+    app = create_app(
+        agent.service,
+        token_hashes={hash_token("t")},
+        healthy=lambda: True,
+        ready=lambda: leading[0],
+    )
+    with serving(app) as url:
+        standby = httpx.get(f"{url}/readyz", timeout=10)
+        assert httpx.get(f"{url}/healthz", timeout=10).status_code == 200
+        leading[0] = True
+        leader = httpx.get(f"{url}/readyz", timeout=10)
+    assert standby.status_code == 503
+    assert standby.json()["status"] == "not-ready"
+    assert leader.status_code == 200
+    assert leader.json() == {"status": "ok", "cluster": agent.service.name}
