@@ -5,7 +5,9 @@
 any world is built), starts the live simulations and the uvicorn servers in one event loop, calls
 ``ready`` with where each agent listens, and serves until SIGINT or SIGTERM (or ``stop`` is
 set): then every server closes its connections and every simulation thread stops.
-:func:`load_configs` reads the ``--config`` file of ``driftwave agent serve``.
+:func:`load_configs` reads the ``--config`` file of ``driftwave agent serve``. :func:`bind`,
+:class:`AgentHTTPServer` and :func:`serve_all` also serve the live agent
+(:mod:`agent.server.live`), whose runner is its loop instead of a simulation.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol, TypeVar
 
 import uvicorn
 import yaml
@@ -122,6 +124,30 @@ def _duplicates(configs: list[AgentConfig]) -> Iterator[str]:
         ports.setdefault(config.port, index)
 
 
+class Runner(Protocol):
+    """What moves a served agent's cluster: a live simulation, or a live agent's loop."""
+
+    def start(self) -> object:
+        """Start its thread."""
+        ...
+
+    def stop(self, timeout: float = ...) -> None:
+        """Stop its thread."""
+        ...
+
+
+class Served(Protocol):
+    """A served agent, as :func:`serve_all` needs it."""
+
+    @property
+    def simulation(self) -> Runner:
+        """What moves its cluster."""
+        ...
+
+
+S = TypeVar("S", bound=Served)
+
+
 @dataclass
 class RunningAgent:
     """A served agent: its name, URL, service and simulation."""
@@ -134,7 +160,7 @@ class RunningAgent:
     config: AgentConfig
 
 
-class _Server(uvicorn.Server):
+class AgentHTTPServer(uvicorn.Server):
     """A uvicorn server that leaves signals to :func:`run_agents` (several share the loop)."""
 
     @contextlib.contextmanager
@@ -143,7 +169,7 @@ class _Server(uvicorn.Server):
         yield
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         return socket.create_server((host, port), family=family)
@@ -157,7 +183,7 @@ def _agent(
     host: str,
     hashes: set[str],
     tracer_provider: TracerProvider | None,
-) -> tuple[RunningAgent, _Server]:
+) -> tuple[RunningAgent, AgentHTTPServer]:
     world = member_world(
         config.name,
         nodes=config.nodes,
@@ -177,7 +203,7 @@ def _agent(
     port = int(sock.getsockname()[1])
     shown = f"[{host}]" if ":" in host else host
     running = RunningAgent(config.name, f"http://{shown}:{port}", port, service, sim, config)
-    server = _Server(
+    server = AgentHTTPServer(
         uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="off")
     )
     return running, server
@@ -209,23 +235,26 @@ def run_agents(
     sockets: list[socket.socket] = []
     try:
         for config in configs:
-            sockets.append(_bind(host, config.port))
+            sockets.append(bind(host, config.port))
         pairs = [
             _agent(config, sock, host, hashes[config.name], tracer_provider)
             for config, sock in zip(configs, sockets, strict=True)
         ]
-        asyncio.run(_serve(pairs, sockets, ready, stop))
+        asyncio.run(serve_all(pairs, sockets, ready, stop))
     finally:
         for sock in sockets:
             sock.close()
 
 
-async def _serve(
-    pairs: list[tuple[RunningAgent, _Server]],
+async def serve_all(
+    pairs: list[tuple[S, AgentHTTPServer]],
     sockets: list[socket.socket],
-    ready: Callable[[list[RunningAgent]], None] | None,
+    ready: Callable[[list[S]], None] | None,
     stop: threading.Event | None,
 ) -> None:
+    """Serve every server on its socket, start each agent's runner once all listen, call
+    ``ready``, and run until SIGINT / SIGTERM (in the main thread) or ``stop``; then stop the
+    servers and the runners."""
     done = asyncio.Event()
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []

@@ -1,0 +1,120 @@
+"""``serve_live``: the live agent served over HTTP (a real uvicorn server on loopback), built by a
+builder of our own over the fakes of tests/support/livesim.py; and the live options' checks."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agent.live.runtime import LiveAgent
+from agent.server.auth import hash_token
+from agent.server.live import LiveOptions, check_live_options, serve_live
+from tests.support.livesim import Harness
+
+
+class Parts:
+    """The builder's product, with leadership and sync under the test's control."""
+
+    def __init__(self, harness: Harness) -> None:
+        self.harness = harness
+        self.lead = threading.Event()
+        self.started = False
+        self.closed = False
+
+    @property
+    def agent(self) -> LiveAgent:
+        return self.harness.agent
+
+    def start(self) -> None:
+        self.started = True
+
+    def leading(self) -> bool:
+        return self.lead.is_set()
+
+    def synced(self) -> bool:
+        return self.started
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[str, Parts]]:
+    harness = Harness()
+    harness.seed(pods=2)
+    parts = Parts(harness)
+    lines: list[str] = []
+    stop = threading.Event()
+    options = LiveOptions(cluster_name="prod-1", port=0, tick=0.01)
+    thread = threading.Thread(
+        target=serve_live,
+        args=(options, lambda _: parts),
+        kwargs={"token_hashes": {hash_token("s3cret")}, "say": lines.append, "stop": stop},
+    )
+    thread.start()
+    for _ in range(500):
+        if lines:
+            break
+        threading.Event().wait(0.01)
+    assert lines, "the agent announced where it listens"
+    url = lines[0].split(" listening on ")[1].split(" ")[0]
+    try:
+        yield url, parts
+    finally:
+        stop.set()
+        thread.join(10)
+    assert parts.closed, "the parts are closed on the way out"
+
+
+def test_a_standby_replica_is_alive_but_not_ready(served: tuple[str, Parts]) -> None:
+    url, parts = served
+    assert parts.started
+    assert httpx.get(f"{url}/healthz", timeout=10).status_code == 200
+    assert httpx.get(f"{url}/readyz", timeout=10).status_code == 503
+    threading.Event().wait(0.2)  # twenty ticks of the loop
+    assert len(parts.harness.cluster.queue) > 0, "a standby replica delivers no event"
+
+
+def test_the_leader_is_ready_acts_and_answers_the_api(served: tuple[str, Parts]) -> None:
+    url, parts = served
+    parts.lead.set()
+    for _ in range(500):
+        if httpx.get(f"{url}/readyz", timeout=10).status_code == 200:
+            break
+        threading.Event().wait(0.01)
+    assert httpx.get(f"{url}/readyz", timeout=10).status_code == 200
+    assert httpx.get(f"{url}/v1/status", timeout=10).status_code == 401
+    status = httpx.get(
+        f"{url}/v1/status", headers={"Authorization": "Bearer s3cret"}, timeout=10
+    ).json()
+    assert status["cluster"] == "prod-1"
+    assert status["kubernetesVersion"] == "1.30"
+    assert len(parts.harness.cluster.queue) == 0, "the leader's loop delivered every event"
+
+
+def test_live_options_name_each_problem(tmp_path: Path) -> None:
+    assert check_live_options(LiveOptions(cluster_name="prod-1")) == []
+    problems = check_live_options(
+        LiveOptions(
+            cluster_name="-bad name",
+            kubeconfig=tmp_path / "missing",
+            in_cluster=True,
+            driver="karpenter",
+            interruption_queue="q",
+            port=70000,
+        )
+    )
+    assert [p.split(":")[0] for p in problems] == [
+        "--kubeconfig and --in-cluster",
+        "--kubeconfig",
+        "--cluster-name",
+        "--interruption-queue",
+        "--port",
+    ]
+    assert check_live_options(LiveOptions(cluster_name="a", context="prod")) == [
+        "--context: only with --kubeconfig"
+    ]
