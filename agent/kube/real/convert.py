@@ -1,0 +1,101 @@
+"""API objects to the agent's models and back, and changes as JSON merge patches.
+
+Objects read from a cluster may carry fields the models do not know (a newer API server, an
+extra field a webhook adds). :func:`load` keeps what the model knows and drops the rest (each
+dropped field is reported once through the logger), so one unexpected field never blinds the
+agent; writes are merge patches of what the agent changed (:func:`merge_diff`), so the fields it
+dropped are never overwritten on the server.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from agent.api.base import KubeModel
+
+M = TypeVar("M", bound=KubeModel)
+LOG = logging.getLogger("driftwave.agent.kube")
+MAX_PASSES = 20
+
+
+class ObjectUnreadable(ValueError):
+    """An API object breaks its model's rules beyond unknown fields (the message says which)."""
+
+
+def load(model: type[M], data: dict[str, Any], *, reported: set[str] | None = None) -> M:
+    """Validate ``data`` into ``model``, dropping fields the model does not know.
+
+    Raises :class:`ObjectUnreadable` when the object breaks another rule."""
+    current: Any = data
+    for _ in range(MAX_PASSES):
+        try:
+            return model.model_validate(current, by_alias=True, by_name=False)
+        except ValidationError as exc:
+            unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden"]
+            if not unknown or len(unknown) != len(exc.errors()):
+                meta = data.get("metadata") or {}
+                name = f"{data.get('kind', model.__name__)}/{meta.get('name', '?')}"
+                raise ObjectUnreadable(f"{name}: {_first_problem(exc)}") from exc
+            current = _without(current, unknown, model.__name__, reported)
+    raise ObjectUnreadable(f"{model.__name__}: too many unknown fields")
+
+
+def dump(obj: KubeModel) -> dict[str, Any]:
+    """The object as the API server stores it (camelCase, defaults filled, no nulls)."""
+    return obj.to_full_manifest()
+
+
+def merge_diff(before: Any, after: Any) -> Any:
+    """The RFC 7386 merge patch that turns ``before`` into ``after`` (``{}`` when equal).
+
+    Maps are diffed key by key (a removed key patches to null); anything else, lists included,
+    is replaced whole when it differs."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return after
+    patch: dict[str, Any] = {}
+    for key in before.keys() - after.keys():
+        patch[key] = None
+    for key, value in after.items():
+        if key not in before:
+            patch[key] = value
+        elif before[key] != value:
+            if isinstance(value, dict) and isinstance(before[key], dict):
+                patch[key] = merge_diff(before[key], value)
+            else:
+                patch[key] = value
+    return patch
+
+
+def _without(
+    data: Any, paths: list[tuple[int | str, ...]], kind: str, reported: set[str] | None
+) -> Any:
+    """A copy of ``data`` without the fields at ``paths``."""
+    trimmed = _copy(data)
+    for path in paths:
+        node = trimmed
+        for step in path[:-1]:
+            node = node[step]
+        node.pop(path[-1], None)
+        shown = f"{kind}." + ".".join(str(p) for p in path)
+        if reported is None or shown not in reported:
+            LOG.warning("ignoring a field the agent does not know: %s", shown)
+            if reported is not None:
+                reported.add(shown)
+    return trimmed
+
+
+def _copy(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _copy(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_copy(v) for v in data]
+    return data
+
+
+def _first_problem(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(p) for p in error["loc"])
+    return f"{where}: {error['msg']}"

@@ -1,0 +1,82 @@
+"""Where each kind the agent reads lives on the API server (group, version, plural, scope)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.api.base import KubeModel
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.kube import (
+    DaemonSet,
+    Deployment,
+    Job,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    ReplicaSet,
+    StatefulSet,
+)
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A served resource and the model its objects load into (None for raw dicts)."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    model: type[KubeModel] | None = None
+
+    @property
+    def api_version(self) -> str:
+        """``v1`` for the core group, else ``group/version``."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, namespace: str | None = None, name: str | None = None, sub: str = "") -> str:
+        """The REST path of the collection, or of one object (and a subresource)."""
+        root = f"/apis/{self.group}/{self.version}" if self.group else "/api/v1"
+        if self.namespaced and namespace:
+            root += f"/namespaces/{namespace}"
+        path = f"{root}/{self.plural}"
+        if name is not None:
+            path += f"/{name}"
+            if sub:
+                path += f"/{sub}"
+        return path
+
+
+WATCHED: tuple[Resource, ...] = (
+    Resource("", "v1", "pods", "Pod", True, Pod),
+    Resource("", "v1", "nodes", "Node", False, Node),
+    Resource(
+        "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, PodDisruptionBudget
+    ),
+    Resource("apps", "v1", "daemonsets", "DaemonSet", True, DaemonSet),
+    Resource("apps", "v1", "deployments", "Deployment", True, Deployment),
+    Resource("apps", "v1", "replicasets", "ReplicaSet", True, ReplicaSet),
+    Resource("apps", "v1", "statefulsets", "StatefulSet", True, StatefulSet),
+    Resource("batch", "v1", "jobs", "Job", True, Job),
+    Resource("karpenter.sh", "v1", "nodepools", "NodePool", False, NodePool),
+    Resource("karpenter.sh", "v1", "nodeclaims", "NodeClaim", False, NodeClaim),
+    Resource("karpenter.k8s.aws", "v1", "ec2nodeclasses", "EC2NodeClass", False, EC2NodeClass),
+)
+"""Every kind the agent reads, listed and watched into the cache."""
+
+LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
+EVENTS = Resource("", "v1", "events", "Event", True)
+
+
+class UnknownKind(TypeError):
+    """A model class the adapter does not serve."""
+
+
+def resource_of(kind: type[KubeModel]) -> Resource:
+    """The resource of a model class; raises :class:`UnknownKind`."""
+    for res in WATCHED:
+        if res.model is kind:
+            return res
+    raise UnknownKind(f"the Kubernetes adapter does not serve {kind.__name__}")
