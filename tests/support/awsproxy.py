@@ -101,6 +101,10 @@ class AWSProxy:
         chosen = self._pick(request)
         if chosen is not None:
             return chosen.answer(request)
+        return self.forward(request)
+
+    def forward(self, request: Request) -> Answer:
+        """moto's answer to ``request`` (an interception may call it, then change the answer)."""
         query = "&".join(f"{k}={v}" for k, values in request.query.items() for v in values)
         target = f"{self.upstream}{request.path}" + (f"?{query}" if query else "")
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}

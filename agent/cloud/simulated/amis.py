@@ -37,6 +37,7 @@ from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Literal
 
+from agent.cloud.amialias import _X86, FLAVORS, arch_name, ssm_path, supports
 from agent.cloud.amirules import Arch, Variant
 from agent.cloud.simulated import ids
 from agent.cloud.simulated.ids import digest
@@ -65,42 +66,6 @@ CADENCE: Mapping[str, timedelta] = MappingProxyType(
     }
 )
 
-_X86: Arch = "amd64"
-_ARM: Arch = "arm64"
-FLAVORS: Mapping[str, tuple[tuple[Arch, Variant], ...]] = MappingProxyType(
-    {
-        "AL2023": ((_X86, "standard"), (_X86, "nvidia"), (_X86, "neuron"), (_ARM, "standard"),
-                   (_ARM, "nvidia")),
-        "AL2": ((_X86, "standard"), (_ARM, "standard"), (_X86, "nvidia")),
-        "Bottlerocket": ((_X86, "standard"), (_ARM, "standard"), (_X86, "nvidia"),
-                         (_ARM, "nvidia")),
-        "Windows2019": ((_X86, "standard"),),
-        "Windows2022": ((_X86, "standard"),),
-        "Windows2025": ((_X86, "standard"),),
-    }
-)  # fmt: skip
-"""The images (arch, variant) of one release of each EKS family."""
-
-
-def alias_variants(family: str, arch: Arch, variant: Variant) -> tuple[Variant, ...]:
-    """The variants an EKS image serves: AL2's GPU image and Bottlerocket's x86_64 image also
-    serve neuron (accelerator) types."""
-    if family == "AL2" and variant == "nvidia":
-        return ("nvidia", "neuron")
-    if family == "Bottlerocket" and arch == _X86 and variant == "standard":
-        return ("standard", "neuron")
-    return (variant,)
-
-
-def supports(family: str, kubernetes_version: str) -> bool:
-    """Whether EKS publishes ``family`` images for ``kubernetes_version``."""
-    minor = int(kubernetes_version.split(".")[1])
-    if family == "AL2":
-        return minor < 33
-    if family == "Windows2025":
-        return minor >= 35
-    return True
-
 
 @dataclass(frozen=True, slots=True)
 class AMI:
@@ -127,15 +92,11 @@ class AMI:
             raise ValueError(f"AMI id {self.id!r} must start with 'ami-'")
 
 
-def _arch_name(arch: Arch) -> str:
-    return "x86_64" if arch == _X86 else "arm64"
-
-
 def image_name(
     family: str, kubernetes_version: str, version: str, arch: Arch, variant: Variant, commit: str
 ) -> str:
     """The name AWS gives an EKS-optimized image (``commit``: Bottlerocket's 8-hex suffix)."""
-    k8s, a = kubernetes_version, _arch_name(arch)
+    k8s, a = kubernetes_version, arch_name(arch)
     if family == "AL2023":
         return f"amazon-eks-node-al2023-{a}-{variant}-{k8s}-{version}"
     if family == "AL2":
@@ -146,33 +107,6 @@ def image_name(
         return f"bottlerocket-aws-k8s-{k8s}{nvidia}-{a}-{version}-{commit}"
     year = family.removeprefix("Windows")
     return f"Windows_Server-{year}-English-Core-EKS_Optimized-{k8s}-{version}"
-
-
-def ssm_path(
-    family: str, kubernetes_version: str, arch: Arch, variant: Variant, version: str | None
-) -> str | None:
-    """The SSM parameter AWS publishes for an EKS image line: the newest release when
-    ``version`` is None, else that release (None: Windows publishes no pinned parameters)."""
-    k8s, a = kubernetes_version, _arch_name(arch)
-    if family == "AL2023":
-        leaf = version and f"amazon-eks-node-al2023-{a}-{variant}-{k8s}-{version}"
-        return f"/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/{a}/{variant}/" + (
-            f"{leaf or 'recommended'}/image_id"
-        )
-    if family == "AL2":
-        suffix = {"standard": "" if arch == _X86 else "-arm64", "nvidia": "-gpu"}[variant]
-        leaf = version and image_name(family, k8s, version, arch, variant, "")
-        return f"/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2{suffix}/" + (
-            f"{leaf or 'recommended'}/image_id"
-        )
-    if family == "Bottlerocket":
-        nvidia = "-nvidia" if variant == "nvidia" else ""
-        leaf = version.removeprefix("v") if version else "latest"
-        return f"/aws/service/bottlerocket/aws-k8s-{k8s}{nvidia}/{a}/{leaf}/image_id"
-    if family.startswith("Windows") and version is None:
-        year = family.removeprefix("Windows")
-        return f"/aws/service/ami-windows-latest/Windows_Server-{year}-English-Core-EKS_Optimized-{k8s}/image_id"  # noqa: E501
-    return None
 
 
 class AMICatalog:

@@ -9,7 +9,8 @@ Served on 127.0.0.1 over plain HTTP with a bearer token (401 without it), for th
   until ``timeoutSeconds``; a compacted version gets one ``ERROR`` event with a 410 Status;
 * POST creates, PUT replaces, PATCH takes ``application/merge-patch+json``, DELETE deletes
   (finalizers respected), each on the object or its ``status`` subresource;
-* POST ``pods/NAME/binding`` binds and ``pods/NAME/eviction`` evicts under the budgets.
+* POST ``pods/NAME/binding`` (or ``bindings``) binds and ``pods/NAME/eviction`` evicts under
+  the budgets.
 
 What it does not do: admission, defaulting and validation beyond names, field and label
 selectors on lists, server-side apply, strategic merge (a strategic-merge patch is refused with
@@ -171,6 +172,9 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> tuple[int, Obj]:
         store = self.api.store
         namespace = ns or ""
+        if res.plural == "bindings" and method == "POST" and name is None:
+            pod = str(((body or {}).get("metadata") or {}).get("name") or "")
+            return 201, eviction.bind(store, namespace, pod, body or {})
         if name is None:
             if method == "GET":
                 items, version = store.list(res, ns)

@@ -48,6 +48,7 @@ RESOURCES = [
     Resource("", "v1", "nodes", "Node", False),
     Resource("", "v1", "namespaces", "Namespace", False),
     Resource("", "v1", "events", "Event", True),
+    Resource("", "v1", "bindings", "Binding", True),
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True),
     Resource("apps", "v1", "daemonsets", "DaemonSet", True),
     Resource("apps", "v1", "deployments", "Deployment", True),
