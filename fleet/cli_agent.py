@@ -19,9 +19,20 @@ from agent.cli.plan import plan as drift_plan
 from agent.cli.plan import render as render_plan
 from agent.cli.simulate import as_json as sim_json
 from agent.cli.simulate import render, simulate
+from agent.live.options import LiveOptions
 from agent.sim.heap import tune_for_large_simulations
 from agent.sim.scenario_run import ScenarioError
 from fleet.clicore import Group, JsonOpt, show_help_when_bare
+
+
+class Driver(StrEnum):
+    """Who manages a real cluster's nodes (``agent serve --driver``)."""
+
+    native = "native"
+    karpenter = "karpenter"
+
+
+REAL = "Real cluster (--kubeconfig or --in-cluster)"
 
 
 class SimStrategy(StrEnum):
@@ -123,6 +134,7 @@ def agent_plan(
 
 @agent_app.command("serve")
 def agent_serve(
+    ctx: typer.Context,
     port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 9100,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     name: Annotated[str, typer.Option(help="The simulated cluster's name.")] = "fleet-member",
@@ -166,8 +178,84 @@ def agent_serve(
         str | None,
         typer.Option(help="Send spans to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318)."),
     ] = None,
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(
+            help="Run against the real cluster this kubeconfig reaches (instead of a simulation).",
+            dir_okay=False,
+            rich_help_panel=REAL,
+        ),
+    ] = None,
+    context: Annotated[
+        str | None,
+        typer.Option(
+            help="The kubeconfig context (default: its current one).", rich_help_panel=REAL
+        ),
+    ] = None,
+    in_cluster: Annotated[
+        bool,
+        typer.Option(
+            "--in-cluster",
+            help="Run against the cluster this pod is in (its service account).",
+            rich_help_panel=REAL,
+        ),
+    ] = False,
+    cluster_name: Annotated[
+        str | None,
+        typer.Option(
+            envvar="DRIFTWAVE_CLUSTER_NAME",
+            help="The EKS cluster's name (tags, user data, DescribeCluster).",
+            rich_help_panel=REAL,
+        ),
+    ] = None,
+    region: Annotated[
+        str | None,
+        typer.Option(
+            envvar="AWS_REGION",
+            help="The AWS region (default: the profile's).",
+            rich_help_panel=REAL,
+        ),
+    ] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(envvar="AWS_PROFILE", help="A named AWS profile.", rich_help_panel=REAL),
+    ] = None,
+    driver: Annotated[
+        Driver,
+        typer.Option(
+            help="native: the agent manages the nodes (as Karpenter does); karpenter: the cluster "
+            "runs Karpenter, and the agent only applies waves (amiSelectorTerms) and reports.",
+            case_sensitive=False,
+            rich_help_panel=REAL,
+        ),
+    ] = Driver.native,
+    interruption_queue: Annotated[
+        str | None,
+        typer.Option(
+            envvar="DRIFTWAVE_INTERRUPTION_QUEUE",
+            help="The SQS queue of EC2 interruption events (spot, rebalance, state changes, "
+            "scheduled changes).",
+            rich_help_panel=REAL,
+        ),
+    ] = None,
+    leader_elect: Annotated[
+        bool,
+        typer.Option(
+            help="Act only while holding the leader Lease (run two replicas).",
+            rich_help_panel=REAL,
+        ),
+    ] = True,
+    lease_namespace: Annotated[
+        str,
+        typer.Option(
+            envvar="POD_NAMESPACE",
+            help="The namespace of the leader Lease.",
+            rich_help_panel=REAL,
+        ),
+    ] = "kube-system",
 ) -> None:
-    """Serve the agent's HTTP API over a live simulated cluster (or several).
+    """Serve the agent's HTTP API over a live simulated cluster (or several), or over a
+    real cluster with --kubeconfig PATH or --in-cluster.
 
     Each agent runs a simulated EKS cluster (one EC2NodeClass pinned to an
     AL2023 release, NodePools with Drifted budgets, Deployments with PDBs)
@@ -192,11 +280,36 @@ def agent_serve(
 
     Several agents in one process: --config agents.yaml, a list of entries
     such as {name: canary-1, port: 9101, nodes: 30, amiRelease: v20251202}.
+
+    A real cluster: the agent watches it through the kubeconfig (or the pod's
+    service account), reaches AWS with the usual chain (environment, profile,
+    IRSA, Pod Identity; AWS_ENDPOINT_URL is honoured), and replaces drifted
+    nodes itself (--driver native) or leaves that to Karpenter (--driver
+    karpenter). /readyz answers 200 only on the replica holding the Lease:
+
+    driftwave agent serve --kubeconfig ~/.kube/config --cluster-name prod-1
+    --region us-east-1 --token-file token --no-leader-elect
     """
     # Imported here: the other commands need not load the web stack (FastAPI, uvicorn).
     from agent.server.serve import ServeError, ServeOptions, serve
 
-    tune_for_large_simulations()
+    live = _live_options(
+        ctx,
+        kubeconfig=kubeconfig,
+        context=context,
+        in_cluster=in_cluster,
+        cluster_name=cluster_name,
+        region=region,
+        profile=profile,
+        driver=driver,
+        interruption_queue=interruption_queue,
+        leader_elect=leader_elect,
+        lease_namespace=lease_namespace,
+        host=host,
+        port=port,
+    )
+    if live is None:
+        tune_for_large_simulations()
     options = ServeOptions(
         host=host,
         port=port,
@@ -211,6 +324,7 @@ def agent_serve(
         config=config,
         trace_file=trace_file,
         otlp_endpoint=otlp_endpoint,
+        live=live,
     )
     try:
         serve(options, lambda line: print(line, flush=True))
@@ -220,6 +334,123 @@ def agent_serve(
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)
         raise typer.Exit(1) from exc
+
+
+SIMULATION_ONLY = (
+    "name",
+    "nodes",
+    "seed",
+    "speed",
+    "kubernetes_version",
+    "ami_release",
+    "faulty_release",
+    "config",
+)
+REAL_ONLY = (
+    "context",
+    "cluster_name",
+    "profile",
+    "driver",
+    "interruption_queue",
+    "leader_elect",
+    "lease_namespace",
+)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option was given (on the command line or by its environment variable)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _live_options(ctx: typer.Context, **given: Any) -> LiveOptions | None:
+    """The live agent's options when --kubeconfig or --in-cluster is given (None: simulate).
+    A simulation option with them, or a real-cluster option without, is a usage error."""
+    real = given["kubeconfig"] is not None or given["in_cluster"]
+    wrong = [n for n in (SIMULATION_ONLY if real else REAL_ONLY) if _given(ctx, n)]
+    if wrong:
+        where = "a real cluster" if real else "a simulated cluster"
+        needs = "" if real else " (give --kubeconfig PATH or --in-cluster)"
+        others = f" (nor {', '.join(map(_flag, wrong[1:]))})" if wrong[1:] else ""
+        raise typer.BadParameter(f"not for {where}{others}{needs}", param_hint=_flag(wrong[0]))
+    if not real:
+        return None
+    if not given["cluster_name"]:
+        raise typer.BadParameter(
+            "the EKS cluster's name is required for a real cluster (or set DRIFTWAVE_CLUSTER_NAME)",
+            param_hint="--cluster-name",
+        )
+    return LiveOptions(
+        cluster_name=given["cluster_name"],
+        kubeconfig=given["kubeconfig"],
+        context=given["context"],
+        in_cluster=given["in_cluster"],
+        region=given["region"],
+        profile=given["profile"],
+        driver=given["driver"].value,
+        interruption_queue=given["interruption_queue"],
+        leader_elect=given["leader_elect"],
+        lease_namespace=given["lease_namespace"],
+        host=given["host"],
+        port=given["port"],
+    )
+
+
+@agent_app.command("amis")
+def agent_amis(
+    nodeclass: Annotated[
+        Path, typer.Argument(help="A file with one or more EC2NodeClasses (- reads stdin).")
+    ],
+    kubernetes_version: Annotated[
+        str | None,
+        typer.Option(help="The Kubernetes version aliases resolve for (else the cluster's)."),
+    ] = None,
+    cluster_name: Annotated[
+        str | None,
+        typer.Option(
+            envvar="DRIFTWAVE_CLUSTER_NAME",
+            help="The EKS cluster whose version aliases resolve for (DescribeCluster).",
+        ),
+    ] = None,
+    region: Annotated[str | None, typer.Option(envvar="AWS_REGION", help="AWS region.")] = None,
+    profile: Annotated[str | None, typer.Option(help="AWS profile (else the usual chain).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the images each EC2NodeClass in the file selects in AWS, which
+    it would use, and why.
+
+    Aliases (al2023@latest, bottlerocket@v1.26.1, ...) are read from the
+    SSM parameters AWS publishes for the cluster's Kubernetes version; id,
+    name (wildcards; owners self and amazon by default), tags and
+    ssmParameter terms from EC2 DescribeImages. Per set of requirements
+    (architecture, GPU or accelerator variant) the newest non-deprecated
+    image is chosen, as Karpenter chooses. Credentials, region and
+    AWS_ENDPOINT_URL come from the usual AWS chain. Exit code 1 on an
+    invalid manifest, an AWS error, or a node class that selects nothing.
+
+    Example: driftwave agent amis nodeclass.yaml --kubernetes-version 1.31
+    """
+    from agent.cli.amis import AmisError, AmisRequest, report
+    from agent.cli.amis import as_json as amis_json
+    from agent.cli.amis import render as render_amis
+
+    request = AmisRequest(nodeclass, kubernetes_version, cluster_name, region, profile)
+    try:
+        result = report(request)
+    except AmisError as exc:
+        for line in exc.lines:
+            print(f"error: {line}", file=sys.stderr)
+        raise typer.Exit(1) from exc
+    if as_json:
+        print(amis_json(result))
+    else:
+        render_amis(result)
+    if any(nc.get("error") for nc in result["nodeClasses"]):
+        raise typer.Exit(1)
 
 
 @agent_app.command("walkthrough")

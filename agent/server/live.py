@@ -1,7 +1,6 @@
 """What ``driftwave agent serve --kubeconfig PATH`` (or ``--in-cluster``) does: serve the agent's
 HTTP API over a real cluster.
 
-:func:`check_live_options` validates the options (each problem names its option and rule);
 :func:`serve_live` builds the live agent through a builder (the real one, :func:`agent.live.build.
 build_live`, wires the Kubernetes adapter, AWS and leader election), wraps it in the agent
 service and its loop (:class:`agent.live.loop.AgentLoop`, stepping while this replica leads),
@@ -12,74 +11,25 @@ API until SIGINT or SIGTERM, like the simulated agents (:mod:`agent.server.runne
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 import uvicorn
 from opentelemetry.trace import TracerProvider
 
 from agent.live.loop import AgentLoop
+from agent.live.options import LiveOptions
 from agent.live.runtime import LiveAgent
 from agent.server.app import create_app
 from agent.server.runner import AgentHTTPServer, bind, serve_all
 from agent.service import AgentService
 
-DNS_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$")
-"""An EKS cluster name: 1-100 characters, letters, digits, hyphens and underscores, starting
-with a letter or digit."""
 
-
-@dataclass
-class LiveOptions:
-    """The live agent's options (see ``driftwave agent serve --help``)."""
-
-    cluster_name: str
-    kubeconfig: Path | None = None
-    context: str | None = None
-    in_cluster: bool = False
-    region: str | None = None
-    profile: str | None = None
-    driver: Literal["native", "karpenter"] = "native"
-    interruption_queue: str | None = None
-    leader_elect: bool = True
-    lease_namespace: str = "kube-system"
-    identity: str = ""
-    host: str = "127.0.0.1"
-    port: int = 9100
-    tick: float = 0.5
-
-
-def check_live_options(options: LiveOptions) -> list[str]:
-    """The problems with ``options``, each naming its option and the rule (none: valid)."""
-    problems: list[str] = []
-    if options.kubeconfig is not None and options.in_cluster:
-        problems.append(
-            "--kubeconfig and --in-cluster: give one (rule: a kubeconfig file outside the "
-            "cluster, the pod's service account inside it)"
-        )
-    if options.kubeconfig is not None and not options.kubeconfig.is_file():
-        problems.append(f"--kubeconfig: {options.kubeconfig} is not a file")
-    if options.context is not None and options.kubeconfig is None:
-        problems.append("--context: only with --kubeconfig")
-    if not DNS_NAME.fullmatch(options.cluster_name or ""):
-        problems.append(
-            f"--cluster-name: {options.cluster_name!r} is not an EKS cluster name (rule: 1-100 "
-            "letters, digits, hyphens or underscores, starting with a letter or digit)"
-        )
-    if options.driver == "karpenter" and options.interruption_queue:
-        problems.append(
-            "--interruption-queue: Karpenter handles interruptions under --driver karpenter "
-            "(rule: leave it to Karpenter's own queue)"
-        )
-    if not 0 <= options.port <= 65535:
-        problems.append(f"--port: {options.port} is not a port (rule: 0-65535)")
-    if not options.tick > 0:
-        problems.append(f"--tick: {options.tick} must be above 0 seconds")
-    return problems
+class BuildError(Exception):
+    """The live agent could not be built: the kubeconfig, the cluster or AWS could not be
+    reached or read at start. The message says which and what to do."""
 
 
 class LiveParts(Protocol):
@@ -127,9 +77,11 @@ def serve_live(
     tracer_provider: TracerProvider | None = None,
     stop: threading.Event | None = None,
 ) -> None:
-    """Serve a live agent until SIGINT / SIGTERM or ``stop`` (module docstring). The caller
-    has checked the options (:func:`check_live_options`) and the token. OSError when the port
-    is taken; whatever ``build`` raises when the cluster or AWS cannot be reached."""
+    """Serve a live agent until SIGINT / SIGTERM or ``stop`` (module docstring).
+
+    The caller has checked the options (:func:`agent.live.options.check_live_options`) and the
+    token. OSError when the port is taken; :class:`BuildError` when the cluster or AWS cannot
+    be reached."""
     sock = bind(options.host, options.port)
     parts: LiveParts | None = None
     try:

@@ -17,7 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent.api.base import issues_from_error
+from agent.live.options import LiveOptions, check_live_options
 from agent.server.auth import AuthConfigError, hash_token
+from agent.server.live import BuildError, LiveParts, serve_live
 from agent.server.runner import (
     AgentConfig,
     ConfigError,
@@ -46,6 +48,11 @@ NO_TOKEN = (
     "tokenHash (sha256:<hex>, e.g. from: printf %s TOKEN | sha256sum)"
 )
 
+NO_LIVE_TOKEN = (
+    "no token: the agent's /v1 API needs one. Pass it with --token-file PATH (a file holding "
+    f"the token, e.g. a mounted Secret) or the environment variable {TOKEN_ENV}"
+)
+
 
 class ServeError(Exception):
     """``driftwave agent serve`` cannot start; ``problems`` are the lines to print."""
@@ -72,6 +79,9 @@ class ServeOptions:
     config: Path | None = None
     trace_file: Path | None = None
     otlp_endpoint: str | None = None
+    live: LiveOptions | None = None
+    """Set for a real cluster (``--kubeconfig`` or ``--in-cluster``): the simulation's options
+    are then unused."""
 
 
 def agent_configs(options: ServeOptions) -> list[AgentConfig]:
@@ -140,6 +150,9 @@ def serve(
 ) -> None:
     """Run the agents until SIGINT / SIGTERM; ``say`` prints a line per agent listening.
     Raises ServeError."""
+    if options.live is not None:
+        serve_real(options, options.live, say, environ)
+        return
     configs = agent_configs(options)
     hashes = token_hashes(options, dict(os.environ) if environ is None else environ)
     if not hashes and any(c.token_hash is None for c in configs):
@@ -168,6 +181,45 @@ def serve(
             tracer_provider=provider,
         )
     except (AuthConfigError, MemberError, OSError) as exc:
+        raise ServeError([str(exc)]) from exc
+    finally:
+        if provider is not None:
+            provider.shutdown()
+
+
+def serve_real(
+    options: ServeOptions,
+    live: LiveOptions,
+    say: Callable[[str], None],
+    environ: dict[str, str] | None = None,
+    build: Callable[[LiveOptions], LiveParts] | None = None,
+) -> None:
+    """Serve the agent over a real cluster (:mod:`agent.server.live`) until SIGINT / SIGTERM.
+    ``build`` defaults to the real adapters (:func:`agent.live.build.build_live`). Raises
+    ServeError: invalid options, no token, a cluster or AWS that cannot be reached at start."""
+    problems = check_live_options(live)
+    if problems:
+        raise ServeError(problems)
+    hashes = token_hashes(options, dict(os.environ) if environ is None else environ)
+    if not hashes:
+        raise ServeError([NO_LIVE_TOKEN])
+    if build is None:
+        from agent.live.build import build_live
+
+        build = build_live
+    try:
+        provider = (
+            tracer_provider(
+                SERVICE_NAME, file=options.trace_file, otlp_endpoint=options.otlp_endpoint
+            )
+            if options.trace_file is not None or options.otlp_endpoint is not None
+            else None
+        )
+    except TelemetryError as exc:
+        raise ServeError([str(exc)]) from exc
+    try:
+        serve_live(live, build, token_hashes=hashes, say=say, tracer_provider=provider)
+    except (BuildError, OSError) as exc:
         raise ServeError([str(exc)]) from exc
     finally:
         if provider is not None:

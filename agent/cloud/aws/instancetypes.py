@@ -102,7 +102,9 @@ class AWSInstanceTypes:
             self._zones = (now, found)
         return self._zones[1]
 
-    def list(self, nodepool: NodePool, nodeclass: EC2NodeClass) -> list[InstanceTypeOfferings]:
+    def list(
+        self, nodepool: NodePool | None, nodeclass: EC2NodeClass
+    ) -> builtins.list[InstanceTypeOfferings]:
         """Every type with its offerings in the node class's subnets' zones (module docstring)."""
         del nodepool  # the NodePool's requirements are the solver's to apply
         subnet_zones = {s.zone for s in (nodeclass.status.subnets if nodeclass.status else [])}

@@ -88,7 +88,8 @@ class SQSInterruption:
         self.queue_url = queue_url
         self._cluster = cluster
         self._unavailable = unavailable
-        self._record = record
+        self.record = record
+        """Where events go (the live agent sets its own once built)."""
 
     def poll_once(self) -> int:
         """Handle the messages waiting now (up to 10); how many were handled."""
@@ -137,7 +138,7 @@ class SQSInterruption:
                 continue
             details = {"event": event.get("detail-type"), "instance": provider.rsplit("/", 1)[-1]}
             if what == "record":
-                self._record("NodeClaim", claim.name, "RebalanceRecommendation", details)
+                self.record("NodeClaim", claim.name, "RebalanceRecommendation", details)
                 continue
             if event.get("detail-type") == SPOT:
                 labels = claim.metadata.labels
@@ -148,7 +149,7 @@ class SQSInterruption:
                         "spot",
                         reason="SpotInterruption",
                     )
-            self._record("NodeClaim", claim.name, "Interrupted", details)
+            self.record("NodeClaim", claim.name, "Interrupted", details)
             if claim.metadata.deletion_timestamp:
                 continue
             try:

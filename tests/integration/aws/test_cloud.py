@@ -84,7 +84,7 @@ def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
         cloud = AWSCloud(
             clients,
             cluster_name="prod-1",
-            instance_types=lambda nc: types.list(None, nc),  # type: ignore[arg-type]
+            instance_types=lambda nc: types.list(None, nc),
             launch_templates=LaunchTemplates(clients, CLUSTER),
             unavailable=unavailable,
         )

@@ -10,9 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agent.live.options import LiveOptions, check_live_options
 from agent.live.runtime import LiveAgent
 from agent.server.auth import hash_token
-from agent.server.live import LiveOptions, check_live_options, serve_live
+from agent.server.live import serve_live
 from tests.support.livesim import Harness
 
 
