@@ -245,4 +245,3 @@ def resource(api: KubeAPIServer, plural: str) -> Any:
 
     del api
     return next(r for r in RESOURCES if r.plural == plural)
-
