@@ -100,7 +100,6 @@ def build_live(options: LiveOptions) -> BuiltLive:
                 f"the informers did not list {', '.join(missing)} within {SYNC_TIMEOUT:.0f}s "
                 "(check the agent's RBAC: it must list and watch them)"
             )
-        cluster.dispatch()  # the first lists are the controllers' own start; drop their events
         clock = SystemClock()
         try:
             aws = aws_runtime(

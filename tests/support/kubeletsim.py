@@ -94,8 +94,8 @@ class ClusterStandIn:
                 "taints": [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}],
             },
             "status": {
-                "capacity": status.get("capacity") or {},
-                "allocatable": status.get("allocatable") or {},
+                "capacity": {k: str(v) for k, v in (status.get("capacity") or {}).items()},
+                "allocatable": {k: str(v) for k, v in (status.get("allocatable") or {}).items()},
                 "conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}],
             },
         }

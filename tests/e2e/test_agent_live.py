@@ -1,0 +1,201 @@
+"""``driftwave agent serve --kubeconfig`` as an operator runs it: a real agent process against
+the loopback Kubernetes API server and moto's EC2 / SSM / EKS (AWS_ENDPOINT_URL), with stand-ins
+for the kubelets and kube-scheduler (tests/support/kubeletsim.py). Pending pods get nodes
+launched through CreateFleet; a wave to a newer AL2023 release replaces every node through the
+agent's HTTP API, and /readyz, /v1/status and the wave's phase say so."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+from kubernetes import client, config
+
+from tests.support.awsseed import add_image, network, publish_parameter
+from tests.support.kubeapi import KubeAPIServer, kube_api_server
+from tests.support.kubeapi.store import RESOURCES
+from tests.support.kubeletsim import ClusterStandIn
+from tests.support.motoserver import moto_server
+from tests.support.procs import Processes, processes
+
+REGION = "us-east-1"
+TOKEN = "e2e-agent-token"
+LINE = "/aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/standard"
+OLD, NEW = "v20251202", "v20251216"
+
+
+def seed_aws(url: str) -> dict[str, str]:
+    ec2 = boto3.client("ec2", region_name=REGION, endpoint_url=url)
+    network(ec2, "prod-1")
+    boto3.client("eks", region_name=REGION, endpoint_url=url).create_cluster(
+        name="prod-1",
+        version="1.31",
+        roleArn="arn:aws:iam::123456789012:role/eks",
+        resourcesVpcConfig={"subnetIds": []},
+    )
+    images = {}
+    now = datetime.now(UTC)
+    for age, release in ((30, OLD), (1, NEW)):
+        name = f"amazon-eks-node-al2023-x86_64-standard-1.31-{release}"
+        images[release] = add_image(REGION, name, created=now - timedelta(days=age))
+        publish_parameter(REGION, f"{LINE}/{name}/image_id", images[release])
+        publish_parameter(REGION, f"{LINE}/recommended/image_id", images[release])
+    return images
+
+
+def seed_cluster(api: KubeAPIServer) -> None:
+    def create(plural: str, obj: dict[str, Any]) -> None:
+        res = next(r for r in RESOURCES if r.plural == plural)
+        api.store.create(res, obj["metadata"].get("namespace", ""), obj)
+
+    discovery = {"tags": {"karpenter.sh/discovery": "prod-1"}}
+    create(
+        "ec2nodeclasses",
+        {
+            "apiVersion": "karpenter.k8s.aws/v1",
+            "kind": "EC2NodeClass",
+            "metadata": {"name": "default"},
+            "spec": {
+                "role": "KarpenterNodeRole-prod-1",
+                "amiSelectorTerms": [{"alias": f"al2023@{OLD}"}],
+                "subnetSelectorTerms": [discovery],
+                "securityGroupSelectorTerms": [discovery],
+            },
+        },
+    )
+    create(
+        "nodepools",
+        {
+            "apiVersion": "karpenter.sh/v1",
+            "kind": "NodePool",
+            "metadata": {"name": "general"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "nodeClassRef": {
+                            "group": "karpenter.k8s.aws",
+                            "kind": "EC2NodeClass",
+                            "name": "default",
+                        },
+                        "expireAfter": "Never",
+                        "requirements": [
+                            {
+                                "key": "node.kubernetes.io/instance-type",
+                                "operator": "In",
+                                "values": ["m5.xlarge"],
+                            },
+                            {
+                                "key": "karpenter.sh/capacity-type",
+                                "operator": "In",
+                                "values": ["on-demand"],
+                            },
+                        ],
+                    }
+                },
+                "disruption": {
+                    "consolidateAfter": "Never",
+                    "budgets": [{"nodes": "100%", "reasons": ["Drifted"]}],
+                },
+            },
+        },
+    )
+    for index in range(3):
+        create("pods", {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"web-{index}", "namespace": "default"},
+            "spec": {"containers": [{"name": "web", "image": "web:1",
+                                     "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}}]},
+            "status": {"phase": "Pending"},
+        })  # fmt: skip
+
+
+@pytest.fixture
+def world(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Processes, KubeAPIServer, dict[str, Any]]]:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with moto_server() as url, kube_api_server() as api:
+        images = seed_aws(url)
+        seed_cluster(api)
+        kubeconfig = api.kubeconfig(tmp_path / "kubeconfig")
+        configuration = client.Configuration()
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            str(kubeconfig), client_configuration=configuration
+        )
+        stand_in = ClusterStandIn(
+            client.ApiClient(configuration),
+            boto3.client("ec2", region_name=REGION, endpoint_url=url),
+        )
+        (tmp_path / "token").write_text(TOKEN)
+        env = {
+            "AWS_ENDPOINT_URL": url,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_REGION": REGION,
+        }
+        with processes(tmp_path, env) as procs:
+            yield procs, api, {"images": images, "stand_in": stand_in, "kubeconfig": kubeconfig,
+                               "ec2": stand_in.ec2, "dir": tmp_path}  # fmt: skip
+
+
+def running_images(ec2: Any) -> list[str]:
+    found = []
+    for reservation in ec2.describe_instances()["Reservations"]:
+        for instance in reservation["Instances"]:
+            if instance["State"]["Name"] in ("pending", "running"):
+                found.append(instance["ImageId"])
+    return sorted(found)
+
+
+def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
+    world: tuple[Processes, KubeAPIServer, dict[str, Any]],
+) -> None:
+    procs, api, parts = world
+    stand_in: ClusterStandIn = parts["stand_in"]
+    procs.start(
+        "agent", "agent", "serve", "--kubeconfig", str(parts["kubeconfig"]),
+        "--cluster-name", "prod-1", "--region", REGION, "--no-leader-elect",
+        "--port", "0", "--token-file", str(parts["dir"] / "token"),
+    )  # fmt: skip
+    procs.wait_for(lambda: "listening on" in procs.log("agent"), "the agent to listen", 60)
+    url = re.search(r"listening on (\S+)", procs.log("agent"))
+    assert url is not None
+    base = url.group(1)
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    assert httpx.get(f"{base}/readyz", timeout=5).status_code == 200
+
+    def bound() -> bool:
+        stand_in.step()
+        pods = list(stand_in.core.list_pod_for_all_namespaces().items)
+        return len(pods) == 3 and all(p.spec.node_name for p in pods)
+
+    procs.wait_for(bound, "every pod bound to a launched node", 120)
+    first = running_images(parts["ec2"])
+    assert len(first) == 3, "one m5.xlarge per 3-cpu pod"
+    assert set(first) == {parts["images"][OLD]}
+    status = httpx.get(f"{base}/v1/status", headers=headers, timeout=10).json()
+    assert status["kubernetesVersion"] == "1.31"
+
+    wave = {"target": {"amiSelectorTerms": [{"alias": f"al2023@{NEW}"}]}}
+    created = httpx.put(f"{base}/v1/waves/wave-1", json=wave, headers=headers, timeout=30)
+    assert created.status_code == 201, created.text
+
+    def converged() -> bool:
+        stand_in.step()
+        phase = httpx.get(f"{base}/v1/waves/wave-1", headers=headers, timeout=10).json()["phase"]
+        assert phase != "failed"
+        return bool(phase == "converged")
+
+    procs.wait_for(converged, "the wave to converge", 300)
+    assert set(running_images(parts["ec2"])) == {parts["images"][NEW]}
+    claims = [obj for (res, _, _), obj in api.store.objects.items() if res.plural == "nodeclaims"]
+    assert {c["status"]["imageID"] for c in claims} == {parts["images"][NEW]}
+    status = httpx.get(f"{base}/v1/status", headers=headers, timeout=10).json()
+    assert status["nodesByImage"] == {parts["images"][NEW]: len(claims)}
