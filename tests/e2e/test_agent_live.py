@@ -7,6 +7,7 @@ agent's HTTP API, and /readyz, /v1/status and the wave's phase say so."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -199,3 +200,30 @@ def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
     assert {c["status"]["imageID"] for c in claims} == {parts["images"][NEW]}
     status = httpx.get(f"{base}/v1/status", headers=headers, timeout=10).json()
     assert status["nodesByImage"] == {parts["images"][NEW]: len(claims)}
+
+
+def test_the_karpenter_driver_only_patches_the_node_class(
+    world: tuple[Processes, KubeAPIServer, dict[str, Any]],
+) -> None:
+    procs, api, parts = world
+    procs.start(
+        "agent", "agent", "serve", "--kubeconfig", str(parts["kubeconfig"]),
+        "--cluster-name", "prod-1", "--region", REGION, "--no-leader-elect",
+        "--driver", "karpenter", "--port", "0", "--token-file", str(parts["dir"] / "token"),
+    )  # fmt: skip
+    procs.wait_for(lambda: "listening on" in procs.log("agent"), "the agent to listen", 60)
+    url = re.search(r"listening on (\S+)", procs.log("agent"))
+    assert url is not None
+    base = url.group(1)
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    wave = {"target": {"amiSelectorTerms": [{"alias": f"al2023@{NEW}"}]}}
+    created = httpx.put(f"{base}/v1/waves/wave-1", json=wave, headers=headers, timeout=30)
+    assert created.status_code == 201, created.text
+    nodeclass = api.store.get(
+        next(r for r in RESOURCES if r.plural == "ec2nodeclasses"), "", "default"
+    )
+    assert nodeclass["spec"]["amiSelectorTerms"] == [{"alias": f"al2023@{NEW}"}]
+    assert "status" not in nodeclass, "Karpenter owns the node class's status"
+    time.sleep(3)  # several loop steps: the pending pods stay Karpenter's to provision
+    assert not [k for k in api.store.objects if k[0].plural == "nodeclaims"]
+    assert running_images(parts["ec2"]) == []
