@@ -46,6 +46,7 @@ bench: install
 
 schemas: install
 	$(PY) -c "from pathlib import Path; from agent.api.schemas import write_schemas; write_schemas(Path('deploy/schemas'))"
+	$(PY) -c "from pathlib import Path; from agent.api.crds import write_crds; write_crds(Path('deploy/helm/driftwave-agent/crds'))"
 
 # Re-resolve the pinned, hashed dependency set after editing pyproject.toml.
 lock: install
