@@ -7,14 +7,18 @@ A Fleet manifest never holds a token, only where to read it:
   worker);
 * ``file:PATH``: the first line of a file (a mounted Kubernetes Secret, a file readable only by
   the worker's user);
-* ``secretsmanager:ARN``: an AWS Secrets Manager secret, read through the AWS adapters (not
-  available yet: resolving one is a clear error, never a silent empty token).
+* ``secretsmanager:ARN``: an AWS Secrets Manager secret (its string value), read in the region
+  the ARN names, through the cluster's account role (``spec.accounts[].roleArn`` with its
+  ``externalId``, assumed with STS and cached) when the fleet gives one; values are kept for
+  five minutes (:mod:`agent.cloud.aws.secrets`).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 
 class CredentialsError(ValueError):
@@ -33,8 +37,33 @@ def check_reference(reference: str) -> str | None:
     return None
 
 
-def resolve_token(reference: str, cluster: str) -> str:
-    """The bearer token a reference points at; raises :class:`CredentialsError`."""
+class Secrets(Protocol):
+    """Reads a Secrets Manager secret (:class:`agent.cloud.aws.secrets.SecretReader`)."""
+
+    def read(self, arn: str, *, role_arn: str | None = None, external_id: str | None = None) -> str:
+        """The secret's value; raises the AWS adapter's errors."""
+        ...
+
+
+@dataclass(frozen=True)
+class AccountAccess:
+    """The role the fleet assumes in a cluster's account (from the Fleet's ``accounts``)."""
+
+    role_arn: str
+    external_id: str | None = None
+
+
+def resolve_token(
+    reference: str,
+    cluster: str,
+    *,
+    account: AccountAccess | None = None,
+    secrets: Secrets | None = None,
+) -> str:
+    """The bearer token a reference points at; raises :class:`CredentialsError`.
+
+    ``secrets`` reads ``secretsmanager:`` references (made on first use when not given), as
+    ``account``'s role when given."""
     problem = check_reference(reference)
     if problem:
         raise CredentialsError(f"cluster {cluster}: credentialsRef {reference!r} {problem}")
@@ -59,7 +88,50 @@ def resolve_token(reference: str, cluster: str) -> str:
         if not token:
             raise CredentialsError(f"cluster {cluster}: credentialsRef {reference}: empty file")
         return token
-    raise CredentialsError(
-        f"cluster {cluster}: credentialsRef {reference}: Secrets Manager references need the "
-        "AWS adapters, which this build does not have yet; use env: or file:"
-    )
+    return _secret(rest, reference, cluster, account, secrets)
+
+
+def _secret(
+    arn: str,
+    reference: str,
+    cluster: str,
+    account: AccountAccess | None,
+    secrets: Secrets | None,
+) -> str:
+    from agent.cloud.aws.errors import AWSError
+    from agent.cloud.aws.secrets import SecretReader
+
+    if not arn.startswith("arn:") or ":secretsmanager:" not in arn:
+        raise CredentialsError(
+            f"cluster {cluster}: credentialsRef {reference}: not a Secrets Manager ARN "
+            "(arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)"
+        )
+    reader = secrets if secrets is not None else SecretReader()
+    try:
+        token = reader.read(
+            arn,
+            role_arn=account.role_arn if account else None,
+            external_id=account.external_id if account else None,
+        )
+    except AWSError as exc:
+        raise CredentialsError(f"cluster {cluster}: credentialsRef {reference}: {exc}") from exc
+    token = token.strip()
+    if not token:
+        raise CredentialsError(f"cluster {cluster}: credentialsRef {reference}: empty secret")
+    return token
+
+
+class TokenResolver:
+    """Resolves references for one process, keeping one Secrets Manager reader (and with it the
+    assumed roles and the values read) for its lifetime."""
+
+    def __init__(self, secrets: Secrets | None = None) -> None:
+        self._secrets = secrets
+
+    def __call__(self, reference: str, cluster: str, account: AccountAccess | None = None) -> str:
+        """The token ``reference`` points at (see :func:`resolve_token`)."""
+        if reference.startswith("secretsmanager:") and self._secrets is None:
+            from agent.cloud.aws.secrets import SecretReader
+
+            self._secrets = SecretReader()
+        return resolve_token(reference, cluster, account=account, secrets=self._secrets)

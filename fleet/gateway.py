@@ -20,7 +20,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from agent.service import AgentService, InvalidRequest, WaveConflict
 from agent.service import WaveNotFound as AgentWaveNotFound
-from fleet.credentials import CredentialsError, resolve_token
+from fleet.credentials import AccountAccess, CredentialsError, TokenResolver
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class AgentTarget:
     cluster: str
     endpoint: str
     credentials_ref: str
+    account: AccountAccess | None = None
+    """The role to assume in the cluster's account (for ``secretsmanager:`` references)."""
 
 
 class GatewayError(Exception):
@@ -125,7 +127,8 @@ class HttpAgentGateway:
     ) -> None:
         """``token_of`` resolves a target's bearer token (default: its credentials reference)."""
         self._tracer = tracer
-        self._token_of = token_of or (lambda t: resolve_token(t.credentials_ref, t.cluster))
+        resolver = TokenResolver()
+        self._token_of = token_of or (lambda t: resolver(t.credentials_ref, t.cluster, t.account))
         self._client = httpx.Client(timeout=timeout, transport=transport)
 
     def close(self) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from fleet.credentials import AccountAccess
 from fleet.db.errors import NotFound
 from fleet.domain.machine import RollbackState, RolloutState, StepState
 from fleet.domain.model import release_info
@@ -62,7 +63,12 @@ def load_snapshot(ctx: FleetContext, step_id: str) -> StepSnapshot | None:
             rollout_state=RolloutState(rollout.state),
             state=StepState(step.state),
             rollback=RollbackState(step.rollback_state) if step.rollback_state else None,
-            target=AgentTarget(cluster.name, cluster.agent_endpoint, cluster.credentials_ref or ""),
+            target=AgentTarget(
+                cluster.name,
+                cluster.agent_endpoint,
+                cluster.credentials_ref or "",
+                AccountAccess(cluster.account.role_arn, cluster.account.external_id),
+            ),
             request=request,
             last_contact=max(contacts) if contacts else None,
             started_at=step.started_at,
