@@ -76,7 +76,7 @@ def test_a_refused_role_or_a_missing_secret_is_a_credentials_error(env: Env) -> 
         lambda r: r.action == "AssumeRole",
         lambda _: xml_error(403, "AccessDenied", "not authorized to perform sts:AssumeRole"),
     )
-    with pytest.raises(CredentialsError, match="cluster prod-1: .*AccessDenied"):
+    with pytest.raises(CredentialsError, match=r"cluster prod-1: .*AccessDenied"):
         env.resolve(f"secretsmanager:{env.arn}", "prod-1", ROLE)
     missing = env.arn.replace("driftwave/prod-1", "driftwave/none")
     with pytest.raises(CredentialsError, match="ResourceNotFoundException"):
