@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from opentelemetry.sdk.trace import TracerProvider
 from pydantic import ValidationError
 
 from agent.api.base import issues_from_error
@@ -157,16 +158,7 @@ def serve(
     hashes = token_hashes(options, dict(os.environ) if environ is None else environ)
     if not hashes and any(c.token_hash is None for c in configs):
         raise ServeError([NO_TOKEN])
-    try:
-        provider = (
-            tracer_provider(
-                SERVICE_NAME, file=options.trace_file, otlp_endpoint=options.otlp_endpoint
-            )
-            if options.trace_file is not None or options.otlp_endpoint is not None
-            else None
-        )
-    except TelemetryError as exc:
-        raise ServeError([str(exc)]) from exc
+    provider = _tracing(options)
 
     def ready(agents: list[RunningAgent]) -> None:
         for agent in agents:
@@ -185,6 +177,18 @@ def serve(
     finally:
         if provider is not None:
             provider.shutdown()
+
+
+def _tracing(options: ServeOptions) -> TracerProvider | None:
+    """The tracer provider the options ask for (None: no tracing); ServeError when invalid."""
+    if options.trace_file is None and options.otlp_endpoint is None:
+        return None
+    try:
+        return tracer_provider(
+            SERVICE_NAME, file=options.trace_file, otlp_endpoint=options.otlp_endpoint
+        )
+    except TelemetryError as exc:
+        raise ServeError([str(exc)]) from exc
 
 
 def serve_real(
@@ -207,16 +211,7 @@ def serve_real(
         from agent.live.build import build_live
 
         build = build_live
-    try:
-        provider = (
-            tracer_provider(
-                SERVICE_NAME, file=options.trace_file, otlp_endpoint=options.otlp_endpoint
-            )
-            if options.trace_file is not None or options.otlp_endpoint is not None
-            else None
-        )
-    except TelemetryError as exc:
-        raise ServeError([str(exc)]) from exc
+    provider = _tracing(options)
     try:
         serve_live(live, build, token_hashes=hashes, say=say, tracer_provider=provider)
     except (BuildError, OSError) as exc:

@@ -5,7 +5,6 @@ invalidation when the image is deprecated (deprecation added by the proxy: moto 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -17,9 +16,8 @@ from agent.clock import VirtualClock
 from agent.cloud.amiresolve import AMIResolutionError
 from agent.cloud.aws.amis import AWSImages
 from agent.cloud.aws.session import AWSClients, AWSConfig
-from tests.support.awsproxy import AWSProxy, aws_proxy
+from tests.support.awsproxy import AWSProxy
 from tests.support.awsseed import add_image, deprecate, publish_parameter
-from tests.support.motoserver import moto_server
 
 REGION = "us-east-1"
 NOW = datetime(2026, 1, 10, tzinfo=UTC)
@@ -34,13 +32,11 @@ class Env:
 
 
 @pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with moto_server() as url, aws_proxy(url) as proxy:
-        clock = VirtualClock(NOW)
-        clients = AWSClients(AWSConfig(region=REGION, endpoint_url=proxy.url))
-        yield Env(proxy, clock, AWSImages(clients, clock))
+def env(moto_proxy: tuple[str, AWSProxy]) -> Env:
+    _url, proxy = moto_proxy
+    clock = VirtualClock(NOW)
+    clients = AWSClients(AWSConfig(region=REGION, endpoint_url=proxy.url))
+    return Env(proxy, clock, AWSImages(clients, clock))
 
 
 def nodeclass(*terms: dict[str, object]) -> EC2NodeClass:
@@ -178,3 +174,10 @@ def test_alias_cache_lasts_a_day_and_ends_when_the_image_is_deprecated(env: Env)
     env.images.resolve(term, "1.31")  # sees the deprecation
     moved = env.images.resolve(term, "1.31")
     assert sorted(a.id for a in moved) == sorted(third.values()), "a deprecation ends the cache"
+
+
+def test_self_is_the_callers_account(env: Env) -> None:
+    assert env.images.account_id == "123456789012"
+    assert [r.action for r in env.proxy.requests].count("GetCallerIdentity") == 1
+    assert env.images.account_id == "123456789012"
+    assert [r.action for r in env.proxy.requests].count("GetCallerIdentity") == 1, "read once"

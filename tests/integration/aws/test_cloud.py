@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import email
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -29,9 +28,8 @@ from agent.cloud.aws.session import AWSClients, AWSConfig
 from agent.cloud.aws.userdata import ClusterInfo
 from agent.cloud.port import InsufficientCapacity, NodeClaimNotFound, NodeClassNotReady
 from agent.cloud.unavailable import UnavailableOfferings
-from tests.support.awsproxy import AWSProxy, Request, aws_proxy
+from tests.support.awsproxy import AWSProxy, Request
 from tests.support.awsseed import add_image, network, publish_parameter
-from tests.support.motoserver import moto_server
 
 REGION = "us-east-1"
 NOW = datetime(2026, 1, 10, tzinfo=UTC)
@@ -49,46 +47,42 @@ class Env:
 
 
 @pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with moto_server() as url, aws_proxy(url) as proxy:
-        ec2 = boto3.client("ec2", region_name=REGION, endpoint_url=url)
-        network(ec2, "prod-1")
-        image = add_image(
-            REGION, "amazon-eks-node-al2023-x86_64-standard-1.31-v20251216", created=NOW
-        )
-        publish_parameter(REGION, ALIAS, image)
-        clock = VirtualClock(NOW)
-        clients = AWSClients(AWSConfig(region=REGION, endpoint_url=proxy.url))
-        resolver = NodeClassStatusResolver(AWSImages(clients, clock), Network(clients), clock)
-        spec = parse_manifest(
-            EC2NodeClass,
-            {
-                "apiVersion": "karpenter.k8s.aws/v1",
-                "kind": "EC2NodeClass",
-                "metadata": {"name": "default"},
-                "spec": {
-                    "instanceProfile": "KarpenterNodeInstanceProfile",
-                    "amiSelectorTerms": [{"alias": "al2023@latest"}],
-                    "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "prod-1"}}],
-                    "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "prod-1"}}],
-                    "tags": {"team": "web"},
-                    "kubelet": {"maxPods": 58},
-                },
+def env(moto_proxy: tuple[str, AWSProxy]) -> Env:
+    url, proxy = moto_proxy
+    ec2 = boto3.client("ec2", region_name=REGION, endpoint_url=url)
+    network(ec2, "prod-1")
+    image = add_image(REGION, "amazon-eks-node-al2023-x86_64-standard-1.31-v20251216", created=NOW)
+    publish_parameter(REGION, ALIAS, image)
+    clock = VirtualClock(NOW)
+    clients = AWSClients(AWSConfig(region=REGION, endpoint_url=proxy.url))
+    resolver = NodeClassStatusResolver(AWSImages(clients, clock), Network(clients), clock)
+    spec = parse_manifest(
+        EC2NodeClass,
+        {
+            "apiVersion": "karpenter.k8s.aws/v1",
+            "kind": "EC2NodeClass",
+            "metadata": {"name": "default"},
+            "spec": {
+                "instanceProfile": "KarpenterNodeInstanceProfile",
+                "amiSelectorTerms": [{"alias": "al2023@latest"}],
+                "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "prod-1"}}],
+                "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "prod-1"}}],
+                "tags": {"team": "web"},
+                "kubelet": {"maxPods": 58},
             },
-        )
-        nodeclass = spec.model_copy(update={"status": resolver(spec, "1.31")})
-        unavailable = UnavailableOfferings(clock)
-        types = AWSInstanceTypes(clients, AWSPrices(clients, clock), unavailable, clock)
-        cloud = AWSCloud(
-            clients,
-            cluster_name="prod-1",
-            instance_types=lambda nc: types.list(None, nc),
-            launch_templates=LaunchTemplates(clients, CLUSTER),
-            unavailable=unavailable,
-        )
-        yield Env(proxy, ec2, cloud, nodeclass, image)
+        },
+    )
+    nodeclass = spec.model_copy(update={"status": resolver(spec, "1.31")})
+    unavailable = UnavailableOfferings(clock)
+    types = AWSInstanceTypes(clients, AWSPrices(clients, clock), unavailable, clock)
+    cloud = AWSCloud(
+        clients,
+        cluster_name="prod-1",
+        instance_types=lambda nc: types.list(None, nc),
+        launch_templates=LaunchTemplates(clients, CLUSTER),
+        unavailable=unavailable,
+    )
+    return Env(proxy, ec2, cloud, nodeclass, image)
 
 
 def claim(name: str = "general-x7k2p", capacity: str = "on-demand") -> NodeClaim:
@@ -247,3 +241,14 @@ def test_a_node_class_without_images_or_subnets_is_not_ready(env: Env) -> None:
     )
     with pytest.raises(NodeClassNotReady):
         env.cloud.create(claim(), no_images)
+
+
+def test_a_node_classs_launch_templates_can_be_deleted(env: Env) -> None:
+    env.cloud.create(claim(), env.nodeclass)
+    templates = LaunchTemplates(env.cloud._clients, CLUSTER)
+    assert env.ec2.describe_launch_templates()["LaunchTemplates"]
+    deleted = templates.delete_for("default")
+    assert len(deleted) == 1
+    assert deleted[0].startswith("driftwave/")
+    assert env.ec2.describe_launch_templates()["LaunchTemplates"] == []
+    assert templates.delete_for("default") == []

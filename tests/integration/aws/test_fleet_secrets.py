@@ -6,7 +6,6 @@ as a credentials error naming the cluster."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -17,8 +16,7 @@ from agent.clock import VirtualClock
 from agent.cloud.aws.secrets import SecretReader
 from agent.cloud.aws.session import AWSClients, AWSConfig
 from fleet.credentials import AccountAccess, CredentialsError, TokenResolver
-from tests.support.awsproxy import AWSProxy, aws_proxy, xml_error
-from tests.support.motoserver import moto_server
+from tests.support.awsproxy import AWSProxy, xml_error
 
 REGION = "eu-west-1"
 ROLE = AccountAccess("arn:aws:iam::123456789012:role/driftwave-fleet", "fleet-7f3a")
@@ -33,15 +31,13 @@ class Env:
 
 
 @pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with moto_server() as url, aws_proxy(url) as proxy:
-        secrets = boto3.client("secretsmanager", region_name=REGION, endpoint_url=url)
-        arn = secrets.create_secret(Name="driftwave/prod-1", SecretString="s3cret-token\n")["ARN"]
-        clock = VirtualClock(datetime.now(UTC))
-        base = AWSClients(AWSConfig(region="us-east-1", endpoint_url=proxy.url))
-        yield Env(proxy, clock, TokenResolver(SecretReader(base, clock)), arn)
+def env(moto_proxy: tuple[str, AWSProxy]) -> Env:
+    url, proxy = moto_proxy
+    secrets = boto3.client("secretsmanager", region_name=REGION, endpoint_url=url)
+    arn = secrets.create_secret(Name="driftwave/prod-1", SecretString="s3cret-token\n")["ARN"]
+    clock = VirtualClock(datetime.now(UTC))
+    base = AWSClients(AWSConfig(region="us-east-1", endpoint_url=proxy.url))
+    return Env(proxy, clock, TokenResolver(SecretReader(base, clock)), arn)
 
 
 def calls(proxy: AWSProxy) -> Counter[str]:

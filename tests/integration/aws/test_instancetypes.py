@@ -5,7 +5,6 @@ resources compared with the packaged catalog's (the differences are the document
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -21,8 +20,7 @@ from agent.cloud.aws.instancetypes import AWSInstanceTypes
 from agent.cloud.aws.pricing import AWSPrices
 from agent.cloud.aws.session import AWSClients, AWSConfig
 from agent.cloud.unavailable import UnavailableOfferings
-from tests.support.awsproxy import AWSProxy, Request, aws_proxy
-from tests.support.motoserver import moto_server
+from tests.support.awsproxy import AWSProxy, Request
 
 REGION = "us-east-1"
 NOW = datetime(2026, 1, 10, tzinfo=UTC)
@@ -59,16 +57,14 @@ def spot_answer(_: Request) -> tuple[int, dict[str, str], bytes]:
 
 
 @pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with moto_server() as url, aws_proxy(url) as proxy:
-        proxy.intercept(lambda r: r.action == "DescribeSpotPriceHistory", spot_answer)
-        clock = VirtualClock(NOW)
-        clients = AWSClients(AWSConfig(region=REGION, endpoint_url=proxy.url))
-        unavailable = UnavailableOfferings(clock)
-        types = AWSInstanceTypes(clients, AWSPrices(clients, clock), unavailable, clock)
-        yield Env(proxy, clock, unavailable, types)
+def env(moto_proxy: tuple[str, AWSProxy]) -> Env:
+    _url, proxy = moto_proxy
+    proxy.intercept(lambda r: r.action == "DescribeSpotPriceHistory", spot_answer)
+    clock = VirtualClock(NOW)
+    clients = AWSClients(AWSConfig(region=REGION, endpoint_url=proxy.url))
+    unavailable = UnavailableOfferings(clock)
+    types = AWSInstanceTypes(clients, AWSPrices(clients, clock), unavailable, clock)
+    return Env(proxy, clock, unavailable, types)
 
 
 def nodeclass(kubelet: dict[str, object] | None = None) -> EC2NodeClass:

@@ -4,7 +4,6 @@ the client, and a persistent failure keeping the previous status."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -20,9 +19,8 @@ from agent.cloud.aws.amis import AWSImages
 from agent.cloud.aws.network import Network
 from agent.cloud.aws.nodeclass import NodeClassStatusResolver
 from agent.cloud.aws.session import AWSClients, AWSConfig
-from tests.support.awsproxy import AWSProxy, aws_proxy, xml_error
+from tests.support.awsproxy import AWSProxy, xml_error
 from tests.support.awsseed import add_image, network, publish_parameter
-from tests.support.motoserver import moto_server
 
 REGION = "us-east-1"
 NOW = datetime(2026, 1, 10, tzinfo=UTC)
@@ -41,18 +39,16 @@ class Env:
 
 
 @pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with moto_server() as url, aws_proxy(url) as proxy:
-        ec2 = boto3.client("ec2", region_name=REGION, endpoint_url=url)
-        net = network(ec2, "prod-1")
-        clients = AWSClients(AWSConfig(region=REGION, endpoint_url=proxy.url))
-        clock = VirtualClock(NOW)
-        found = Network(clients)
-        yield Env(
-            proxy, ec2, net, found, NodeClassStatusResolver(AWSImages(clients, clock), found, clock)
-        )
+def env(moto_proxy: tuple[str, AWSProxy]) -> Env:
+    url, proxy = moto_proxy
+    ec2 = boto3.client("ec2", region_name=REGION, endpoint_url=url)
+    net = network(ec2, "prod-1")
+    clients = AWSClients(AWSConfig(region=REGION, endpoint_url=proxy.url))
+    clock = VirtualClock(NOW)
+    found = Network(clients)
+    return Env(
+        proxy, ec2, net, found, NodeClassStatusResolver(AWSImages(clients, clock), found, clock)
+    )
 
 
 def nodeclass(alias: str = "al2023@latest", discovery: str = "prod-1") -> EC2NodeClass:
