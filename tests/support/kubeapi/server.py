@@ -40,8 +40,10 @@ TOKEN = "loopback-test-token"
 class KubeAPIServer:
     """The server and its store; ``url`` once started."""
 
-    def __init__(self, token: str = TOKEN) -> None:
+    def __init__(self, token: str = TOKEN, resources: list[Resource] | None = None) -> None:
         self.token = token
+        self.resources = RESOURCES if resources is None else resources
+        """What is served (e.g. leave Karpenter's kinds out for a cluster without its CRDs)."""
         self.store = Store()
         self.requests: list[tuple[str, str]] = []
         handler = type("Handler", (_Handler,), {"api": self})
@@ -82,9 +84,11 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 @contextmanager
-def kube_api_server(token: str = TOKEN) -> Iterator[KubeAPIServer]:
+def kube_api_server(
+    token: str = TOKEN, resources: list[Resource] | None = None
+) -> Iterator[KubeAPIServer]:
     """A started server, stopped afterwards."""
-    server = KubeAPIServer(token)
+    server = KubeAPIServer(token, resources)
     server.start()
     try:
         yield server
@@ -92,7 +96,7 @@ def kube_api_server(token: str = TOKEN) -> Iterator[KubeAPIServer]:
         server.stop()
 
 
-def _route(path: str) -> tuple[Resource, str | None, str | None, str]:
+def _route(path: str, resources: list[Resource]) -> tuple[Resource, str | None, str | None, str]:
     """(resource, namespace, name, subresource) of a request path; 404 when not served."""
     parts = [p for p in path.split("/") if p]
     if parts[:2] == ["api", "v1"]:
@@ -104,7 +108,7 @@ def _route(path: str) -> tuple[Resource, str | None, str | None, str]:
     namespace = None
     if len(rest) >= 3 and rest[0] == "namespaces":
         namespace, rest = rest[1], rest[2:]
-    for res in RESOURCES:
+    for res in resources:
         if (res.group, res.version, res.plural) == (group, version, rest[0] if rest else ""):
             if namespace is not None and not res.namespaced:
                 break
@@ -144,7 +148,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = self._body()
             if self.headers.get("Authorization") != f"Bearer {self.api.token}":
                 raise APIError(401, "Unauthorized", "Unauthorized")
-            res, namespace, name, sub = _route(url.path)
+            res, namespace, name, sub = _route(url.path, self.api.resources)
             if method == "GET" and name is None and query.get("watch") in ("1", "true"):
                 self._watch(res, namespace, query)
                 return
