@@ -143,18 +143,33 @@ def api(
             dir_okay=False,
         ),
     ] = None,
+    tokens_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="A YAML file of tokens with roles: tokens: [{name, tokenHash, role, rings}] "
+            "(roles viewer, operator, approver, admin; rings limit what a token may approve).",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the fleet's REST API: apply fleets, plan and start rollouts, read their status and
     audit trail, and pause, resume, approve, abort or roll them back.
 
-    Routes live under /v1 (OpenAPI at /openapi.json, liveness at /healthz); the actor recorded
-    in the audit log is the X-Driftwave-Actor header (default: api). The database is
+    Routes live under /v1 (OpenAPI at /openapi.json, liveness at /healthz). With --tokens-file
+    each token has a role (viewer reads; operator starts, pauses, resumes, aborts and rolls
+    back; approver also approves, within its rings; admin also applies fleets), a lacking role
+    gets 403, and actions are audited under the token's name. With one --token-file token
+    (admin), the actor is the X-Driftwave-Actor header (default: api). The database is
     DRIFTWAVE_DATABASE_URL, as for every fleet command.
 
     Example: DRIFTWAVE_API_TOKEN=s3cret driftwave api --host 0.0.0.0 --port 8080
     """
     from agent.server.auth import AuthConfigError, hash_token
     from fleet.api import ApiConfigError, serve
+    from fleet.api.rbac import load_tokens
+
+    if tokens_file is not None and token_file is not None:
+        fail("--tokens-file and --token-file: give one (rule: roles come from the tokens file)")
 
     token = os.environ.get("DRIFTWAVE_API_TOKEN", "")
     if token_file is not None:
@@ -164,12 +179,14 @@ def api(
             fail(f"cannot read --token-file {token_file}: {exc.strerror}")
     with fleet_context("driftwave-api") as ctx:
         try:
-            hashes = {hash_token(token)} if token else None
+            access = load_tokens(tokens_file) if tokens_file is not None else None
+            hashes = {hash_token(token)} if token and access is None else None
             serve(
                 ctx,
                 host=host,
                 port=port,
                 token_hashes=hashes,
+                access=access,
                 ready=lambda url: print(f"fleet API listening on {url}", flush=True),
             )
         except (ApiConfigError, AuthConfigError) as exc:

@@ -1,6 +1,7 @@
 """The fleet's REST API: a FastAPI application over the fleet services (:func:`create_app`).
 
-Routes (``/v1`` needs ``Authorization: Bearer <token>`` when token hashes are given):
+Routes (``/v1`` needs ``Authorization: Bearer <token>`` when tokens are given; what each token
+may do follows its role, :mod:`fleet.api.rbac`):
 
 * ``GET /healthz`` (no authentication): whether the database answers at the current schema;
 * ``PUT /v1/fleets/{name}``, ``GET /v1/fleets``, ``GET /v1/fleets/{name}/clusters``;
@@ -22,13 +23,13 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from agent.server.auth import BearerCheck
 from agent.server.common import publish_models
 from agent.server.tracing import TraceMiddleware
 from fleet.api.deps import ApiState, fleet_context
 from fleet.api.documents import ApproveRequest, Health
 from fleet.api.errors import install_handlers
 from fleet.api.fleets import add_fleet_routes
+from fleet.api.rbac import AccessControl, Grant
 from fleet.api.releases import add_release_routes
 from fleet.api.rollouts import add_rollout_routes
 from fleet.db.engine import UPGRADE_HINT, ensure_current
@@ -54,27 +55,30 @@ def create_app(
     *,
     token_hashes: set[str] | None = None,
     actor_header: str = DEFAULT_ACTOR_HEADER,
+    access: AccessControl | None = None,
 ) -> FastAPI:
     """The fleet API over ``ctx``.
 
     ``token_hashes``: the ``sha256:<hex>`` hashes of the accepted bearer tokens; None turns
     authentication off (tests, loopback use); an empty set or a malformed hash raises
     :class:`agent.server.auth.AuthConfigError`. ``actor_header``: the request header naming the
-    actor recorded in the audit log (``api`` when a request does not send it). Server spans go
-    to ``ctx.tracer``.
+    actor recorded in the audit log (``api`` when a request does not send it). ``access``:
+    tokens with roles (:mod:`fleet.api.rbac`), instead of ``token_hashes`` (whose tokens are
+    admins). Server spans go to ``ctx.tracer``.
     """
     if not actor_header or not set(actor_header) <= _HEADER_CHARS:
         raise ApiConfigError(
             f"actor header {actor_header!r} is not an HTTP header name "
             "(rule: letters, digits and !#$%&'*+-.^_`|~ only)"
         )
-    bearer = BearerCheck(token_hashes) if token_hashes is not None else None
+    if access is None and token_hashes is not None:
+        access = AccessControl({h: Grant("", "admin") for h in token_hashes})
     app = FastAPI(
         title="driftwave fleet",
         version="1",
         summary="Fleets, release plans and wave-by-wave rollouts of node images and versions.",
     )
-    app.state.driftwave = ApiState(ctx=ctx, bearer=bearer, actor_header=actor_header)
+    app.state.driftwave = ApiState(ctx=ctx, access=access, actor_header=actor_header)
     app.add_middleware(TraceMiddleware, tracer=ctx.tracer)
     install_handlers(app)
     _health(app)

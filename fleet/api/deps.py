@@ -15,20 +15,22 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from starlette.exceptions import HTTPException
 
-from agent.server.auth import BearerCheck
 from fleet.api.bodies import RawBody, actor_from, read_body
 from fleet.api.documents import ErrorDocument
+from fleet.api.rbac import AccessControl, Grant
 from fleet.service.context import FleetContext
 
 UNAUTHORIZED = "a known bearer token is required: send Authorization: Bearer <token>"
+OPEN = Grant("", "admin")
+"""The grant of every request when authentication is off (loopback only)."""
 
 
 @dataclass(frozen=True)
 class ApiState:
-    """One application's context, bearer check (None: no authentication) and actor header."""
+    """One application's context, tokens (None: no authentication) and actor header."""
 
     ctx: FleetContext
-    bearer: BearerCheck | None
+    access: AccessControl | None
     actor_header: str
 
 
@@ -44,15 +46,42 @@ def fleet_context(request: Request) -> FleetContext:
 
 
 def request_actor(request: Request) -> str:
-    """The actor the request names (a dependency); 422 naming the header when invalid."""
+    """The actor of the request (a dependency): its token's name, or, for a token without one
+    (a single ``--token-file`` token, or no authentication), the actor header; 422 naming the
+    header when invalid."""
+    grant = request_grant(request)
+    if grant.name:
+        return grant.name
     return actor_from(request.headers, api_state(request).actor_header)
+
+
+def request_grant(request: Request) -> Grant:
+    """The grant of the request's token (401 without a known one)."""
+    access = api_state(request).access
+    if access is None:
+        return OPEN
+    grant = access.identify(request.headers.get("authorization"))
+    if grant is None:
+        raise HTTPException(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
+    return grant
 
 
 def authorized(request: Request) -> None:
     """Refuse (401, ``WWW-Authenticate: Bearer``) a request without a known bearer token."""
-    bearer = api_state(request).bearer
-    if bearer is not None and not bearer(request.headers.get("authorization")):
-        raise HTTPException(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
+    request_grant(request)
+
+
+def needs(role: str) -> list[Any]:
+    """The dependencies of a route that needs ``role`` (401 without a token, 403 below it)."""
+
+    def check(request: Request) -> None:
+        grant = request_grant(request)
+        if not grant.allows(role):
+            who = f"token {grant.name}" if grant.name else "this token"
+            article = "an" if grant.role[0] in "aeiou" else "a"
+            raise HTTPException(403, f"{who} is {article} {grant.role}: this needs the {role} role")
+
+    return [Depends(check)]
 
 
 V1 = "/v1"
@@ -65,6 +94,7 @@ def v1_responses(extra: dict[int | str, dict[str, Any]]) -> dict[int | str, dict
     """The documented responses of a ``/v1`` route: ``extra`` and the errors every one has."""
     common: dict[int | str, dict[str, Any]] = {
         401: {"model": ErrorDocument, "description": "No known bearer token."},
+        403: {"model": ErrorDocument, "description": "The token's role does not allow it."},
         422: {"model": ErrorDocument, "description": "The request breaks a rule (see fields)."},
         503: {"model": ErrorDocument, "description": "The database cannot do it now."},
     }
@@ -73,4 +103,5 @@ def v1_responses(extra: dict[int | str, dict[str, Any]]) -> dict[int | str, dict
 
 Ctx = Annotated[FleetContext, Depends(fleet_context)]
 Actor = Annotated[str, Depends(request_actor)]
+Who = Annotated[Grant, Depends(request_grant)]
 Body = Annotated[RawBody, Depends(read_body)]

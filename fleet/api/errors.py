@@ -30,7 +30,7 @@ from fleet.db.errors import (
 )
 from fleet.domain.errors import DomainError, ManifestError, PlanningError
 from fleet.service.queries import RolloutNotFound
-from fleet.service.rollouts import CommandRefused
+from fleet.service.rollouts import CommandForbidden, CommandRefused
 
 RETRY_AFTER_SECONDS = 2
 """What ``Retry-After`` says after a temporary database error."""
@@ -38,6 +38,7 @@ RETRY_AFTER_SECONDS = 2
 HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
+    403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
     413: "payload_too_large",
@@ -149,6 +150,11 @@ def install_handlers(app: FastAPI) -> None:
     async def refused(request: Request, exc: CommandRefused) -> JSONResponse:
         del request
         return error_response(409, "command_refused", str(exc))
+
+    @app.exception_handler(CommandForbidden)
+    async def forbidden(request: Request, exc: CommandForbidden) -> JSONResponse:
+        del request
+        return error_response(403, "forbidden", str(exc))
 
     @app.exception_handler(RolloutNotFound)
     async def no_rollout(request: Request, exc: RolloutNotFound) -> JSONResponse:

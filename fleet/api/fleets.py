@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 
 from agent.api.manifests import Finding
 from fleet.api.bodies import manifest
-from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, v1_responses
+from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, needs, v1_responses
 from fleet.api.documents import ApplyDocument, ClustersDocument, ErrorDocument, FleetsDocument
 from fleet.api.errors import InvalidRequest, NotFoundError
 from fleet.db.errors import NotFound
@@ -68,7 +68,7 @@ def add_fleet_routes(app: FastAPI) -> None:
         f"{V1}/fleets/{{name}}",
         summary="Apply a Fleet",
         tags=["fleets"],
-        dependencies=V1_AUTH,
+        dependencies=needs("admin"),
         responses=v1_responses(
             {
                 200: {"model": ApplyDocument, "description": "Applied again; what changed."},

@@ -26,7 +26,7 @@ from opentelemetry import trace
 
 from agent.api.manifests import Finding
 from fleet.api.bodies import SOURCE, manifest
-from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, v1_responses
+from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, needs, v1_responses
 from fleet.api.documents import ErrorDocument, PlanDocument, RolloutStarted
 from fleet.api.errors import InvalidRequest, NotFoundError
 from fleet.api.fleets import manifest_body, notices
@@ -125,7 +125,7 @@ def add_release_routes(app: FastAPI) -> None:
         f"{V1}/rollouts",
         summary="Start a rollout",
         tags=["rollouts"],
-        dependencies=V1_AUTH,
+        dependencies=needs("operator"),
         status_code=201,
         responses=v1_responses(
             {

@@ -15,7 +15,7 @@ from fastapi import FastAPI, Query
 from fastapi.responses import JSONResponse
 
 from fleet.api.bodies import approve_request
-from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, v1_responses
+from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, Who, needs, v1_responses
 from fleet.api.documents import (
     ApproveRequest,
     AuditDocument,
@@ -123,7 +123,7 @@ def _commands(app: FastAPI) -> None:
             summary=summary,
             description=command.__doc__,
             tags=["rollouts"],
-            dependencies=V1_AUTH,
+            dependencies=needs("operator"),
             responses=COMMAND,
             name=f"post_{name}",
         )(_command_route(command))
@@ -132,7 +132,7 @@ def _commands(app: FastAPI) -> None:
         f"{ROLLOUT}/approve",
         summary="Approve the waiting ring",
         tags=["rollouts"],
-        dependencies=V1_AUTH,
+        dependencies=needs("approver"),
         responses=COMMAND,
         openapi_extra={
             "requestBody": {
@@ -145,10 +145,17 @@ def _commands(app: FastAPI) -> None:
             }
         },
     )
-    def post_approve(rollout_id: str, body: Body, ctx: Ctx, actor: Actor) -> JSONResponse:
-        """Approve the ring the rollout waits for (``ring``, when given, must name it)."""
+    def post_approve(rollout_id: str, body: Body, ctx: Ctx, actor: Actor, who: Who) -> JSONResponse:
+        """Approve the ring the rollout waits for (``ring``, when given, must name it; a token
+        scoped to rings may only approve those: 403 otherwise)."""
         request = approve_request(body)
         known(ctx, rollout_id)
-        return JSONResponse(
-            approve(ctx, rollout_id, actor, ring=request.ring, comment=request.comment)
+        result = approve(
+            ctx,
+            rollout_id,
+            actor,
+            ring=request.ring,
+            comment=request.comment,
+            may_approve=who.may_approve,
         )
+        return JSONResponse(result)

@@ -20,6 +20,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from fleet.api.app import DEFAULT_ACTOR_HEADER, ApiConfigError, create_app
+from fleet.api.rbac import AccessControl
 from fleet.service.context import FleetContext
 
 POLL_SECONDS = 0.05
@@ -68,6 +69,7 @@ def serve(
     port: int = 8080,
     token_hashes: set[str] | None,
     actor_header: str = DEFAULT_ACTOR_HEADER,
+    access: AccessControl | None = None,
     ready: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
 ) -> None:
@@ -76,12 +78,12 @@ def serve(
     Raises :class:`~fleet.api.app.ApiConfigError` for authentication off on a non-loopback
     address, :class:`agent.server.auth.AuthConfigError` for unusable token hashes, OSError when
     the address cannot be bound."""
-    if token_hashes is None and not is_loopback(host):
+    if token_hashes is None and access is None and not is_loopback(host):
         raise ApiConfigError(
             f"serving on {host} without a token would open the fleet API to anyone "
             "(rule: give token hashes, or listen on a loopback address such as 127.0.0.1)"
         )
-    app = create_app(ctx, token_hashes=token_hashes, actor_header=actor_header)
+    app = create_app(ctx, token_hashes=token_hashes, actor_header=actor_header, access=access)
     sock = bind(host, port)
     try:
         asyncio.run(_run(app, sock, base_url(host, sock), ready, stop))

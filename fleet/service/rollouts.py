@@ -44,6 +44,10 @@ class CommandRefused(ValueError):
     """A command does not apply to the rollout as it stands (the message says why)."""
 
 
+class CommandForbidden(PermissionError):
+    """The actor may not give this command (e.g. approve a ring outside its token's rings)."""
+
+
 def start_rollout(ctx: FleetContext, release: Release, actor: str) -> dict[str, Any]:
     """Store ``release``, plan it through its fleet and create the rollout (``planned``).
 
@@ -233,9 +237,17 @@ def abort(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
 
 
 def approve(
-    ctx: FleetContext, rid: str, actor: str, ring: str | None = None, comment: str = ""
+    ctx: FleetContext,
+    rid: str,
+    actor: str,
+    ring: str | None = None,
+    comment: str = "",
+    may_approve: Any = None,
 ) -> dict[str, Any]:
-    """Approve the ring the rollout waits for (``ring`` must name it when given)."""
+    """Approve the ring the rollout waits for (``ring`` must name it when given).
+
+    ``may_approve(ring) -> str | None`` says why the actor may not approve that ring (None:
+    it may); a refusal raises :class:`CommandForbidden` and changes nothing."""
 
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         if _state(rollout) is not RolloutState.AWAITING_APPROVAL:
@@ -245,6 +257,9 @@ def approve(
         waiting = _ring_name(uow, rollout)
         if ring is not None and ring != waiting:
             raise CommandRefused(f"rollout {rid} waits for approval of ring {waiting}, not {ring}")
+        refusal = may_approve(waiting) if may_approve is not None else None
+        if refusal:
+            raise CommandForbidden(refusal)
         uow.approvals.add(rid, waiting, actor, now, comment)
         return {"state": rollout.state}, {"state": rollout.state, "approved": waiting}
 

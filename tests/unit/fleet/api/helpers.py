@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from agent.server import hash_token
 from fleet.api import serve
 from fleet.api.app import DEFAULT_ACTOR_HEADER
+from fleet.api.rbac import AccessControl
 from fleet.db.engine import make_engine, migrate
 from fleet.service.context import FleetContext
 from fleet.telemetry import PresetIds
@@ -94,6 +95,7 @@ def serving(
     *,
     token_hashes: set[str] | None = TOKEN_HASHES,
     actor_header: str = DEFAULT_ACTOR_HEADER,
+    access: AccessControl | None = None,
 ) -> Iterator[str]:
     """Serve the API over ``ctx`` on a free loopback port (``fleet.api.serve`` in a thread);
     yield its base URL, and stop it afterwards."""
@@ -107,8 +109,9 @@ def serving(
                 ctx,
                 host="127.0.0.1",
                 port=0,
-                token_hashes=token_hashes,
+                token_hashes=token_hashes if access is None else None,
                 actor_header=actor_header,
+                access=access,
                 ready=urls.put,
                 stop=stop,
             )
