@@ -7,7 +7,9 @@ may do follows its role, :mod:`fleet.api.rbac`):
 * ``PUT /v1/fleets/{name}``, ``GET /v1/fleets``, ``GET /v1/fleets/{name}/clusters``;
 * ``POST /v1/plans`` (a Release's plan, no side effect), ``POST /v1/rollouts`` (start one);
 * ``GET /v1/rollouts[?active=true]``, ``GET /v1/rollouts/{id}``, ``GET /v1/rollouts/{id}/audit``;
-* ``POST /v1/rollouts/{id}/pause|resume|abort|rollback|approve``.
+* ``POST /v1/rollouts/{id}/pause|resume|abort|rollback|approve``;
+* ``GET /v1/whoami``: the token's name, role and rings;
+* ``GET /ui/``: the dashboard (:mod:`fleet.api.dashboard`; ``/`` redirects there).
 
 JSON in and out (manifests may be YAML, see :mod:`fleet.api.bodies`); errors are
 ``{"error": {"code", "message", "fields"}}`` (:mod:`fleet.api.errors`). Handlers are synchronous
@@ -25,7 +27,8 @@ from fastapi.responses import JSONResponse
 
 from agent.server.common import publish_models
 from agent.server.tracing import TraceMiddleware
-from fleet.api.deps import ApiState, fleet_context
+from fleet.api.dashboard import add_dashboard
+from fleet.api.deps import V1, V1_AUTH, ApiState, Who, fleet_context
 from fleet.api.documents import ApproveRequest, Health
 from fleet.api.errors import install_handlers
 from fleet.api.fleets import add_fleet_routes
@@ -85,8 +88,18 @@ def create_app(
     add_fleet_routes(app)
     add_release_routes(app)
     add_rollout_routes(app)
+    add_dashboard(app)
+    _whoami(app)
     publish_models(app, (Fleet, Release, ApproveRequest))
     return app
+
+
+def _whoami(app: FastAPI) -> None:
+    @app.get(f"{V1}/whoami", summary="Who the token is", tags=["auth"], dependencies=V1_AUTH)
+    def whoami(who: Who) -> JSONResponse:
+        """The token's name, role and the rings it may approve (null: every ring)."""
+        rings = sorted(who.rings) if who.rings is not None else None
+        return JSONResponse({"name": who.name, "role": who.role, "rings": rings})
 
 
 def _health(app: FastAPI) -> None:

@@ -16,6 +16,7 @@ from .helpers import Traced, client, fleet_doc, release_doc, serving
 ROUTES = [
     ("PUT", "/v1/fleets/demo"),
     ("GET", "/v1/fleets"),
+    ("GET", "/v1/whoami"),
     ("GET", "/v1/fleets/demo/clusters"),
     ("POST", "/v1/plans"),
     ("POST", "/v1/rollouts"),

@@ -1,0 +1,251 @@
+// The driftwave dashboard: reads and acts through the fleet's /v1 API with the user's token.
+"use strict";
+
+const TOKEN_KEY = "driftwave.token";
+const REFRESH_MS = 2000;
+let timer = null;
+
+function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
+
+async function api(method, path, body) {
+  const headers = { "Authorization": "Bearer " + token() };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, {
+    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = null;
+  try { data = await response.json(); } catch (e) { data = null; }
+  if (!response.ok) {
+    const message = data && data.error ? data.error.message : response.statusText;
+    const error = new Error(message);
+    error.status = response.status;
+    throw error;
+  }
+  return data;
+}
+
+function esc(value) {
+  return String(value === null || value === undefined ? "" : value)
+    .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+function badge(state) {
+  const s = state || "pending";
+  return `<span class="badge state-${esc(s)}" data-state="${esc(s)}">${esc(s)}</span>`;
+}
+
+function image(value) {
+  if (!value) return "";
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) return value.join(", ");
+  return Object.keys(value).join(", ");
+}
+
+function when(stamp) { return stamp ? esc(stamp.replace("T", " ").replace(/\.\d+/, "")) : ""; }
+
+function toast(message, isError) {
+  const box = document.getElementById("toast");
+  box.textContent = message;
+  box.className = isError ? "error" : "";
+  box.hidden = false;
+  clearTimeout(box._hide);
+  box._hide = setTimeout(() => { box.hidden = true; }, 8000);
+}
+
+function show(html) { document.getElementById("view").innerHTML = html; }
+
+function signin(problem) {
+  show(`<section><h1>Sign in</h1>
+    <form class="signin" id="signin">
+      <label for="token">API token</label>
+      <input id="token" type="password" autocomplete="off" required>
+      <button class="primary" type="submit">Sign in</button>
+      <p class="error" id="signin-error">${esc(problem || "")}</p>
+    </form></section>`);
+  document.getElementById("signin").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, document.getElementById("token").value.trim());
+    route();
+  });
+}
+
+async function latestRollouts() {
+  const listed = (await api("GET", "/v1/rollouts?limit=1000")).rollouts;
+  const latest = {};
+  for (const rollout of listed) latest[rollout.fleet] = rollout;
+  return { listed, latest };
+}
+
+async function overview() {
+  const fleets = (await api("GET", "/v1/fleets")).fleets;
+  const { listed, latest } = await latestRollouts();
+  let html = `<h1>Fleet overview</h1>`;
+  for (const fleet of fleets) {
+    const clusters = (await api("GET", `/v1/fleets/${encodeURIComponent(fleet)}/clusters`)).clusters;
+    const steps = {};
+    const current = latest[fleet];
+    if (current) {
+      const status = await api("GET", `/v1/rollouts/${current.id}`);
+      for (const step of status.clusters) steps[step.cluster] = step;
+    }
+    const rings = [];
+    for (const cluster of clusters) {
+      if (!rings.includes(cluster.ring)) rings.push(cluster.ring);
+    }
+    html += `<section class="fleet" data-fleet="${esc(fleet)}"><h2>${esc(fleet)}</h2>`;
+    if (current) {
+      html += `<p>Latest rollout <a href="#/rollouts/${esc(current.id)}">${esc(current.id)}</a>
+        (${esc(current.release)}) ${badge(current.state)}</p>`;
+    }
+    html += `<div class="rings">`;
+    for (const ring of rings) {
+      html += `<div class="ring" data-ring="${esc(ring)}"><div class="ring-name">${esc(ring)}</div><div class="clusters">`;
+      for (const cluster of clusters.filter((c) => c.ring === ring)) {
+        const step = steps[cluster.name];
+        const shown = step ? (image(step.imageAfter) || image(step.imageBefore)) : "";
+        html += `<div class="cluster" data-cluster="${esc(cluster.name)}">
+          <a href="#/clusters/${esc(fleet)}/${esc(cluster.name)}">${esc(cluster.name)}</a>
+          ${step ? badge(step.state) : '<span class="muted">no step</span>'}
+          <div class="image">${esc(shown)}</div>
+          <div class="muted">${esc(cluster.region)} · seen ${when(cluster.lastSeen) || "never"}</div></div>`;
+      }
+      html += `</div></div>`;
+    }
+    html += `</div></section>`;
+  }
+  html += `<section><h2>Rollouts</h2><table id="rollouts"><tr><th>id</th><th>release</th><th>fleet</th><th>state</th><th>created</th><th>steps</th></tr>`;
+  for (const r of listed.slice().reverse()) {
+    html += `<tr data-rollout="${esc(r.id)}"><td><a href="#/rollouts/${esc(r.id)}">${esc(r.id)}</a></td>
+      <td>${esc(r.release)}</td><td>${esc(r.fleet)}</td><td>${badge(r.state)}${r.paused ? " (paused)" : ""}</td>
+      <td>${when(r.createdAt)}</td><td class="mono">${esc(JSON.stringify(r.steps))}</td></tr>`;
+  }
+  show(html + `</table></section>`);
+}
+
+function checksTable(checks) {
+  if (!checks) return "";
+  const rows = Array.isArray(checks) ? checks : Object.entries(checks).map(([name, v]) => ({ name, ...v }));
+  let html = `<table class="checks"><tr><th>check</th><th>passed</th><th>observed</th><th>threshold</th></tr>`;
+  for (const c of rows) {
+    html += `<tr><td>${esc(c.name)}</td><td>${badge(c.passed ? "passed" : "failed")}</td>
+      <td>${esc(c.observed)}</td><td>${esc(c.threshold)}</td></tr>`;
+  }
+  return html + `</table>`;
+}
+
+async function command(id, name) {
+  let body = undefined;
+  if (!window.confirm(`${name} rollout ${id}?`)) return;
+  try {
+    const result = await api("POST", `/v1/rollouts/${id}/${name}`, body);
+    const what = result.approved ? `approved ${result.approved}` : `${name}: ${result.state}`;
+    toast(`${id}: ${what}`, false);
+  } catch (error) {
+    toast(`${name} refused (${error.status}): ${error.message}`, true);
+  }
+  await render();
+}
+
+async function rollout(id) {
+  const s = await api("GET", `/v1/rollouts/${id}`);
+  let html = `<h1>Rollout ${esc(s.id)} ${badge(s.state)}${s.paused ? ' <span class="badge state-paused">paused</span>' : ""}</h1>
+    <section><p>Release <b>${esc(s.release)}</b> on fleet <b>${esc(s.fleet)}</b>; ring ${esc(s.ringIndex)}, wave ${esc(s.waveIndex)}.
+    ${s.reason ? `<span class="${["failed", "aborted", "rolled-back"].includes(s.state) ? "error" : "muted"}">${esc(s.reason)}</span>` : ""}</p>
+    <p class="muted">trace <span class="mono">${esc(s.traceId)}</span> · <a href="#/audit/${esc(s.id)}">audit trail</a></p>
+    <div class="actions">
+      <button class="primary" data-action="approve">Approve</button>
+      <button data-action="pause">Pause</button>
+      <button data-action="resume">Resume</button>
+      <button class="danger" data-action="abort">Abort</button>
+      <button class="danger" data-action="rollback">Roll back</button>
+    </div></section>`;
+  html += `<section><h2>Rings and waves</h2><div class="timeline">`;
+  for (const ring of s.rings) {
+    for (const wave of ring.waves) {
+      html += `<div class="wave" data-wave="${esc(wave.id)}"><div>${esc(ring.name)} · wave ${esc(wave.index)}</div>
+        <div class="bar state-${esc(wave.state)}">${esc(wave.state)} · ${esc(wave.clusters.join(", "))}
+        ${wave.startedAt ? " · from " + when(wave.startedAt) : ""}${wave.finishedAt ? " to " + when(wave.finishedAt) : ""}</div></div>`;
+      if (wave.gate) {
+        html += `<div class="wave"><div class="muted">gate ${wave.gate.passed ? "passed" : "not passed"}</div><div>${checksTable(wave.gate.checks)}</div></div>`;
+      }
+    }
+  }
+  html += `</div></section><section><h2>Clusters</h2><table id="steps"><tr><th>cluster</th><th>ring</th><th>state</th><th>phase</th><th>image before → after</th><th>nodes</th><th>replaced</th><th>error</th></tr>`;
+  for (const c of s.clusters) {
+    html += `<tr data-cluster="${esc(c.cluster)}"><td><a href="#/clusters/${esc(s.fleet)}/${esc(c.cluster)}">${esc(c.cluster)}</a></td>
+      <td>${esc(c.ring)}</td><td>${badge(c.state)}${c.rollback ? " " + badge(c.rollback) : ""}</td><td>${esc(c.phase)}</td>
+      <td class="image">${esc(image(c.imageBefore))} → ${esc(image(c.imageAfter))}</td>
+      <td>${esc(c.nodes)}</td><td>${esc(c.nodesReplaced)}</td><td class="error">${esc(c.error)}</td></tr>`;
+  }
+  html += `</table></section><section><h2>Approvals</h2>`;
+  html += s.approvals.length ? s.approvals.map((a) => `<p>${esc(a.ring)} by <b>${esc(a.actor)}</b> at ${when(a.at)} ${esc(a.comment)}</p>`).join("") : `<p class="muted">none</p>`;
+  show(html + `</section>`);
+  for (const button of document.querySelectorAll("[data-action]")) {
+    button.addEventListener("click", () => command(s.id, button.dataset.action));
+  }
+}
+
+async function audit(id) {
+  const data = await api("GET", `/v1/rollouts/${id}/audit`);
+  let html = `<h1>Audit trail of <a href="#/rollouts/${esc(id)}">${esc(id)}</a></h1><section><table id="audit">
+    <tr><th>at</th><th>actor</th><th>action</th><th>object</th><th>trace</th><th>span</th></tr>`;
+  for (const e of data.entries) {
+    html += `<tr><td>${when(e.at)}</td><td>${esc(e.actor)}</td><td>${esc(e.action)}</td><td>${esc(e.object)}</td>
+      <td class="mono">${esc(e.traceId)}</td><td class="mono">${esc(e.spanId)}</td></tr>`;
+  }
+  show(html + `</table></section>`);
+}
+
+async function cluster(fleet, name) {
+  const clusters = (await api("GET", `/v1/fleets/${encodeURIComponent(fleet)}/clusters`)).clusters;
+  const info = clusters.find((c) => c.name === name) || {};
+  const { listed } = await latestRollouts();
+  let rows = "";
+  for (const r of listed.filter((x) => x.fleet === fleet).reverse()) {
+    const status = await api("GET", `/v1/rollouts/${r.id}`);
+    for (const c of status.clusters.filter((x) => x.cluster === name)) {
+      rows += `<tr><td><a href="#/rollouts/${esc(r.id)}">${esc(r.id)}</a></td><td>${esc(r.release)}</td><td>${badge(c.state)}</td>
+        <td class="image">${esc(image(c.imageBefore))} → ${esc(image(c.imageAfter))}</td><td>${esc(c.nodes)}</td>
+        <td>${esc(c.nodesReplaced)}</td><td>${when(c.finishedAt)}</td><td class="error">${esc(c.error)}</td></tr>`;
+    }
+  }
+  show(`<h1>Cluster ${esc(name)}</h1><section><p>Ring <b>${esc(info.ring)}</b> · account ${esc(info.account)} ·
+    ${esc(info.region)} · agent <span class="mono">${esc(info.endpoint)}</span> · last seen ${when(info.lastSeen) || "never"}</p></section>
+    <section><h2>Steps across rollouts</h2><table id="cluster-steps"><tr><th>rollout</th><th>release</th><th>state</th>
+    <th>image before → after</th><th>nodes</th><th>replaced</th><th>finished</th><th>error</th></tr>${rows}</table></section>`);
+}
+
+async function render() {
+  const hash = location.hash.replace(/^#/, "") || "/";
+  const parts = hash.split("/").filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === "rollouts" && parts[1]) return rollout(parts[1]);
+  if (parts[0] === "audit" && parts[1]) return audit(parts[1]);
+  if (parts[0] === "clusters" && parts[2]) return cluster(parts[1], parts[2]);
+  return overview();
+}
+
+async function route() {
+  clearTimeout(timer);
+  if (!token()) return signin("");
+  document.getElementById("signout").hidden = false;
+  try {
+    const me = await api("GET", "/v1/whoami");
+    document.getElementById("who").textContent = `${me.name || "api"} (${me.role})`;
+    await render();
+    document.body.dataset.loaded = String(Date.now());
+  } catch (error) {
+    if (error.status === 401) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      return signin("That token is not known to the API.");
+    }
+    toast(error.message, true);
+  }
+  timer = setTimeout(route, REFRESH_MS);
+}
+
+document.getElementById("signout").addEventListener("click", () => {
+  sessionStorage.removeItem(TOKEN_KEY);
+  route();
+});
+window.addEventListener("hashchange", route);
+route();
