@@ -34,6 +34,15 @@ from workers.settings import BrokerSettings, WorkerSettings
 
 def scheduler(
     once: Annotated[bool, typer.Option(help="Tick once and exit (for scripts and tests).")] = False,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            help="Serve Prometheus metrics (rollouts, waves, steps, gates) on this port.",
+            min=0,
+            max=65535,
+        ),
+    ] = None,
+    metrics_host: Annotated[str, typer.Option(help="Address of the metrics port.")] = "127.0.0.1",
 ) -> None:
     """Run the scheduler: advance every active rollout (dispatch steps, end soaks, judge gates,
     move to the next wave or ring, roll back), one transaction per rollout per tick.
@@ -44,7 +53,7 @@ def scheduler(
     (DRIFTWAVE_BROKER_URL: embedded, or redis://...). Settings: DRIFTWAVE_SCHEDULER_INTERVAL,
     _REDISPATCH_AFTER, _VERIFY_TIMEOUT, _LEASE_TTL (seconds).
 
-    Example: driftwave scheduler
+    Example: driftwave scheduler --metrics-port 9102
     """
     settings = SchedulerSettings()
     holder = f"{socket.gethostname()}:{os.getpid()}"
@@ -66,6 +75,18 @@ def scheduler(
             runner.release()
             console.print(f"tick: {len(report.advanced)} rollout(s) advanced, {report.sent} sent")
             return
+        if metrics_port is not None:
+            from prometheus_client import start_http_server
+
+            from fleet import prometheus
+
+            try:
+                server, _ = start_http_server(
+                    metrics_port, addr=metrics_host, registry=prometheus.registry(ctx)
+                )
+            except OSError as exc:
+                fail(f"cannot serve metrics on {metrics_host}:{metrics_port}: {exc.strerror}")
+            console.print(f"metrics on http://{metrics_host}:{server.server_port}/metrics")
         stop = threading.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())

@@ -150,6 +150,7 @@ class NodeClaimLifecycle:
                 "instanceType": labels.get("node.kubernetes.io/instance-type"),
                 "zone": labels.get("topology.kubernetes.io/zone"),
                 "capacityType": labels.get("karpenter.sh/capacity-type"),
+                "nodePool": labels.get("karpenter.sh/nodepool"),
                 "imageID": updated.status.image_id,
             },
         )

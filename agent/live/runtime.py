@@ -37,6 +37,7 @@ from agent.cloud.port import CloudProvider, InstanceTypeOfferings
 from agent.controllers import Controllers
 from agent.disruption.controller import POLL, DisruptionController
 from agent.kube.port import Cluster, ClusterError, NotFound
+from agent.service.runtime import Listener
 
 Driver = Literal["native", "karpenter"]
 LOG = logging.getLogger("driftwave.agent")
@@ -130,6 +131,7 @@ class LiveAgent:
         self._interruption = interruption
         self._instance_types = instance_types
         self.events: collections.deque[Event] = collections.deque(maxlen=KEEP_EVENTS)
+        self.listeners: list[Listener] = []
         self.controllers = Controllers(
             cluster=cluster,
             cloud=cloud,
@@ -172,6 +174,12 @@ class LiveAgent:
         """Keep the event and log it."""
         self.events.append(Event(self._clock.now(), kind, obj, reason, details))
         LOG.info("%s %s: %s", kind, obj, reason, extra={"details": details})
+        for listener in self.listeners:
+            listener(kind, obj, reason, details)
+
+    def add_listener(self, listener: Listener) -> None:
+        """Call ``listener`` for every later event (the agent's Prometheus metrics)."""
+        self.listeners.append(listener)
 
     def settle(self) -> None:
         """One step, so a change the service made is acted on before it answers."""

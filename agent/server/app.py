@@ -2,6 +2,7 @@
 
 Routes (``/v1`` needs ``Authorization: Bearer <token>``; see :mod:`agent.server.auth`):
 
+* ``GET /metrics``: Prometheus metrics, no authentication (:mod:`agent.server.metrics`);
 * ``GET /healthz``: liveness, no authentication; ``GET /readyz``: readiness (a live agent's
   replica is ready while it leads and its caches are synced, so the Service sends the fleet to
   the leader);
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
 from opentelemetry.trace import TracerProvider
 from pydantic import BaseModel
@@ -32,6 +33,7 @@ from starlette.exceptions import HTTPException
 
 from agent.server.auth import BearerCheck
 from agent.server.common import error_response, install_request_errors, publish_models
+from agent.server.metrics import CONTENT_TYPE, AgentMetrics
 from agent.server.tracing import TraceMiddleware
 from agent.service import AgentError, AgentService, InvalidRequest, WaveConflict, WaveNotFound
 from agent.service.documents import (
@@ -162,6 +164,13 @@ def _routes(
         ok = check is None or check()
         body = {"status": "ok" if ok else "not-ready", "cluster": service.name}
         return JSONResponse(body, status_code=200 if ok else 503)
+
+    metrics = AgentMetrics(service)
+
+    @app.get("/metrics", include_in_schema=False)
+    def prometheus() -> Response:
+        """Prometheus metrics (no authentication, as Karpenter's; :mod:`agent.server.metrics`)."""
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE)
 
     @app.get(
         "/v1/status", dependencies=[auth], responses={200: {"model": StatusDocument}, **ERRORS}

@@ -9,6 +9,7 @@ same code answers the fleet for a simulation and for a production cluster.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from agent.api.ec2nodeclass import EC2NodeClass
@@ -16,6 +17,9 @@ from agent.api.nodeclass_status import ResolvedAMI
 from agent.clock import Clock
 from agent.disruption.controller import DisruptionController
 from agent.kube.port import Cluster
+
+Listener = Callable[[str, str, str, dict[str, Any]], None]
+"""What an event listener is called with: kind, object, reason, details."""
 
 
 class AgentRuntime(Protocol):
@@ -43,6 +47,10 @@ class AgentRuntime(Protocol):
 
     def record(self, kind: str, obj: str, reason: str, details: dict[str, Any]) -> None:
         """Add an event to the agent's timeline (and log)."""
+        ...
+
+    def add_listener(self, listener: Listener) -> None:
+        """Call ``listener(kind, obj, reason, details)`` for every later event (metrics)."""
         ...
 
     def settle(self) -> None:

@@ -38,6 +38,7 @@ from agent.kube.simulated.daemonsets import DaemonSetController
 from agent.kube.simulated.kubelet import SimulatedKubelet
 from agent.kube.simulated.workloads import WorkloadController
 from agent.scheduling.strategy import Strategy
+from agent.service.runtime import Listener
 from agent.sim.metrics import DisruptionMetrics
 
 
@@ -72,6 +73,7 @@ class World:
         self.start = start
         self.kubernetes_version = kubernetes_version
         self.timeline: list[TimelineEvent] = []
+        self.listeners: list[Listener] = []
         self._details: dict[tuple[tuple[str, type, Any], ...], dict[str, Any]] = {}
         self.cluster = SimulatedCluster(self.clock)
         self.catalog = Catalog.packaged(zones=zones)
@@ -114,6 +116,12 @@ class World:
         details = self._shared_details(details)
         self.timeline.append(TimelineEvent(t, kind, obj, reason, details))
         self.metrics.observe(t, kind, obj, details)
+        for listener in self.listeners:
+            listener(kind, obj, reason, details)
+
+    def add_listener(self, listener: Listener) -> None:
+        """Call ``listener`` for every later event (the agent's Prometheus metrics)."""
+        self.listeners.append(listener)
 
     def _shared_details(self, details: dict[str, Any]) -> dict[str, Any]:
         """An equal details dict recorded before, if there is one (a drain records the same

@@ -8,6 +8,7 @@ may do follows its role, :mod:`fleet.api.rbac`):
 * ``POST /v1/plans`` (a Release's plan, no side effect), ``POST /v1/rollouts`` (start one);
 * ``GET /v1/rollouts[?active=true]``, ``GET /v1/rollouts/{id}``, ``GET /v1/rollouts/{id}/audit``;
 * ``POST /v1/rollouts/{id}/pause|resume|abort|rollback|approve``;
+* ``GET /metrics``: Prometheus metrics (no authentication; :mod:`fleet.prometheus`);
 * ``GET /v1/whoami``: the token's name, role and rings;
 * ``GET /ui/``: the dashboard (:mod:`fleet.api.dashboard`; ``/`` redirects there).
 
@@ -23,10 +24,11 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from agent.server.common import publish_models
 from agent.server.tracing import TraceMiddleware
+from fleet import prometheus
 from fleet.api.dashboard import add_dashboard
 from fleet.api.deps import V1, V1_AUTH, ApiState, Who, fleet_context
 from fleet.api.documents import ApproveRequest, Health
@@ -90,8 +92,18 @@ def create_app(
     add_rollout_routes(app)
     add_dashboard(app)
     _whoami(app)
+    _metrics(app, ctx)
     publish_models(app, (Fleet, Release, ApproveRequest))
     return app
+
+
+def _metrics(app: FastAPI, ctx: FleetContext) -> None:
+    made = prometheus.registry(ctx)
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics() -> Response:
+        """Prometheus metrics of the fleet (no authentication; :mod:`fleet.prometheus`)."""
+        return Response(prometheus.exposition(made), media_type=prometheus.CONTENT_TYPE)
 
 
 def _whoami(app: FastAPI) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,3 +42,32 @@ def test_the_agent_walkthrough_needs_no_server() -> None:
     done = run("agent", "walkthrough")
     assert done.returncode == 0, done.stderr
     assert "NodePool default" in done.stdout
+
+
+def test_the_scheduler_serves_its_metrics(tmp_path: Path) -> None:
+    env = {**os.environ, "DRIFTWAVE_DATABASE_URL": f"sqlite:///{tmp_path / 'fleet.db'}"}
+    env.pop("DRIFTWAVE_BROKER_URL", None)
+    applied = subprocess.run(
+        [str(DRIFTWAVE), "fleet", "apply", "fleet/examples/fleet.yaml"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert applied.returncode == 0, applied.stderr
+    log = tmp_path / "scheduler.log"
+    with log.open("wb") as out:
+        child = subprocess.Popen(
+            [str(DRIFTWAVE), "scheduler", "--metrics-port", "0"],
+            cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while "metrics on" not in log.read_text():
+            assert child.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        url = log.read_text().split("metrics on ", 1)[1].split()[0]
+        text = urllib.request.urlopen(url, timeout=10).read().decode()
+    finally:
+        child.terminate()
+        child.wait(20)
+    assert 'driftwave_fleet_clusters{fleet="' in text
+    assert "driftwave_rollouts_awaiting_approval 0.0" in text

@@ -1,0 +1,101 @@
+"""Prometheus metrics of the fleet (``GET /metrics`` on ``driftwave api``; ``driftwave scheduler
+--metrics-port``), read from the fleet database at each scrape, so every process reports the
+same numbers and nothing is lost when one restarts.
+
+====================================  ==============  ============================================
+metric                                labels          meaning
+====================================  ==============  ============================================
+``driftwave_rollouts``                state, paused   rollouts by state
+``driftwave_rollout_steps``           state           cluster steps of the active rollouts
+``driftwave_waves``                   state           waves of the active rollouts
+``driftwave_gates_failed``                            active rollouts' waves whose latest gate
+                                                      evaluation did not pass
+``driftwave_rollouts_awaiting_approval``              rollouts waiting for an approval
+``driftwave_fleet_clusters``          fleet, ring     clusters per fleet and ring
+====================================  ==============  ============================================
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from fleet.service.context import FleetContext
+from fleet.service.fleets import list_clusters
+from fleet.service.queries import list_rollouts, rollout_status
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+MOST = 100_000
+
+
+class FleetCollector(Collector):
+    """Reads the gauges from the database (module docstring)."""
+
+    def __init__(self, ctx: FleetContext) -> None:
+        self._ctx = ctx
+
+    def collect(self) -> Iterator[Metric]:
+        rollouts = list_rollouts(self._ctx, limit=MOST)
+        by_state = GaugeMetricFamily(
+            "driftwave_rollouts", "Rollouts by state.", labels=["state", "paused"]
+        )
+        for (state, paused), count in sorted(
+            Counter((r["state"], str(r["paused"]).lower()) for r in rollouts).items()
+        ):
+            by_state.add_metric([state, paused], count)
+        yield by_state
+        active = list_rollouts(self._ctx, active=True, limit=MOST)
+        steps: Counter[str] = Counter()
+        waves: Counter[str] = Counter()
+        failed_gates = 0
+        for rollout in active:
+            steps.update(rollout["steps"])
+            status = rollout_status(self._ctx, rollout["id"])
+            for ring in status["rings"]:
+                for wave in ring["waves"]:
+                    waves[wave["state"]] += 1
+                    gate = wave.get("gate")
+                    failed_gates += int(bool(gate) and not gate["passed"])
+        yield _by("driftwave_rollout_steps", "Cluster steps of the active rollouts.", steps)
+        yield _by("driftwave_waves", "Waves of the active rollouts.", waves)
+        yield GaugeMetricFamily(
+            "driftwave_gates_failed",
+            "Active rollouts' waves whose latest gate evaluation did not pass.",
+            value=failed_gates,
+        )
+        waiting = sum(1 for r in active if r["state"] == "awaiting-approval")
+        yield GaugeMetricFamily(
+            "driftwave_rollouts_awaiting_approval",
+            "Rollouts waiting for an approval.",
+            value=waiting,
+        )
+        clusters = GaugeMetricFamily(
+            "driftwave_fleet_clusters", "Clusters per fleet and ring.", labels=["fleet", "ring"]
+        )
+        rings = Counter((c["fleet"], c["ring"]) for c in list_clusters(self._ctx))
+        for (fleet, ring), count in sorted(rings.items()):
+            clusters.add_metric([fleet, ring], count)
+        yield clusters
+
+
+def _by(name: str, text: str, counts: Counter[str]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, text, labels=["state"])
+    for state, count in sorted(counts.items()):
+        family.add_metric([state], count)
+    return family
+
+
+def registry(ctx: FleetContext) -> CollectorRegistry:
+    """A registry of its own holding the fleet's collector."""
+    made = CollectorRegistry()
+    made.register(FleetCollector(ctx))
+    return made
+
+
+def exposition(made: CollectorRegistry) -> bytes:
+    """The registry's metrics in Prometheus' text format."""
+    return bytes(generate_latest(made))
