@@ -9,6 +9,8 @@ from datetime import timedelta
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from agent.sim.world import World
+
 from .helpers import AUTH, app_for, serving, traced_agent
 
 WAVE = {"target": {"amiSelectorTerms": [{"alias": "al2023@v20251216"}]}}
@@ -32,6 +34,7 @@ def total(values: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: st
 def test_a_wave_moves_the_counters_and_the_gauges_follow_the_status() -> None:
     agent = traced_agent(nodes=6)
     world = agent.service.world
+    assert isinstance(world, World)
     with serving(app_for(agent)) as url, httpx.Client(base_url=url, timeout=10) as http:
         before = scrape(http)
         status = agent.service.status()
