@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.live import Live
 
 from agent.api.base import parse_manifest
+from driftwave.demo.plots import Sample
 from driftwave.demo.processes import Children, DemoError, wait_healthy
 from driftwave.demo.setup import (
     agents_config,
@@ -84,6 +85,10 @@ def _environment(workdir: Path) -> dict[str, str]:
     return env
 
 
+SAMPLE_EVERY = 2.0
+"""Seconds between two samples of the clusters' nodes per image."""
+
+
 def _statuses(clusters: list[Any]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     with httpx.Client(timeout=10.0) as client:
@@ -132,12 +137,12 @@ def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
             f"working folder {workdir}"
         )
         before = _statuses(clusters)
-        result = _rollout(options, console, workdir, env, clusters, children)
+        result, samples = _rollout(options, console, workdir, env, clusters, children)
         after = _statuses(clusters)
     finally:
         children.stop()
         signal.signal(signal.SIGTERM, previous)
-    return _finish(result, before, after, workdir, console)
+    return _finish(result, before, after, samples, workdir, console)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -153,7 +158,9 @@ def _rollout(
     env: dict[str, str],
     clusters: list[Any],
     children: Children,
-) -> str:
+) -> tuple[str, dict[str, list[Sample]]]:
+    """Run the rollout to its end; its id, and each cluster's nodes per image sampled every
+    :data:`SAMPLE_EVERY` seconds (for the report's plots)."""
     ctx = open_context(
         "driftwave-demo",
         DatabaseSettings(url=env["DRIFTWAVE_DATABASE_URL"]),
@@ -176,8 +183,13 @@ def _rollout(
             timing=Timing(redispatch_after=timedelta(seconds=20)),
         )
         deadline = time.monotonic() + options.timeout
+        samples: dict[str, list[Sample]] = {}
+        begun, next_sample = time.monotonic(), 0.0
         with Live(console=console, refresh_per_second=4, transient=False) as live:
             while True:
+                if time.monotonic() >= next_sample:
+                    next_sample = time.monotonic() + SAMPLE_EVERY
+                    _sample(clusters, samples, time.monotonic() - begun)
                 children.check()
                 scheduler.tick()
                 status = rollout_status(ctx, rid)
@@ -192,15 +204,27 @@ def _rollout(
                     raise DemoError(f"the rollout did not end within {options.timeout:.0f}s")
                 threading.Event().wait(0.25)
         scheduler.release()
-        return rid
+        _sample(clusters, samples, time.monotonic() - begun)
+        return rid, samples
     finally:
         close_context(ctx)
+
+
+def _sample(clusters: list[Any], samples: dict[str, list[Sample]], seconds: float) -> None:
+    """Add each cluster's nodes per image now (a cluster that does not answer is left out)."""
+    try:
+        statuses = _statuses(clusters)
+    except httpx.HTTPError:
+        return
+    for name, status in statuses.items():
+        samples.setdefault(name, []).append((seconds, dict(status.get("nodesByImage") or {})))
 
 
 def _finish(
     rid: str,
     before: dict[str, dict[str, Any]],
     after: dict[str, dict[str, Any]],
+    samples: dict[str, list[Sample]],
     workdir: Path,
     console: Console,
 ) -> dict[str, Any]:
@@ -215,6 +239,6 @@ def _finish(
     finally:
         close_context(ctx)
     result = summary(status, before, after, workdir / "traces.jsonl", workdir / "report.html")
-    write_report(workdir / "report.html", result, audit)
+    write_report(workdir / "report.html", result, audit, samples)
     print_summary(console, result)
     return result

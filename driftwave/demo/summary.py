@@ -10,6 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from driftwave.demo import plots
+from driftwave.demo.plots import Sample
 from driftwave.demo.setup import NEW_RELEASE
 
 
@@ -67,6 +69,8 @@ def summary(
                 "imagesAfter": sorted(last.get("nodesByImage", {})),
                 "nodes": last.get("nodes", step.get("nodes")),
                 "nodesReplaced": step.get("nodesReplaced") or 0,
+                "costBefore": float(first.get("costPerHour") or 0.0),
+                "costAfter": float(last.get("costPerHour") or 0.0),
                 "state": cluster_state(step),
                 "step": step["state"],
             }
@@ -138,9 +142,31 @@ def print_summary(console: Console, result: dict[str, Any]) -> None:
     console.print(f"trace:  {result['traceFile']} (trace id {rollout['traceId']})")
 
 
-def write_report(path: Path, result: dict[str, Any], audit: list[dict[str, Any]]) -> Path:
-    """A self-contained HTML report: the rollout, each wave with its gate checks, each cluster,
-    and the audit trail with trace ids (no scripts, no network)."""
+def _plots(result: dict[str, Any], samples: dict[str, list[Sample]]) -> list[str]:
+    """The report's plot section."""
+    parts = ["<h2>Waves over time</h2>", plots.wave_timeline(result["rings"])]
+    parts.append("<h2>Nodes per image over time</h2><div class='plots'>")
+    for cluster in result["clusters"]:
+        series = samples.get(cluster["name"], [])
+        images: list[str] = []
+        for _, counts in series:
+            images += [image for image in counts if image not in images]
+        parts.append(plots.nodes_per_image(cluster["name"], series, images))
+    parts.append("</div><h2>Cost per hour before and after</h2>")
+    costs = [(c["name"], c["costBefore"], c["costAfter"]) for c in result["clusters"]]
+    parts.append(plots.cost_before_after(costs))
+    return parts
+
+
+def write_report(
+    path: Path,
+    result: dict[str, Any],
+    audit: list[dict[str, Any]],
+    samples: dict[str, list[Sample]] | None = None,
+) -> Path:
+    """A self-contained HTML report: the rollout, its plots (nodes per image over time per
+    cluster, the waves over time, cost per hour before and after), each wave with its gate
+    checks, each cluster, and the audit trail with trace ids (no scripts, no network)."""
     e = html.escape
     rollout = result["rollout"]
     parts = [
@@ -154,6 +180,7 @@ def write_report(path: Path, result: dict[str, Any], audit: list[dict[str, Any]]
         f"{e(rollout['state'])}</span></h1>",
         f"<p>Release {e(rollout['release'])} (target {e(rollout['targetImage'])}); "
         f"{e(rollout['reason'] or '')}. Trace id <code>{e(rollout['traceId'] or '')}</code>.</p>",
+        *_plots(result, samples or {}),
         "<h2>Waves</h2><table><tr><th>Ring</th><th>Wave</th><th>Clusters</th><th>Started</th>"
         "<th>Finished</th><th>Gate</th></tr>",
     ]

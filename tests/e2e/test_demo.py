@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,18 @@ def test_the_demo_rolls_the_new_image_through_every_ring(tmp_path: Path) -> None
     assert f"rollout {rollout['id']}" in names
     assert {"agent.wave.apply", "agent.nodeclass.patch"} <= names
     assert any(n.startswith("wave prod") for n in names)
-    assert Path(result["report"]).read_text().count("<tr>") > len(result["clusters"])
+    report = Path(result["report"]).read_text()
+    assert report.count("<tr>") > len(result["clusters"])
+    section = report.split("<body>", 1)[1].split("<h2>Waves</h2>")[0]
+    plots = ET.fromstring(f"<div>{section}</div>")
+    svgs = list(plots.iter("{http://www.w3.org/2000/svg}svg"))
+    assert len(svgs) == len(result["clusters"]) + 2, "waves, a plot per cluster, cost"
+    lines = list(plots.iter("{http://www.w3.org/2000/svg}polyline"))
+    images = {line.get("data-image") for line in lines}
+    for cluster in result["clusters"]:
+        assert {cluster["imageBefore"], cluster["imageAfter"]} <= images
+    assert all(len(line.get("points", "").split()) >= 2 for line in lines), "sampled over time"
+    assert "http" not in section.replace("http://www.w3.org/2000/svg", ""), "nothing fetched"
 
 
 def test_a_faulty_ami_is_stopped_in_the_first_wave_and_rolled_back(tmp_path: Path) -> None:
