@@ -188,6 +188,7 @@ def api(
     from agent.server.auth import AuthConfigError, hash_token
     from fleet.api import ApiConfigError, serve
     from fleet.api.rbac import load_tokens
+    from fleet.gateway import HttpAgentGateway
 
     if tokens_file is not None and token_file is not None:
         fail("--tokens-file and --token-file: give one (rule: roles come from the tokens file)")
@@ -208,6 +209,7 @@ def api(
                 port=port,
                 token_hashes=hashes,
                 access=access,
+                gateway=HttpAgentGateway(ctx.tracer),
                 ready=lambda url: print(f"fleet API listening on {url}", flush=True),
             )
         except (ApiConfigError, AuthConfigError) as exc:

@@ -77,6 +77,10 @@ class AgentGateway(Protocol):
         """The drift preview of applying ``request``'s target; changes nothing."""
         ...
 
+    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+        """The agent's last events (what it did and why), oldest first."""
+        ...
+
     def apply_wave(
         self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
     ) -> dict[str, Any]:
@@ -194,6 +198,10 @@ class HttpAgentGateway:
         """See :meth:`AgentGateway.plan`."""
         return self._call(target, "POST", "/v1/plan", "previewing the wave", request)
 
+    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+        """See :meth:`AgentGateway.events`."""
+        return self._call(target, "GET", f"/v1/events?limit={limit}", "reading the agent's events")
+
     def apply_wave(
         self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
     ) -> dict[str, Any]:
@@ -245,6 +253,11 @@ class InProcessAgentGateway:
         """See :meth:`AgentGateway.plan`."""
         doing = "previewing the wave"
         return self._guard(target, doing, lambda: self._agent(target, doing).plan(dict(request)))
+
+    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+        """See :meth:`AgentGateway.events`."""
+        doing = "reading the agent's events"
+        return self._guard(target, doing, lambda: self._agent(target, doing).events(limit))
 
     def apply_wave(
         self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]

@@ -37,7 +37,7 @@ from agent.cloud.port import CloudProvider, InstanceTypeOfferings
 from agent.controllers import Controllers
 from agent.disruption.controller import POLL, DisruptionController
 from agent.kube.port import Cluster, ClusterError, NotFound
-from agent.service.runtime import Listener
+from agent.service.runtime import Listener, event_document
 
 Driver = Literal["native", "karpenter"]
 LOG = logging.getLogger("driftwave.agent")
@@ -180,6 +180,11 @@ class LiveAgent:
     def add_listener(self, listener: Listener) -> None:
         """Call ``listener`` for every later event (the agent's Prometheus metrics)."""
         self.listeners.append(listener)
+
+    def recent_events(self, limit: int) -> list[dict[str, Any]]:
+        """The last ``limit`` events kept in memory (see the AgentRuntime port)."""
+        kept = list(self.events)[-limit:] if limit > 0 else []
+        return [event_document(e.time, e.type, e.object, e.reason, e.details) for e in kept]
 
     def settle(self) -> None:
         """One step, so a change the service made is acted on before it answers."""

@@ -2,6 +2,7 @@
 
 Routes (``/v1`` needs ``Authorization: Bearer <token>``; see :mod:`agent.server.auth`):
 
+* ``GET /v1/events?limit=N``: the agent's last events (what it did and why);
 * ``GET /metrics``: Prometheus metrics, no authentication (:mod:`agent.server.metrics`);
 * ``GET /healthz``: liveness, no authentication; ``GET /readyz``: readiness (a live agent's
   replica is ready while it leads and its caches are synced, so the Service sends the fleet to
@@ -24,7 +25,7 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
 from opentelemetry.trace import TracerProvider
@@ -178,6 +179,11 @@ def _routes(
     def status() -> JSONResponse:
         """The cluster now: nodes per image, drift, disruptions, failures, halts, classes."""
         return JSONResponse(service.status())
+
+    @app.get("/v1/events", dependencies=[auth], responses=ERRORS)
+    def events(limit: Annotated[int, Query(ge=1, le=5000)] = 200) -> JSONResponse:
+        """The agent's last events, oldest first: what it did and why."""
+        return JSONResponse(service.events(limit))
 
     @app.post(
         "/v1/plan",

@@ -10,6 +10,7 @@ same code answers the fleet for a simulation and for a production cluster.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from agent.api.ec2nodeclass import EC2NodeClass
@@ -53,6 +54,11 @@ class AgentRuntime(Protocol):
         """Call ``listener(kind, obj, reason, details)`` for every later event (metrics)."""
         ...
 
+    def recent_events(self, limit: int) -> list[dict[str, Any]]:
+        """The last ``limit`` events, oldest first: ``time`` (RFC 3339 UTC), ``type``,
+        ``object``, ``reason``, ``details``."""
+        ...
+
     def settle(self) -> None:
         """Let the controllers react to a change the service just made (may do nothing when
         they run on their own loop)."""
@@ -75,3 +81,11 @@ class AgentRuntime(Protocol):
     def replace_seconds(self) -> float:
         """How long one node replacement takes: launch, boot, readiness and one poll."""
         ...
+
+
+def event_document(
+    at: datetime, kind: str, obj: str, reason: str, details: dict[str, Any]
+) -> dict[str, Any]:
+    """One event as ``GET /v1/events`` lists it."""
+    stamp = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return {"time": stamp, "type": kind, "object": obj, "reason": reason, "details": details}

@@ -104,6 +104,12 @@ class AgentService:
         with self.lock:
             return plan(self.world, request)
 
+    def events(self, limit: int = 200) -> dict[str, Any]:
+        """``events``: the agent's last ``limit`` events, oldest first (launches, registrations,
+        drift, disruptions with their reasons, evictions, terminations, halts)."""
+        with self.lock:
+            return {"cluster": self.name, "events": self.world.recent_events(limit)}
+
     def wave(self, wave_id: str) -> dict[str, Any]:
         """The wave document: ``id``, ``phase``, ``target``, ``nodeClasses``, ``previous``
         {class: {amiSelectorTerms, amiFamily}}, ``kubernetesVersionBefore``, ``imagesBefore``,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from agent.api.base import Condition
@@ -38,7 +38,7 @@ from agent.kube.simulated.daemonsets import DaemonSetController
 from agent.kube.simulated.kubelet import SimulatedKubelet
 from agent.kube.simulated.workloads import WorkloadController
 from agent.scheduling.strategy import Strategy
-from agent.service.runtime import Listener
+from agent.service.runtime import Listener, event_document
 from agent.sim.metrics import DisruptionMetrics
 
 
@@ -122,6 +122,19 @@ class World:
     def add_listener(self, listener: Listener) -> None:
         """Call ``listener`` for every later event (the agent's Prometheus metrics)."""
         self.listeners.append(listener)
+
+    def recent_events(self, limit: int) -> list[dict[str, Any]]:
+        """The last ``limit`` timeline events (see the AgentRuntime port)."""
+        return (
+            [
+                event_document(
+                    self.start + timedelta(seconds=e.t), e.type, e.object, e.reason, e.details
+                )
+                for e in self.timeline[-limit:]
+            ]
+            if limit > 0
+            else []
+        )
 
     def _shared_details(self, details: dict[str, Any]) -> dict[str, Any]:
         """An equal details dict recorded before, if there is one (a drain records the same

@@ -4,7 +4,8 @@ Routes (``/v1`` needs ``Authorization: Bearer <token>`` when tokens are given; w
 may do follows its role, :mod:`fleet.api.rbac`):
 
 * ``GET /healthz`` (no authentication): whether the database answers at the current schema;
-* ``PUT /v1/fleets/{name}``, ``GET /v1/fleets``, ``GET /v1/fleets/{name}/clusters``;
+* ``PUT /v1/fleets/{name}``, ``GET /v1/fleets``, ``GET /v1/fleets/{name}/clusters``,
+  ``GET /v1/fleets/{name}/clusters/{cluster}/agent`` (the agent's status, preview, events);
 * ``POST /v1/plans`` (a Release's plan, no side effect), ``POST /v1/rollouts`` (start one);
 * ``GET /v1/rollouts[?active=true]``, ``GET /v1/rollouts/{id}``, ``GET /v1/rollouts/{id}/audit``;
 * ``POST /v1/rollouts/{id}/pause|resume|abort|rollback|approve``;
@@ -41,6 +42,7 @@ from fleet.db.engine import UPGRADE_HINT, ensure_current
 from fleet.db.errors import DatabaseError, SchemaOutdated
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release
+from fleet.gateway import AgentGateway
 from fleet.service.context import FleetContext
 
 log = logging.getLogger(__name__)
@@ -61,15 +63,17 @@ def create_app(
     token_hashes: set[str] | None = None,
     actor_header: str = DEFAULT_ACTOR_HEADER,
     access: AccessControl | None = None,
+    gateway: AgentGateway | None = None,
 ) -> FastAPI:
     """The fleet API over ``ctx``.
 
-    ``token_hashes``: the ``sha256:<hex>`` hashes of the accepted bearer tokens; None turns
-    authentication off (tests, loopback use); an empty set or a malformed hash raises
-    :class:`agent.server.auth.AuthConfigError`. ``actor_header``: the request header naming the
-    actor recorded in the audit log (``api`` when a request does not send it). ``access``:
-    tokens with roles (:mod:`fleet.api.rbac`), instead of ``token_hashes`` (whose tokens are
-    admins). Server spans go to ``ctx.tracer``.
+        ``token_hashes``: the ``sha256:<hex>`` hashes of the accepted bearer tokens; None turns
+        authentication off (tests, loopback use); an empty set or a malformed hash raises
+        :class:`agent.server.auth.AuthConfigError`. ``actor_header``: the request header naming the
+        actor recorded in the audit log (``api`` when a request does not send it). ``access``:
+        tokens with roles (:mod:`fleet.api.rbac`), instead of ``token_hashes`` (whose tokens are
+        admins). ``gateway``: how the API reaches agents, for a cluster's live view (none: that
+    route answers 404). Server spans go to ``ctx.tracer``.
     """
     if not actor_header or not set(actor_header) <= _HEADER_CHARS:
         raise ApiConfigError(
@@ -83,7 +87,9 @@ def create_app(
         version="1",
         summary="Fleets, release plans and wave-by-wave rollouts of node images and versions.",
     )
-    app.state.driftwave = ApiState(ctx=ctx, access=access, actor_header=actor_header)
+    app.state.driftwave = ApiState(
+        ctx=ctx, access=access, actor_header=actor_header, gateway=gateway
+    )
     app.add_middleware(TraceMiddleware, tracer=ctx.tracer)
     install_handlers(app)
     _health(app)

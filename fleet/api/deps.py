@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException
 from fleet.api.bodies import RawBody, actor_from, read_body
 from fleet.api.documents import ErrorDocument
 from fleet.api.rbac import AccessControl, Grant
+from fleet.gateway import AgentGateway
 from fleet.service.context import FleetContext
 
 UNAUTHORIZED = "a known bearer token is required: send Authorization: Bearer <token>"
@@ -32,6 +33,8 @@ class ApiState:
     ctx: FleetContext
     access: AccessControl | None
     actor_header: str
+    gateway: AgentGateway | None = None
+    """How the API reaches the agents (for a cluster's live view); None: not from this API."""
 
 
 def api_state(request: Request) -> ApiState:

@@ -11,18 +11,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from agent.api.manifests import Finding
+from agent.server.common import error_response
 from fleet.api.bodies import manifest
-from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, needs, v1_responses
+from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, api_state, needs, v1_responses
 from fleet.api.documents import ApplyDocument, ClustersDocument, ErrorDocument, FleetsDocument
 from fleet.api.errors import InvalidRequest, NotFoundError
 from fleet.db.errors import NotFound
 from fleet.db.specs import ApplyResult
 from fleet.domain.fleet import Fleet
-from fleet.service.fleets import apply_fleet, fleet_names, list_clusters
+from fleet.gateway import GatewayError
+from fleet.service.fleets import agent_target, apply_fleet, fleet_names, list_clusters
 
 YAML_OR_JSON = ("application/json", "application/yaml")
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
@@ -128,3 +130,39 @@ def add_fleet_routes(app: FastAPI) -> None:
                 code="fleet_not_found",
             ) from exc
         return JSONResponse({"fleet": name, "clusters": clusters})
+
+    @app.get(
+        f"{V1}/fleets/{{name}}/clusters/{{cluster}}/agent",
+        summary="A cluster's live view from its agent",
+        tags=["fleets"],
+        dependencies=V1_AUTH,
+        responses=v1_responses(
+            {
+                **NOT_FOUND,
+                502: {"model": ErrorDocument, "description": "The agent cannot be reached."},
+            }
+        ),
+    )
+    def get_cluster_agent(name: str, cluster: str, request: Request, ctx: Ctx) -> JSONResponse:
+        """The cluster's agent now: its status (nodes per image, drift, pending pods), its drift
+        preview (which nodes would be replaced or held, and why) and its last events (the
+        disruptions with their reasons), read through the fleet's gateway."""
+        gateway = api_state(request).gateway
+        if gateway is None:
+            raise NotFoundError("this API reaches no agents", code="no_gateway")
+        try:
+            target = agent_target(ctx, name, cluster)
+        except NotFound as exc:
+            raise NotFoundError(
+                f"fleet {name!r} has no cluster {cluster!r}", code="cluster_not_found"
+            ) from exc
+        try:
+            body = {
+                "cluster": cluster,
+                "status": gateway.status(target),
+                "preview": gateway.plan(target, {}).get("preview"),
+                "events": gateway.events(target, 200)["events"],
+            }
+        except GatewayError as exc:
+            return error_response(502, "agent_unreachable", str(exc))
+        return JSONResponse(body)

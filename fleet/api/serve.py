@@ -21,6 +21,7 @@ from fastapi import FastAPI
 
 from fleet.api.app import DEFAULT_ACTOR_HEADER, ApiConfigError, create_app
 from fleet.api.rbac import AccessControl
+from fleet.gateway import AgentGateway
 from fleet.service.context import FleetContext
 
 POLL_SECONDS = 0.05
@@ -70,6 +71,7 @@ def serve(
     token_hashes: set[str] | None,
     actor_header: str = DEFAULT_ACTOR_HEADER,
     access: AccessControl | None = None,
+    gateway: AgentGateway | None = None,
     ready: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
 ) -> None:
@@ -83,7 +85,9 @@ def serve(
             f"serving on {host} without a token would open the fleet API to anyone "
             "(rule: give token hashes, or listen on a loopback address such as 127.0.0.1)"
         )
-    app = create_app(ctx, token_hashes=token_hashes, actor_header=actor_header, access=access)
+    app = create_app(
+        ctx, token_hashes=token_hashes, actor_header=actor_header, access=access, gateway=gateway
+    )
     sock = bind(host, port)
     try:
         asyncio.run(_run(app, sock, base_url(host, sock), ready, stop))

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from fleet.credentials import AccountAccess
 from fleet.db.errors import NotFound
 from fleet.db.specs import ApplyResult, fleet_spec_from_manifest
 from fleet.domain.fleet import Fleet
 from fleet.domain.model import FleetInfo, fleet_info
+from fleet.gateway import AgentTarget
 from fleet.service.context import FleetContext, audit
 
 
@@ -79,3 +81,15 @@ def list_clusters(ctx: FleetContext, fleet: str | None = None) -> list[dict[str,
 
 
 __all__ = ["NotFound", "apply_fleet", "fleet_names", "list_clusters", "stored_fleet"]
+
+
+def agent_target(ctx: FleetContext, fleet: str, name: str) -> AgentTarget:
+    """How to reach a cluster's agent (raises the database's NotFound for an unknown one)."""
+    with ctx.reading() as uow:
+        cluster = uow.clusters.get(fleet, name)
+        return AgentTarget(
+            cluster.name,
+            cluster.agent_endpoint,
+            cluster.credentials_ref or "",
+            AccountAccess(cluster.account.role_arn, cluster.account.external_id),
+        )

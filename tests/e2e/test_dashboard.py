@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from agent.server.auth import hash_token
 from fleet.api.rbac import AccessControl, Grant
+from fleet.gateway import InProcessAgentGateway
 from tests.support.fleetsim import FleetHarness
 from tests.unit.fleet.api.helpers import STRATEGY, release_doc, serving
 
@@ -68,7 +69,8 @@ def state(harness: FleetHarness, rid: str) -> str:
 
 def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Browser) -> None:
     harness = FleetHarness(tmp_path, RINGS, nodes=20)
-    with serving(harness.ctx, access=access()) as url:
+    gateway = InProcessAgentGateway(harness.agents)
+    with serving(harness.ctx, access=access(), gateway=gateway) as url:
         viewer = signed_in(browser, url, "vera")
         expect(viewer.locator("#who")).to_have_text("vera (viewer)")
         expect(viewer.locator("section.fleet h2")).to_have_count(1)
@@ -104,6 +106,13 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
         assert state(harness, rid) == "awaiting-approval"
         shot(viewer, "rollout-viewer-refused")
 
+        fleet = httpx.get(
+            f"{url}/v1/rollouts/{rid}", headers={"Authorization": "Bearer vera-token"}, timeout=10
+        ).json()["fleet"]
+        viewer.goto(f"{url}/ui/#/clusters/{fleet}/prod-1")  # watches prod-1 while it is replaced
+        expect(viewer.locator("#nodes-chart polyline")).to_have_count(1)
+        expect(viewer.locator("#preview")).to_have_count(0)  # nothing drifted yet
+
         approver = signed_in(browser, url, "ada")
         approver.goto(f"{url}/ui/#/rollouts/{rid}")
         expect(approver.locator("h1 .badge").first).to_have_attribute(
@@ -120,13 +129,13 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
         approver.goto(f"{url}/ui/#/audit/{rid}")
         expect(approver.locator("#audit tr", has_text="rollout.approve")).to_contain_text("ada")
         shot(approver, "audit")
-        fleet = httpx.get(
-            f"{url}/v1/rollouts/{rid}", headers={"Authorization": "Bearer vera-token"}, timeout=10
-        ).json()["fleet"]
         approver.goto(f"{url}/ui/#/clusters/{fleet}/prod-2")
         expect(approver.locator("h1")).to_have_text("Cluster prod-2")
         expect(approver.locator("#cluster-steps .badge").first).to_have_text("verified")
-        shot(approver, "cluster")
+        expect(viewer.locator("#nodes-chart polyline")).to_have_count(2)  # old and new image
+        disruptions = viewer.locator("#disruptions tr", has_text="Disrupted")
+        expect(disruptions.first).to_contain_text("Drifted")
+        shot(viewer, "cluster")
 
         viewer.goto(f"{url}/ui/")
         expect(viewer.locator(".cluster[data-cluster=prod-3] .badge")).to_have_text("verified")

@@ -196,9 +196,66 @@ async function audit(id) {
   show(html + `</table></section>`);
 }
 
+const series = {};
+const DISRUPTION = ["DisruptionStarted", "Disrupted", "Evicted", "EvictionBlocked", "Terminated",
+  "DriftHalted", "DriftResumed", "Interrupted", "LaunchFailed", "RegistrationTimeout"];
+const COLORS = ["#8c959f", "#0969da", "#1a7f37", "#cf222e", "#9a6700", "#8250df"];
+
+function chart(points) {
+  const images = [];
+  for (const p of points) for (const image of Object.keys(p.nodes)) if (!images.includes(image)) images.push(image);
+  const w = 640, h = 180, left = 40, bottom = 30, top = 10;
+  const t0 = points.length ? points[0].t : 0;
+  const span = Math.max(1, points.length ? points[points.length - 1].t - t0 : 1);
+  const most = Math.max(1, ...points.map((p) => Object.values(p.nodes).reduce((a, b) => a + b, 0)));
+  let svg = `<svg id="nodes-chart" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="nodes per image over time">`;
+  svg += `<line x1="${left}" y1="${h - bottom}" x2="${w - 10}" y2="${h - bottom}" stroke="#999"/>`;
+  svg += `<text x="${left - 4}" y="${top + 8}" font-size="10" text-anchor="end">${most}</text>`;
+  svg += `<text x="${left - 4}" y="${h - bottom}" font-size="10" text-anchor="end">0</text>`;
+  images.forEach((image, i) => {
+    const color = COLORS[i % COLORS.length];
+    const coords = points.map((p) => `${(left + (w - left - 10) * (p.t - t0) / span).toFixed(1)},${(top + (h - top - bottom) * (1 - (p.nodes[image] || 0) / most)).toFixed(1)}`).join(" ");
+    svg += `<polyline data-image="${esc(image)}" points="${coords}" fill="none" stroke="${color}" stroke-width="2"/>`;
+    svg += `<rect x="${left + i * 200}" y="${h - 12}" width="10" height="4" fill="${color}"/><text x="${left + 14 + i * 200}" y="${h - 6}" font-size="10">${esc(image)}</text>`;
+  });
+  return svg + `</svg>`;
+}
+
+function previewHtml(preview) {
+  if (!preview) return `<p class="muted">no preview</p>`;
+  let html = `<p>${esc(preview.drifted.length)} drifted · ${esc(preview.replace)} to replace · ${esc(preview.held)} held · ETA ${when(preview.eta)}</p>`;
+  if (preview.haltedNodePools && preview.haltedNodePools.length) html += `<p class="error">halted: ${esc(JSON.stringify(preview.haltedNodePools))}</p>`;
+  if (preview.drifted.length) {
+    const keys = Object.keys(preview.drifted[0]).slice(0, 6);
+    html += `<table id="preview"><tr>${keys.map((k) => `<th>${esc(k)}</th>`).join("")}</tr>`;
+    for (const row of preview.drifted.slice(0, 50)) {
+      html += `<tr>${keys.map((k) => `<td>${esc(typeof row[k] === "object" ? JSON.stringify(row[k]) : row[k])}</td>`).join("")}</tr>`;
+    }
+    html += `</table>`;
+  }
+  return html;
+}
+
 async function cluster(fleet, name) {
   const clusters = (await api("GET", `/v1/fleets/${encodeURIComponent(fleet)}/clusters`)).clusters;
   const info = clusters.find((c) => c.name === name) || {};
+  let live = `<section><h2>Agent</h2><p class="error" id="agent-error"></p></section>`;
+  try {
+    const agent = await api("GET", `/v1/fleets/${encodeURIComponent(fleet)}/clusters/${encodeURIComponent(name)}/agent`);
+    const key = fleet + "/" + name;
+    const points = series[key] = series[key] || [];
+    const t = Date.parse(agent.status.time) / 1000;
+    if (!points.length || points[points.length - 1].t !== t) points.push({ t, nodes: agent.status.nodesByImage });
+    if (points.length > 600) points.shift();
+    const events = agent.events.filter((e) => DISRUPTION.includes(e.type)).slice(-30).reverse();
+    live = `<section><h2>Nodes per image over time</h2>${chart(points)}
+      <p class="muted">${esc(agent.status.nodes)} nodes · ${esc(agent.status.drifted)} drifted · ${esc(agent.status.pendingPods)} pods pending · $${esc(Number(agent.status.costPerHour).toFixed(2))}/h · Kubernetes ${esc(agent.status.kubernetesVersion)}</p></section>
+      <section><h2>Drift preview</h2>${previewHtml(agent.preview)}</section>
+      <section><h2>Recent disruptions</h2><table id="disruptions"><tr><th>time</th><th>event</th><th>object</th><th>reason</th></tr>
+      ${events.map((e) => `<tr><td>${when(e.time)}</td><td>${esc(e.type)}</td><td>${esc(e.object)}</td><td>${esc(e.reason)}</td></tr>`).join("")}</table></section>`;
+  } catch (error) {
+    live = `<section><h2>Agent</h2><p class="error" id="agent-error">${esc(error.message)}</p></section>`;
+  }
   const { listed } = await latestRollouts();
   let rows = "";
   for (const r of listed.filter((x) => x.fleet === fleet).reverse()) {
@@ -211,6 +268,7 @@ async function cluster(fleet, name) {
   }
   show(`<h1>Cluster ${esc(name)}</h1><section><p>Ring <b>${esc(info.ring)}</b> · account ${esc(info.account)} ·
     ${esc(info.region)} · agent <span class="mono">${esc(info.endpoint)}</span> · last seen ${when(info.lastSeen) || "never"}</p></section>
+    ${live}
     <section><h2>Steps across rollouts</h2><table id="cluster-steps"><tr><th>rollout</th><th>release</th><th>state</th>
     <th>image before → after</th><th>nodes</th><th>replaced</th><th>finished</th><th>error</th></tr>${rows}</table></section>`);
 }

@@ -57,6 +57,7 @@ def test_healthz_needs_no_token(client: httpx.Client) -> None:
     ("method", "path"),
     [
         ("GET", "/v1/status"),
+        ("GET", "/v1/events"),
         ("POST", "/v1/plan"),
         ("PUT", "/v1/waves/w1"),
         ("GET", "/v1/waves/w1"),
@@ -223,6 +224,7 @@ def test_the_openapi_schema_lists_the_routes_and_documents_the_bodies(
         "/healthz",
         "/readyz",
         "/v1/status",
+        "/v1/events",
         "/v1/plan",
         "/v1/waves/{wave_id}",
         "/v1/waves/{wave_id}/rollback",
@@ -275,3 +277,12 @@ def test_readyz_answers_for_the_leader_only(agent: Traced) -> None:
     assert standby.json()["status"] == "not-ready"
     assert leader.status_code == 200
     assert leader.json() == {"status": "ok", "cluster": agent.service.name}
+
+
+def test_events_lists_the_agents_last_events(client: httpx.Client) -> None:
+    assert client.get("/v1/events").status_code == 401
+    events = client.get("/v1/events?limit=5", headers=AUTH).json()["events"]
+    assert 0 < len(events) <= 5
+    assert all({"time", "type", "object", "reason", "details"} <= set(e) for e in events)
+    assert [e["time"] for e in events] == sorted(e["time"] for e in events)
+    assert client.get("/v1/events?limit=0", headers=AUTH).status_code == 422

@@ -24,6 +24,7 @@ from fleet.api import serve
 from fleet.api.app import DEFAULT_ACTOR_HEADER
 from fleet.api.rbac import AccessControl
 from fleet.db.engine import make_engine, migrate
+from fleet.gateway import AgentGateway
 from fleet.service.context import FleetContext
 from fleet.telemetry import PresetIds
 from tests.support.fleetsim import START, fleet_manifest, release_manifest
@@ -96,6 +97,7 @@ def serving(
     token_hashes: set[str] | None = TOKEN_HASHES,
     actor_header: str = DEFAULT_ACTOR_HEADER,
     access: AccessControl | None = None,
+    gateway: AgentGateway | None = None,
 ) -> Iterator[str]:
     """Serve the API over ``ctx`` on a free loopback port (``fleet.api.serve`` in a thread);
     yield its base URL, and stop it afterwards."""
@@ -112,6 +114,7 @@ def serving(
                 token_hashes=token_hashes if access is None else None,
                 actor_header=actor_header,
                 access=access,
+                gateway=gateway,
                 ready=urls.put,
                 stop=stop,
             )

@@ -18,6 +18,7 @@ ROUTES = [
     ("GET", "/v1/fleets"),
     ("GET", "/v1/whoami"),
     ("GET", "/v1/fleets/demo/clusters"),
+    ("GET", "/v1/fleets/demo/clusters/can-1/agent"),
     ("POST", "/v1/plans"),
     ("POST", "/v1/rollouts"),
     ("GET", "/v1/rollouts"),

@@ -42,6 +42,10 @@ class Flaky:
         self._go("plan", target)
         return self.inner.plan(target, request)
 
+    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+        self._go("events", target)
+        return self.inner.events(target, limit)
+
     def apply_wave(
         self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
     ) -> dict[str, Any]:
