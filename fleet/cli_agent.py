@@ -22,7 +22,7 @@ from agent.cli.simulate import render, simulate
 from agent.live.options import LiveOptions
 from agent.sim.heap import tune_for_large_simulations
 from agent.sim.scenario_run import ScenarioError
-from fleet.clicore import Group, JsonOpt, show_help_when_bare
+from fleet.clicore import Group, JsonOpt, show_help_when_bare, simulated_time_bar
 
 
 class Driver(StrEnum):
@@ -87,18 +87,20 @@ def agent_simulate(
         raise typer.BadParameter(
             f"{until!r} is not a duration such as 30s or 10m", param_hint="--until"
         )
-    result = _scenario_result(lambda: simulate(scenario, until, seed, strategy.value))
+    result = _scenario_result(lambda bar: simulate(scenario, until, seed, strategy.value, bar))
     if as_json:
         print(sim_json(result))
     else:
         render(Console(highlight=False), result)
 
 
-def _scenario_result(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Run a scenario command; an invalid scenario or manifest prints its findings, exit 1."""
+def _scenario_result(run: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+    """Run a scenario command with a progress bar of simulated time on stderr (when it is a
+    terminal); an invalid scenario or manifest prints its findings, exit 1."""
     tune_for_large_simulations()
     try:
-        return run()
+        with simulated_time_bar() as progress:
+            return run(progress)
     except ScenarioError as exc:
         for finding in exc.findings:
             print(str(finding), file=sys.stderr)
@@ -125,7 +127,7 @@ def agent_plan(
 
     Example: driftwave agent plan examples/scenarios/seed-001-budget-hours.yaml
     """
-    result = _scenario_result(lambda: drift_plan(scenario, seed))
+    result = _scenario_result(lambda bar: drift_plan(scenario, seed, progress=bar))
     if as_json:
         print(plan_json(result))
     else:

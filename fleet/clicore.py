@@ -8,10 +8,13 @@ or what it describes, and the message names the argument or field and the rule.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
@@ -47,3 +50,26 @@ def table_console(stderr: bool = False) -> Console:
     when the output goes to a file or a pipe."""
     stream = sys.stderr if stderr else sys.stdout
     return Console(highlight=False, stderr=stderr, width=None if stream.isatty() else 240)
+
+
+@contextmanager
+def simulated_time_bar() -> Iterator[Callable[[float, float], None] | None]:
+    """A progress bar of simulated time on stderr while a simulation runs (None, and nothing
+    drawn, when stderr is not a terminal, so scripts and --json output stay clean)."""
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield None
+        return
+    columns = (
+        TextColumn("simulating"),
+        BarColumn(),
+        TextColumn("{task.completed:.0f}/{task.total:.0f} simulated s"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("simulating", total=1.0)
+
+        def tell(done: float, total: float) -> None:
+            bar.update(task, completed=done, total=max(total, 1.0))
+
+        yield tell

@@ -16,15 +16,26 @@ from rich.table import Table
 
 from agent.disruption.preview import drift_preview
 from agent.scheduling.strategy import Strategy
-from agent.sim.scenario_run import build_world, last_event_seconds, load_scenario, run
+from agent.sim.scenario_run import (
+    Progress,
+    build_world,
+    last_event_seconds,
+    load_scenario,
+    run,
+)
 
 
-def plan(path: Path, seed: int = 1, strategy: Strategy = "driftwave") -> dict[str, Any]:
+def plan(
+    path: Path,
+    seed: int = 1,
+    strategy: Strategy = "driftwave",
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """The preview for the scenario at ``path``; raises ScenarioError like ``simulate``."""
     scenario, objects = load_scenario(path)
     world = build_world(scenario, objects, seed=seed, strategy=strategy, act=False)
     at = last_event_seconds(scenario)
-    run(world, scenario, at)
+    run(world, scenario, at, progress)
     result = drift_preview(world.disruption, replace_seconds=world.replace_seconds())
     result["scenario"] = scenario.metadata.name
     result["simulatedSeconds"] = at

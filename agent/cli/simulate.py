@@ -12,16 +12,20 @@ from rich.table import Table
 from agent.api.scenario import seconds
 from agent.scheduling.strategy import Strategy
 from agent.sim.report import report
-from agent.sim.scenario_run import build_world, load_scenario, run
+from agent.sim.scenario_run import Progress, build_world, load_scenario, run
 
 
 def simulate(
-    path: Path, until: str | None = None, seed: int = 1, strategy: Strategy = "driftwave"
+    path: Path,
+    until: str | None = None,
+    seed: int = 1,
+    strategy: Strategy = "driftwave",
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run the scenario at ``path``; raises ScenarioError (or ManifestSyntaxError/OSError)."""
     scenario, objects = load_scenario(path)
     world = build_world(scenario, objects, seed=seed, strategy=strategy)
-    run(world, scenario, seconds(until) if until else None)
+    run(world, scenario, seconds(until) if until else None, progress)
     return report(world)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -202,15 +203,36 @@ def last_event_seconds(scenario: Scenario) -> float:
     return max((seconds(event.at) for event in scenario.spec.events), default=0.0)
 
 
-def run(world: World, scenario: Scenario, until: float | None = None) -> World:
-    """Play the scenario's events and run the controllers until ``until`` seconds."""
-    end = world.start + timedelta(
-        seconds=until if until is not None else seconds(scenario.spec.until)
-    )
+Progress = Callable[[float, float], None]
+"""Told (simulated seconds done, seconds in all) as a run goes."""
+
+
+def run(
+    world: World,
+    scenario: Scenario,
+    until: float | None = None,
+    progress: Progress | None = None,
+) -> World:
+    """Play the scenario's events and run the controllers until ``until`` seconds; ``progress``
+    hears how far the virtual clock is (at most ten times a second of real time)."""
+    total = until if until is not None else seconds(scenario.spec.until)
+    end = world.start + timedelta(seconds=total)
     for event in scenario.spec.events:
         when = world.start + timedelta(seconds=seconds(event.at))
         world.clock.call_at(when, _player(world, event))
-    world.run_until(end)
+    after_each = None
+    if progress is not None:
+        told = [0.0]
+
+        def after_each() -> None:
+            now = time.monotonic()
+            if now - told[0] >= 0.1:
+                told[0] = now
+                progress((world.clock.now() - world.start).total_seconds(), total)
+
+    world.run_until(end, after_each)
+    if progress is not None:
+        progress(total, total)
     return world
 
 
