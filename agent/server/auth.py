@@ -41,6 +41,17 @@ def check_hashes(hashes: Iterable[str]) -> frozenset[str]:
     return checked
 
 
+def presented_hash(authorization: str | None) -> bytes | None:
+    """The hash (ASCII bytes) of the token an ``Authorization: Bearer <token>`` header carries;
+    None when the header is missing or not a bearer token."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return hash_token(token).encode("ascii")
+
+
 class BearerCheck:
     """Whether an ``Authorization`` header carries a token whose hash is known."""
 
@@ -53,12 +64,9 @@ class BearerCheck:
 
     def __call__(self, authorization: str | None) -> bool:
         """True when the header is ``Bearer <token>`` with a known token."""
-        if not authorization:
+        presented = presented_hash(authorization)
+        if presented is None:
             return False
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            return False
-        presented = hash_token(token).encode("ascii")
         matched = False
         for known in self._hashes:
             matched |= hmac.compare_digest(presented, known)

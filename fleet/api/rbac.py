@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from agent.server.auth import AuthConfigError, check_hashes, hash_token
+from agent.server.auth import AuthConfigError, check_hashes, presented_hash
 
 ROLES = ("viewer", "operator", "approver", "admin")
 RANK = {role: index for index, role in enumerate(ROLES)}
@@ -75,12 +75,9 @@ class AccessControl:
 
     def identify(self, authorization: str | None) -> Grant | None:
         """The grant of the token an ``Authorization: Bearer`` header carries (None: unknown)."""
-        if not authorization:
+        presented = presented_hash(authorization)
+        if presented is None:
             return None
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            return None
-        presented = hash_token(token).encode("ascii")
         found: Grant | None = None
         for known, grant in self._grants:  # every hash is compared: no early exit
             if hmac.compare_digest(presented, known):
