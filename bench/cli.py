@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import NoReturn
+
+from rich.console import Console
 
 
 class Parser(argparse.ArgumentParser):
@@ -14,3 +18,15 @@ class Parser(argparse.ArgumentParser):
         """Print the usage and the error, then exit 1."""
         self.print_usage(sys.stderr)
         self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+@contextmanager
+def working(label: str) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr saying what is being measured (drawn only on a terminal, so the
+    printed figures and --json rows stay clean); yields a function that changes its text."""
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda _: None
+        return
+    with console.status(label) as status:
+        yield lambda text: status.update(text)

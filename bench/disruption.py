@@ -48,7 +48,7 @@ from agent.lifecycle.conditions import is_true
 from agent.sim.heap import tune_for_large_simulations
 from agent.sim.scenario_run import build_world, load_scenario
 from agent.sim.world import World
-from bench.cli import Parser
+from bench.cli import Parser, working
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (100, 1000, 5000)
@@ -241,7 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for number, size in enumerate(args.sizes):
         command = [sys.executable, "-m", "bench.disruption", "--one", str(size)]
         command += ["--budget", args.budget, "--pdb", args.pdb]
-        child = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
+        with working(f"drifting {size} nodes ({number + 1} of {len(args.sizes)})"):
+            child = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
         if child.returncode != 0:
             print(f"the run of {size} nodes failed:\n{child.stderr}", file=sys.stderr)
             return 1

@@ -38,7 +38,7 @@ from agent.scheduling.scheduler import Result, Scheduler
 from agent.scheduling.strategy import demand_of, solve, zone_demand
 from agent.scheduling.typetable import TypeTable
 from agent.scheduling.verify import violations
-from bench.cli import Parser
+from bench.cli import Parser, working
 from bench.workloads import diverse_pods, realistic_pods
 
 SIZES = (1, 50, 100, 500, 1000, 2000, 5000, 10000, 20000)
@@ -199,15 +199,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     solvers = list(SOLVERS) if args.solver == "all" else [args.solver]
     sizes = [int(s) for s in args.sizes.split(",") if s]
     rows: list[dict[str, Any]] = []
-    for solver in solvers:
-        if args.suite in ("synthetic", "all"):
-            for row in run_synthetic(solver, sizes, args.repeat):
-                rows.append(row)
-                _emit(row, args.json, len(rows) == 1)
-        if args.suite in ("catalog", "all"):
-            for row in run_catalog(solver, args.catalog_pods, args.repeat):
-                rows.append(row)
-                _emit(row, args.json, len(rows) == 1)
+    with working("measuring the scheduling") as say:
+        for solver in solvers:
+            if args.suite in ("synthetic", "all"):
+                say(f"measuring {solver} on synthetic clusters of {args.sizes} pods")
+                for row in run_synthetic(solver, sizes, args.repeat):
+                    rows.append(row)
+                    _emit(row, args.json, len(rows) == 1)
+            if args.suite in ("catalog", "all"):
+                say(f"measuring {solver} on {args.catalog_pods} pods over the whole catalog")
+                for row in run_catalog(solver, args.catalog_pods, args.repeat):
+                    rows.append(row)
+                    _emit(row, args.json, len(rows) == 1)
     failed = [r for r in rows if r["suite"] == "synthetic" and r["unscheduled"]]
     failed += [r for r in rows if r["violations"]]
     if failed:
