@@ -123,6 +123,7 @@ def build_live(options: LiveOptions) -> BuiltLive:
             interruption=aws.interruption,
             driver=options.driver,
             clock=clock,
+            nodeclass_deleted=aws.cloud.forget_nodeclass,
         )
         if aws.interruption is not None:
             aws.interruption.record = agent.record

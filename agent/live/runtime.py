@@ -120,6 +120,7 @@ class LiveAgent:
         interruption: InterruptionSource | None = None,
         driver: Driver = "native",
         clock: LoopClock | None = None,
+        nodeclass_deleted: Callable[[str], object] | None = None,
     ) -> None:
         self._cluster = cluster
         self._clock: LoopClock = clock if clock is not None else SystemClock()
@@ -130,6 +131,7 @@ class LiveAgent:
         self._control_plane = control_plane
         self._interruption = interruption
         self._instance_types = instance_types
+        self._nodeclass_deleted = nodeclass_deleted
         self.events: collections.deque[Event] = collections.deque(maxlen=KEEP_EVENTS)
         self.listeners: list[Listener] = []
         self.controllers = Controllers(
@@ -251,6 +253,18 @@ class LiveAgent:
         self.controllers.on_change(event)
         if isinstance(event.obj, EC2NodeClass):
             self._next_nodeclasses = self._clock.now()
+            if event.type == "DELETED" and self._nodeclass_deleted is not None:
+                self._forget_nodeclass(event.obj.name)
+
+    def _forget_nodeclass(self, name: str) -> None:
+        """Clean up after a deleted EC2NodeClass (its launch templates, on AWS)."""
+        assert self._nodeclass_deleted is not None
+        try:
+            self._nodeclass_deleted(name)
+        except Exception as exc:  # a cleanup that fails is logged, never fatal to the loop
+            LOG.warning("cleaning up after EC2NodeClass %s: %s", name, exc)
+            return
+        self.record("EC2NodeClass", f"ec2nodeclass/{name}", "deleted: cleaned up", {})
 
     def _pool_types(self, pool: NodePool) -> list[InstanceTypeOfferings]:
         ref = pool.spec.template.spec.node_class_ref.name

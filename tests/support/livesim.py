@@ -53,6 +53,7 @@ class Harness:
     """A live agent over the fakes, with the kubelet and kube-scheduler stand-ins."""
 
     def __init__(self, driver: Driver = "native") -> None:
+        self.forgotten: list[str] = []
         self.clock = VirtualClock(EPOCH)
         self.inner = SimulatedCluster(self.clock)
         self.cluster = QueuedCluster(self.inner)
@@ -74,6 +75,7 @@ class Harness:
             control_plane=self.control_plane,
             driver=driver,
             clock=self.clock,
+            nodeclass_deleted=self.forgotten.append,
         )
         self.status_calls = 0
 

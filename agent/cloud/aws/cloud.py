@@ -142,6 +142,10 @@ class AWSCloud:
         )
         return claim.model_copy(update={"metadata": metadata, "status": status})
 
+    def forget_nodeclass(self, name: str) -> list[str]:
+        """After an EC2NodeClass is deleted: delete its launch templates (their names)."""
+        return self._templates.delete_for(name)
+
     def delete(self, claim: NodeClaim) -> None:
         """Terminate the claim's instance; NodeClaimNotFound once it is gone."""
         provider_id = claim.status.provider_id or ""

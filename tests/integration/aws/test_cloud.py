@@ -245,10 +245,9 @@ def test_a_node_class_without_images_or_subnets_is_not_ready(env: Env) -> None:
 
 def test_a_node_classs_launch_templates_can_be_deleted(env: Env) -> None:
     env.cloud.create(claim(), env.nodeclass)
-    templates = LaunchTemplates(env.cloud._clients, CLUSTER)
     assert env.ec2.describe_launch_templates()["LaunchTemplates"]
-    deleted = templates.delete_for("default")
+    deleted = env.cloud.forget_nodeclass("default")
     assert len(deleted) == 1
     assert deleted[0].startswith("driftwave/")
     assert env.ec2.describe_launch_templates()["LaunchTemplates"] == []
-    assert templates.delete_for("default") == []
+    assert env.cloud.forget_nodeclass("default") == []

@@ -131,3 +131,16 @@ def test_the_loop_steps_only_while_leading_and_survives_failing_steps() -> None:
     assert loop.failures >= 3
     assert isinstance(loop.last_error, RuntimeError)
     assert loop.healthy() is (loop.failures < UNHEALTHY_AFTER)
+
+
+def test_a_deleted_node_class_is_cleaned_up_once() -> None:
+    harness = Harness()
+    harness.seed(pods=0)
+    harness.run(30)
+    assert harness.forgotten == []
+    harness.inner.delete(EC2NodeClass, "default")
+    harness.run(10)
+    assert harness.forgotten == ["default"], "its launch templates are deleted (on AWS)"
+    assert any(e.object == "ec2nodeclass/default" for e in harness.agent.events)
+    harness.run(60)
+    assert harness.forgotten == ["default"]
