@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck contracts pytest bench schemas lock clean
+.PHONY: install demo test lint typecheck contracts pytest bench schemas lock clean services services-down
 
 install: $(STAMP)
 
@@ -47,6 +47,13 @@ bench: install
 schemas: install
 	$(PY) -c "from pathlib import Path; from agent.api.schemas import write_schemas; write_schemas(Path('deploy/schemas'))"
 	$(PY) -c "from pathlib import Path; from agent.api.crds import write_crds; write_crds(Path('deploy/helm/driftwave-agent/crds'))"
+
+# PostgreSQL, Redis and Chromium for the integration and browser tests (Debian's packages, loopback).
+services:
+	@bash .ci/services start
+
+services-down:
+	@bash .ci/services stop
 
 # Re-resolve the pinned, hashed dependency set after editing pyproject.toml.
 lock: install
