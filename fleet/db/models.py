@@ -134,6 +134,8 @@ class Rollout(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime, index=True)
     version: Mapped[int] = mapped_column(Integer)
+    queued_behind: Mapped[str | None] = mapped_column(String(ID))
+    """The live rollout a ``queued`` rollout waits for (it starts once that one ends)."""
 
     release: Mapped[Release] = relationship(lazy="selectin")
     fleet: Mapped[Fleet] = relationship(lazy="selectin")
@@ -188,6 +190,9 @@ class Step(Base):
     error: Mapped[str | None] = mapped_column(Text)
     span_id: Mapped[str | None] = mapped_column(String(SPAN_ID))
     rollback_state: Mapped[str | None] = mapped_column(String(STATE))
+    previous: Mapped[dict[str, Any] | None] = mapped_column(json_type(nullable=True))
+    """What the wave replaced on the cluster, as the agent reported at apply: ``previous``
+    {class: {amiSelectorTerms, amiFamily}}, ``kubernetesVersionBefore``, ``imagesBefore``."""
 
     cluster: Mapped[Cluster] = relationship(lazy="selectin")
 
@@ -245,3 +250,5 @@ class SchedulerLease(Base):
     name: Mapped[str] = mapped_column(String(NAME), primary_key=True)
     holder: Mapped[str] = mapped_column(String(NAME))
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    renewed_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """When the holder last took or renewed it (its last tick: the control plane's heartbeat)."""
