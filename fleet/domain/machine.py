@@ -4,9 +4,13 @@ the transitions allowed between them (pure; the scheduler persists every transit
 A rollout moves ``planned → running → soaking → gating →`` (the next wave, or the next ring,
 which may first wait in ``awaiting-approval``) ``→ succeeded``. A failed gate past the ring's
 failure budget ends in ``halted`` (``onFailure: halt``) or goes ``rolling-back → rolled-back``
-(``onFailure: rollback``, the default). An operator may ``abort`` or ``rollback`` at any time
-before the end; ``paused`` is a flag beside the state (nothing new is dispatched, nothing
-advances), not a state, so resuming returns exactly where the rollout stood.
+(``onFailure: rollback``, the default). A rollback that could not restore every cluster ends in
+``rollback-failed`` (each failed cluster keeps its reason); rolling back again from there tries
+those clusters again. A rollout started with ``--queue`` while another live rollout holds one of
+its clusters waits in ``queued`` and becomes ``planned`` once that one ends. An operator may
+``abort`` or ``rollback`` at any time before the end; ``paused`` is a flag beside the state
+(nothing new is dispatched, nothing advances), not a state, so resuming returns exactly where
+the rollout stood.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from enum import StrEnum
 class RolloutState(StrEnum):
     """Where a rollout stands."""
 
+    QUEUED = "queued"
     PLANNED = "planned"
     RUNNING = "running"
     SOAKING = "soaking"
@@ -26,6 +31,7 @@ class RolloutState(StrEnum):
     HALTED = "halted"
     ROLLING_BACK = "rolling-back"
     ROLLED_BACK = "rolled-back"
+    ROLLBACK_FAILED = "rollback-failed"
     ABORTED = "aborted"
 
 
@@ -78,10 +84,26 @@ TERMINAL = frozenset(
         RolloutState.SUCCEEDED,
         RolloutState.HALTED,
         RolloutState.ROLLED_BACK,
+        RolloutState.ROLLBACK_FAILED,
         RolloutState.ABORTED,
     }
 )
-"""States a rollout never leaves (a halted or aborted rollout may still be rolled back)."""
+"""States in which a rollout has ended: nothing advances it (a halted, aborted or succeeded
+rollout may still be rolled back, and a ``rollback-failed`` one rolled back again)."""
+
+HOLDS_CLUSTERS = frozenset(
+    {
+        RolloutState.PLANNED,
+        RolloutState.RUNNING,
+        RolloutState.SOAKING,
+        RolloutState.GATING,
+        RolloutState.AWAITING_APPROVAL,
+        RolloutState.ROLLING_BACK,
+        RolloutState.ROLLBACK_FAILED,
+    }
+)
+"""States in which a rollout holds its clusters: no other rollout may touch them (a
+``rollback-failed`` rollout still has clusters to put back; a ``queued`` one holds none yet)."""
 
 ACTIVE_STEP = frozenset({StepState.DISPATCHED, StepState.PROGRESSING, StepState.VERIFYING})
 """Steps a worker is carrying."""
@@ -125,6 +147,7 @@ _ANY_LIVE = {
 }
 
 TRANSITIONS: dict[RolloutState, frozenset[RolloutState]] = {
+    RolloutState.QUEUED: frozenset({RolloutState.PLANNED, RolloutState.ABORTED}),
     RolloutState.PLANNED: frozenset(
         {
             RolloutState.RUNNING,
@@ -157,7 +180,10 @@ TRANSITIONS: dict[RolloutState, frozenset[RolloutState]] = {
     RolloutState.AWAITING_APPROVAL: frozenset(
         {RolloutState.RUNNING, RolloutState.ABORTED, RolloutState.ROLLING_BACK}
     ),
-    RolloutState.ROLLING_BACK: frozenset({RolloutState.ROLLED_BACK, RolloutState.HALTED}),
+    RolloutState.ROLLING_BACK: frozenset(
+        {RolloutState.ROLLED_BACK, RolloutState.ROLLBACK_FAILED}
+    ),
+    RolloutState.ROLLBACK_FAILED: frozenset({RolloutState.ROLLING_BACK}),
     RolloutState.SUCCEEDED: frozenset({RolloutState.ROLLING_BACK}),
     RolloutState.HALTED: frozenset({RolloutState.ROLLING_BACK}),
     RolloutState.ABORTED: frozenset({RolloutState.ROLLING_BACK}),

@@ -359,12 +359,19 @@ def _rolling_back(tick: _Tick) -> Decision:
     ]
     view = tick.view
     if failed:
+        reasons = [
+            f"{s.cluster}: {s.error or 'no reason given'}"
+            for w in tick.view.waves
+            for s in w.steps
+            if s.rollback is RollbackState.FAILED
+        ]
         tick.add(
             SetRollout(
-                RolloutState.HALTED,
+                RolloutState.ROLLBACK_FAILED,
                 view.ring_index,
                 view.wave_index,
-                f"rollback failed on {', '.join(failed)}: see the steps",
+                f"rollback failed on {len(failed)} cluster(s): {'; '.join(reasons)}"[:2000]
+                + " (driftwave rollout rollback tries them again)",
                 True,
             )
         )
