@@ -91,8 +91,13 @@ class AgentGateway(Protocol):
         """The wave's phase and progress; :class:`WaveUnknown` when never applied there."""
         ...
 
-    def rollback_wave(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
-        """Restore what the wave replaced, idempotently; :class:`WaveUnknown` when unknown."""
+    def rollback_wave(
+        self, target: AgentTarget, wave_id: str, record: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Restore what the wave replaced, idempotently. ``record`` is the fleet's record of
+        what the wave replaced (``previous``, ``kubernetesVersionBefore``, ``imagesBefore``,
+        ``target``), used by an agent that has no record of the wave; :class:`WaveUnknown`
+        when the agent does not know the wave and no record is given."""
         ...
 
 
@@ -214,10 +219,16 @@ class HttpAgentGateway:
         """See :meth:`AgentGateway.wave_status`."""
         return self._call(target, "GET", f"/v1/waves/{wave_id}", f"reading wave {wave_id}")
 
-    def rollback_wave(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+    def rollback_wave(
+        self, target: AgentTarget, wave_id: str, record: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """See :meth:`AgentGateway.rollback_wave`."""
         return self._call(
-            target, "POST", f"/v1/waves/{wave_id}/rollback", f"rolling back wave {wave_id}"
+            target,
+            "POST",
+            f"/v1/waves/{wave_id}/rollback",
+            f"rolling back wave {wave_id}",
+            record,
         )
 
 
@@ -275,10 +286,15 @@ class InProcessAgentGateway:
         doing = f"reading wave {wave_id}"
         return self._guard(target, doing, lambda: self._agent(target, doing).wave(wave_id))
 
-    def rollback_wave(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+    def rollback_wave(
+        self, target: AgentTarget, wave_id: str, record: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """See :meth:`AgentGateway.rollback_wave`."""
         doing = f"rolling back wave {wave_id}"
-        return self._guard(target, doing, lambda: self._agent(target, doing).rollback_wave(wave_id))
+        body = dict(record) if record is not None else None
+        return self._guard(
+            target, doing, lambda: self._agent(target, doing).rollback_wave(wave_id, body)
+        )
 
 
 __all__ = [

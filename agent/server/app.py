@@ -44,7 +44,7 @@ from agent.service.documents import (
     StatusDocument,
     WaveDocument,
 )
-from agent.service.requests import PlanRequest, WaveRequest
+from agent.service.requests import PlanRequest, RollbackRequest, WaveRequest
 
 TRACER = "driftwave.agent.http"
 STATUS_OF: dict[type[AgentError], int] = {
@@ -124,7 +124,7 @@ def create_app(
 
     _handlers(app)
     _routes(app, service, Depends(authorized), healthy, ready)
-    publish_models(app, (WaveRequest, PlanRequest))
+    publish_models(app, (WaveRequest, PlanRequest, RollbackRequest))
     return app
 
 
@@ -230,7 +230,9 @@ def _routes(
             409: {"model": ErrorDocument, "description": "A later wave must be rolled back first."},
             **ERRORS,
         },
+        openapi_extra=_body_schema(RollbackRequest, required=False),
     )
-    def rollback(wave_id: str) -> JSONResponse:
-        """Roll a wave back (idempotent)."""
-        return JSONResponse(service.rollback_wave(wave_id))
+    def rollback(wave_id: str, body: Body) -> JSONResponse:
+        """Roll a wave back (idempotent). The optional body is the caller's record of the wave
+        (what it replaced), used when this agent has no record of it."""
+        return JSONResponse(service.rollback_wave(wave_id, body))

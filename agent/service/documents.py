@@ -81,6 +81,28 @@ class Progress(Document):
     nodes_replaced: int
 
 
+class Observation(Document):
+    """What the cluster shows of a wave now, read afresh on every request."""
+
+    expected: Literal["target", "previous"] = Field(
+        description="What the wave's classes should carry: the wave's target, or, once it is "
+        "rolled back, the previous selection its rollback put back."
+    )
+    holds: bool = Field(
+        description="Every class carries the expected selection, the control plane the target "
+        "version (if any), and every node of the wave's NodePools is initialized on an image "
+        "its class selects, none drifted or being disrupted."
+    )
+    reason: str = Field(description="What does not hold (empty when it holds).")
+    kubernetes_version: str
+    images: list[str] = Field(description="The images the wave's classes select now.")
+    nodes: int
+    on_expected: int
+    drifted: int
+    disrupting: int
+    at: str = Field(description="When it was observed (RFC 3339, the agent's clock).")
+
+
 class PreviousClass(Document):
     """How an EC2NodeClass stood before the wave."""
 
@@ -116,6 +138,7 @@ class WaveDocument(Document):
     release: str | None
     history: list[PhaseChange]
     progress: Progress
+    observed: Observation
 
 
 class PlannedClass(Document):

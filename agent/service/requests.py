@@ -89,6 +89,36 @@ class WaveRequest(KubeModel):
     release: _Label | None = None
 
 
+class PreviousSelection(KubeModel):
+    """How one EC2NodeClass stood before a wave: its ``amiSelectorTerms`` and ``amiFamily``."""
+
+    ami_selector_terms: Annotated[list[AMISelectorTerm], Field(min_length=1, max_length=30)]
+    ami_family: Annotated[str, Field(min_length=1, max_length=63)] | None = None
+
+
+class RollbackRequest(KubeModel):
+    """The optional body of ``POST /v1/waves/{id}/rollback``: what the caller recorded of the
+    wave when it was applied (the fleet keeps it per step), so a wave can be rolled back even by
+    an agent that has no record of it. Ignored when the agent knows the wave."""
+
+    previous: Annotated[dict[str, PreviousSelection], Field(min_length=1, max_length=100)]
+    kubernetes_version_before: (
+        Annotated[str, matching(KUBERNETES_VERSION, "a version such as 1.31")] | None
+    ) = None
+    images_before: Annotated[list[_Label], Field(max_length=100)] = Field(default_factory=list)
+    target: WaveTarget | None = None
+    rollout: _Label | None = None
+    release: _Label | None = None
+
+    @model_validator(mode="after")
+    def _valid_names(self) -> RollbackRequest:
+        for name in self.previous:
+            problem = dns_subdomain_problem(name)
+            if problem:
+                raise rule_error(problem, f"previous.{name}")
+        return self
+
+
 class PlanRequest(KubeModel):
     """The body of ``POST /v1/plan``: empty for the drift preview alone, or a target (and the
     EC2NodeClasses it would change) to see what applying it would do."""

@@ -5,7 +5,9 @@ One re-entrant lock guards every access to the world: the service's methods and 
 advances a live simulation (:class:`agent.sim.live.LiveSimulation`) take it, so a request always
 sees the cluster between two controller passes.
 
-Waves are kept in memory, like the simulated cluster they change (see :mod:`agent.service.waves`
+Waves are kept in the cluster itself, on the EC2NodeClasses they change
+(:mod:`agent.service.wavestore`), and in memory; a restarted or failed-over agent reads them
+back, so it knows every wave it (or its predecessor) applied (see :mod:`agent.service.waves`
 for the phases). Every change the agent makes is a span: ``agent.wave.apply``,
 ``agent.wave.rollback`` and, for each EC2NodeClass patched, ``agent.nodeclass.patch``, with the
 wave id, the class and the images as attributes.
@@ -25,9 +27,16 @@ from opentelemetry.trace import Span, Status, StatusCode, TracerProvider
 from agent.api.base import ManifestInvalid
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
-from agent.service.errors import AgentError, WaveConflict, WaveNotFound
+from agent.service import wavestore
+from agent.service.errors import AgentError, InvalidRequest, WaveConflict, WaveNotFound
 from agent.service.planning import plan
-from agent.service.requests import WaveRequest, canonical, check_wave_id, parse_request
+from agent.service.requests import (
+    RollbackRequest,
+    WaveRequest,
+    canonical,
+    check_wave_id,
+    parse_request,
+)
 from agent.service.runtime import AgentRuntime
 from agent.service.status import LifecycleLog, cluster_status, images_of
 from agent.service.targets import (
@@ -40,8 +49,8 @@ from agent.service.targets import (
 )
 from agent.service.waves import (
     MOVING,
-    ROLLED,
     ClassBefore,
+    Selection,
     Wave,
     as_document,
     evaluate,
@@ -79,6 +88,7 @@ class AgentService:
         with self.lock:
             self._log = LifecycleLog(world.cluster, world.clock)
             watch_waves(self._log, self._waves)
+            self._sync()
 
     # Reading
 
@@ -92,6 +102,7 @@ class AgentService:
         message}], ``nodeClasses`` [{name, amiSelectorTerms, images}], ``activeWave`` (the id of
         the latest wave under way, or None) and ``costPerHour`` (USD)."""
         with self.lock:
+            self._sync()
             self.refresh()
             active = [w.id for w in self._waves.values() if w.moving]
             return cluster_status(self.world, self.name, self._log, active[-1] if active else None)
@@ -127,8 +138,8 @@ class AgentService:
         calls this after every step; reads call it too)."""
         with self.lock:
             for wave in self._waves.values():
-                if wave.moving:
-                    evaluate(self.world, wave)
+                if wave.moving and evaluate(self.world, wave):
+                    wavestore.save(self.world.cluster, wave)
 
     # Changing
 
@@ -150,6 +161,7 @@ class AgentService:
         parsed = parse_request(WaveRequest, request, doing)
         wanted = canonical(parsed)
         with self.lock:
+            self._sync()
             existing = self._waves.get(wave_id)
             if existing is not None:
                 if existing.request != wanted:
@@ -175,13 +187,14 @@ class AgentService:
                     span.set_status(Status(StatusCode.ERROR, failure))
                 else:
                     self._change(wave, parsed, resolution)
+                wavestore.save(self.world.cluster, wave)
                 self._waves[wave_id] = wave
                 self.world.settle()
                 self.refresh()
                 span.set_attribute("driftwave.wave.phase", wave.phase)
             return True, as_document(self.world, wave)
 
-    def rollback_wave(self, wave_id: str) -> dict[str, Any]:
+    def rollback_wave(self, wave_id: str, request: Any = None) -> dict[str, Any]:
         """Roll a wave back; return the wave document.
 
         Each class gets its previous ``amiSelectorTerms`` (and ``amiFamily``) back. A
@@ -190,20 +203,37 @@ class AgentService:
         ``reason`` says so. The wave is ``rolling-back`` until its nodes converge on the
         previous images (``rolled-back``) or drift halts (``rollback-failed``).
 
-        Idempotent: a wave already rolling back or rolled back is returned as it is. Raises
-        WaveNotFound, and WaveConflict when a later wave on one of its classes is not rolled
-        back (that one goes first)."""
+        ``request`` (optional, :class:`~agent.service.requests.RollbackRequest`): what the
+        caller recorded of the wave when it was applied. An agent with no record of the wave
+        (its cluster lost it) rolls back from it: each named class gets the recorded selection
+        back; a class that already carries it is left alone, so a wave that never reached the
+        cluster is "rolled back" only once the cluster shows the previous selection and images.
+
+        Idempotent: a wave already rolling back or rolled back is returned as it is; one whose
+        rollback failed is tried again (its classes are put back again). Raises
+        InvalidRequest, WaveNotFound (unknown, and no request to restore from), and
+        WaveConflict when a later wave on one of its classes is not rolled back (that one goes
+        first)."""
+        doing = f"rolling back wave {wave_id[:80]!r}"
+        check_wave_id(wave_id, doing)
+        recorded = parse_request(RollbackRequest, request, doing) if request else None
         with self.lock:
-            wave = self._get(wave_id)
+            self._sync()
             self.refresh()
-            if wave.phase in ROLLED:
+            if wave_id not in self._waves and recorded is not None:
+                self._waves[wave_id] = self._recorded_wave(wave_id, recorded, doing)
+            wave = self._get(wave_id)
+            if wave.phase in ("rolling-back", "rolled-back"):
                 return as_document(self.world, wave)
             self._check_later(wave)
             with self._span("agent.wave.rollback", wave_id, wave.node_classes) as span:
                 span.set_attribute("driftwave.images.before", wave.target_images)
                 span.set_attribute("driftwave.images.target", wave.images_before())
-                reason = self._restore(wave)
+                reason, restored = self._restore(wave)
                 wave.move("rolling-back", self.world.clock.now(), reason)
+                for changed, images in restored:
+                    self._patch(wave, changed, images)
+                wavestore.save(self.world.cluster, wave)
                 self.world.record("WaveRollingBack", f"wave/{wave.id}", reason, {})
                 self.world.settle()
                 self.refresh()
@@ -212,7 +242,57 @@ class AgentService:
 
     # Helpers
 
+    def _sync(self) -> None:
+        """Know every wave recorded in the cluster (a predecessor's, or ours before a restart);
+        the memory wins for a wave it knows."""
+        for wave_id, wave in wavestore.load(self.world.cluster).items():
+            self._waves.setdefault(wave_id, wave)
+
+    def _recorded_wave(self, wave_id: str, recorded: RollbackRequest, doing: str) -> Wave:
+        """A wave this agent has no record of, rebuilt from the caller's record of it."""
+        known = {c.name for c in self.world.cluster.list(EC2NodeClass)}
+        missing = sorted(set(recorded.previous) - known)
+        if missing:
+            raise InvalidRequest(
+                doing,
+                [(f"previous.{n}", "no EC2NodeClass of that name here") for n in missing],
+            )
+        names = list(recorded.previous)
+        now = self.world.clock.now()
+        before = {
+            name: ClassBefore(
+                terms=[t.to_manifest() for t in sel.ami_selector_terms],
+                ami_family=sel.ami_family,
+                images=[],
+                node_images=list(recorded.images_before),
+            )
+            for name, sel in recorded.previous.items()
+        }
+        request: dict[str, Any] = {"target": {}}
+        if recorded.target is not None:
+            request = {"target": canonical(recorded.target)}
+        for key in ("rollout", "release"):
+            if getattr(recorded, key):
+                request[key] = getattr(recorded, key)
+        wave = Wave(
+            id=wave_id,
+            request=request,
+            node_classes=names,
+            pools=pools_using(self.world, names),
+            before=before,
+            kubernetes_version_before=(
+                recorded.kubernetes_version_before or self.world.kubernetes_version
+            ),
+            target_images=[],
+            applied_at=now,
+            reason="this agent had no record of the wave: rolling back from the caller's record",
+        )
+        self.world.record("WaveRecovered", f"wave/{wave_id}", wave.reason, {"classes": names})
+        return wave
+
     def _get(self, wave_id: str) -> Wave:
+        if wave_id not in self._waves:
+            self._sync()
         found = self._waves.get(wave_id)
         if found is None:
             raise WaveNotFound(wave_id)
@@ -272,6 +352,11 @@ class AgentService:
             kubernetes_version_before=self.world.kubernetes_version,
             target_images=resolution.image_ids(),
             applied_at=self.world.clock.now(),
+            applied=(
+                {n: Selection.of(c) for n, c in resolution.classes.items()}
+                if request["target"].get("amiSelectorTerms") is not None
+                else {}
+            ),
         )
 
     def _change(self, wave: Wave, parsed: WaveRequest, resolution: Resolution) -> None:
@@ -298,7 +383,8 @@ class AgentService:
             "driftwave.images.target": target,
         }
         with self._tracer.start_as_current_span("agent.nodeclass.patch", attributes=attributes):
-            self.world.cluster.update(changed)
+            # the wave's record goes in the same update as the change (agent.service.wavestore)
+            self.world.cluster.update(wavestore.with_record(changed, wave))
             self.world.record(
                 "NodeClassPatched",
                 f"ec2nodeclass/{changed.name}",
@@ -306,9 +392,13 @@ class AgentService:
                 {"wave": wave.id},
             )
 
-    def _restore(self, wave: Wave) -> str:
-        """Put each class back as it stood before the wave (module docstring); the reason."""
+    def _restore(self, wave: Wave) -> tuple[str, list[tuple[EC2NodeClass, list[str]]]]:
+        """How to put each class back as it stood before the wave (module docstring): the
+        reason, and each class to patch with the images it should come back to. Sets
+        ``wave.restored``."""
         pinned: list[str] = []
+        unchanged: list[str] = []
+        restored: list[tuple[EC2NodeClass, list[str]]] = []
         moved = self.world.kubernetes_version != wave.kubernetes_version_before
         for name, before in wave.before.items():
             current = self.world.cluster.get(EC2NodeClass, name)
@@ -317,23 +407,31 @@ class AgentService:
                 terms = [{"id": i} for i in (before.node_images or before.images)]
                 family = family_for(current, terms)
                 pinned.append(f"{name} to {', '.join(t['id'] for t in terms)}")
-            now_terms = [t.to_manifest() for t in current.spec.ami_selector_terms]
-            if now_terms == terms and current.spec.ami_family == family:
+            wave.restored[name] = Selection(terms, family)
+            if Selection.of(current) == wave.restored[name]:
+                unchanged.append(name)
                 continue
             try:
-                restored = with_terms(current, terms, family)
+                changed = with_terms(current, terms, family)
             except ManifestInvalid as exc:  # the previous spec was valid: only a bug gets here
                 raise AgentError(
                     f"rolling back wave {wave.id}: EC2NodeClass {name}: {exc}"
                 ) from exc
-            self._patch(wave, restored, before.node_images or before.images)
-        if not pinned:
-            return "restored the previous amiSelectorTerms"
-        return (
-            f"the control plane stays at {self.world.kubernetes_version}: EKS cannot move it back "
-            f"to {wave.kubernetes_version_before}, so EC2NodeClass {'; '.join(pinned)} (the "
-            "images its nodes ran before) was pinned instead"
-        )
+            restored.append((changed, before.node_images or before.images))
+        if pinned:
+            reason = (
+                f"the control plane stays at {self.world.kubernetes_version}: EKS cannot move it "
+                f"back to {wave.kubernetes_version_before}, so EC2NodeClass {'; '.join(pinned)} "
+                "(the images its nodes ran before) was pinned instead"
+            )
+        elif not restored:
+            reason = (
+                f"EC2NodeClass {', '.join(unchanged)} already carried the previous "
+                "amiSelectorTerms: nothing to put back"
+            )
+        else:
+            reason = "restored the previous amiSelectorTerms"
+        return reason, restored
 
 
 def _images(claims: list[NodeClaim]) -> list[str]:

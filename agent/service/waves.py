@@ -66,6 +66,20 @@ class ClassBefore:
     """The images the nodes of its NodePools ran."""
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The image selection of one EC2NodeClass: its ``amiSelectorTerms`` and ``amiFamily``."""
+
+    terms: list[dict[str, Any]]
+    ami_family: str | None
+
+    @staticmethod
+    def of(nodeclass: EC2NodeClass) -> Selection:
+        """The selection ``nodeclass`` carries now."""
+        terms = [t.to_manifest() for t in nodeclass.spec.ami_selector_terms]
+        return Selection(terms, nodeclass.spec.ami_family)
+
+
 @dataclass
 class Wave:
     """One applied wave (see the module docstring)."""
@@ -88,6 +102,10 @@ class Wave:
     registration_failures: int = 0
     nodes_replaced: int = 0
     final_progress: dict[str, Any] | None = None
+    applied: dict[str, Selection] = field(default_factory=dict)
+    """The selection the wave put on each class (empty for a Kubernetes-version wave)."""
+    restored: dict[str, Selection] = field(default_factory=dict)
+    """The selection its rollback put back on each class (set when the rollback starts)."""
 
     def __post_init__(self) -> None:
         if not self.history:
@@ -209,6 +227,62 @@ def is_converged(world: AgentRuntime, wave: Wave) -> bool:
     )
 
 
+def observe(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
+    """What the cluster shows of the wave now, read afresh on every call (the ``observed``
+    block of the wave document): whether the wave's classes still carry the selection the wave
+    set (``expected: target``), or, once it is rolled back, the one its rollback put back
+    (``expected: previous``); the control plane's version against a version target; and how
+    many nodes of its NodePools are initialized on the images those classes resolve to, with
+    none drifted or being disrupted. ``holds`` is True when all of that is so; ``reason`` says
+    what is not. The fleet verifies a step only on ``holds`` (never on the phase's history)."""
+    rolled = wave.phase in ROLLED
+    expected = wave.restored if rolled else wave.applied
+    problems: list[str] = []
+    changed: list[str] = []
+    for name, selection in expected.items():
+        try:
+            current = Selection.of(world.cluster.get(EC2NodeClass, name))
+        except NotFound:
+            changed.append(f"{name} (deleted)")
+            continue
+        if current != selection:
+            changed.append(name)
+    if changed:
+        whose = "the rollback put back" if rolled else "the wave set"
+        problems.append(
+            f"EC2NodeClass {', '.join(changed)} no longer carries the amiSelectorTerms {whose}"
+        )
+    version = None if rolled else wave.target.get("kubernetesVersion")
+    if version is not None and world.kubernetes_version != version:
+        problems.append(f"the control plane runs {world.kubernetes_version}, not {version}")
+    claims = wave_claims(world, wave.pools)
+    images, empty = resolved_images(world, wave.node_classes)
+    if empty:
+        problems.append(f"EC2NodeClass {', '.join(empty)} resolves to no image")
+    live = [c for c in claims if not c.metadata.deletion_timestamp]
+    on = sum(1 for c in live if is_true(c, "Initialized") and (c.status.image_id or "") in images)
+    if on < len(claims):
+        problems.append(f"{on} of {len(claims)} nodes run the images their classes select")
+    drifted = sum(1 for c in claims if is_true(c, "Drifted"))
+    if drifted:
+        problems.append(f"{drifted} node(s) drifted")
+    busy = disrupting(world, claims)
+    if busy:
+        problems.append(f"{busy} node(s) being disrupted")
+    return {
+        "expected": "previous" if rolled else "target",
+        "holds": not problems,
+        "reason": "; ".join(problems),
+        "kubernetesVersion": world.kubernetes_version,
+        "images": sorted(images),
+        "nodes": len(claims),
+        "onExpected": on,
+        "drifted": drifted,
+        "disrupting": busy,
+        "at": rfc3339(world.clock.now()),
+    }
+
+
 def evaluate(world: AgentRuntime, wave: Wave) -> bool:
     """Move a wave under way to its next phase when it has reached one; True when it moved."""
     if not wave.moving:
@@ -260,6 +334,7 @@ def as_document(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
             for phase, at, reason in wave.history
         ],
         "progress": progress(world, wave) if live else wave.final_progress,
+        "observed": observe(world, wave),
     }
 
 

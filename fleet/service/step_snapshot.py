@@ -23,6 +23,7 @@ class StepSnapshot:
 
     step_id: str
     rollout_id: str
+    fleet: str
     rollout_state: RolloutState
     state: StepState
     rollback: RollbackState | None
@@ -33,6 +34,10 @@ class StepSnapshot:
     deadline: timedelta
     trace_id: str | None
     wave_span: str
+    previous: dict[str, Any] | None = None
+    """What the wave replaced on the cluster, as the agent reported when it applied it."""
+    result: dict[str, Any] | None = None
+    """The step's last result (the wave document, with the fleet's notes)."""
 
 
 def load_snapshot(ctx: FleetContext, step_id: str) -> StepSnapshot | None:
@@ -60,6 +65,7 @@ def load_snapshot(ctx: FleetContext, step_id: str) -> StepSnapshot | None:
         return StepSnapshot(
             step_id=step.id,
             rollout_id=rollout.id,
+            fleet=rollout.fleet.name,
             rollout_state=RolloutState(rollout.state),
             state=StepState(step.state),
             rollback=RollbackState(step.rollback_state) if step.rollback_state else None,
@@ -75,4 +81,6 @@ def load_snapshot(ctx: FleetContext, step_id: str) -> StepSnapshot | None:
             deadline=ring.gates.convergence_timeout,
             trace_id=rollout.trace_id,
             wave_span=wave.span_id or derived_span_id(wave.id),
+            previous=step.previous,
+            result=step.result,
         )

@@ -7,8 +7,15 @@ applies nothing twice), and the step only moves from the state the run found it 
 redelivered, duplicated or late message changes nothing.
 
 Temporary agent errors (no answer, 5xx, 429) are retried with a backoff that grows with the
-outage; once the agent has not answered for ``unreachable_after`` the step is ``unreachable``.
-A refused request (4xx) fails the step at once.
+outage, the step keeping its state and saying so in its ``error`` ("agent of dev-2 unreachable
+for 57 s, retrying (attempt 4)"); once the agent has not answered for ``unreachable_after`` the
+step is ``unreachable``. A refused request (4xx) fails the step at once.
+
+A step converges, is verified and is rolled back only on what the cluster shows now
+(:mod:`fleet.service.truth`): the agent's observation must hold. A regression (the wave's
+selection gone from the cluster, or the agent without a record of the wave) fails the step at
+once with that reason; an observation still settling (nodes being replaced or consolidated) is
+looked at again for up to ``settle_grace`` before it fails the step.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from fleet.gateway import AgentGateway, AgentRejected, AgentUnreachable, WaveUnk
 from fleet.service.context import FleetContext, audit
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.step_snapshot import StepSnapshot, load_snapshot
+from fleet.service.truth import judge, never_applied, record_of, rollback_body
 from fleet.service.views import derived_span_id
 from fleet.telemetry import context_from_traceparent, nanos, parent_context, preset_ids
 
@@ -52,12 +60,14 @@ class StepRunner:
         poll_interval: float = 5.0,
         unreachable_after: timedelta = timedelta(minutes=2),
         max_backoff: float = 30.0,
+        settle_grace: timedelta = timedelta(minutes=5),
     ) -> None:
         self.ctx = ctx
         self.gateway = gateway
         self.poll_interval = poll_interval
         self.unreachable_after = unreachable_after
         self.max_backoff = max_backoff
+        self.settle_grace = settle_grace
 
     def run(self, message: StepMessage) -> RunOutcome:
         """Do the next piece of work of ``message``'s step."""
@@ -158,6 +168,13 @@ class StepRunner:
             uow.commit()
         return True
 
+    def _note(self, snap: StepSnapshot, note: str, result: dict[str, Any]) -> None:
+        """Say why the step waits (its ``error``, and ``result``) without moving it or counting
+        as contact: the silence that makes an agent ``unreachable`` goes on."""
+        with self.ctx.writing() as uow:
+            uow.steps.transition(snap.step_id, [snap.state], snap.state, error=note, result=result)
+            uow.commit()
+
     def _step_span(self, snap: StepSnapshot, state: StepState, note: str, now: datetime) -> None:
         """Export the step's span (child of its wave) now that the step has ended."""
         if not snap.trace_id:
@@ -209,6 +226,8 @@ class StepRunner:
                 started_at=self.ctx.now(),
                 result=wave,
                 image_before=", ".join(before)[:255] or None,
+                error=None,
+                **self._previous(snap, wave),
             )
             if not moved:
                 return _done("the step moved on meanwhile")
@@ -217,19 +236,39 @@ class StepRunner:
             try:
                 wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
             except WaveUnknown:
-                # the agent forgot the wave (it restarted): apply it again, by the same id
+                # the cluster has no record of the wave (it was reset or re-created before the
+                # wave converged): apply it again, by the same id; the fleet keeps the record of
+                # what it first replaced
                 wave = self._call(
                     snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
                 )
+                if not isinstance(wave, RunOutcome):
+                    self._move(snap, snap.state, snap.state, **self._previous(snap, wave))
             if isinstance(wave, RunOutcome):
                 return wave
             return self._follow(snap, wave, snap.state)
         return _done(f"step is {snap.state}: nothing to apply")
 
+    @staticmethod
+    def _previous(snap: StepSnapshot, wave: dict[str, Any]) -> dict[str, Any]:
+        """The ``previous`` field to store: what the wave replaced, only the first time (a
+        later answer may come from a cluster that already carries the target)."""
+        if snap.previous is not None:
+            return {}
+        record = record_of(wave)
+        return {"previous": record} if record is not None else {}
+
     def _follow(self, snap: StepSnapshot, wave: dict[str, Any], state: StepState) -> RunOutcome:
         phase = wave.get("phase")
         progress = wave.get("progress") or {}
         if phase == "converged":
+            verdict = judge(wave, "target")
+            if verdict.verdict == "regressed":
+                note = f"converged, then regressed: {verdict.reason}"
+                self._move(snap, state, StepState.FAILED, note=note, result=wave, error=note)
+                return _done(note)
+            if verdict.verdict == "settling":
+                return self._settling(snap, state, wave, verdict.reason)
             after = self._images_in_use(snap) or sorted(_images(wave.get("targetImages")))
             self._move(
                 snap,
@@ -250,10 +289,33 @@ class StepRunner:
             note = f"not converged within {snap.deadline}"
             self._move(snap, state, StepState.TIMED_OUT, note=note, result=wave, error=note)
             return _done("timed out")
-        self._move(snap, state, state, result=wave)
+        self._move(snap, state, state, result=wave, error=None)
         return RunOutcome(
             self.poll_interval, f"{phase}: {progress.get('onTarget')}/{progress.get('nodes')}"
         )
+
+    def _settling(
+        self, snap: StepSnapshot, state: StepState, wave: dict[str, Any], reason: str
+    ) -> RunOutcome:
+        """The cluster does not show the expected state yet, but nothing contradicts it: look
+        again, up to ``settle_grace`` from the first such look; then fail the step."""
+        now = self.ctx.now()
+        earlier = (snap.result or {}).get("settling")
+        since = _parse(earlier.get("since")) if isinstance(earlier, dict) else None
+        since = since or now
+        if now - since > self.settle_grace:
+            note = f"the cluster did not settle within {self.settle_grace}: {reason}"
+            if snap.rollback is not None:
+                self._move_rollback(snap, RollbackState.FAILED, note=note, result=wave, error=note)
+            else:
+                self._move(snap, state, StepState.FAILED, note=note, result=wave, error=note)
+            return _done(note)
+        settling = {"since": since.isoformat(), "reason": reason}
+        if snap.rollback is not None:
+            self._move_rollback(snap, snap.rollback, result={**wave, "settling": settling})
+        else:
+            self._move(snap, state, state, result={**wave, "settling": settling})
+        return RunOutcome(self.poll_interval, f"settling: {reason}")
 
     def _images_in_use(self, snap: StepSnapshot) -> list[str]:
         """The images the cluster's nodes run now (empty when the agent does not say)."""
@@ -269,21 +331,45 @@ class StepRunner:
     def _verify(self, snap: StepSnapshot) -> RunOutcome:
         if snap.state is not StepState.VERIFYING:
             return _done(f"step is {snap.state}: nothing to verify")
-        try:
-            wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
-        except WaveUnknown:
-            # the agent restarted and forgot the wave: applying it again changes nothing on a
-            # converged cluster and gives the observation
-            wave = self._call(
-                snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
-            )
-        if isinstance(wave, RunOutcome):
-            return wave
         status = self._call(snap, lambda: self.gateway.status(snap.target))
         if isinstance(status, RunOutcome):
             return status
-        self._move(snap, StepState.VERIFYING, StepState.VERIFIED, result=observed(wave, status))
+        self._record_status(snap, status)
+        try:
+            wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
+        except WaveUnknown:
+            by_image = status.get("nodesByImage") or {}
+            note = (
+                f"regressed: the cluster has no record of wave {snap.step_id} any more (it was "
+                f"reset or re-created); it runs {dict(by_image)}"
+            )
+            self._move(snap, StepState.VERIFYING, StepState.FAILED, note=note, error=note)
+            return _done(note)
+        if isinstance(wave, RunOutcome):
+            return wave
+        verdict = judge(wave, "target")
+        if verdict.verdict == "regressed":
+            note = f"regressed: {verdict.reason}"
+            self._move(
+                snap, StepState.VERIFYING, StepState.FAILED, note=note, result=wave, error=note
+            )
+            return _done(note)
+        if verdict.verdict == "settling":
+            return self._settling(snap, StepState.VERIFYING, wave, verdict.reason)
+        self._move(
+            snap,
+            StepState.VERIFYING,
+            StepState.VERIFIED,
+            result=observed(wave, status),
+            error=None,
+        )
         return _done(f"verified: {wave.get('phase')}")
+
+    def _record_status(self, snap: StepSnapshot, status: dict[str, Any]) -> None:
+        """Keep what the cluster reported as the fleet's last word on it."""
+        with self.ctx.writing() as uow:
+            uow.clusters.record_status(snap.fleet, snap.target.cluster, status, self.ctx.now())
+            uow.commit()
 
     # -- rollback -------------------------------------------------------------------------
 
@@ -291,11 +377,11 @@ class StepRunner:
         if snap.rollback in (None, RollbackState.ROLLED_BACK, RollbackState.FAILED):
             return _done(f"rollback is {snap.rollback}: nothing to do")
         if snap.rollback in (RollbackState.REQUESTED, RollbackState.DISPATCHED):
+            body = rollback_body(snap.previous, snap.request)
             try:
-                wave = self.gateway.rollback_wave(snap.target, snap.step_id)
+                wave = self.gateway.rollback_wave(snap.target, snap.step_id, body)
             except WaveUnknown:
-                self._move_rollback(snap, RollbackState.ROLLED_BACK, note="never applied there")
-                return _done("nothing to roll back")
+                return self._unknown_rollback(snap)
             except AgentUnreachable as exc:
                 return self._unreachable(snap, exc)
             except AgentRejected as exc:
@@ -304,9 +390,11 @@ class StepRunner:
             self._move_rollback(
                 snap, RollbackState.ROLLING_BACK, started_at=self.ctx.now(), result=wave
             )
-            return self._follow_rollback(snap, wave)
+            return self._follow_rollback(replace(snap, rollback=RollbackState.ROLLING_BACK), wave)
         try:
             wave = self.gateway.wave_status(snap.target, snap.step_id)
+        except WaveUnknown:
+            return self._unknown_rollback(snap)
         except AgentUnreachable as exc:
             return self._unreachable(snap, exc)
         except AgentRejected as exc:
@@ -314,13 +402,45 @@ class StepRunner:
             return _done(f"refused: {exc}")
         return self._follow_rollback(snap, wave)
 
+    def _unknown_rollback(self, snap: StepSnapshot) -> RunOutcome:
+        """The agent has no record of the wave and the fleet none of what it replaced: rolled
+        back only if the cluster proves the wave never reached it; failed otherwise."""
+        try:
+            status = self.gateway.status(snap.target)
+        except AgentUnreachable as exc:
+            return self._unreachable(snap, exc)
+        except AgentRejected as exc:
+            self._move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
+            return _done(f"refused: {exc}")
+        self._record_status(snap, status)
+        proof = never_applied(status, snap.request)
+        if proof is not None:
+            self._move_rollback(snap, RollbackState.ROLLED_BACK, note=proof, result=status)
+            return _done(proof)
+        note = (
+            f"cannot roll back: the agent has no record of wave {snap.step_id} and the fleet none "
+            "of what it replaced, while the cluster carries the target; set the EC2NodeClasses' "
+            "amiSelectorTerms back by hand (kubectl edit ec2nodeclass), then roll back again"
+        )
+        self._move_rollback(snap, RollbackState.FAILED, note=note, result=status, error=note)
+        return _done(note)
+
     def _follow_rollback(self, snap: StepSnapshot, wave: dict[str, Any]) -> RunOutcome:
         phase = wave.get("phase")
         current = RollbackState.ROLLING_BACK
         moved_snap = replace(snap, rollback=current)
         if phase == "rolled-back":
-            self._move_rollback(moved_snap, RollbackState.ROLLED_BACK, result=wave)
-            return _done("rolled back")
+            verdict = judge(wave, "previous")
+            if verdict.verdict == "holds":
+                self._move_rollback(moved_snap, RollbackState.ROLLED_BACK, result=wave)
+                return _done("rolled back")
+            if verdict.verdict == "settling":
+                return self._settling(moved_snap, snap.state, wave, verdict.reason)
+            note = f"rolled back, then regressed: {verdict.reason}"
+            self._move_rollback(
+                moved_snap, RollbackState.FAILED, note=note, result=wave, error=note
+            )
+            return _done(note)
         if phase == "rollback-failed":
             reason = str(wave.get("reason") or "the agent could not roll the wave back")
             self._move_rollback(
@@ -337,13 +457,24 @@ class StepRunner:
         silent = now - (snap.last_contact or now)
         if silent < self.unreachable_after:
             delay = min(self.max_backoff, max(1.0, silent.total_seconds() / 2))
-            return RunOutcome(delay, f"agent unreachable ({exc.reason}); again in {delay:.0f}s")
+            earlier = (snap.result or {}).get("unreachable")
+            attempt = int(earlier.get("attempt", 0)) + 1 if isinstance(earlier, dict) else 1
+            note = (
+                f"agent of {snap.target.cluster} unreachable for {silent.total_seconds():.0f} s, "
+                f"retrying (attempt {attempt}, next in {delay:.0f} s): {exc.reason}"
+            )
+            self._note(snap, note, {**(snap.result or {}), "unreachable": {"attempt": attempt}})
+            return RunOutcome(delay, note)
         note = f"agent unreachable for {silent}: {exc.reason}"
         if snap.rollback is not None:
             self._move_rollback(snap, RollbackState.FAILED, note=note, error=note)
         else:
             self._move(snap, snap.state, StepState.UNREACHABLE, note=note, error=note)
         return _done(note)
+
+
+def _parse(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
 
 
 _FINAL = frozenset(

@@ -134,8 +134,10 @@ class FleetHarness:
         self.ctx = FleetContext(self.engine, now=lambda: self.now)
         self.agents: dict[str, AgentService] = {}
         self.lives: dict[str, LiveSimulation] = {}
+        self.builds: dict[str, dict[str, Any]] = {}
         for seed, cluster in enumerate(c for members in rings.values() for c in members):
-            world = member_world(cluster, nodes=nodes, seed=seed + 1, faulty_releases=faulty)
+            self.builds[cluster] = {"nodes": nodes, "seed": seed + 1, "faulty_releases": faulty}
+            world = member_world(cluster, **self.builds[cluster])
             service = AgentService(world, name=cluster)
             self.agents[cluster] = service
             self.lives[cluster] = LiveSimulation(world, speed=1.0, lock=service.lock)
@@ -147,6 +149,18 @@ class FleetHarness:
         )
         self.dropped: list[StepMessage] = []
         apply_fleet(self.ctx, parse_manifest(Fleet, fleet_manifest(rings)), "test")
+
+    def restart_agent(self, cluster: str, *, reset: bool) -> AgentService:
+        """A new agent for ``cluster``: over the same cluster (a restarted or failed-over agent
+        of a real cluster) or, with ``reset``, over a new one built as the first was (a
+        simulated agent's process restarted: its cluster starts again from the scenario)."""
+        world = (
+            member_world(cluster, **self.builds[cluster]) if reset else self.lives[cluster].world
+        )
+        service = AgentService(world, name=cluster)
+        self.agents[cluster] = service
+        self.lives[cluster] = LiveSimulation(world, speed=1.0, lock=service.lock)
+        return service
 
     def release(self, rings: list[dict[str, Any]], **kw: Any) -> Release:
         """A validated Release for this fleet."""

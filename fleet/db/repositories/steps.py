@@ -29,6 +29,7 @@ UPDATABLE = frozenset(
         "nodes",
         "nodes_replaced",
         "error",
+        "previous",
         "span_id",
         "rollback_state",
     }

@@ -191,7 +191,7 @@ def test_pinning_an_alias_class_to_ids_sets_its_family_and_rollback_restores_bot
 
 def test_a_target_resolving_to_no_image_fails_at_once_and_changes_nothing() -> None:
     r = rig(nodes=5)
-    version = r.world.cluster.get(EC2NodeClass, "default").metadata.resource_version
+    spec = r.world.cluster.get(EC2NodeClass, "default").spec
     created, wave = r.service.apply_wave(
         "ghost", {"target": {"amiSelectorTerms": [{"id": "ami-00000000000dead"}]}}
     )
@@ -199,7 +199,9 @@ def test_a_target_resolving_to_no_image_fails_at_once_and_changes_nothing() -> N
     assert wave["phase"] == "failed"
     assert wave["reason"].startswith("the target resolves to no image")
     assert wave["targetImages"] == []
-    assert r.world.cluster.get(EC2NodeClass, "default").metadata.resource_version == version
+    stored = r.world.cluster.get(EC2NodeClass, "default")
+    assert stored.spec == spec  # only the wave's record was added (agent.service.wavestore)
+    assert "ghost" in stored.metadata.annotations["driftwave.io/waves"]
     assert r.service.rollback_wave("ghost")["phase"] == "rolled-back"
 
 

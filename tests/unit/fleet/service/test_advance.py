@@ -83,7 +83,7 @@ def test_a_planned_rollout_starts_its_first_wave_and_dispatches_every_open_step(
     assert [s.message.step_id for s in sends] == ["w00-a"]
     assert sends[0].message.action is StepAction.APPLY
     assert sends[0].message.traceparent == f"00-{'0' * 31}1-00000000000000aa-01"
-    assert "maintenance window closed" in decision.waiting
+    assert decision.waiting == "waiting for maintenance window of b (closed now)"
 
 
 def test_a_ring_that_needs_approval_waits_for_it_then_starts() -> None:
@@ -92,7 +92,7 @@ def test_a_ring_that_needs_approval_waits_for_it_then_starts() -> None:
     assert of(first, SetRollout)[0].state is RolloutState.AWAITING_APPROVAL
     assert not of(first, Send)
     view.state = RolloutState.AWAITING_APPROVAL
-    assert decide(view, NOW, gate).waiting == "approval of ring prod"
+    assert decide(view, NOW, gate).waiting == "awaiting approval of ring prod"
     view.approvals = frozenset({"prod"})
     after = decide(view, NOW, gate)
     assert of(after, SetRollout)[0].state is RolloutState.RUNNING
@@ -107,7 +107,7 @@ def test_nothing_moves_while_paused_and_a_freeze_holds_new_steps_only() -> None:
     view.state = RolloutState.RUNNING
     decision = decide(view, NOW, gate)
     assert not of(decision, Send)
-    assert "freeze (end of year)" in decision.waiting
+    assert decision.waiting == "frozen by fleet freeze 'end of year'"
 
 
 def healthy(pending_pods: int = 0) -> dict[str, Any]:
@@ -262,7 +262,11 @@ def test_rolling_back_dispatches_requested_rollbacks_and_ends_rolled_back() -> N
     done = decide(view, NOW, gate)
     assert of(done, SetRollout)[0].state is RolloutState.ROLLED_BACK
     view.waves[0].steps[0].rollback = RollbackState.FAILED
-    assert of(decide(view, NOW, gate), SetRollout)[0].state is RolloutState.HALTED
+    view.waves[0].steps[0].error = "EC2NodeClass default: refused"
+    failed = of(decide(view, NOW, gate), SetRollout)[0]
+    assert failed.state is RolloutState.ROLLBACK_FAILED
+    assert "c0: EC2NodeClass default: refused" in failed.reason
+    assert "driftwave rollout rollback tries them again" in failed.reason
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,7 @@ id), and messages that arrive for unknown or ended steps."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -16,49 +15,10 @@ from fleet.gateway import AgentGateway, AgentRejected, AgentTarget, AgentUnreach
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.rollouts import abort, start_rollout
 from fleet.service.steps import StepRunner
+from tests.support.flaky import Flaky
 from tests.support.fleetsim import FleetHarness
 
 STRATEGY: list[dict[str, Any]] = [{"name": "canary", "soak": "1m"}]
-
-
-@dataclass
-class Flaky:
-    """An :class:`AgentGateway` in front of another that fails the calls it is told to."""
-
-    inner: AgentGateway
-    failing: dict[str, Exception] = field(default_factory=dict)
-    calls: list[str] = field(default_factory=list)
-
-    def _go(self, name: str, target: AgentTarget) -> None:  # noqa: ARG002
-        self.calls.append(name)
-        if name in self.failing:
-            raise self.failing[name]
-
-    def status(self, target: AgentTarget) -> dict[str, Any]:
-        self._go("status", target)
-        return self.inner.status(target)
-
-    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
-        self._go("plan", target)
-        return self.inner.plan(target, request)
-
-    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
-        self._go("events", target)
-        return self.inner.events(target, limit)
-
-    def apply_wave(
-        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        self._go("apply_wave", target)
-        return self.inner.apply_wave(target, wave_id, request)
-
-    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
-        self._go("wave_status", target)
-        return self.inner.wave_status(target, wave_id)
-
-    def rollback_wave(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
-        self._go("rollback_wave", target)
-        return self.inner.rollback_wave(target, wave_id)
 
 
 @pytest.fixture
