@@ -329,7 +329,9 @@ class StepRunner:
     # -- verify ---------------------------------------------------------------------------
 
     def _verify(self, snap: StepSnapshot) -> RunOutcome:
-        if snap.state is not StepState.VERIFYING:
+        """Verify a step after its soak (``verifying``), or confirm a ``verified`` one again
+        before the rollout ends (:mod:`fleet.service.confirm`): the same reading either way."""
+        if snap.state not in (StepState.VERIFYING, StepState.VERIFIED) or snap.rollback:
             return _done(f"step is {snap.state}: nothing to verify")
         status = self._call(snap, lambda: self.gateway.status(snap.target))
         if isinstance(status, RunOutcome):
@@ -343,22 +345,20 @@ class StepRunner:
                 f"regressed: the cluster has no record of wave {snap.step_id} any more (it was "
                 f"reset or re-created); it runs {dict(by_image)}"
             )
-            self._move(snap, StepState.VERIFYING, StepState.FAILED, note=note, error=note)
+            self._move(snap, snap.state, StepState.FAILED, note=note, error=note)
             return _done(note)
         if isinstance(wave, RunOutcome):
             return wave
         verdict = judge(wave, "target")
         if verdict.verdict == "regressed":
             note = f"regressed: {verdict.reason}"
-            self._move(
-                snap, StepState.VERIFYING, StepState.FAILED, note=note, result=wave, error=note
-            )
+            self._move(snap, snap.state, StepState.FAILED, note=note, result=wave, error=note)
             return _done(note)
         if verdict.verdict == "settling":
-            return self._settling(snap, StepState.VERIFYING, wave, verdict.reason)
+            return self._settling(snap, snap.state, wave, verdict.reason)
         self._move(
             snap,
-            StepState.VERIFYING,
+            snap.state,
             StepState.VERIFIED,
             result=observed(wave, status),
             error=None,

@@ -232,3 +232,47 @@ def test_a_rollback_without_any_record_fails_when_the_cluster_carries_the_target
     assert step.rollback_state == "failed"
     assert "cannot roll back: the agent has no record of wave" in (step.error or "")
     assert "kubectl edit ec2nodeclass" in (step.error or "")
+
+
+def test_a_cluster_that_regresses_after_its_gate_keeps_the_rollout_from_succeeding(
+    harness: FleetHarness,
+) -> None:
+    rid = _rollout(harness)
+    harness.run_until(
+        lambda: (
+            _steps(harness, rid).get("dev-1") is not None
+            and _steps(harness, rid)["dev-1"].state == "progressing"
+        ),
+        limit=timedelta(hours=2),
+    )
+    assert _steps(harness, rid)["can-1"].state == "verified"
+    fresh = harness.restart_agent("can-1", reset=True)  # the canary is back on OLD
+    harness.run_until(lambda: _ended(harness, rid), limit=timedelta(hours=3))
+    assert _state(harness, rid) == "halted"
+    with harness.ctx.reading() as uow:
+        reason = uow.rollouts.get(rid).reason
+    assert "1 cluster(s) no longer run the target after their gate passed (can-1: regressed" in (
+        reason
+    )
+    steps = _steps(harness, rid)
+    assert steps["can-1"].state == "failed"
+    assert steps["dev-1"].state == "verified"
+    # the fleet's word matches each cluster: dev on NEW, the canary on OLD
+    assert _terms(fresh) == [{"alias": f"al2023@{OLD}"}]
+    assert _terms(harness.agents["dev-1"]) == [{"alias": f"al2023@{NEW}"}]
+
+
+def test_a_successful_rollout_confirms_its_earlier_clusters_before_it_ends(
+    harness: FleetHarness,
+) -> None:
+    rid = _rollout(harness)
+    harness.run_until(lambda: _ended(harness, rid), limit=timedelta(hours=3))
+    assert _state(harness, rid) == "succeeded"
+    with harness.ctx.reading() as uow:
+        assert uow.rollouts.get(rid).reason == (
+            "every ring passed; every cluster confirmed on the target"
+        )
+        last_gate = max(w.gate_started_at for w in uow.waves.list(rid) if w.gate_started_at)
+    canary = _steps(harness, rid)["can-1"]
+    assert canary.heartbeat_at is not None
+    assert canary.heartbeat_at >= last_gate  # looked at again after dev's gate started
