@@ -1,6 +1,10 @@
 """Rendering a rollout's status for a terminal (rich): the header, each ring's waves with their
 gate, and each cluster's step. Used by ``driftwave rollout status`` (also with ``--watch``) and
-the demo's live view."""
+the demo's live view.
+
+What the rollout waits for replaces its stored reason under the header ("waiting for ... (in
+3h12m)"); each cluster's NOTE is what its step waits for, or its error: in red when the step
+failed, else as a warning in yellow (an agent retried while the step keeps its state)."""
 
 from __future__ import annotations
 
@@ -59,7 +63,12 @@ def render_status(status: dict[str, Any]) -> RenderableType:
         _styled(status["state"]),
         (" (paused)" if status.get("paused") else "", "magenta"),
     )
-    reason = Text(status.get("reason") or "", style="dim")
+    waiting = status.get("waiting")
+    reason = (
+        Text(waiting["message"], style="magenta")
+        if waiting
+        else Text(status.get("reason") or "", style="dim")
+    )
     waves = Table("RING", "WAVE", "STATE", "CLUSTERS", "STARTED", "FINISHED", "GATE", box=None)
     for ring in status["rings"]:
         for wave in ring["waves"]:
@@ -73,7 +82,15 @@ def render_status(status: dict[str, Any]) -> RenderableType:
                 _gate(wave),
             )
     clusters = Table(
-        "CLUSTER", "RING", "STEP", "ROLLBACK", "PROGRESS", "IMAGE BEFORE", "IMAGE AFTER", box=None
+        "CLUSTER",
+        "RING",
+        "STEP",
+        "ROLLBACK",
+        "PROGRESS",
+        "IMAGE BEFORE",
+        "IMAGE AFTER",
+        "NOTE",
+        box=None,
     )
     for cluster in status["clusters"]:
         clusters.add_row(
@@ -81,11 +98,24 @@ def render_status(status: dict[str, Any]) -> RenderableType:
             cluster["ring"],
             _styled(cluster["state"]),
             _styled(cluster["rollback"]) if cluster.get("rollback") else Text(""),
-            _progress(cluster) or (cluster.get("error") or "")[:60],
+            _progress(cluster),
             cluster.get("imageBefore") or "",
             cluster.get("imageAfter") or "",
+            note(cluster),
         )
     return RenderGroup(header, reason, Text(""), waves, Text(""), clusters)
+
+
+def note(cluster: dict[str, Any]) -> Text:
+    """A cluster's step note: its error (red when the step failed, else a yellow warning), or
+    what it waits for."""
+    error = cluster.get("error")
+    if error:
+        failed = STATE_STYLE.get(cluster.get("state") or "") == "red"
+        text = error if len(error) <= 120 else error[:119] + "…"
+        return Text(text, style="red") if failed else Text(f"warning: {text}", style="yellow")
+    waiting = cluster.get("waiting")
+    return Text(waiting["message"], style="magenta") if waiting else Text("")
 
 
 def _time(value: str | None) -> str:

@@ -238,8 +238,22 @@ class RingStatus(Document):
     waves: list[WaveStatus]
 
 
+class WaitDocument(Document):
+    """What a rollout or a step waits for, and when it expects to move on."""
+
+    reason: str = Field(
+        description='E.g. "waiting for maintenance window of prod-euc1, opens 02:00 '
+        'Europe/Berlin" (absolute wall-clock times with their zone).'
+    )
+    until: str | None = Field(description="When the wait expects to end (null: nothing says).")
+    message: str = Field(
+        description='The reason with the time left when the document was read: "... (in 3h12m)".'
+    )
+
+
 class StepStatus(Document):
-    """One cluster's step of a rollout."""
+    """One cluster's step of a rollout (``error`` beside a state that has not failed is a
+    warning: the step carries on, e.g. while an unreachable agent is retried)."""
 
     cluster: str
     ring: str
@@ -253,6 +267,7 @@ class StepStatus(Document):
     nodes_replaced: int | None
     attempts: int
     error: str | None
+    waiting: WaitDocument | None = Field(default=None, description="What the step waits for.")
     phase: str | None
     progress: Any
     dispatched_at: str | None
@@ -277,6 +292,9 @@ class RolloutStatus(Document):
     state: str
     paused: bool
     reason: str | None
+    waiting: WaitDocument | None = Field(
+        default=None, description="What the rollout waits for (null: under way, or over)."
+    )
     release: str
     fleet: str
     target: dict[str, Any]

@@ -182,3 +182,34 @@ def next_open(
             return None
         t = min(starts)
     return None
+
+
+@dataclass(frozen=True)
+class Opening:
+    """When a held cluster may next start a step: ``at`` (UTC), and the window open then
+    (None when no window is configured, so only a freeze held it back)."""
+
+    at: datetime
+    window: Window | None
+
+    def local(self) -> datetime:
+        """``at`` as a wall time in the window's time zone (UTC without a window)."""
+        zone = ZoneInfo(self.window.time_zone) if self.window is not None else UTC
+        return self.at.astimezone(zone)
+
+
+def next_opening(
+    windows: Sequence[Window], at: datetime, freezes: Iterable[Freeze] = ()
+) -> Opening | None:
+    """Like :func:`next_open`, and which window is open then (the one that opened last, so its
+    time zone is the one people read the opening in). None when nothing opens in the horizon."""
+    when = next_open(windows, at, freezes)
+    if when is None:
+        return None
+    best: tuple[datetime, Window] | None = None
+    for window in windows:
+        start = last_start(window, when)
+        opened = start is not None and when < start + window.duration
+        if opened and start is not None and (best is None or start > best[0]):
+            best = (start, window)
+    return Opening(when, best[1] if best is not None else None)

@@ -20,6 +20,8 @@ from fleet.domain.machine import (
     StepState,
     WaveState,
 )
+from fleet.domain.waits import Wait, approval_wait, soak_wait
+from fleet.service.confirm import confirm
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.views import (
     Decision,
@@ -41,6 +43,7 @@ from fleet.service.views import (
     WaveView,
     traceparent,
 )
+from fleet.service.waiting import PAUSED, held, held_together
 
 
 class _Tick:
@@ -62,8 +65,10 @@ class _Tick:
     def add(self, *effects: object) -> None:
         self.decision.effects.extend(effects)  # type: ignore[arg-type]
 
-    def wait(self, why: str) -> Decision:
-        self.decision.waiting = why
+    def wait(self, why: str | Wait) -> Decision:
+        wait = why if isinstance(why, Wait) else Wait(why)
+        self.decision.waiting = wait.reason
+        self.decision.until = wait.until
         return self.decision
 
     def send(self, step: StepView, wave: WaveView, action: StepAction) -> None:
@@ -98,13 +103,13 @@ def decide(
     }:
         return tick.decision
     if view.paused:
-        return tick.wait("paused")
+        return tick.wait(PAUSED)
     if state is RolloutState.PLANNED:
         return _start_ring(tick, 0)
     if state is RolloutState.AWAITING_APPROVAL:
         ring = view.rings[view.ring_index]
         if ring.name not in view.approvals:
-            return tick.wait(f"approval of ring {ring.name}")
+            return tick.wait(approval_wait(ring.name))
         return _start_wave(tick, view.ring_index, 0, f"ring {ring.name} approved")
     wave = view.wave(view.ring_index, view.wave_index)
     if wave is None:
@@ -113,6 +118,8 @@ def decide(
         return _running(tick, wave)
     if state is RolloutState.SOAKING:
         return _soaking(tick, wave)
+    if wave.state is WaveState.PASSED:  # the last gate passed: the final confirmation
+        return _confirming(tick, wave)
     return _gating(tick, wave)
 
 
@@ -121,7 +128,10 @@ def _start_ring(tick: _Tick, ring_index: int) -> Decision:
     while ring_index < len(view.rings) and not view.ring_waves(ring_index):
         ring_index += 1
     if ring_index >= len(view.rings):
-        return _finish(tick, "every ring passed")
+        last = view.wave(view.ring_index, view.wave_index)
+        if last is None or last.gate_started_at is None:
+            return _finish(tick, "every ring passed")
+        return _confirming(tick, last)
     ring = view.rings[ring_index]
     if ring.require_approval and ring.name not in view.approvals:
         tick.add(
@@ -129,7 +139,7 @@ def _start_ring(tick: _Tick, ring_index: int) -> Decision:
                 RolloutState.AWAITING_APPROVAL, ring_index, 0, f"ring {ring.name} needs approval"
             )
         )
-        return tick.wait(f"approval of ring {ring.name}")
+        return tick.wait(approval_wait(ring.name))
     return _start_wave(tick, ring_index, 0, f"ring {ring.name} starts")
 
 
@@ -140,8 +150,15 @@ def _start_wave(tick: _Tick, ring_index: int, index: int, reason: str) -> Decisi
         SetRollout(RolloutState.RUNNING, ring_index, index, reason),
         SetWave(wave.id, WaveState.RUNNING, started_at=tick.now),
     )
-    held = _dispatch_pending(tick, wave)
-    return tick.wait("; ".join(held)) if held else tick.decision
+    holding = _dispatch_pending(tick, wave)
+    return tick.wait(held_together(holding)) if holding else tick.decision
+
+
+def _confirming(tick: _Tick, last: WaveView) -> Decision:
+    """Look at earlier waves' clusters again before succeeding (:mod:`fleet.service.confirm`)."""
+    confirmation = confirm(tick.view, last, tick.now, tick.timing)
+    tick.add(*confirmation.effects)
+    return tick.wait(confirmation.waiting) if confirmation.waiting else tick.decision
 
 
 def _finish(tick: _Tick, reason: str) -> Decision:
@@ -150,9 +167,9 @@ def _finish(tick: _Tick, reason: str) -> Decision:
     return tick.decision
 
 
-def _dispatch_pending(tick: _Tick, wave: WaveView) -> list[str]:
+def _dispatch_pending(tick: _Tick, wave: WaveView) -> list[tuple[str, Wait]]:
     """Dispatch the wave's pending steps that may start now; return why others wait."""
-    held: list[str] = []
+    holding: list[tuple[str, Wait]] = []
     for step in wave.steps:
         if step.state is not StepState.PENDING:
             continue
@@ -165,10 +182,8 @@ def _dispatch_pending(tick: _Tick, wave: WaveView) -> list[str]:
                     {"error": "the cluster was removed from the fleet", "finished_at": tick.now},
                 )
             )
-        elif tick.view.frozen:
-            held.append(f"{step.cluster}: freeze ({tick.view.frozen})")
-        elif not step.window_open:
-            held.append(f"{step.cluster}: maintenance window closed")
+        elif (wait := held(tick.view, step, tick.now)) is not None:
+            holding.append((step.cluster, wait))
         else:
             tick.add(
                 SetStep(
@@ -179,12 +194,12 @@ def _dispatch_pending(tick: _Tick, wave: WaveView) -> list[str]:
                 )
             )
             tick.send(step, wave, StepAction.APPLY)
-    return held
+    return holding
 
 
 def _running(tick: _Tick, wave: WaveView) -> Decision:
     ring = tick.view.rings[wave.ring_index]
-    held = _dispatch_pending(tick, wave)
+    holding = _dispatch_pending(tick, wave)
     busy = False
     for step in wave.steps:
         if step.state in (StepState.DISPATCHED, StepState.PROGRESSING):
@@ -206,8 +221,10 @@ def _running(tick: _Tick, wave: WaveView) -> Decision:
             if tick.stale(step):
                 tick.add(Touch(step.id, step.attempts + 1))
                 tick.send(step, wave, StepAction.APPLY)
-    if held or busy:
-        return tick.wait("; ".join(held) or f"wave {wave.index + 1} of ring {wave.ring} converging")
+    if holding:
+        return tick.wait(held_together(holding))
+    if busy:
+        return tick.wait(f"wave {wave.index + 1} of ring {wave.ring} converging")
     if any(s.state is StepState.PENDING and not s.removed for s in wave.steps):
         return tick.wait("steps pending")
     done_states = {s.state for s in wave.steps}
@@ -225,7 +242,7 @@ def _running(tick: _Tick, wave: WaveView) -> Decision:
         ),
         SetWave(wave.id, WaveState.SOAKING, soak_until=soak_until),
     )
-    return tick.wait(f"soak until {soak_until.isoformat()}")
+    return tick.wait(soak_wait(soak_until, tick.now))
 
 
 def _failures(wave: WaveView, on_unreachable: str) -> list[StepView]:
@@ -237,7 +254,7 @@ def _failures(wave: WaveView, on_unreachable: str) -> list[StepView]:
 
 def _soaking(tick: _Tick, wave: WaveView) -> Decision:
     if wave.soak_until is not None and tick.now < wave.soak_until:
-        return tick.wait(f"soak until {wave.soak_until.isoformat()}")
+        return tick.wait(soak_wait(wave.soak_until, tick.now))
     return _begin_gate(tick, wave, "soak over")
 
 

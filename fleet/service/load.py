@@ -67,11 +67,18 @@ def _windows(raw: list[dict[str, Any]]) -> tuple[Window, ...]:
     )
 
 
+def freezes_of(freezes: list[dict[str, Any]]) -> tuple[Freeze, ...]:
+    """The Fleet's freezes as stored (``start``, ``end``, ``reason``)."""
+    return tuple(
+        Freeze(parse_time(raw["start"]), parse_time(raw["end"]), raw.get("reason", ""))
+        for raw in freezes
+    )
+
+
 def freeze_in_force(freezes: list[dict[str, Any]], now: datetime) -> str | None:
     """The reason of the Fleet freeze covering ``now``, or None."""
-    for raw in freezes:
-        freeze = Freeze(parse_time(raw["start"]), parse_time(raw["end"]), raw.get("reason", ""))
-        if freeze.start <= now < freeze.end:
+    for raw, freeze in zip(freezes, freezes_of(freezes), strict=True):
+        if freeze.covers(now):
             return freeze.reason or f"until {raw['end']}"
     return None
 
@@ -82,6 +89,7 @@ def load_view(uow: UnitOfWork, rollout: Any, now: datetime) -> RolloutView:
     steps_by_wave: dict[str, list[StepView]] = {}
     for step in uow.steps.list(rid):
         cluster = step.cluster
+        windows = _windows(cluster.maintenance_windows)
         steps_by_wave.setdefault(step.wave_id, []).append(
             StepView(
                 id=step.id,
@@ -96,7 +104,8 @@ def load_view(uow: UnitOfWork, rollout: Any, now: datetime) -> RolloutView:
                 result=step.result,
                 error=step.error,
                 removed=cluster.removed_at is not None,
-                window_open=is_open(_windows(cluster.maintenance_windows), now),
+                window_open=is_open(windows, now),
+                windows=windows,
             )
         )
     waves = [
@@ -126,6 +135,7 @@ def load_view(uow: UnitOfWork, rollout: Any, now: datetime) -> RolloutView:
         on_unreachable=release.spec.strategy.on_unreachable,
         approvals=frozenset(a.ring for a in uow.approvals.list(rid)),
         frozen=freeze_in_force(rollout.fleet.freezes, now),
+        freezes=freezes_of(rollout.fleet.freezes),
         trace_id=rollout.trace_id or "",
         root_span_id=rollout.root_span_id or "",
     )

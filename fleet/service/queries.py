@@ -10,7 +10,8 @@ from typing import Any
 from fleet.db.errors import NotFound
 from fleet.db.uow import UnitOfWork
 from fleet.service.context import FleetContext
-from fleet.service.load import release_of
+from fleet.service.load import load_view, release_of
+from fleet.service.waiting import document, waits
 
 
 class RolloutNotFound(LookupError):
@@ -95,11 +96,16 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
             {"ring": a.ring, "actor": a.actor, "at": iso(a.at), "comment": a.comment}
             for a in uow.approvals.list(rid)
         ]
+        now = ctx.now()
+        waiting, held = waits(load_view(uow, rollout, now), now)
+        for cluster in clusters:
+            cluster["waiting"] = document(held.get(cluster["step"]), now)
         return {
             "id": rollout.id,
             "state": rollout.state,
             "paused": rollout.paused,
             "reason": rollout.reason,
+            "waiting": document(waiting, now),
             "release": release.name,
             "fleet": rollout.fleet.name,
             "target": release.spec.target.to_manifest(),

@@ -7,7 +7,15 @@ old state or the new one; a message lost between the commit and the send is sent
 its step has been silent for ``redispatch_after``, and a message sent twice is harmless.
 
 Only the holder of the ``scheduler`` lease advances rollouts, so a second scheduler started by
-mistake (or a standby) waits instead of racing the first.
+mistake (or a standby) waits instead of racing the first. The lease is renewed at every tick
+(its ``renewed_at`` is the control plane's heartbeat) and again inside every transaction that
+writes a rollout's changes: that renewal locks the lease until the commit and fails once another
+scheduler took the lease over, so a scheduler that lost the lease mid-tick (a stall longer than
+the lease) writes nothing more and turns standby. A standby tries to take the lease at each of
+its ticks, so it takes over a killed holder at most ``lease_ttl`` plus one interval later.
+
+While a rollout waits (a maintenance window, a freeze, a soak, an approval), its stored reason
+is what it waits for (:mod:`fleet.service.waiting`), not the transition that led there.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from fleet.service.gating import gate
 from fleet.service.joiners import include_added
 from fleet.service.load import load_view, release_of
 from fleet.service.ports import DispatchFailed, MetricSource, StepDispatcher
+from fleet.service.queue import promote_queued
 from fleet.service.views import (
     Decision,
     NeedReadings,
@@ -42,10 +51,17 @@ from fleet.service.views import (
     Touch,
     WaveView,
 )
+from fleet.service.waiting import FORWARD
 from fleet.telemetry import nanos, parent_context, preset_ids
 
 LEASE = "scheduler"
+LEASE_TTL = timedelta(seconds=6)
+"""How long the lease outlives its holder's last renewal (a standby takes over after it)."""
 log = logging.getLogger(__name__)
+
+
+class LeaseLost(RuntimeError):
+    """Another scheduler took the lease over while this one was advancing a rollout."""
 
 
 @dataclass
@@ -70,7 +86,7 @@ class Scheduler:
         *,
         holder: str,
         timing: Timing | None = None,
-        lease_ttl: timedelta = timedelta(seconds=30),
+        lease_ttl: timedelta = LEASE_TTL,
     ) -> None:
         self.ctx = ctx
         self.dispatcher = dispatcher
@@ -100,11 +116,16 @@ class Scheduler:
         if not self._lead():
             report.leader = False
             return report
+        promote_queued(self.ctx, self.ctx.now())
         with self.ctx.reading() as uow:
             ids = [r.id for r in uow.rollouts.active()]
         for rid in ids:
             try:
                 self._advance(rid, report)
+            except LeaseLost:
+                log.warning("scheduler %s lost the lease mid-tick; standing by", self.holder)
+                report.leader = False
+                break
             except StaleState:
                 log.info("rollout %s changed while it was advanced; next tick", rid)
             except DatabaseError as exc:
@@ -130,18 +151,32 @@ class Scheduler:
                     wave = waves[need[0].wave_id]
                     uow.rollback()
                 else:
-                    if decision.effects or joined:
-                        self._apply(uow, rollout, view.waves, decision, now)
+                    moves = [e for e in decision.effects if isinstance(e, SetRollout)]
+                    final = moves[-1].state if moves else view.state
+                    waiting = decision.waiting if final in FORWARD else ""
+                    moved = bool(decision.effects or joined)
+                    if moved or (waiting and rollout.reason != waiting):
+                        self._fence(uow, now)
+                        if moved:
+                            self._apply(uow, rollout, view.waves, decision, now)
+                            report.advanced.append(rid)
+                        if waiting and rollout.reason != waiting:
+                            uow.rollouts.update(rollout, now=now, reason=waiting)
                         uow.commit()
-                        report.advanced.append(rid)
                     sends = [e for e in decision.effects if isinstance(e, Send)]
                     report.waiting[rid] = decision.waiting
-                    moves = [e for e in decision.effects if isinstance(e, SetRollout)]
-                    report.states[rid] = str(moves[-1].state if moves else view.state)
+                    report.states[rid] = str(final)
             if not need:
                 report.sent += self._send(sends)
                 return
             readings = self._read(checks, wave)
+
+    def _fence(self, uow: UnitOfWork, now: datetime) -> None:
+        """Renew the lease inside ``uow`` (locking it until the commit); raise
+        :class:`LeaseLost`, writing nothing, when another scheduler holds it now."""
+        if not uow.leases.renew(LEASE, self.holder, self.lease_ttl, now):
+            uow.rollback()
+            raise LeaseLost(f"scheduler {self.holder} no longer holds the {LEASE} lease")
 
     def _read(self, checks: Any, wave: WaveView) -> Readings:
         with self.ctx.tracer.start_as_current_span(

@@ -17,6 +17,7 @@ from typing import Any
 from fleet.domain.gates import MetricReading, OnUnreachable
 from fleet.domain.machine import RollbackState, RolloutState, StepState, WaveState
 from fleet.domain.model import RingSpec
+from fleet.domain.windows import Freeze, Window
 from fleet.service.ports import MetricQuery, StepMessage
 
 
@@ -72,6 +73,8 @@ class StepView:
     error: str | None = None
     removed: bool = False
     window_open: bool = True
+    windows: tuple[Window, ...] = ()
+    """The cluster's maintenance windows (to say when a closed one opens)."""
 
 
 @dataclass
@@ -105,6 +108,8 @@ class RolloutView:
     approvals: frozenset[str] = frozenset()
     frozen: str | None = None
     """The reason of the freeze in force, or None."""
+    freezes: tuple[Freeze, ...] = ()
+    """The fleet's freezes (to say when the one in force ends)."""
     trace_id: str = ""
     root_span_id: str = ""
 
@@ -213,7 +218,9 @@ class Decision:
 
     effects: list[Effect] = field(default_factory=list)
     waiting: str = ""
-    """What the rollout waits for, when nothing changes (shown by ``rollout status``)."""
+    """What the rollout waits for (absolute times only; stored as the rollout's reason)."""
+    until: datetime | None = None
+    """When that wait expects to end, if anything says so."""
 
 
 Readings = dict[str, MetricReading]
