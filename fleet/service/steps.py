@@ -25,16 +25,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanKind
 
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
 from fleet.gateway import AgentGateway, AgentRejected, AgentUnreachable, WaveUnknown
-from fleet.service.context import FleetContext, audit
+from fleet.service.context import FleetContext
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.step_snapshot import StepSnapshot, load_snapshot
+from fleet.service.step_writes import StepWrites
 from fleet.service.truth import judge, never_applied, record_of, rollback_body
-from fleet.service.views import derived_span_id
-from fleet.telemetry import context_from_traceparent, nanos, parent_context, preset_ids
+from fleet.telemetry import context_from_traceparent, parent_context
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,7 @@ class StepRunner:
         self.unreachable_after = unreachable_after
         self.max_backoff = max_backoff
         self.settle_grace = settle_grace
+        self.writes = StepWrites(ctx)
 
     def run(self, message: StepMessage) -> RunOutcome:
         """Do the next piece of work of ``message``'s step."""
@@ -97,102 +98,11 @@ class StepRunner:
             return self._rollback(snap)
         if snap.rollout_state in TERMINAL or snap.rollout_state is RolloutState.ROLLING_BACK:
             if snap.state in (StepState.DISPATCHED, StepState.PROGRESSING, StepState.VERIFYING):
-                self._move(snap, snap.state, StepState.CANCELLED, note="the rollout ended")
+                self.writes.move(snap, snap.state, StepState.CANCELLED, note="the rollout ended")
             return _done(f"rollout {snap.rollout_state}: nothing to do")
         if action is StepAction.VERIFY:
             return self._verify(snap)
         return self._apply(snap)
-
-    # -- loading and moving ---------------------------------------------------------------
-
-    def _move(
-        self,
-        snap: StepSnapshot,
-        from_state: StepState,
-        to_state: StepState,
-        *,
-        note: str = "",
-        **fields: Any,
-    ) -> bool:
-        now = self.ctx.now()
-        values: dict[str, Any] = {"heartbeat_at": now, **fields}
-        if to_state != from_state and to_state in _FINAL and to_state is not StepState.VERIFIED:
-            values.setdefault("finished_at", now)
-        with self.ctx.writing() as uow:
-            moved = uow.steps.transition(snap.step_id, [from_state], to_state, **values)
-            if moved and to_state != from_state:
-                audit(
-                    uow,
-                    now,
-                    "worker",
-                    "step.transition",
-                    ("step", snap.step_id),
-                    rollout_id=snap.rollout_id,
-                    before={"state": str(from_state)},
-                    after={"state": str(to_state), **({"note": note} if note else {})},
-                    trace_id=snap.trace_id,
-                )
-            uow.commit()
-        if moved and to_state in _ENDED and to_state != from_state:
-            self._step_span(snap, to_state, note, now)
-        return moved
-
-    def _move_rollback(
-        self, snap: StepSnapshot, to_state: RollbackState, *, note: str = "", **fields: Any
-    ) -> bool:
-        now = self.ctx.now()
-        with self.ctx.writing() as uow:
-            step = uow.steps.get(snap.step_id, for_update=True)
-            if step.rollback_state != (str(snap.rollback) if snap.rollback else None):
-                return False
-            uow.steps.transition(
-                step.id,
-                [step.state],
-                step.state,
-                rollback_state=str(to_state),
-                heartbeat_at=now,
-                **fields,
-            )
-            if snap.rollback is not to_state:
-                audit(
-                    uow,
-                    now,
-                    "worker",
-                    "step.rollback",
-                    ("step", snap.step_id),
-                    rollout_id=snap.rollout_id,
-                    before={"rollback": str(snap.rollback) if snap.rollback else None},
-                    after={"rollback": str(to_state), **({"note": note} if note else {})},
-                    trace_id=snap.trace_id,
-                )
-            uow.commit()
-        return True
-
-    def _note(self, snap: StepSnapshot, note: str, result: dict[str, Any]) -> None:
-        """Say why the step waits (its ``error``, and ``result``) without moving it or counting
-        as contact: the silence that makes an agent ``unreachable`` goes on."""
-        with self.ctx.writing() as uow:
-            uow.steps.transition(snap.step_id, [snap.state], snap.state, error=note, result=result)
-            uow.commit()
-
-    def _step_span(self, snap: StepSnapshot, state: StepState, note: str, now: datetime) -> None:
-        """Export the step's span (child of its wave) now that the step has ended."""
-        if not snap.trace_id:
-            return
-        with preset_ids(span_id=derived_span_id(snap.step_id)):
-            span = self.ctx.tracer.start_span(
-                f"step {snap.target.cluster}",
-                context=parent_context(snap.trace_id, snap.wave_span),
-                start_time=nanos(snap.started_at or snap.last_contact or now),
-                attributes={
-                    "driftwave.step": snap.step_id,
-                    "driftwave.cluster": snap.target.cluster,
-                    "driftwave.step.state": str(state),
-                },
-            )
-        if state in (StepState.FAILED, StepState.TIMED_OUT, StepState.UNREACHABLE):
-            span.set_status(Status(StatusCode.ERROR, note))
-        span.end(end_time=nanos(now))
 
     # -- apply ----------------------------------------------------------------------------
 
@@ -208,7 +118,7 @@ class StepRunner:
         except AgentUnreachable as exc:
             return self._unreachable(snap, exc)
         except AgentRejected as exc:
-            self._move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
+            self.writes.move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
             return _done(f"refused: {exc}")
 
     def _apply(self, snap: StepSnapshot) -> RunOutcome:
@@ -219,7 +129,7 @@ class StepRunner:
             if isinstance(wave, RunOutcome):
                 return wave
             before = wave.get("imagesBefore") or []
-            moved = self._move(
+            moved = self.writes.move(
                 snap,
                 StepState.DISPATCHED,
                 StepState.PROGRESSING,
@@ -243,7 +153,7 @@ class StepRunner:
                     snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
                 )
                 if not isinstance(wave, RunOutcome):
-                    self._move(snap, snap.state, snap.state, **self._previous(snap, wave))
+                    self.writes.move(snap, snap.state, snap.state, **self._previous(snap, wave))
             if isinstance(wave, RunOutcome):
                 return wave
             return self._follow(snap, wave, snap.state)
@@ -265,12 +175,12 @@ class StepRunner:
             verdict = judge(wave, "target")
             if verdict.verdict == "regressed":
                 note = f"converged, then regressed: {verdict.reason}"
-                self._move(snap, state, StepState.FAILED, note=note, result=wave, error=note)
+                self.writes.move(snap, state, StepState.FAILED, note=note, result=wave, error=note)
                 return _done(note)
             if verdict.verdict == "settling":
                 return self._settling(snap, state, wave, verdict.reason)
             after = self._images_in_use(snap) or sorted(_images(wave.get("targetImages")))
-            self._move(
+            self.writes.move(
                 snap,
                 state,
                 StepState.CONVERGED,
@@ -282,14 +192,14 @@ class StepRunner:
             return _done("converged")
         if phase == "failed":
             reason = str(wave.get("reason") or "the agent reported the wave failed")
-            self._move(snap, state, StepState.FAILED, note=reason, result=wave, error=reason)
+            self.writes.move(snap, state, StepState.FAILED, note=reason, result=wave, error=reason)
             return _done(f"failed: {reason}")
         started = snap.started_at or self.ctx.now()
         if self.ctx.now() - started > snap.deadline:
             note = f"not converged within {snap.deadline}"
-            self._move(snap, state, StepState.TIMED_OUT, note=note, result=wave, error=note)
+            self.writes.move(snap, state, StepState.TIMED_OUT, note=note, result=wave, error=note)
             return _done("timed out")
-        self._move(snap, state, state, result=wave, error=None)
+        self.writes.move(snap, state, state, result=wave, error=None)
         return RunOutcome(
             self.poll_interval, f"{phase}: {progress.get('onTarget')}/{progress.get('nodes')}"
         )
@@ -306,15 +216,17 @@ class StepRunner:
         if now - since > self.settle_grace:
             note = f"the cluster did not settle within {self.settle_grace}: {reason}"
             if snap.rollback is not None:
-                self._move_rollback(snap, RollbackState.FAILED, note=note, result=wave, error=note)
+                self.writes.move_rollback(
+                    snap, RollbackState.FAILED, note=note, result=wave, error=note
+                )
             else:
-                self._move(snap, state, StepState.FAILED, note=note, result=wave, error=note)
+                self.writes.move(snap, state, StepState.FAILED, note=note, result=wave, error=note)
             return _done(note)
         settling = {"since": since.isoformat(), "reason": reason}
         if snap.rollback is not None:
-            self._move_rollback(snap, snap.rollback, result={**wave, "settling": settling})
+            self.writes.move_rollback(snap, snap.rollback, result={**wave, "settling": settling})
         else:
-            self._move(snap, state, state, result={**wave, "settling": settling})
+            self.writes.move(snap, state, state, result={**wave, "settling": settling})
         return RunOutcome(self.poll_interval, f"settling: {reason}")
 
     def _images_in_use(self, snap: StepSnapshot) -> list[str]:
@@ -345,18 +257,18 @@ class StepRunner:
                 f"regressed: the cluster has no record of wave {snap.step_id} any more (it was "
                 f"reset or re-created); it runs {dict(by_image)}"
             )
-            self._move(snap, snap.state, StepState.FAILED, note=note, error=note)
+            self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
             return _done(note)
         if isinstance(wave, RunOutcome):
             return wave
         verdict = judge(wave, "target")
         if verdict.verdict == "regressed":
             note = f"regressed: {verdict.reason}"
-            self._move(snap, snap.state, StepState.FAILED, note=note, result=wave, error=note)
+            self.writes.move(snap, snap.state, StepState.FAILED, note=note, result=wave, error=note)
             return _done(note)
         if verdict.verdict == "settling":
             return self._settling(snap, snap.state, wave, verdict.reason)
-        self._move(
+        self.writes.move(
             snap,
             snap.state,
             StepState.VERIFIED,
@@ -385,9 +297,9 @@ class StepRunner:
             except AgentUnreachable as exc:
                 return self._unreachable(snap, exc)
             except AgentRejected as exc:
-                self._move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
+                self.writes.move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
                 return _done(f"refused: {exc}")
-            self._move_rollback(
+            self.writes.move_rollback(
                 snap, RollbackState.ROLLING_BACK, started_at=self.ctx.now(), result=wave
             )
             return self._follow_rollback(replace(snap, rollback=RollbackState.ROLLING_BACK), wave)
@@ -398,7 +310,7 @@ class StepRunner:
         except AgentUnreachable as exc:
             return self._unreachable(snap, exc)
         except AgentRejected as exc:
-            self._move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
+            self.writes.move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
             return _done(f"refused: {exc}")
         return self._follow_rollback(snap, wave)
 
@@ -410,19 +322,19 @@ class StepRunner:
         except AgentUnreachable as exc:
             return self._unreachable(snap, exc)
         except AgentRejected as exc:
-            self._move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
+            self.writes.move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
             return _done(f"refused: {exc}")
         self._record_status(snap, status)
         proof = never_applied(status, snap.request)
         if proof is not None:
-            self._move_rollback(snap, RollbackState.ROLLED_BACK, note=proof, result=status)
+            self.writes.move_rollback(snap, RollbackState.ROLLED_BACK, note=proof, result=status)
             return _done(proof)
         note = (
             f"cannot roll back: the agent has no record of wave {snap.step_id} and the fleet none "
             "of what it replaced, while the cluster carries the target; set the EC2NodeClasses' "
             "amiSelectorTerms back by hand (kubectl edit ec2nodeclass), then roll back again"
         )
-        self._move_rollback(snap, RollbackState.FAILED, note=note, result=status, error=note)
+        self.writes.move_rollback(snap, RollbackState.FAILED, note=note, result=status, error=note)
         return _done(note)
 
     def _follow_rollback(self, snap: StepSnapshot, wave: dict[str, Any]) -> RunOutcome:
@@ -432,22 +344,22 @@ class StepRunner:
         if phase == "rolled-back":
             verdict = judge(wave, "previous")
             if verdict.verdict == "holds":
-                self._move_rollback(moved_snap, RollbackState.ROLLED_BACK, result=wave)
+                self.writes.move_rollback(moved_snap, RollbackState.ROLLED_BACK, result=wave)
                 return _done("rolled back")
             if verdict.verdict == "settling":
                 return self._settling(moved_snap, snap.state, wave, verdict.reason)
             note = f"rolled back, then regressed: {verdict.reason}"
-            self._move_rollback(
+            self.writes.move_rollback(
                 moved_snap, RollbackState.FAILED, note=note, result=wave, error=note
             )
             return _done(note)
         if phase == "rollback-failed":
             reason = str(wave.get("reason") or "the agent could not roll the wave back")
-            self._move_rollback(
+            self.writes.move_rollback(
                 moved_snap, RollbackState.FAILED, note=reason, result=wave, error=reason
             )
             return _done(f"rollback failed: {reason}")
-        self._move_rollback(moved_snap, current, result=wave)
+        self.writes.move_rollback(moved_snap, current, result=wave)
         return RunOutcome(self.poll_interval, f"rolling back: {phase}")
 
     # -- errors ---------------------------------------------------------------------------
@@ -463,34 +375,20 @@ class StepRunner:
                 f"agent of {snap.target.cluster} unreachable for {silent.total_seconds():.0f} s, "
                 f"retrying (attempt {attempt}, next in {delay:.0f} s): {exc.reason}"
             )
-            self._note(snap, note, {**(snap.result or {}), "unreachable": {"attempt": attempt}})
+            self.writes.note(
+                snap, note, {**(snap.result or {}), "unreachable": {"attempt": attempt}}
+            )
             return RunOutcome(delay, note)
         note = f"agent unreachable for {silent}: {exc.reason}"
         if snap.rollback is not None:
-            self._move_rollback(snap, RollbackState.FAILED, note=note, error=note)
+            self.writes.move_rollback(snap, RollbackState.FAILED, note=note, error=note)
         else:
-            self._move(snap, snap.state, StepState.UNREACHABLE, note=note, error=note)
+            self.writes.move(snap, snap.state, StepState.UNREACHABLE, note=note, error=note)
         return _done(note)
 
 
 def _parse(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) else None
-
-
-_FINAL = frozenset(
-    {
-        StepState.CONVERGED,
-        StepState.VERIFIED,
-        StepState.FAILED,
-        StepState.TIMED_OUT,
-        StepState.UNREACHABLE,
-        StepState.CANCELLED,
-    }
-)
-
-
-_ENDED = _FINAL - {StepState.CONVERGED}
-"""Where a step's span ends (a converged step still has its verification ahead)."""
 
 
 LIVE = ("pendingPods", "launchFailures", "registrationFailures", "driftHalted")
