@@ -24,11 +24,10 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, TracerProvider
 
-from agent.api.base import ManifestInvalid
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.service import wavestore
-from agent.service.errors import AgentError, InvalidRequest, WaveConflict, WaveNotFound
+from agent.service.errors import WaveConflict, WaveNotFound
 from agent.service.planning import plan
 from agent.service.requests import (
     RollbackRequest,
@@ -37,15 +36,14 @@ from agent.service.requests import (
     check_wave_id,
     parse_request,
 )
+from agent.service.rollback import recorded_wave, restore_plan
 from agent.service.runtime import AgentRuntime
 from agent.service.status import LifecycleLog, cluster_status, images_of
 from agent.service.targets import (
     Resolution,
     covers_every_class,
-    family_for,
     resolve_target,
     select_classes,
-    with_terms,
 )
 from agent.service.waves import (
     MOVING,
@@ -221,7 +219,7 @@ class AgentService:
             self._sync()
             self.refresh()
             if wave_id not in self._waves and recorded is not None:
-                self._waves[wave_id] = self._recorded_wave(wave_id, recorded, doing)
+                self._waves[wave_id] = recorded_wave(self.world, wave_id, recorded, doing)
             wave = self._get(wave_id)
             if wave.phase in ("rolling-back", "rolled-back"):
                 return as_document(self.world, wave)
@@ -229,7 +227,7 @@ class AgentService:
             with self._span("agent.wave.rollback", wave_id, wave.node_classes) as span:
                 span.set_attribute("driftwave.images.before", wave.target_images)
                 span.set_attribute("driftwave.images.target", wave.images_before())
-                reason, restored = self._restore(wave)
+                reason, restored = restore_plan(self.world, wave)
                 wave.move("rolling-back", self.world.clock.now(), reason)
                 for changed, images in restored:
                     self._patch(wave, changed, images)
@@ -247,48 +245,6 @@ class AgentService:
         the memory wins for a wave it knows."""
         for wave_id, wave in wavestore.load(self.world.cluster).items():
             self._waves.setdefault(wave_id, wave)
-
-    def _recorded_wave(self, wave_id: str, recorded: RollbackRequest, doing: str) -> Wave:
-        """A wave this agent has no record of, rebuilt from the caller's record of it."""
-        known = {c.name for c in self.world.cluster.list(EC2NodeClass)}
-        missing = sorted(set(recorded.previous) - known)
-        if missing:
-            raise InvalidRequest(
-                doing,
-                [(f"previous.{n}", "no EC2NodeClass of that name here") for n in missing],
-            )
-        names = list(recorded.previous)
-        now = self.world.clock.now()
-        before = {
-            name: ClassBefore(
-                terms=[t.to_manifest() for t in sel.ami_selector_terms],
-                ami_family=sel.ami_family,
-                images=[],
-                node_images=list(recorded.images_before),
-            )
-            for name, sel in recorded.previous.items()
-        }
-        request: dict[str, Any] = {"target": {}}
-        if recorded.target is not None:
-            request = {"target": canonical(recorded.target)}
-        for key in ("rollout", "release"):
-            if getattr(recorded, key):
-                request[key] = getattr(recorded, key)
-        wave = Wave(
-            id=wave_id,
-            request=request,
-            node_classes=names,
-            pools=pools_using(self.world, names),
-            before=before,
-            kubernetes_version_before=(
-                recorded.kubernetes_version_before or self.world.kubernetes_version
-            ),
-            target_images=[],
-            applied_at=now,
-            reason="this agent had no record of the wave: rolling back from the caller's record",
-        )
-        self.world.record("WaveRecovered", f"wave/{wave_id}", wave.reason, {"classes": names})
-        return wave
 
     def _get(self, wave_id: str) -> Wave:
         if wave_id not in self._waves:
@@ -391,47 +347,6 @@ class AgentService:
                 f"wave {wave.id}: amiSelectorTerms {json.dumps(terms)}",
                 {"wave": wave.id},
             )
-
-    def _restore(self, wave: Wave) -> tuple[str, list[tuple[EC2NodeClass, list[str]]]]:
-        """How to put each class back as it stood before the wave (module docstring): the
-        reason, and each class to patch with the images it should come back to. Sets
-        ``wave.restored``."""
-        pinned: list[str] = []
-        unchanged: list[str] = []
-        restored: list[tuple[EC2NodeClass, list[str]]] = []
-        moved = self.world.kubernetes_version != wave.kubernetes_version_before
-        for name, before in wave.before.items():
-            current = self.world.cluster.get(EC2NodeClass, name)
-            terms, family = before.terms, before.ami_family
-            if moved and any("alias" in t for t in terms):
-                terms = [{"id": i} for i in (before.node_images or before.images)]
-                family = family_for(current, terms)
-                pinned.append(f"{name} to {', '.join(t['id'] for t in terms)}")
-            wave.restored[name] = Selection(terms, family)
-            if Selection.of(current) == wave.restored[name]:
-                unchanged.append(name)
-                continue
-            try:
-                changed = with_terms(current, terms, family)
-            except ManifestInvalid as exc:  # the previous spec was valid: only a bug gets here
-                raise AgentError(
-                    f"rolling back wave {wave.id}: EC2NodeClass {name}: {exc}"
-                ) from exc
-            restored.append((changed, before.node_images or before.images))
-        if pinned:
-            reason = (
-                f"the control plane stays at {self.world.kubernetes_version}: EKS cannot move it "
-                f"back to {wave.kubernetes_version_before}, so EC2NodeClass {'; '.join(pinned)} "
-                "(the images its nodes ran before) was pinned instead"
-            )
-        elif not restored:
-            reason = (
-                f"EC2NodeClass {', '.join(unchanged)} already carried the previous "
-                "amiSelectorTerms: nothing to put back"
-            )
-        else:
-            reason = "restored the previous amiSelectorTerms"
-        return reason, restored
 
 
 def _images(claims: list[NodeClaim]) -> list[str]:

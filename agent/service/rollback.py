@@ -1,0 +1,98 @@
+"""Rolling a wave back: what to put back on each EC2NodeClass, and a wave rebuilt from the
+caller's record when this agent has none (see :meth:`agent.service.AgentService.rollback_wave`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.api.base import ManifestInvalid
+from agent.api.ec2nodeclass import EC2NodeClass
+from agent.service.errors import AgentError, InvalidRequest
+from agent.service.requests import RollbackRequest, canonical
+from agent.service.runtime import AgentRuntime
+from agent.service.targets import family_for, with_terms
+from agent.service.waves import ClassBefore, Selection, Wave, pools_using
+
+
+def recorded_wave(world: AgentRuntime, wave_id: str, recorded: RollbackRequest, doing: str) -> Wave:
+    """A wave this agent has no record of, rebuilt from the caller's record of it."""
+    known = {c.name for c in world.cluster.list(EC2NodeClass)}
+    missing = sorted(set(recorded.previous) - known)
+    if missing:
+        raise InvalidRequest(
+            doing,
+            [(f"previous.{n}", "no EC2NodeClass of that name here") for n in missing],
+        )
+    names = list(recorded.previous)
+    now = world.clock.now()
+    before = {
+        name: ClassBefore(
+            terms=[t.to_manifest() for t in sel.ami_selector_terms],
+            ami_family=sel.ami_family,
+            images=[],
+            node_images=list(recorded.images_before),
+        )
+        for name, sel in recorded.previous.items()
+    }
+    request: dict[str, Any] = {"target": {}}
+    if recorded.target is not None:
+        request = {"target": canonical(recorded.target)}
+    for key in ("rollout", "release"):
+        if getattr(recorded, key):
+            request[key] = getattr(recorded, key)
+    wave = Wave(
+        id=wave_id,
+        request=request,
+        node_classes=names,
+        pools=pools_using(world, names),
+        before=before,
+        kubernetes_version_before=(recorded.kubernetes_version_before or world.kubernetes_version),
+        target_images=[],
+        applied_at=now,
+        reason="this agent had no record of the wave: rolling back from the caller's record",
+    )
+    world.record("WaveRecovered", f"wave/{wave_id}", wave.reason, {"classes": names})
+    return wave
+
+
+def restore_plan(
+    world: AgentRuntime, wave: Wave
+) -> tuple[str, list[tuple[EC2NodeClass, list[str]]]]:
+    """How to put each class back as it stood before the wave (AgentService.rollback_wave): the
+    reason, and each class to patch with the images it should come back to. Sets
+    ``wave.restored``."""
+    pinned: list[str] = []
+    unchanged: list[str] = []
+    restored: list[tuple[EC2NodeClass, list[str]]] = []
+    moved = world.kubernetes_version != wave.kubernetes_version_before
+    for name, before in wave.before.items():
+        current = world.cluster.get(EC2NodeClass, name)
+        terms, family = before.terms, before.ami_family
+        if moved and any("alias" in t for t in terms):
+            terms = [{"id": i} for i in (before.node_images or before.images)]
+            family = family_for(current, terms)
+            pinned.append(f"{name} to {', '.join(t['id'] for t in terms)}")
+        wave.restored[name] = Selection(terms, family)
+        if Selection.of(current) == wave.restored[name]:
+            unchanged.append(name)
+            continue
+        try:
+            changed = with_terms(current, terms, family)
+        except ManifestInvalid as exc:  # the previous spec was valid: only a bug gets here
+            raise AgentError(f"rolling back wave {wave.id}: EC2NodeClass {name}: {exc}") from exc
+        restored.append((changed, before.node_images or before.images))
+    if pinned:
+        reason = (
+            f"the control plane stays at {world.kubernetes_version}: EKS cannot move it "
+            f"back to {wave.kubernetes_version_before}, so EC2NodeClass {'; '.join(pinned)} "
+            "(the images its nodes ran before) was pinned instead"
+        )
+    elif not restored:
+        reason = (
+            f"EC2NodeClass {', '.join(unchanged)} already carried the previous "
+            "amiSelectorTerms: nothing to put back"
+        )
+    else:
+        reason = "restored the previous amiSelectorTerms"
+    return reason, restored
