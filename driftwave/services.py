@@ -51,7 +51,8 @@ def scheduler(
     after kill -9, resumes exactly where it stood. Only one scheduler advances rollouts at a
     time (a lease); others wait as standbys. Steps go to the workers through the broker
     (DRIFTWAVE_BROKER_URL: embedded, or redis://...). Settings: DRIFTWAVE_SCHEDULER_INTERVAL,
-    _REDISPATCH_AFTER, _VERIFY_TIMEOUT, _LEASE_TTL (seconds).
+    _REDISPATCH_AFTER, _VERIFY_TIMEOUT, _LEASE_TTL (seconds; default 6: a standby takes over
+    a killed scheduler within about 7 s), _STALE_INTERVALS.
 
     Example: driftwave scheduler --metrics-port 9102
     """
@@ -82,7 +83,9 @@ def scheduler(
 
             try:
                 server, _ = start_http_server(
-                    metrics_port, addr=metrics_host, registry=prometheus.registry(ctx)
+                    metrics_port,
+                    addr=metrics_host,
+                    registry=prometheus.registry(ctx, settings.heartbeat()),
                 )
             except OSError as exc:
                 fail(f"cannot serve metrics on {metrics_host}:{metrics_port}: {exc.strerror}")
@@ -210,6 +213,7 @@ def api(
                 token_hashes=hashes,
                 access=access,
                 gateway=HttpAgentGateway(ctx.tracer),
+                heartbeat=SchedulerSettings().heartbeat(),
                 ready=lambda url: print(f"fleet API listening on {url}", flush=True),
             )
         except (ApiConfigError, AuthConfigError) as exc:

@@ -12,7 +12,19 @@ metric                                labels          meaning
                                                       evaluation did not pass
 ``driftwave_rollouts_awaiting_approval``              rollouts waiting for an approval
 ``driftwave_fleet_clusters``          fleet, ring     clusters per fleet and ring
+``driftwave_scheduler_last_tick_``                    when a scheduler last ticked (Unix time;
+``timestamp_seconds``                                 absent before the first tick)
+``driftwave_scheduler_holder``        holder          1 for the scheduler holding (or that last
+                                                      held) the lease
+``driftwave_scheduler_up``                            1 while a scheduler ticks, 0 once none has
+                                                      for the stale period
+``driftwave_scheduler_live_``                         live rollouts and no scheduler ticking
+``rollouts_stalled``                                  (the condition ``/healthz`` answers 503 for)
 ====================================  ==============  ============================================
+
+Alert on ``driftwave_scheduler_up == 0`` or on ``time() -
+driftwave_scheduler_last_tick_timestamp_seconds`` (the API reports it from the database, so it
+goes on while the scheduler is down).
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ from prometheus_client.registry import Collector
 
 from fleet.service.context import FleetContext
 from fleet.service.fleets import list_clusters
+from fleet.service.health import HeartbeatPolicy, scheduler_health
 from fleet.service.queries import list_rollouts, rollout_status
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -35,8 +48,9 @@ MOST = 100_000
 class FleetCollector(Collector):
     """Reads the gauges from the database (module docstring)."""
 
-    def __init__(self, ctx: FleetContext) -> None:
+    def __init__(self, ctx: FleetContext, heartbeat: HeartbeatPolicy | None = None) -> None:
         self._ctx = ctx
+        self._heartbeat = heartbeat or HeartbeatPolicy()
 
     def collect(self) -> Iterator[Metric]:
         rollouts = list_rollouts(self._ctx, limit=MOST)
@@ -80,6 +94,34 @@ class FleetCollector(Collector):
         for (fleet, ring), count in sorted(rings.items()):
             clusters.add_metric([fleet, ring], count)
         yield clusters
+        yield from self._scheduler()
+
+    def _scheduler(self) -> Iterator[Metric]:
+        health = scheduler_health(self._ctx, self._heartbeat)
+        if health.last_tick is not None:
+            yield GaugeMetricFamily(
+                "driftwave_scheduler_last_tick_timestamp_seconds",
+                "When a scheduler last ticked (renewed its lease), in Unix time.",
+                value=health.last_tick.timestamp(),
+            )
+        holder = GaugeMetricFamily(
+            "driftwave_scheduler_holder",
+            "1 for the scheduler holding, or that last held, the lease.",
+            labels=["holder"],
+        )
+        if health.holder is not None:
+            holder.add_metric([health.holder], 1)
+        yield holder
+        yield GaugeMetricFamily(
+            "driftwave_scheduler_up",
+            "1 while a scheduler ticks, 0 once none has for the stale period.",
+            value=int(health.ticking),
+        )
+        yield GaugeMetricFamily(
+            "driftwave_scheduler_live_rollouts_stalled",
+            "1 when rollouts are live and no scheduler ticks (healthz answers 503).",
+            value=int(not health.healthy),
+        )
 
 
 def _by(name: str, text: str, counts: Counter[str]) -> GaugeMetricFamily:
@@ -89,10 +131,10 @@ def _by(name: str, text: str, counts: Counter[str]) -> GaugeMetricFamily:
     return family
 
 
-def registry(ctx: FleetContext) -> CollectorRegistry:
+def registry(ctx: FleetContext, heartbeat: HeartbeatPolicy | None = None) -> CollectorRegistry:
     """A registry of its own holding the fleet's collector."""
     made = CollectorRegistry()
-    made.register(FleetCollector(ctx))
+    made.register(FleetCollector(ctx, heartbeat))
     return made
 
 

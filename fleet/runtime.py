@@ -4,11 +4,12 @@ process) call :func:`open_context` once at start and :func:`close_context` at th
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from fleet.db.engine import engine_from_settings, ensure_current, migrate
 from fleet.service.context import FleetContext
+from fleet.service.health import HeartbeatPolicy
 from fleet.settings import DatabaseSettings
 from fleet.telemetry import TelemetrySettings, make_provider
 
@@ -72,5 +73,23 @@ class SchedulerSettings(BaseSettings):
     """Seconds a dispatched step may stay silent before its message is sent again."""
     verify_timeout: float = Field(default=300.0, gt=0)
     """Seconds the workers have to observe a wave's clusters after its soak."""
-    lease_ttl: float = Field(default=30.0, gt=1)
-    """Seconds the scheduler lease lasts without renewal (a standby takes over after it)."""
+    lease_ttl: float = Field(default=6.0, gt=1)
+    """Seconds the scheduler lease lasts without renewal (a standby takes over after it); at
+    least three intervals, so a live scheduler renews it well before it lapses."""
+    stale_intervals: int = Field(default=10, ge=2, le=10_000)
+    """Intervals without a tick after which the scheduler counts as stopped (``/healthz``
+    answers 503 while a rollout is live; ``driftwave_scheduler_up`` is 0)."""
+
+    @model_validator(mode="after")
+    def _lease_outlasts_ticks(self) -> SchedulerSettings:
+        if self.lease_ttl < 3 * self.interval:
+            raise ValueError(
+                f"DRIFTWAVE_SCHEDULER_LEASE_TTL ({self.lease_ttl:g} s) must be at least three "
+                f"DRIFTWAVE_SCHEDULER_INTERVAL ({self.interval:g} s): a live scheduler renews "
+                "the lease at each tick"
+            )
+        return self
+
+    def heartbeat(self) -> HeartbeatPolicy:
+        """When the scheduler counts as stopped, for the API and the metrics."""
+        return HeartbeatPolicy(self.interval, self.stale_intervals)

@@ -3,7 +3,8 @@
 Routes (``/v1`` needs ``Authorization: Bearer <token>`` when tokens are given; what each token
 may do follows its role, :mod:`fleet.api.rbac`):
 
-* ``GET /healthz`` (no authentication): whether the database answers at the current schema;
+* ``GET /healthz`` (no authentication): whether the database answers at the current schema and,
+  while a rollout is live, a scheduler ticks (:mod:`fleet.service.health`);
 * ``PUT /v1/fleets/{name}``, ``GET /v1/fleets``, ``GET /v1/fleets/{name}/clusters``,
   ``GET /v1/fleets/{name}/clusters/{cluster}/agent`` (the agent's status, preview, events);
 * ``POST /v1/plans`` (a Release's plan, no side effect), ``POST /v1/rollouts`` (start one);
@@ -23,6 +24,7 @@ runs in a server span of the context's tracer that continues the caller's ``trac
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -44,6 +46,7 @@ from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release
 from fleet.gateway import AgentGateway
 from fleet.service.context import FleetContext
+from fleet.service.health import HeartbeatPolicy, scheduler_health
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +67,7 @@ def create_app(
     actor_header: str = DEFAULT_ACTOR_HEADER,
     access: AccessControl | None = None,
     gateway: AgentGateway | None = None,
+    heartbeat: HeartbeatPolicy | None = None,
 ) -> FastAPI:
     """The fleet API over ``ctx``.
 
@@ -73,8 +77,10 @@ def create_app(
         actor recorded in the audit log (``api`` when a request does not send it). ``access``:
         tokens with roles (:mod:`fleet.api.rbac`), instead of ``token_hashes`` (whose tokens are
         admins). ``gateway``: how the API reaches agents, for a cluster's live view (none: that
-    route answers 404). Server spans go to ``ctx.tracer``.
+    route answers 404). ``heartbeat``: when the scheduler counts as stopped (``/healthz``,
+    ``/metrics``; default: 10 intervals of 1 s). Server spans go to ``ctx.tracer``.
     """
+    heartbeat = heartbeat or HeartbeatPolicy()
     if not actor_header or not set(actor_header) <= _HEADER_CHARS:
         raise ApiConfigError(
             f"actor header {actor_header!r} is not an HTTP header name "
@@ -92,19 +98,19 @@ def create_app(
     )
     app.add_middleware(TraceMiddleware, tracer=ctx.tracer)
     install_handlers(app)
-    _health(app)
+    _health(app, heartbeat)
     add_fleet_routes(app)
     add_release_routes(app)
     add_rollout_routes(app)
     add_dashboard(app)
     _whoami(app)
-    _metrics(app, ctx)
+    _metrics(app, ctx, heartbeat)
     publish_models(app, (Fleet, Release, ApproveRequest))
     return app
 
 
-def _metrics(app: FastAPI, ctx: FleetContext) -> None:
-    made = prometheus.registry(ctx)
+def _metrics(app: FastAPI, ctx: FleetContext, heartbeat: HeartbeatPolicy) -> None:
+    made = prometheus.registry(ctx, heartbeat)
 
     @app.get("/metrics", include_in_schema=False)
     def metrics() -> Response:
@@ -120,22 +126,29 @@ def _whoami(app: FastAPI) -> None:
         return JSONResponse({"name": who.name, "role": who.role, "rings": rings})
 
 
-def _health(app: FastAPI) -> None:
+def _health(app: FastAPI, heartbeat: HeartbeatPolicy) -> None:
     @app.get(
         "/healthz",
         summary="Health",
         response_model=None,
         responses={
             200: {"model": Health},
-            503: {"model": Health, "description": "The database cannot be used."},
+            503: {
+                "model": Health,
+                "description": "The database cannot be used, or rollouts are live and no "
+                "scheduler has ticked for the stale period.",
+            },
         },
         tags=["health"],
     )
     def healthz(request: Request) -> JSONResponse:
-        """Whether the API can serve (no authentication): the database answers and its schema
-        is the one this code needs; 503 with the reason otherwise."""
+        """Whether the control plane works (no authentication): the database answers at the
+        schema this code needs, and while a rollout is live a scheduler ticks; 503 with the
+        reason otherwise. A stopped scheduler with no live rollout is reported, with 200."""
+        ctx = fleet_context(request)
         try:
-            ensure_current(fleet_context(request).engine)
+            ensure_current(ctx.engine)
+            scheduler = scheduler_health(ctx, heartbeat)
         except SchemaOutdated:
             body = {"status": "failing", "database": f"schema outdated: run {UPGRADE_HINT}"}
             return JSONResponse(body, status_code=503)
@@ -143,7 +156,13 @@ def _health(app: FastAPI) -> None:
             log.warning("healthz: the database cannot be used: %s", exc)
             body = {"status": "failing", "database": "the database cannot be used (see the log)"}
             return JSONResponse(body, status_code=503)
-        return JSONResponse({"status": "ok", "database": "ok"})
+        status = "ok" if scheduler.healthy else "failing"
+        report: dict[str, Any] = {
+            "status": status,
+            "database": "ok",
+            "scheduler": scheduler.as_dict(),
+        }
+        return JSONResponse(report, status_code=200 if scheduler.healthy else 503)
 
 
 __all__ = ["DEFAULT_ACTOR_HEADER", "ApiConfigError", "create_app"]

@@ -23,6 +23,7 @@ from fleet.api.app import DEFAULT_ACTOR_HEADER, ApiConfigError, create_app
 from fleet.api.rbac import AccessControl
 from fleet.gateway import AgentGateway
 from fleet.service.context import FleetContext
+from fleet.service.health import HeartbeatPolicy
 
 POLL_SECONDS = 0.05
 """How often the server loop looks at ``stop``."""
@@ -72,6 +73,7 @@ def serve(
     actor_header: str = DEFAULT_ACTOR_HEADER,
     access: AccessControl | None = None,
     gateway: AgentGateway | None = None,
+    heartbeat: HeartbeatPolicy | None = None,
     ready: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
 ) -> None:
@@ -86,7 +88,12 @@ def serve(
             "(rule: give token hashes, or listen on a loopback address such as 127.0.0.1)"
         )
     app = create_app(
-        ctx, token_hashes=token_hashes, actor_header=actor_header, access=access, gateway=gateway
+        ctx,
+        token_hashes=token_hashes,
+        actor_header=actor_header,
+        access=access,
+        gateway=gateway,
+        heartbeat=heartbeat,
     )
     sock = bind(host, port)
     try:

@@ -34,7 +34,8 @@ def test_healthz_is_ok_without_a_token(api: httpx.Client) -> None:
     with client(str(api.base_url), {}) as anonymous:
         response = anonymous.get("/healthz")
     assert response.status_code == 200
-    assert Health.model_validate(response.json()) == Health(status="ok", database="ok")
+    health = Health.model_validate(response.json())
+    assert (health.status, health.database) == ("ok", "ok")
 
 
 def test_healthz_is_503_when_the_database_is_unreachable(unreachable: FleetContext) -> None:

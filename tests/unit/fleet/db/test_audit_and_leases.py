@@ -132,3 +132,24 @@ def test_leases_refuse_bad_arguments(engine: Engine) -> None:
             uow.leases.renew("scheduler", "", TTL, NOW)
         with pytest.raises(InvalidInput, match="now: must be a timezone-aware"):
             uow.leases.holder("scheduler", NOW.replace(tzinfo=None))
+
+
+def test_a_lease_records_its_last_renewal_and_keeps_it_once_released(engine: Engine) -> None:
+    with UnitOfWork(engine, write=True) as uow:
+        assert uow.leases.heartbeat("scheduler") is None
+        assert uow.leases.acquire("scheduler", "a", TTL, NOW)
+        assert uow.leases.renew("scheduler", "a", TTL, NOW + timedelta(seconds=2))
+        state = uow.leases.heartbeat("scheduler")
+        assert state is not None
+        assert (state.holder, state.renewed_at) == ("a", NOW + timedelta(seconds=2))
+        assert state.expires_at == NOW + timedelta(seconds=32)
+        assert uow.leases.release("scheduler", "a")
+        assert uow.leases.holder("scheduler", NOW + timedelta(seconds=3)) is None
+        released = uow.leases.heartbeat("scheduler")
+        assert released is not None
+        assert (released.holder, released.renewed_at) == ("a", NOW + timedelta(seconds=2))
+        assert uow.leases.acquire("scheduler", "b", TTL, NOW + timedelta(seconds=3))
+        taken = uow.leases.heartbeat("scheduler")
+        assert taken is not None
+        assert (taken.holder, taken.renewed_at) == ("b", NOW + timedelta(seconds=3))
+        uow.commit()
