@@ -148,8 +148,22 @@ def issues_from_error(exc: ValidationError) -> list[FieldIssue]:
             message = _rule_text(err["type"], ctx, err["msg"])
         if err["type"] == "value_error":
             message = err["msg"].removeprefix("Value error, ")
+        if any(part in SECRET_FIELDS for part in loc):
+            message = redacted(message, value)
         issues.append(FieldIssue(format_path(loc), message))
     return issues
+
+
+SECRET_FIELDS = frozenset({"credentialsRef", "tokenHash", "token", "password", "secret"})
+"""Fields (by their manifest name) that may hold a secret: an error about one never shows it."""
+
+
+def redacted(message: str, value: Any) -> str:
+    """``message`` without ``value`` in it (its repr becomes ``the value``)."""
+    if not isinstance(value, str) or not value:
+        return message
+    message = message.replace(repr(value), "the value")
+    return message.replace(value, "<redacted>") if len(value) >= 4 else message
 
 
 _RULE_TYPES = frozenset(
@@ -203,17 +217,61 @@ def _split_path(path: str) -> list[int | str]:
     return parts
 
 
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+UNSTORABLE_RULE = "rule: text must not hold U+0000 or unpaired surrogates, which databases refuse"
+
+
+def unstorable_text(data: Any) -> list[FieldIssue]:
+    """Where ``data`` (plain JSON-like data) holds text a database cannot store: a NUL character
+    or an unpaired surrogate, in a value or a key (PostgreSQL refuses both in text and JSONB).
+
+    The issues name the field and the rule, never the text."""
+    issues: list[FieldIssue] = []
+    stack: list[tuple[tuple[int | str, ...], Any]] = [((), data)]
+    while stack:
+        loc, value = stack.pop()
+        if isinstance(value, str) and _UNSTORABLE.search(value):
+            issues.append(FieldIssue(format_path(loc), f"{_what(value)} ({UNSTORABLE_RULE})"))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                name = str(key)
+                if _UNSTORABLE.search(name):
+                    message = f"a key {_what(name).replace('holds', 'holding')} ({UNSTORABLE_RULE})"
+                    issues.append(FieldIssue(format_path(loc), message))
+                    name = scrubbed(name)
+                stack.append(((*loc, name), item))
+        elif isinstance(value, list | tuple):
+            stack.extend(((*loc, index), item) for index, item in enumerate(value))
+    return sorted(issues, key=lambda issue: issue.path)
+
+
+def scrubbed(text: str) -> str:
+    """``text`` with each character :func:`unstorable_text` refuses replaced by ``?`` (so an
+    error message about it can be printed, stored and sent as UTF-8)."""
+    return _UNSTORABLE.sub("?", text)
+
+
+def _what(text: str) -> str:
+    if "\x00" in text:
+        return "holds a NUL character (U+0000)"
+    return "holds an unpaired surrogate (U+D800 to U+DFFF)"
+
+
 def parse_manifest(model: type[M], data: Any) -> M:
     """Validate a manifest document (camelCase names only) into ``model``.
 
-    Raises :class:`ManifestInvalid` naming every field that breaks a rule.
+    Raises :class:`ManifestInvalid` naming every field that breaks a rule; text a database
+    cannot store (:func:`unstorable_text`) is refused first, whatever the model.
     """
+    kind = str(data.get("kind", model.__name__)) if isinstance(data, dict) else model.__name__
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    name = str(meta.get("name", "")) if isinstance(meta, dict) else ""
+    unstorable = unstorable_text(data)
+    if unstorable:
+        raise ManifestInvalid(scrubbed(kind), scrubbed(name), unstorable)
     try:
         return model.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as exc:
-        kind = str(data.get("kind", model.__name__)) if isinstance(data, dict) else model.__name__
-        meta = data.get("metadata") if isinstance(data, dict) else None
-        name = str(meta.get("name", "")) if isinstance(meta, dict) else ""
         raise ManifestInvalid(kind, name, issues_from_error(exc)) from exc
 
 

@@ -8,19 +8,17 @@ with the rest of an application's manifests.
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-import yaml
-
-from agent.api.base import KubeModel, ManifestInvalid, parse_manifest
+from agent.api.base import KubeModel, ManifestInvalid, parse_manifest, scrubbed
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
+from agent.api.yamlsafe import YamlError, load_all
 
 Severity = Literal["error", "warning"]
 KindKey = tuple[str, str]
@@ -40,11 +38,13 @@ MOVED_IN_V1 = {
 
 
 class ManifestSyntaxError(ValueError):
-    """A file is not readable YAML; the message names the file and the line."""
+    """A file is not readable YAML, or over a limit; the message names the file and the line."""
 
-    def __init__(self, source: str, reason: str) -> None:
+    def __init__(self, source: str, reason: str, limit: str | None = None) -> None:
         self.source = source
         self.reason = reason
+        self.limit = limit
+        """The :class:`~agent.api.yamlsafe.YamlLimits` limit the file is over, if that is why."""
         super().__init__(f"{source}: {reason}")
 
 
@@ -82,6 +82,10 @@ class Finding:
     message: str
     severity: Severity = "error"
 
+    def __post_init__(self) -> None:
+        for name in ("source", "kind", "name", "path", "message"):
+            object.__setattr__(self, name, scrubbed(str(getattr(self, name))))
+
     def __str__(self) -> str:
         if self.document == 0:
             return f"{self.source}: {self.message}"
@@ -95,48 +99,16 @@ class Finding:
         return asdict(self)
 
 
-def plain(value: Any) -> Any:
-    """Loaded YAML as plain JSON-like data (timestamps become RFC 3339 strings)."""
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if isinstance(value, dt.datetime):
-        text = value.isoformat()
-        return text.replace("+00:00", "Z") if value.tzinfo else text + "Z"
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    return value
-
-
-class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """The safe loader, refusing a key that appears twice in one mapping (as kubectl does)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key != "<<" and key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
-            seen.add(key)
-        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
-        return mapping
-
-
 def load_documents(text: str, source: str) -> list[Document]:
     """Split multi-document YAML into documents (empty documents are skipped, numbering kept).
 
-    YAML is read with YAML 1.1 scalars, as kubectl reads it (``yes`` is a boolean there too).
+    YAML is read within :data:`agent.api.yamlsafe.LIMITS`, with YAML 1.1 scalars, as kubectl
+    reads it (``yes`` is a boolean there too); :class:`ManifestSyntaxError` otherwise.
     """
     try:
-        loaded = list(yaml.load_all(text, Loader=_StrictLoader))
-        loaded = [plain(data) for data in loaded]
-    except yaml.YAMLError as exc:
-        raise ManifestSyntaxError(source, f"not valid YAML: {exc}") from exc
-    except RecursionError as exc:
-        raise ManifestSyntaxError(source, "not readable: nested too deeply") from exc
+        loaded = load_all(text)
+    except YamlError as exc:
+        raise ManifestSyntaxError(source, exc.reason, exc.limit) from exc
     documents: list[Document] = []
     for index, data in enumerate(loaded, start=1):
         if data is None:

@@ -31,12 +31,25 @@ def seconds(duration: str) -> float:
     return sum(int(n) * _UNITS[unit] for n, unit in _PARTS.findall(duration))
 
 
+Zone = Annotated[
+    str,
+    Field(max_length=63),
+    matching(r"^[a-z]{2}(-[a-z0-9]+)+$", "an availability zone name such as us-east-1a"),
+]
+"""A zone name (it becomes the ``topology.kubernetes.io/zone`` label: at most 63 characters)."""
+Region = Annotated[
+    str,
+    Field(max_length=63),
+    matching(r"^[a-z]{2}(-[a-z]+)+-[0-9]+$", "a region name such as us-east-1"),
+]
+
+
 class ClusterSpec(KubeModel):
     """``spec.cluster``: the simulated cluster."""
 
     name: Annotated[str, Field(min_length=1)]
-    region: str = "us-east-1"
-    zones: Annotated[list[str], Field(min_length=1, max_length=10)] = Field(
+    region: Region = "us-east-1"
+    zones: Annotated[list[Zone], Field(min_length=1, max_length=10)] = Field(
         default_factory=lambda: ["us-east-1a", "us-east-1b", "us-east-1c"]
     )
     kubernetes_version: Annotated[str, matching(KUBERNETES_VERSION, "a version such as 1.30")] = (
@@ -70,6 +83,26 @@ class AMISpec(KubeModel):
     owner: str = "self"
     deprecated: bool = False
     faulty: bool = False
+
+    @field_validator("created")
+    @classmethod
+    def _date(cls, value: str) -> str:
+        try:
+            _when(value)
+        except ValueError:
+            raise ValueError(
+                f"{value!r} is not a date (rule: RFC 3339, such as 2025-12-02 or "
+                "2025-12-02T10:00:00Z)"
+            ) from None
+        return value
+
+    def created_time(self) -> datetime:
+        """``created`` as a time (naive when it names no zone)."""
+        return _when(self.created)
+
+
+def _when(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 class ObjectRef(KubeModel):

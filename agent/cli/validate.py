@@ -19,6 +19,8 @@ from agent.api.manifests import (
     check_document,
     read_documents,
 )
+from agent.api.scenario import Scenario
+from agent.sim.scenario_check import scenario_objects
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -87,7 +89,8 @@ def validate_paths(
     kinds: Mapping[KindKey, type[KubeModel]],
     linters: Iterable[Linter] = (lint,),
 ) -> Report:
-    """Validate every document of every file; unreadable files are reported as errors."""
+    """Validate every document of every file; unreadable files are reported as errors. A Scenario
+    is checked whole, as ``agent simulate`` reads it (its manifests, files, events and AMIs)."""
     report = Report()
     linters = tuple(linters)
     for path in expand(paths):
@@ -105,6 +108,8 @@ def validate_paths(
             report.documents += 1
             obj, findings = check_document(doc, kinds, linters)
             report.findings.extend(findings)
+            if isinstance(obj, Scenario):  # what it starts with, and its events, as simulate
+                report.findings.extend(scenario_objects(path, doc, obj)[1])
             if obj is not None:
                 report.objects.append(obj)
     return report

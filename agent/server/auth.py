@@ -35,7 +35,7 @@ def check_hashes(hashes: Iterable[str]) -> frozenset[str]:
     for value in sorted(checked):
         if not _TOKEN_HASH.fullmatch(value):
             raise AuthConfigError(
-                f"token hash {value[:20]!r}... is not sha256:<64 lowercase hex digits> "
+                f"a token hash ({len(value)} characters) is not sha256:<64 lowercase hex digits> "
                 "(rule: pattern ^sha256:[0-9a-f]{64}$; make one with: printf %s TOKEN | sha256sum)"
             )
     return checked

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Annotated, Any, Protocol, TypeVar
 
 import uvicorn
-import yaml
 from opentelemetry.trace import TracerProvider
 from pydantic import Field, ValidationError, field_validator
 
 from agent.api.base import KubeModel, issues_from_error, matching
 from agent.api.labels import dns_subdomain_problem
 from agent.api.scenario import KUBERNETES_VERSION
+from agent.api.yamlsafe import YamlError, load_single
 from agent.server.app import create_app
 from agent.server.auth import TOKEN_HASH, AuthConfigError
 from agent.service import AgentService
@@ -79,11 +79,13 @@ def load_configs(path: Path) -> list[AgentConfig]:
     """The agents of a YAML or JSON file holding a list of :class:`AgentConfig` mappings;
     raises ConfigError naming each field at fault (``[1].port: must be at most 65535``)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_single(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(str(path), [f"cannot read the file: {exc.strerror}"]) from exc
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(str(path), [f"not YAML or JSON: {exc}"]) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(str(path), [f"not UTF-8 text ({exc.reason})"]) from exc
+    except YamlError as exc:
+        raise ConfigError(str(path), [f"not YAML or JSON: {exc.reason}"]) from exc
     return parse_configs(data, str(path))
 
 

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from agent.api.base import KubeModel, parse_manifest
 from agent.api.kinds import agent_kinds
 from agent.api.manifests import Document, Finding, check_document, read_documents
-from agent.api.scenario import AMISpec, Event, Scenario, seconds
+from agent.api.scenario import Event, Scenario, seconds
 from agent.clock import EPOCH
-from agent.cloud.simulated.amis import AMI, AMICatalog
 from agent.kube.port import AlreadyExists, NotFound
 from agent.scheduling.strategy import Strategy
+from agent.sim.scenario_check import ami as scenario_ami
+from agent.sim.scenario_check import catalog, scenario_objects
 from agent.sim.world import World
 
 
@@ -28,7 +29,8 @@ class ScenarioError(ValueError):
 
 
 def load_scenario(path: Path) -> tuple[Scenario, list[KubeModel]]:
-    """The scenario and the objects it starts with; raises ScenarioError with every finding."""
+    """The scenario and the objects it starts with; raises ScenarioError with every finding
+    (:func:`agent.sim.scenario_check.scenario_objects`: what ``driftwave validate`` checks)."""
     documents = read_documents(path)
     scenarios = [d for d in documents if d.kind == "Scenario"]
     if len(scenarios) != 1:
@@ -38,56 +40,10 @@ def load_scenario(path: Path) -> tuple[Scenario, list[KubeModel]]:
     obj, findings = check_document(scenarios[0], agent_kinds())
     if not isinstance(obj, Scenario):
         raise ScenarioError(findings)
-    docs: list[Document] = [
-        Document(f"{path}#spec.manifests", i, m) for i, m in enumerate(obj.spec.manifests, start=1)
-    ]
-    for relative in obj.spec.manifest_files:
-        target = (path.parent / relative).resolve()
-        try:
-            docs.extend(read_documents(target))
-        except OSError as exc:
-            raise ScenarioError(
-                [
-                    Finding(
-                        str(path),
-                        scenarios[0].index,
-                        "Scenario",
-                        obj.metadata.name or "",
-                        "spec.manifestFiles",
-                        f"cannot read {relative}: {exc.strerror}",
-                    )
-                ]
-            ) from exc
-    objects: list[KubeModel] = []
-    errors: list[Finding] = []
-    for doc in docs:
-        model, problems = check_document(doc, agent_kinds())
-        errors.extend(p for p in problems if p.severity == "error")
-        if model is not None and not isinstance(model, Scenario):
-            objects.append(model)
+    objects, errors = scenario_objects(path, scenarios[0], obj)
     if errors:
         raise ScenarioError(errors)
     return obj, objects
-
-
-def _ami(spec: AMISpec, default_version: str) -> AMI:
-    created = datetime.fromisoformat(spec.created.replace("Z", "+00:00"))
-    if created.tzinfo is None:
-        created = created.replace(tzinfo=UTC)
-    return AMI(
-        id=spec.id,
-        name=spec.name,
-        family=spec.family,
-        version=spec.version or "v1",
-        kubernetes_version=spec.kubernetes_version or default_version,
-        arch=spec.arch,
-        variant=spec.variant,
-        created=created,
-        tags=dict(spec.tags),
-        owner=spec.owner,
-        deprecated=spec.deprecated,
-        faulty=spec.faulty,
-    )
 
 
 def build_world(
@@ -100,10 +56,7 @@ def build_world(
     """The world a scenario starts in, with its objects created; the provisioner schedules
     with ``strategy``; ``act=False`` makes a dry run (see :class:`World`)."""
     cluster = scenario.spec.cluster
-    versions = sorted({cluster.kubernetes_version, "1.28", "1.29", "1.30", "1.31"})
-    amis = AMICatalog.eks_optimized(kubernetes_versions=versions)
-    for spec in scenario.spec.amis or []:
-        amis.add(_ami(spec, cluster.kubernetes_version))
+    amis = catalog(scenario)
     start = scenario.spec.start_time()
     world = World(
         start=start or EPOCH,
@@ -157,7 +110,7 @@ def _apply(world: World, event: Event) -> None:
             "KubernetesUpgraded", "cluster", f"control plane → {event.kubernetes_version}", {}
         )
     elif action == "publish_ami" and event.publish_ami is not None:
-        ami = world.amis.add(_ami(event.publish_ami, world.kubernetes_version))
+        ami = world.amis.add(scenario_ami(event.publish_ami, world.kubernetes_version))
         world.record("AMIPublished", f"ami/{ami.id}", ami.name, {"faulty": ami.faulty})
     elif action == "fault" and event.fault is not None:
         fault = event.fault

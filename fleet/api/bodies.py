@@ -20,10 +20,16 @@ import yaml
 from fastapi import Request
 from pydantic import ValidationError
 
-from agent.api.base import issues_from_error
+from agent.api.base import issues_from_error, unstorable_text
 from agent.api.manifests import ManifestSyntaxError, load_documents
 from fleet.api.documents import ApproveRequest
-from fleet.api.errors import BadRequest, InvalidRequest, PayloadTooLarge, UnsupportedMediaType
+from fleet.api.errors import (
+    ApiError,
+    BadRequest,
+    InvalidRequest,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+)
 from fleet.domain.fleet import Fleet
 from fleet.domain.manifests import Loaded, parse_one
 from fleet.domain.release import Release
@@ -122,9 +128,20 @@ def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def load_json(text: str) -> Any:
     """``text`` as JSON (a key twice in one object is refused); raises :class:`BadRequest`."""
     try:
-        return json.loads(text, object_pairs_hook=_refuse_duplicates)
+        data = json.loads(text, object_pairs_hook=_refuse_duplicates)
     except (ValueError, RecursionError) as exc:
         raise BadRequest(f"the request body is not JSON: {exc}") from exc
+    return storable(data)
+
+
+def storable(data: Any, what: str = "field") -> Any:
+    """``data``, unless it holds text the database cannot store: :class:`InvalidRequest` naming
+    each ``what`` (field, parameter) at fault (:func:`agent.api.base.unstorable_text`)."""
+    issues = unstorable_text(data)
+    if issues:
+        fields = [(issue.path, issue.message) for issue in issues]
+        raise InvalidRequest(f"{what} {issues[0].path} {issues[0].message}", fields)
+    return data
 
 
 def manifest_text(body: RawBody) -> str:
@@ -138,8 +155,15 @@ def manifest_text(body: RawBody) -> str:
     try:
         load_documents(body.text, SOURCE)
     except ManifestSyntaxError as exc:
-        raise BadRequest(f"the request body is not YAML: {exc.reason}") from exc
+        raise unreadable(exc) from exc
     return body.text
+
+
+def unreadable(exc: ManifestSyntaxError) -> ApiError:
+    """The error of a YAML body that cannot be read: 413 over a YAML limit, else 400."""
+    if exc.limit is not None:
+        return PayloadTooLarge(f"the request body is {exc.reason}")
+    return BadRequest(f"the request body is not YAML: {exc.reason}")
 
 
 def manifest(body: RawBody, model: type[M]) -> Loaded[M]:
@@ -164,10 +188,10 @@ def _yaml_data(text: str) -> Any:
     try:
         documents = load_documents(text, SOURCE)
     except ManifestSyntaxError as exc:
-        raise BadRequest(f"the request body is not YAML: {exc.reason}") from exc
+        raise unreadable(exc) from exc
     if len(documents) != 1:
         raise BadRequest(f"the request body holds {len(documents)} YAML documents, not one")
-    return documents[0].data
+    return storable(documents[0].data)
 
 
 def actor_problem(value: str) -> str | None:

@@ -4,7 +4,8 @@ An application keeps its own :class:`ApiState` (the services' context, the beare
 actor header) in ``app.state``, so several applications can live in one process and nothing is
 global. The dependencies read it from the request: :data:`Ctx` (the
 :class:`~fleet.service.context.FleetContext`), :data:`Actor` (who is acting, for the audit log),
-:data:`Body` (the raw body) and :func:`authorized` (the bearer token check of ``/v1``).
+:data:`Body` (the raw body), :func:`authorized` (the bearer token check of ``/v1``) and
+:func:`storable_params` (no parameter holds text the database cannot store).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from starlette.exceptions import HTTPException
 
-from fleet.api.bodies import RawBody, actor_from, read_body
+from fleet.api.bodies import RawBody, actor_from, read_body, storable
 from fleet.api.documents import ErrorDocument
 from fleet.api.rbac import AccessControl, Grant
 from fleet.gateway import AgentGateway
@@ -74,6 +75,12 @@ def authorized(request: Request) -> None:
     request_grant(request)
 
 
+def storable_params(request: Request) -> None:
+    """Refuse (422, naming the parameter) a path or query parameter holding text the database
+    cannot store (:func:`agent.api.base.unstorable_text`), before anything reads or writes it."""
+    storable({**dict(request.query_params), **request.path_params}, "parameter")
+
+
 def needs(role: str) -> list[Any]:
     """The dependencies of a route that needs ``role`` (401 without a token, 403 below it)."""
 
@@ -84,12 +91,12 @@ def needs(role: str) -> list[Any]:
             article = "an" if grant.role[0] in "aeiou" else "a"
             raise HTTPException(403, f"{who} is {article} {grant.role}: this needs the {role} role")
 
-    return [Depends(check)]
+    return [Depends(check), Depends(storable_params)]
 
 
 V1 = "/v1"
 """The prefix of the versioned routes."""
-V1_AUTH = [Depends(authorized)]
+V1_AUTH = [Depends(authorized), Depends(storable_params)]
 """The dependencies of every ``/v1`` route."""
 
 

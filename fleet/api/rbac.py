@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from agent.api.yamlsafe import YamlError, load_single
 from agent.server.auth import AuthConfigError, check_hashes, presented_hash
 
 ROLES = ("viewer", "operator", "approver", "admin")
@@ -93,11 +92,13 @@ def single_token(token_hash: str, name: str = "api") -> AccessControl:
 def load_tokens(path: Path) -> AccessControl:
     """Read a tokens file (module docstring); AuthConfigError naming the entry and the rule."""
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = load_single(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise AuthConfigError(f"{path}: cannot read: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise AuthConfigError(f"{path}: not valid YAML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise AuthConfigError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    except YamlError as exc:
+        raise AuthConfigError(f"{path}: {exc.reason}") from exc
     entries = document.get("tokens") if isinstance(document, dict) else None
     if not isinstance(entries, list) or not entries:
         raise AuthConfigError(f"{path}: tokens: a list of {{name, tokenHash, role}} is required")

@@ -108,7 +108,7 @@ class AgentRef(KubeModel):
     def _reference(cls, value: str) -> str:
         if not CREDENTIALS_REF.fullmatch(value):
             raise ValueError(
-                f"{value!r} is not a credentials reference (rule: env:NAME, file:PATH or "
+                "not a credentials reference (rule: env:NAME, file:PATH or "
                 "secretsmanager:ARN of a Secrets Manager secret; the token itself never goes in "
                 "a manifest)"
             )

@@ -7,11 +7,11 @@ import re
 from itertools import pairwise
 
 from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
 
 from agent.api.manifests import ManifestSyntaxError
 from agent.api.migration.context import DocContext, MigrationResult
 from agent.api.migration.documents import migrate_documents
+from agent.api.yamlsafe import YamlError, load_round_trip
 
 
 def _yaml(text: str) -> YAML:
@@ -53,11 +53,9 @@ def migrate_text(text: str, source: str) -> MigrationResult:
     """Migrate every document of a file; the result's text is only meaningful when ``ok``."""
     yaml = _yaml(text)
     try:
-        documents = list(yaml.load_all(text))
-    except YAMLError as exc:
-        raise ManifestSyntaxError(source, f"not valid YAML: {exc}") from exc
-    except RecursionError as exc:
-        raise ManifestSyntaxError(source, "not readable: nested too deeply") from exc
+        documents = load_round_trip(yaml, text)
+    except YamlError as exc:
+        raise ManifestSyntaxError(source, exc.reason, exc.limit) from exc
     result = MigrationResult(text="")
     contexts: list[DocContext] = []
     for index, data in enumerate(documents, start=1):

@@ -1,0 +1,141 @@
+"""Everything about a Scenario that ``driftwave validate`` checks and ``agent simulate`` relies
+on: the objects it starts with (inline ``spec.manifests`` and the ``spec.manifestFiles`` it
+reads), the objects its events create, scale and delete, and its AMI catalog.
+
+:func:`scenario_objects` is shared by both commands, so a scenario ``validate`` passes never
+fails once its simulation has started.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC
+from pathlib import Path
+
+from agent.api.base import KubeModel
+from agent.api.kinds import agent_kinds
+from agent.api.manifests import Document, Finding, ManifestSyntaxError, check_document
+from agent.api.manifests import read_documents as read_manifest_file
+from agent.api.scenario import AMISpec, Scenario, seconds
+from agent.cloud.simulated.amis import AMI, AMICatalog
+
+SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet")
+"""The kinds a ``scale`` event may name (they have ``spec.replicas``)."""
+Key = tuple[str, str, str]
+
+
+def ami(spec: AMISpec, default_version: str) -> AMI:
+    """The simulated cloud's image for ``spec`` (its date was checked by the model)."""
+    created = spec.created_time()
+    return AMI(
+        id=spec.id,
+        name=spec.name,
+        family=spec.family,
+        version=spec.version or "v1",
+        kubernetes_version=spec.kubernetes_version or default_version,
+        arch=spec.arch,
+        variant=spec.variant,
+        created=created if created.tzinfo else created.replace(tzinfo=UTC),
+        tags=dict(spec.tags),
+        owner=spec.owner,
+        deprecated=spec.deprecated,
+        faulty=spec.faulty,
+    )
+
+
+def catalog(scenario: Scenario) -> AMICatalog:
+    """The AMI catalog a scenario starts with: the EKS-optimized images and ``spec.amis``
+    (raises ValueError on an id given twice)."""
+    cluster = scenario.spec.cluster
+    versions = sorted({cluster.kubernetes_version, "1.28", "1.29", "1.30", "1.31"})
+    amis = AMICatalog.eks_optimized(kubernetes_versions=versions)
+    for spec in scenario.spec.amis or []:
+        amis.add(ami(spec, cluster.kubernetes_version))
+    return amis
+
+
+def scenario_objects(
+    path: Path, doc: Document, scenario: Scenario
+) -> tuple[list[KubeModel], list[Finding]]:
+    """The objects ``scenario`` (document ``doc`` of file ``path``) starts with, and every error
+    about it: its manifests, the files it reads, its events and its AMIs."""
+
+    def finding(field: str, message: str) -> Finding:
+        return Finding(doc.source, doc.index, "Scenario", doc.name, field, message)
+
+    docs = [
+        Document(doc.source, doc.index, m, f"spec.manifests[{i}]")
+        for i, m in enumerate(scenario.spec.manifests)
+    ]
+    errors: list[Finding] = []
+    for index, relative in enumerate(scenario.spec.manifest_files):
+        try:
+            docs.extend(read_manifest_file((path.parent / relative).resolve()))
+        except ManifestSyntaxError as exc:
+            errors.append(finding(f"spec.manifestFiles[{index}]", f"{relative}: {exc.reason}"))
+        except OSError as exc:
+            errors.append(
+                finding(f"spec.manifestFiles[{index}]", f"cannot read {relative}: {exc.strerror}")
+            )
+    objects: list[KubeModel] = []
+    for manifest in docs:
+        model, problems = check_document(manifest, agent_kinds())
+        errors.extend(p for p in problems if p.severity == "error")
+        if isinstance(model, Scenario):
+            errors.append(finding(manifest.prefix, "a Scenario cannot start with a Scenario"))
+        elif model is not None:
+            objects.append(model)
+    errors.extend(finding(f, m) for f, m in _event_problems(doc, scenario, objects))
+    return objects, errors
+
+
+def _event_problems(
+    doc: Document, scenario: Scenario, objects: Iterable[KubeModel]
+) -> Iterable[tuple[str, str]]:
+    present = {_key(obj) for obj in objects}
+    kinds = {kind for _, kind in agent_kinds()}
+    try:
+        amis = catalog(scenario)
+    except ValueError as exc:
+        yield "spec.amis", f"{exc} (rule: AMI ids are unique)"
+        return
+    known_amis = {image.id for image in amis}
+    for index, event in sorted(enumerate(scenario.spec.events), key=lambda e: seconds(e[1].at)):
+        where = f"spec.events[{index}]"
+        if event.apply is not None:
+            applied, problems = check_document(
+                Document(doc.source, doc.index, event.apply, f"{where}.apply"), agent_kinds()
+            )
+            yield from ((p.path, p.message) for p in problems if p.severity == "error")
+            if applied is not None:
+                present.add(_key(applied))
+        if event.scale is not None:
+            ref = event.scale
+            if ref.kind not in SCALABLE:
+                yield f"{where}.scale.kind", f"{ref.kind} cannot be scaled (one of {SCALABLE})"
+            elif (ref.kind, ref.namespace or "default", ref.name) not in present:
+                yield (
+                    f"{where}.scale.name",
+                    f"no {ref.kind} {ref.namespace or 'default'}/{ref.name} exists at "
+                    f"{event.at} (rule: scale an object of spec.manifests, spec.manifestFiles "
+                    "or an earlier apply event)",
+                )
+        if event.delete is not None and event.delete.kind not in kinds:
+            yield f"{where}.delete.kind", f"unknown kind {event.delete.kind}"
+        if event.publish_ami is not None:
+            if event.publish_ami.id in known_amis:
+                yield f"{where}.publishAmi.id", "the catalog already has this AMI (rule: unique)"
+            known_amis.add(event.publish_ami.id)
+        faulty = event.fault.faulty_ami if event.fault is not None else None
+        if faulty is not None and faulty not in known_amis:
+            yield (
+                f"{where}.fault.faultyAmi",
+                "no such AMI at that time (rule: an AMI of the EKS-optimized catalog, "
+                "spec.amis or an earlier publishAmi event)",
+            )
+
+
+def _key(obj: KubeModel) -> Key:
+    meta = getattr(obj, "metadata", None)
+    namespace = getattr(meta, "namespace", None) or "default"
+    return type(obj).__name__, namespace, getattr(meta, "name", None) or ""
