@@ -15,10 +15,14 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from agent.api.base import parse_manifest
 from agent.server.auth import hash_token
 from fleet.api.rbac import AccessControl, Grant
+from fleet.domain.fleet import Fleet
 from fleet.gateway import InProcessAgentGateway
-from tests.support.fleetsim import FleetHarness
+from fleet.service.fleets import apply_fleet
+from fleet.service.rollouts import start_rollout
+from tests.support.fleetsim import FleetHarness, fleet_manifest
 from tests.unit.fleet.api.helpers import STRATEGY, release_doc, serving
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -148,3 +152,38 @@ def test_a_wrong_token_is_asked_again(browser: Browser, tmp_path: Path) -> None:
         page = signed_in(browser, url, "nobody")
         expect(page.locator("#signin-error")).to_have_text("That token is not known to the API.")
         shot(page, "signin")
+
+
+def test_the_dashboard_shows_waits_warnings_and_a_stopped_scheduler(
+    tmp_path: Path, browser: Browser
+) -> None:
+    harness = FleetHarness(tmp_path, {"canary": ["can-1", "can-2"]}, nodes=10)
+    manifest = fleet_manifest({"canary": ["can-1", "can-2"]})
+    manifest["spec"]["clusters"][0]["maintenanceWindows"] = [
+        {"schedule": "0 22 * * *", "duration": "2h", "timeZone": "Europe/Berlin"}
+    ]
+    apply_fleet(harness.ctx, parse_manifest(Fleet, manifest), "test")
+    release = harness.release([{"name": "canary", "soak": "2m"}])
+    rid = str(start_rollout(harness.ctx, release, "test")["id"])
+    harness.step(10)
+    harness.step(10)
+    with harness.ctx.writing() as uow:
+        step = next(s for s in uow.steps.list(rid) if s.cluster.name == "can-2")
+        error = "agent of can-2 unreachable for 57 s, retrying (attempt 4)"
+        uow.steps.transition(step.id, [step.state], step.state, error=error)
+        uow.commit()
+    with serving(harness.ctx, access=access()) as url:
+        page = signed_in(browser, url, "vera")
+        page.goto(f"{url}/ui/#/rollouts/{rid}")
+        waiting = "waiting for maintenance window of can-1, opens 22:00 Europe/Berlin (in 11h"
+        expect(page.locator("#rollout-waiting")).to_contain_text(waiting)
+        row = page.locator("#steps tr[data-cluster=can-1] [data-note=waiting]")
+        expect(row).to_contain_text(waiting)
+        warning = page.locator("#steps tr[data-cluster=can-2] [data-note=warning]")
+        expect(warning).to_have_text(f"warning: {error}")
+        expect(page.locator("#heartbeat")).to_be_hidden()
+        harness.now += timedelta(seconds=60)
+        expect(page.locator("#heartbeat")).to_contain_text(
+            "scheduler has not ticked for 60 s (10 intervals of 1 s)"
+        )
+        shot(page, "rollout-waiting")

@@ -41,6 +41,39 @@ function image(value) {
   return Object.keys(value).join(", ");
 }
 
+const FAILED = ["failed", "timed-out", "unreachable", "aborted", "halted", "rolled-back", "rollback-failed"];
+
+// A step's note: its error (red when the step failed, else a warning: the step carries on),
+// or what it waits for with the time left ("... (in 3h12m)").
+function note(step) {
+  if (step.error) {
+    const failed = FAILED.includes(step.state);
+    return `<span class="${failed ? "error" : "warning"}" data-note="${failed ? "error" : "warning"}">${failed ? "" : "warning: "}${esc(step.error)}</span>`;
+  }
+  if (step.waiting) return `<span class="waiting" data-note="waiting">${esc(step.waiting.message)}</span>`;
+  return "";
+}
+
+// What the rollout waits for (with the time left), else its stored reason.
+function reasonLine(s) {
+  if (s.waiting) return `<span class="waiting" id="rollout-waiting">${esc(s.waiting.message)}</span>`;
+  if (!s.reason) return "";
+  return `<span class="${FAILED.includes(s.state) ? "error" : "muted"}">${esc(s.reason)}</span>`;
+}
+
+// The scheduler's heartbeat from /healthz: a banner while no scheduler ticks.
+async function heartbeat() {
+  const banner = document.getElementById("heartbeat");
+  let health = null;
+  try { health = await (await fetch("/healthz")).json(); } catch (e) { health = null; }
+  const scheduler = health && health.scheduler;
+  const stopped = !health || health.status !== "ok" || (scheduler && scheduler.status !== "ticking");
+  banner.hidden = !stopped;
+  banner.className = health && health.status === "ok" ? "warning" : "error";
+  banner.textContent = !health ? "the API's health is unknown"
+    : scheduler ? scheduler.message : `database: ${health.database}`;
+}
+
 function when(stamp) { return stamp ? esc(stamp.replace("T", " ").replace(/\.\d+/, "")) : ""; }
 
 function toast(message, isError) {
@@ -106,6 +139,7 @@ async function overview() {
         html += `<div class="cluster" data-cluster="${esc(cluster.name)}">
           <a href="#/clusters/${esc(fleet)}/${esc(cluster.name)}">${esc(cluster.name)}</a>
           ${step ? badge(step.state) : '<span class="muted">no step</span>'}
+          ${step ? `<div>${note(step)}</div>` : ""}
           <div class="image">${esc(shown)}</div>
           <div class="muted">${esc(cluster.region)} · seen ${when(cluster.lastSeen) || "never"}</div></div>`;
       }
@@ -133,9 +167,12 @@ function checksTable(checks) {
   return html + `</table>`;
 }
 
-async function command(id, name) {
-  let body = undefined;
-  if (!window.confirm(`${name} rollout ${id}?`)) return;
+async function command(id, name, ring) {
+  // approve names the ring it approves: the one the rollout stands at (the API refuses it,
+  // naming the ring that waits, when the rollout waits for none or for another).
+  const body = name === "approve" ? { ring } : undefined;
+  const what = name === "approve" ? `approve ring ${ring} of` : name;
+  if (!window.confirm(`${what} rollout ${id}?`)) return;
   try {
     const result = await api("POST", `/v1/rollouts/${id}/${name}`, body);
     const what = result.approved ? `approved ${result.approved}` : `${name}: ${result.state}`;
@@ -148,12 +185,13 @@ async function command(id, name) {
 
 async function rollout(id) {
   const s = await api("GET", `/v1/rollouts/${id}`);
+  const waiting = (s.rings.find((r) => r.index === s.ringIndex) || {}).name || "";
   let html = `<h1>Rollout ${esc(s.id)} ${badge(s.state)}${s.paused ? ' <span class="badge state-paused">paused</span>' : ""}</h1>
     <section><p>Release <b>${esc(s.release)}</b> on fleet <b>${esc(s.fleet)}</b>; ring ${esc(s.ringIndex)}, wave ${esc(s.waveIndex)}.
-    ${s.reason ? `<span class="${["failed", "aborted", "rolled-back"].includes(s.state) ? "error" : "muted"}">${esc(s.reason)}</span>` : ""}</p>
+    ${reasonLine(s)}</p>
     <p class="muted">trace <span class="mono">${esc(s.traceId)}</span> · <a href="#/audit/${esc(s.id)}">audit trail</a></p>
     <div class="actions">
-      <button class="primary" data-action="approve">Approve</button>
+      <button class="primary" data-action="approve" data-ring="${esc(waiting)}">Approve ${esc(waiting)}</button>
       <button data-action="pause">Pause</button>
       <button data-action="resume">Resume</button>
       <button class="danger" data-action="abort">Abort</button>
@@ -170,18 +208,18 @@ async function rollout(id) {
       }
     }
   }
-  html += `</div></section><section><h2>Clusters</h2><table id="steps"><tr><th>cluster</th><th>ring</th><th>state</th><th>phase</th><th>image before → after</th><th>nodes</th><th>replaced</th><th>error</th></tr>`;
+  html += `</div></section><section><h2>Clusters</h2><table id="steps"><tr><th>cluster</th><th>ring</th><th>state</th><th>phase</th><th>image before → after</th><th>nodes</th><th>replaced</th><th>note</th></tr>`;
   for (const c of s.clusters) {
     html += `<tr data-cluster="${esc(c.cluster)}"><td><a href="#/clusters/${esc(s.fleet)}/${esc(c.cluster)}">${esc(c.cluster)}</a></td>
       <td>${esc(c.ring)}</td><td>${badge(c.state)}${c.rollback ? " " + badge(c.rollback) : ""}</td><td>${esc(c.phase)}</td>
       <td class="image">${esc(image(c.imageBefore))} → ${esc(image(c.imageAfter))}</td>
-      <td>${esc(c.nodes)}</td><td>${esc(c.nodesReplaced)}</td><td class="error">${esc(c.error)}</td></tr>`;
+      <td>${esc(c.nodes)}</td><td>${esc(c.nodesReplaced)}</td><td>${note(c)}</td></tr>`;
   }
   html += `</table></section><section><h2>Approvals</h2>`;
   html += s.approvals.length ? s.approvals.map((a) => `<p>${esc(a.ring)} by <b>${esc(a.actor)}</b> at ${when(a.at)} ${esc(a.comment)}</p>`).join("") : `<p class="muted">none</p>`;
   show(html + `</section>`);
   for (const button of document.querySelectorAll("[data-action]")) {
-    button.addEventListener("click", () => command(s.id, button.dataset.action));
+    button.addEventListener("click", () => command(s.id, button.dataset.action, button.dataset.ring));
   }
 }
 
@@ -290,6 +328,7 @@ async function route() {
     const me = await api("GET", "/v1/whoami");
     document.getElementById("who").textContent = `${me.name || "api"} (${me.role})`;
     await render();
+    await heartbeat();
     document.body.dataset.loaded = String(Date.now());
   } catch (error) {
     if (error.status === 401) {
