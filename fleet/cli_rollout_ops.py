@@ -34,6 +34,14 @@ def start(
         typer.Argument(help="A driftwave.io/v1alpha1 Release file.", exists=True, dir_okay=False),
     ],
     actor: ActorOpt,
+    queue: Annotated[
+        bool,
+        typer.Option(
+            "--queue",
+            help="When a live rollout holds some of its clusters, queue the rollout behind it "
+            "(state queued) instead of refusing; it starts once no rollout holds them.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Start rolling a Release through its Fleet (applied before with driftwave fleet apply).
@@ -41,7 +49,15 @@ def start(
     The rollout is planned now (rings, waves, clusters, as driftwave rollout plan shows) and
     stored; the scheduler carries it out. Prints the rollout's id.
 
-    Example: driftwave rollout start release.yaml
+    Refused (exit 1, nothing stored) when the release selects no cluster, when the release
+    already has a live or queued rollout, or when a live rollout (planned, running, soaking,
+    gating, awaiting-approval, rolling-back or rollback-failed) holds one of its clusters: one
+    live rollout per cluster. Two rollouts on the same cluster are apart only when both pin
+    AMIs on EC2NodeClasses listed by name and no name is in both lists (the fleet cannot see a
+    cluster's classes, so matchLabels or a Kubernetes version count as every class). With
+    --queue the rollout waits in state queued instead, planned again when it starts.
+
+    Example: driftwave rollout start release.yaml --queue
     """
     try:
         loaded = load_one(release, Release)
@@ -51,13 +67,17 @@ def start(
         raise typer.Exit(1) from exc
     with fleet_context() as ctx:
         try:
-            result = run(lambda: rollouts.start_rollout(ctx, loaded.obj, actor))
+            result = run(lambda: rollouts.start_rollout(ctx, loaded.obj, actor, queue=queue))
         except ReleaseConflict as exc:
             fail(f"{exc} (give the changed release a new metadata.name)")
     if as_json:
         print(json.dumps(result, indent=2))
         return
-    print(f"rollout {result['id']} started: {result['waves']} wave(s), state {result['state']}")
+    if result["state"] == RolloutState.QUEUED:
+        print(f"rollout {result['id']} queued: {result['reason']}")
+    else:
+        waves, state = result["waves"], result["state"]
+        print(f"rollout {result['id']} started: {waves} wave(s), state {state}")
     print(f"follow it: driftwave rollout status {result['id']} --watch")
 
 
@@ -111,6 +131,8 @@ def list_(
     for row in rows:
         steps = ", ".join(f"{n} {s}" for s, n in sorted(row["steps"].items()))
         state = row["state"] + (" (paused)" if row["paused"] else "")
+        if row["queuedBehind"]:
+            state += f" (waiting for rollout {row['queuedBehind']} to end)"
         table.add_row(row["id"], row["release"], row["fleet"], state, steps, row["createdAt"])
     table_console().print(table)
 
@@ -163,12 +185,18 @@ def approve(
     rollout: RolloutArg,
     actor: ActorOpt,
     ring: Annotated[
-        str | None, typer.Option(help="The ring approved (must be the one the rollout waits for).")
-    ] = None,
+        str,
+        typer.Option(
+            "--ring", help="The ring approved (required: it must be the one the rollout waits for)."
+        ),
+    ],
     comment: Annotated[str, typer.Option(help="Why, for the audit log.")] = "",
     as_json: JsonOpt = False,
 ) -> None:
     """Approve the ring a rollout waits for (rings with requireApproval: true).
+
+    --ring names it: a rollout not waiting, or waiting for another ring, is refused (exit 1)
+    with the ring that waits.
 
     Example: driftwave rollout approve ro-k2p9xq4m --ring prod --comment "canary clean"
     """

@@ -172,11 +172,14 @@ def manifest(body: RawBody, model: type[M]) -> Loaded[M]:
     return parse_one(manifest_text(body), SOURCE, model)
 
 
+def body_data(body: RawBody) -> Any:
+    """The body's data (JSON or YAML, one document); raises :class:`BadRequest`."""
+    return load_json(body.text) if body.syntax == "json" else _yaml_data(body.text)
+
+
 def approve_request(body: RawBody) -> ApproveRequest:
-    """The optional body of ``approve`` (empty: no ring named, no comment)."""
-    if body.empty:
-        return ApproveRequest()
-    data = load_json(body.text) if body.syntax == "json" else _yaml_data(body.text)
+    """The body of ``approve``: ``ring`` is required (an empty body is 422 naming it)."""
+    data = {} if body.empty else body_data(body)
     try:
         return ApproveRequest.model_validate(data)
     except ValidationError as exc:

@@ -32,6 +32,7 @@ __all__ = [
     "RolloutStatus",
     "RolloutSummary",
     "RolloutsDocument",
+    "StartRequest",
 ]
 
 
@@ -180,7 +181,8 @@ class PlanDocument(Document):
 
 
 class RolloutStarted(Document):
-    """``POST /v1/rollouts``: the new rollout (``planned``; the scheduler takes it on)."""
+    """``POST /v1/rollouts``: the new rollout (``planned``; the scheduler takes it on), or
+    ``queued`` behind the live rollout holding its clusters (asked with ``queue: true``)."""
 
     id: str
     state: str
@@ -203,8 +205,24 @@ class RolloutSummary(Document):
     steps: dict[str, int] = Field(description="How many cluster steps are in each state.")
 
 
+    queued_behind: str | None = Field(
+        default=None, description="The live rollout a queued rollout waits for."
+    )
+    reason: str | None = Field(default=None, description="What a queued rollout waits for.")
 class RolloutsDocument(Document):
     """``GET /v1/rollouts``: the rollouts, oldest first."""
+
+class StartRequest(Document):
+    """``POST /v1/rollouts`` as a request: the Release manifest and whether to queue it.
+
+    ``queue: true``: when live rollouts hold some of its clusters, the rollout is stored
+    ``queued`` behind them instead of being refused (409)."""
+
+    model_config = ConfigDict(strict=True)
+
+    release: dict[str, Any] = Field(description="A driftwave.io/v1alpha1 Release manifest.")
+    queue: bool = False
+
 
     rollouts: list[RolloutSummary]
 
@@ -215,6 +233,9 @@ class GateDocument(Document):
     passed: bool
     evaluated_at: str | None
     checks: Any
+    queued_behind: str | None = Field(
+        default=None, description="The live rollout a queued rollout waits for (else null)."
+    )
 
 
 class WaveStatus(Document):
@@ -312,6 +333,9 @@ class RolloutStatus(Document):
 
 
 class AuditEntry(Document):
+    queued_behind: str | None = Field(
+        default=None, description="The live rollout a queued rollout waits for (else null)."
+    )
     """One audit row: who did what to which object, when, in which span."""
 
     id: int
@@ -346,14 +370,13 @@ class CommandResult(Document):
 
 
 class ApproveRequest(Document):
-    """``POST /v1/rollouts/{id}/approve`` (optional body): the ring approved and a comment."""
+    """``POST /v1/rollouts/{id}/approve``: the ring approved (required) and a comment."""
 
     model_config = ConfigDict(strict=True)
 
-    ring: str | None = Field(
-        default=None,
+    ring: str = Field(
         min_length=1,
         max_length=63,
-        description="The ring the rollout waits for (checked when given).",
+        description="The ring approved (required): it must be the ring the rollout waits for.",
     )
     comment: str = Field(default="", max_length=2000)

@@ -6,8 +6,9 @@ Every error response is ``{"error": {"code", "message", "fields": [{"path", "mes
 
 * 400 malformed body, 401 no known token, 404 unknown fleet / rollout / route, 405, 413 body
   too large, 415 content type, 422 a rule broken (each field with its path);
-* 409 a command the rollout's state refuses (``CommandRefused``), or a release name taken by a
-  different release;
+* 409 a command the rollout's state refuses (``CommandRefused``; ``clusters_held`` and
+  ``release_live`` for a start refused by one live rollout per cluster / per release), or a
+  release name taken by a different release;
 * 503 with ``Retry-After`` when the database cannot do it now (a temporary error) or its schema
   is not current; 500 anything else (its detail stays in the server's logs).
 """
@@ -149,7 +150,7 @@ def install_handlers(app: FastAPI) -> None:
     @app.exception_handler(CommandRefused)
     async def refused(request: Request, exc: CommandRefused) -> JSONResponse:
         del request
-        return error_response(409, "command_refused", str(exc))
+        return error_response(409, exc.code, str(exc), exc.fields)
 
     @app.exception_handler(CommandForbidden)
     async def forbidden(request: Request, exc: CommandForbidden) -> JSONResponse:

@@ -4,7 +4,11 @@ Both read the Release (JSON or YAML), find the fleet it names as last applied (4
 not been), and check the release against that fleet (rings it lacks, their order) before doing
 anything, so an unfit release is a 422 naming its fields. ``POST /v1/plans`` answers what
 ``driftwave rollout plan --json`` prints (as of ``?at=``, default now), with the warnings added;
-``POST /v1/rollouts`` creates the rollout (201, ``Location``) for the scheduler to run.
+``POST /v1/rollouts`` creates the rollout (201, ``Location``) for the scheduler to run; its body
+is the Release, or ``{"release": RELEASE, "queue": true}`` to queue the rollout behind live
+rollouts holding its clusters instead of being refused. A release selecting no cluster is a 422
+(as for a plan); a release with a live or queued rollout, or clusters a live rollout holds
+(without ``queue``), is a 409 naming the rollouts and clusters, and nothing is stored.
 
 A rollout's trace starts with it (its trace id is stored and answered as ``traceId``): the
 rollout is started outside the request's server span, so its root span is the root of its own
@@ -13,6 +17,7 @@ trace, and the server span records the rollout and its trace id as attributes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,11 +28,13 @@ from fastapi import FastAPI, Query
 from fastapi.responses import JSONResponse
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from pydantic import ValidationError
 
+from agent.api.base import issues_from_error
 from agent.api.manifests import Finding
-from fleet.api.bodies import SOURCE, manifest
+from fleet.api.bodies import SOURCE, RawBody, body_data, manifest
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, needs, v1_responses
-from fleet.api.documents import ErrorDocument, PlanDocument, RolloutStarted
+from fleet.api.documents import ErrorDocument, PlanDocument, RolloutStarted, StartRequest
 from fleet.api.errors import InvalidRequest, NotFoundError
 from fleet.api.fleets import manifest_body, notices
 from fleet.db.errors import NotFound
@@ -82,6 +89,23 @@ def checked_release(ctx: FleetContext, body: Any) -> CheckedRelease:
     return CheckedRelease(loaded, info, fleet, loaded.warnings + cross)
 
 
+def start_request(body: RawBody) -> tuple[RawBody, bool]:
+    """The Release body of a start and whether to queue it: the body itself (no queueing), or
+    the ``release`` and ``queue`` of a :class:`StartRequest` body (a mapping with ``release``
+    and no ``kind``); raises 400/422 errors."""
+    if body.empty:
+        return body, False
+    data = body_data(body)
+    if not isinstance(data, dict) or "release" not in data or "kind" in data:
+        return body, False
+    try:
+        request = StartRequest.model_validate(data)
+    except ValidationError as exc:
+        fields = [(issue.path, issue.message) for issue in issues_from_error(exc)]
+        raise InvalidRequest("the start request breaks a rule", fields) from exc
+    return RawBody("json", json.dumps(request.release)), request.queue
+
+
 def _plan_time(ctx: FleetContext, at: str | None) -> datetime:
     if at is None:
         return ctx.now()
@@ -132,24 +156,39 @@ def add_release_routes(app: FastAPI) -> None:
                 201: {"model": RolloutStarted, "description": "The rollout was created."},
                 409: {
                     "model": ErrorDocument,
-                    "description": "Refused: the release does not fit, or its name is taken by "
-                    "a different release.",
+                    "description": "Refused: live rollouts hold its clusters (code "
+                    "clusters_held; send queue: true to wait), the release has a live or "
+                    "queued rollout (release_live), or its name is taken by a different "
+                    "release. Nothing is stored.",
                 },
                 **RELEASE_ERRORS,
             }
         ),
-        openapi_extra=manifest_body("Release"),
+        openapi_extra=_start_body(),
     )
     def post_rollout(body: Body, ctx: Ctx, actor: Actor) -> JSONResponse:
         """Start rolling a Release through its fleet: plan it and store the rollout
-        (``planned``); the scheduler runs it from there."""
-        release = checked_release(ctx, body)
+        (``planned``); the scheduler runs it from there. One live rollout per cluster: with
+        ``{"release": ..., "queue": true}`` a rollout whose clusters are held waits
+        (``queued``) instead of being refused."""
+        release_body, queue = start_request(body)
+        release = checked_release(ctx, release_body)
         server_span = trace.get_current_span()
         with own_trace():
-            started = start_rollout(ctx, release.loaded.obj, actor)
+            started = start_rollout(ctx, release.loaded.obj, actor, queue=queue)
         server_span.set_attribute("driftwave.rollout", started["id"])
         server_span.set_attribute("driftwave.rollout.trace_id", started["traceId"])
         started["warnings"] = notices(release.warnings)
         return JSONResponse(
             started, status_code=201, headers={"Location": f"/v1/rollouts/{started['id']}"}
         )
+
+
+def _start_body() -> dict[str, Any]:
+    """OpenAPI ``requestBody`` of a start: a Release, or a :class:`StartRequest`."""
+    body = manifest_body("Release")
+    wrapped = StartRequest.model_json_schema(by_alias=True)
+    wrapped["properties"]["release"] = {"$ref": "#/components/schemas/Release"}
+    for media in body["requestBody"]["content"].values():
+        media["schema"] = {"oneOf": [media["schema"], wrapped]}
+    return body

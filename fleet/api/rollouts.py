@@ -2,9 +2,9 @@
 
 Commands (``pause``, ``resume``, ``abort``, ``rollback``, ``approve``) answer 200 with the
 command's result, 404 for an unknown rollout, and 409 with the reason when the rollout's state
-refuses the command (nothing changes then: no state, no audit row). ``approve`` takes an
-optional body ``{"ring": "prod", "comment": "..."}``; ``ring``, when given, must be the ring the
-rollout waits for.
+refuses the command (nothing changes then: no state, no audit row). ``approve`` takes a body
+``{"ring": "prod", "comment": "..."}``: ``ring`` is required (422 naming it when missing) and
+must be the ring the rollout waits for (409 naming the ring that waits, or saying none does).
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def _commands(app: FastAPI) -> None:
         responses=COMMAND,
         openapi_extra={
             "requestBody": {
-                "required": False,
+                "required": True,
                 "content": {
                     "application/json": {
                         "schema": {"$ref": f"#/components/schemas/{ApproveRequest.__name__}"}
@@ -146,10 +146,10 @@ def _commands(app: FastAPI) -> None:
         },
     )
     def post_approve(rollout_id: str, body: Body, ctx: Ctx, actor: Actor, who: Who) -> JSONResponse:
-        """Approve the ring the rollout waits for (``ring``, when given, must name it; a token
-        scoped to rings may only approve those: 403 otherwise)."""
-        request = approve_request(body)
+        """Approve the ring the rollout waits for (``ring`` is required and must name it; a
+        token scoped to rings may only approve those: 403 otherwise)."""
         known(ctx, rollout_id)
+        request = approve_request(body)
         result = approve(
             ctx,
             rollout_id,

@@ -17,7 +17,6 @@ from agent.api.manifests import (
     Finding,
     KindKey,
     ManifestSyntaxError,
-    Severity,
     check_document,
     load_documents,
     read_documents,
@@ -25,7 +24,7 @@ from agent.api.manifests import (
 from fleet.domain.errors import ManifestError
 from fleet.domain.fleet import Fleet
 from fleet.domain.lint import fleet_lint
-from fleet.domain.model import FleetInfo, ReleaseInfo, release_problems, selects
+from fleet.domain.model import FleetInfo, ReleaseInfo, release_problems
 from fleet.domain.release import Release
 
 API_VERSION = "driftwave.io/v1alpha1"
@@ -147,24 +146,10 @@ def _wrong_version(doc: Document, version: object) -> Finding:
 def release_fleet_findings(
     release: Loaded[Release], release_data: ReleaseInfo, fleet: FleetInfo
 ) -> list[Finding]:
-    """Findings about a Release read against the Fleet it rolls through.
-
-    Errors: the rules of :func:`fleet.domain.model.release_problems`. Warning: a
-    ``spec.clusters`` selector that matches no cluster of the Fleet.
-    """
-
-    def finding(path: str, message: str, severity: Severity = "error") -> Finding:
-        name = release.obj.name
-        return Finding(release.source, release.document, "Release", name, path, message, severity)
-
-    out = [finding(path, message) for path, message in release_problems(release_data, fleet)]
-    selector = release_data.cluster_labels
-    if selector is not None and not any(selects(c.labels, selector) for c in fleet.clusters):
-        out.append(
-            finding(
-                "spec.clusters.matchLabels",
-                f"matches no cluster of fleet {fleet.name!r}: the release would roll nothing",
-                "warning",
-            )
-        )
-    return out
+    """Findings about a Release read against the Fleet it rolls through: errors, the rules of
+    :func:`fleet.domain.model.release_problems` (a release that selects no cluster included)."""
+    name = release.obj.name
+    return [
+        Finding(release.source, release.document, "Release", name, path, message, "error")
+        for path, message in release_problems(release_data, fleet)
+    ]

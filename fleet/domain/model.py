@@ -77,6 +77,20 @@ class TargetInfo:
             parts.append(f"EC2NodeClasses labelled {labels}")
         return " and ".join(parts) if parts else "every EC2NodeClass"
 
+    def may_overlap(self, other: TargetInfo) -> bool:
+        """Whether this target and ``other`` may touch the same EC2NodeClass of a cluster.
+
+        The fleet does not know a cluster's EC2NodeClasses (only its agent does), so the answer
+        is conservative: two targets overlap unless both pin AMIs on ``names`` and the two lists
+        of names are disjoint (a class must be named to be selected, whatever labels are given
+        beside the names). A Kubernetes version covers the whole cluster, so it overlaps
+        everything; ``matchLabels`` alone may select any class."""
+        if self.kubernetes_version is not None or other.kubernetes_version is not None:
+            return True
+        if not self.node_class_names or not other.node_class_names:
+            return True
+        return not set(self.node_class_names).isdisjoint(other.node_class_names)
+
     def as_dict(self) -> dict[str, Any]:
         """The target as manifest-shaped JSON data."""
         if self.kubernetes_version is not None:
@@ -211,8 +225,9 @@ def _metric(metric: MetricGate) -> MetricBound:
 def release_problems(release: ReleaseInfo, fleet: FleetInfo) -> list[tuple[str, str]]:
     """Why ``release`` cannot roll through ``fleet``, as (Release field path, message) pairs.
 
-    The release must name the fleet, name only rings the fleet has, and list them in the
-    fleet's promotion order.
+    The release must name the fleet, name only rings the fleet has, list them in the
+    fleet's promotion order, and select at least one cluster of those rings (a release that
+    would roll nothing is refused, see :func:`nothing_to_roll`).
     """
     problems: list[tuple[str, str]] = []
     if release.fleet != fleet.name:
@@ -245,4 +260,31 @@ def release_problems(release: ReleaseInfo, fleet: FleetInfo) -> list[tuple[str, 
                 )
             )
         last = (order[ring.name], ring.name)
+    if release.fleet == fleet.name:
+        nothing = nothing_to_roll(release, fleet)
+        if nothing is not None:
+            problems.append(nothing)
     return problems
+
+
+def nothing_to_roll(release: ReleaseInfo, fleet: FleetInfo) -> tuple[str, str] | None:
+    """(field path, message) when ``release`` selects no cluster of ``fleet`` in the rings it
+    lists (it would roll nothing); None when it selects at least one."""
+    rings = {ring.name for ring in release.rings}
+    selector = release.cluster_labels
+    if any(c.ring in rings and selects(c.labels, selector) for c in fleet.clusters):
+        return None
+    listed = ", ".join(ring.name for ring in release.rings)
+    rule = "(rule: a release rolls at least one cluster)"
+    if selector is not None:
+        shown = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        return (
+            "spec.clusters.matchLabels",
+            f"{shown} selects no cluster of fleet {fleet.name!r} in rings {listed}: "
+            f"the release would roll nothing {rule}",
+        )
+    return (
+        "spec.strategy.rings",
+        f"rings {listed} of fleet {fleet.name!r} hold no cluster: the release would roll "
+        f"nothing {rule}",
+    )

@@ -16,7 +16,7 @@ from opentelemetry.trace import NoOpTracer, Tracer
 
 from fleet.db.engine import Engine
 from fleet.db.uow import UnitOfWork
-from fleet.telemetry import current_ids
+from fleet.telemetry import current_ids, parent_context
 
 
 def utcnow() -> datetime:
@@ -69,3 +69,10 @@ def audit(
         trace_id=span_trace or trace_id,
         span_id=span_id,
     )
+
+
+def rollout_context(rollout: Any) -> Any:
+    """The context whose current span is the rollout's root span (None before it has one), so
+    a span started in it joins the rollout's trace."""
+    trace_id, span_id = rollout.trace_id, rollout.root_span_id
+    return parent_context(trace_id, span_id) if trace_id and span_id else None

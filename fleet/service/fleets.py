@@ -48,8 +48,12 @@ def stored_fleet(ctx: FleetContext, name: str) -> FleetInfo:
     """The fleet ``name`` as last applied, as the planner's plain data; raises
     :class:`fleet.db.errors.NotFound`."""
     with ctx.reading() as uow:
-        row = uow.fleets.get(name)
-        return fleet_info(Fleet.model_validate(row.spec, strict=False))
+        return info_of(uow.fleets.get(name))
+
+
+def info_of(row: Any) -> FleetInfo:
+    """A stored fleet row as the planner's plain data."""
+    return fleet_info(Fleet.model_validate(row.spec, strict=False))
 
 
 def fleet_names(ctx: FleetContext) -> list[str]:

@@ -4,6 +4,11 @@ allow is refused with :class:`CommandRefused` and changes nothing.
 
 Starting plans the rollout at once (rings, waves, clusters, as ``driftwave rollout plan``
 shows) and stores the plan with the rollout in ``planned``; the scheduler takes it from there.
+It is refused when the release selects no cluster, when the release already has a live or
+queued rollout, and when a live rollout holds one of its clusters (see
+:mod:`fleet.service.holds`), unless ``queue`` asks to wait: the rollout is then stored
+``queued`` behind that rollout (:mod:`fleet.service.queue` promotes it). The checks and the
+insert run under the fleet's row lock, so concurrent starts cannot both pass them.
 The rollout's trace starts here, as a new trace (a caller's span, such as an API request's, is
 not its parent): its trace id and root span id are stored with it, so every later span, in any
 process, joins the same trace.
@@ -11,15 +16,12 @@ process, joins the same trace.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind
 
 from fleet.db.errors import NotFound
-from fleet.db.specs import NewWave
-from fleet.domain.errors import DomainError
 from fleet.domain.machine import (
     APPLIED_STEP,
     TERMINAL,
@@ -30,36 +32,38 @@ from fleet.domain.machine import (
     WaveState,
     check_transition,
 )
-from fleet.domain.model import FleetInfo, ReleaseInfo, release_info
-from fleet.domain.plan import Plan
-from fleet.domain.planner import plan
+from fleet.domain.model import release_info
 from fleet.domain.release import Release
-from fleet.service.context import FleetContext, audit
-from fleet.service.fleets import stored_fleet
-from fleet.service.ids import rollout_id, step_id, wave_id
+from fleet.service.context import FleetContext, audit, rollout_context
+from fleet.service.holds import holders, lock_fleet, refuse_twice, waiting_reason
+from fleet.service.ids import rollout_id
+from fleet.service.planning import clusters_of, plan_waves
+from fleet.service.refusals import ClustersHeld, CommandForbidden, CommandRefused
 from fleet.telemetry import new_span_id, new_trace_id, preset_ids
 
+__all__ = [
+    "CommandForbidden",
+    "CommandRefused",
+    "abort",
+    "approve",
+    "pause",
+    "resume",
+    "rollback",
+    "start_rollout",
+]
 
-class CommandRefused(ValueError):
-    """A command does not apply to the rollout as it stands (the message says why)."""
 
+def start_rollout(
+    ctx: FleetContext, release: Release, actor: str, *, queue: bool = False
+) -> dict[str, Any]:
+    """Store ``release``, plan it through its fleet and create the rollout: ``planned``, or
+    ``queued`` behind the live rollout holding its clusters when ``queue`` is set.
 
-class CommandForbidden(PermissionError):
-    """The actor may not give this command (e.g. approve a ring outside its token's rings)."""
-
-
-def start_rollout(ctx: FleetContext, release: Release, actor: str) -> dict[str, Any]:
-    """Store ``release``, plan it through its fleet and create the rollout (``planned``).
-
-    Raises :class:`CommandRefused` when the fleet is unknown or the release does not fit it,
-    and :class:`fleet.db.errors.ReleaseConflict` when a different release has that name."""
-    try:
-        fleet = stored_fleet(ctx, release.spec.fleet)
-    except NotFound as exc:
-        raise CommandRefused(
-            f"release {release.name}: fleet {release.spec.fleet!r} has not been applied "
-            "(run: driftwave fleet apply FLEET.yaml)"
-        ) from exc
+    Raises :class:`CommandRefused` when the fleet is unknown, the release does not fit it or
+    selects no cluster, :class:`~fleet.service.refusals.ReleaseLive` when the release has a
+    live or queued rollout, :class:`~fleet.service.refusals.ClustersHeld` when a live rollout
+    holds its clusters (without ``queue``), and :class:`fleet.db.errors.ReleaseConflict` when a
+    different release has that name. A refusal changes nothing."""
     info = release_info(release)
     now = ctx.now()
     rid = rollout_id()
@@ -72,75 +76,40 @@ def start_rollout(ctx: FleetContext, release: Release, actor: str) -> dict[str, 
             kind=SpanKind.INTERNAL,
             attributes={"driftwave.rollout": rid, "driftwave.release": release.name},
         ),
+        ctx.writing() as uow,
     ):
-        planned, waves = _plan(ctx, rid, fleet, info, now)
-        _store(ctx, release, actor, rid, planned, waves, now, trace_id, root)
-    return {"id": rid, "state": str(RolloutState.PLANNED), "waves": len(waves), "traceId": trace_id}
-
-
-def _plan(
-    ctx: FleetContext, rid: str, fleet: FleetInfo, info: ReleaseInfo, now: datetime
-) -> tuple[Plan, list[NewWave]]:
-    """Plan the rollout (a span of the rollout's trace) and name its waves and steps."""
-    with ctx.tracer.start_as_current_span("rollout.plan") as span:
         try:
-            planned = plan(fleet, info, now)
-        except DomainError as exc:
-            raise CommandRefused(f"release {info.name}: {exc}") from exc
-        waves: list[NewWave] = []
-        for ring_index, ring in enumerate(r for r in planned.rings if r.rolled):
-            for wave in ring.waves:
-                seq = len(waves)
-                names = [c.name for c in wave.clusters]
-                waves.append(
-                    NewWave(
-                        ring=ring.name,
-                        ring_index=ring_index,
-                        index=wave.index - 1,
-                        clusters=names,
-                        id=wave_id(rid, seq),
-                        step_ids={name: step_id(rid, seq, name) for name in names},
-                    )
-                )
-        span.set_attribute("driftwave.waves", len(waves))
-        span.set_attribute("driftwave.clusters", sum(len(w.clusters) for w in waves))
-    return planned, waves
-
-
-def _store(
-    ctx: FleetContext,
-    release: Release,
-    actor: str,
-    rid: str,
-    planned: Plan,
-    waves: list[NewWave],
-    now: datetime,
-    trace_id: str,
-    root: str,
-) -> None:
-    """Store the release and the planned rollout with its audit row, in one transaction."""
-    with ctx.writing() as uow:
+            fleet = lock_fleet(uow, release.spec.fleet)
+        except CommandRefused as exc:
+            raise CommandRefused(f"release {release.name}: {exc}") from exc
+        planned, waves = plan_waves(ctx, rid, fleet, info, now)
         uow.releases.add(release.name, release.spec.fleet, release.to_manifest(), now)
+        refuse_twice(uow, release.name)
+        holds = holders(uow, fleet.name, clusters_of(waves), info.target)
+        if holds and not queue:
+            raise ClustersHeld(release.name, holds)
+        state = RolloutState.QUEUED if holds else RolloutState.PLANNED
+        reason = waiting_reason(holds) if holds else f"planned: {len(waves)} wave(s)"
+        behind = holds[0].rollout if holds else None
         uow.rollouts.create(
             rid,
             release.name,
-            waves,
+            [] if holds else waves,
             now=now,
             plan=planned.as_dict(),
+            state=state,
             trace_id=trace_id,
             root_span_id=root,
-            reason=f"planned: {len(waves)} wave(s)",
+            reason=reason,
+            queued_behind=behind,
         )
-        audit(
-            uow,
-            now,
-            actor,
-            "rollout.start",
-            ("rollout", rid),
-            rollout_id=rid,
-            after={"state": RolloutState.PLANNED, "release": release.name, "waves": len(waves)},
-        )
+        after = {"state": str(state), "release": release.name, "waves": len(waves)}
+        if behind:
+            after |= {"queuedBehind": behind, "reason": reason}
+        audit(uow, now, actor, "rollout.start", ("rollout", rid), rollout_id=rid, after=after)
         uow.commit()
+    started = {"id": rid, "state": str(state), "waves": len(waves), "traceId": trace_id}
+    return started | ({"queuedBehind": behind, "reason": reason} if behind else {})
 
 
 def _command(ctx: FleetContext, rid: str, actor: str, action: str, change: Any) -> dict[str, Any]:
@@ -153,7 +122,7 @@ def _command(ctx: FleetContext, rid: str, actor: str, action: str, change: Any) 
             raise CommandRefused(f"rollout {rid} does not exist") from exc
         with ctx.tracer.start_as_current_span(
             f"rollout.{action}",
-            context=_rollout_context(rollout.trace_id, rollout.root_span_id),
+            context=rollout_context(rollout),
             attributes={"driftwave.rollout": rid, "driftwave.actor": actor},
         ):
             before, after = change(uow, rollout, now)
@@ -169,12 +138,6 @@ def _command(ctx: FleetContext, rid: str, actor: str, action: str, change: Any) 
             )
             uow.commit()
     return {"id": rid, **after}
-
-
-def _rollout_context(trace_id: str | None, span_id: str | None) -> Any:
-    from fleet.telemetry import parent_context
-
-    return parent_context(trace_id, span_id) if trace_id and span_id else None
 
 
 def _state(rollout: Any) -> RolloutState:
@@ -240,22 +203,27 @@ def approve(
     ctx: FleetContext,
     rid: str,
     actor: str,
-    ring: str | None = None,
+    ring: str,
     comment: str = "",
     may_approve: Any = None,
 ) -> dict[str, Any]:
-    """Approve the ring the rollout waits for (``ring`` must name it when given).
+    """Approve ``ring`` of the rollout: it must be the ring the rollout waits for.
 
-    ``may_approve(ring) -> str | None`` says why the actor may not approve that ring (None:
-    it may); a refusal raises :class:`CommandForbidden` and changes nothing."""
+    A rollout not waiting, or waiting for another ring, is refused (:class:`CommandRefused`,
+    naming the ring that waits or saying that none does). ``may_approve(ring) -> str | None``
+    says why the actor may not approve that ring (None: it may); a refusal raises
+    :class:`CommandForbidden`. A refusal changes nothing."""
+    if not ring:
+        raise CommandRefused(f"rollout {rid}: name the ring approved (rule: ring is required)")
 
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         if _state(rollout) is not RolloutState.AWAITING_APPROVAL:
             raise CommandRefused(
-                f"rollout {rid} is {rollout.state}: it is not waiting for an approval"
+                f"rollout {rid} is {rollout.state}: it is not waiting for an approval (no ring "
+                f"waits, so ring {ring} cannot be approved)"
             )
         waiting = _ring_name(uow, rollout)
-        if ring is not None and ring != waiting:
+        if ring != waiting:
             raise CommandRefused(f"rollout {rid} waits for approval of ring {waiting}, not {ring}")
         refusal = may_approve(waiting) if may_approve is not None else None
         if refusal:

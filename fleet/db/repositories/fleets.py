@@ -197,9 +197,12 @@ class FleetRepository(Repository):
         return sorted(added), sorted(changed), removed
 
     @boundary("reading fleet {name}")
-    def get(self, name: str) -> Fleet:
-        """The fleet named ``name``; :class:`NotFound` if it was never applied."""
-        fleet = self._session.scalars(select(Fleet).where(Fleet.name == name)).one_or_none()
+    def get(self, name: str, *, for_update: bool = False) -> Fleet:
+        """The fleet named ``name``; :class:`NotFound` if it was never applied. ``for_update``
+        locks its row until the unit of work ends: the lock that serializes the commands that
+        must see every rollout of the fleet (starting one, promoting a queued one)."""
+        statement = self._locking(select(Fleet).where(Fleet.name == name), Fleet, for_update)
+        fleet = self._session.scalars(statement).one_or_none()
         if fleet is None:
             raise NotFound(f"reading fleet {name}: no such fleet (apply its Fleet manifest)")
         return fleet

@@ -41,6 +41,7 @@ UPDATABLE = frozenset(
         "root_span_id",
         "started_at",
         "finished_at",
+        "queued_behind",
     }
 )
 """Fields :meth:`RolloutRepository.update` may change (``updated_at`` and ``version`` follow)."""
@@ -62,13 +63,15 @@ class RolloutRepository(Repository):
         reason: str = "",
         trace_id: str | None = None,
         root_span_id: str | None = None,
+        queued_behind: str | None = None,
     ) -> Rollout:
         """Create rollout ``rollout_id`` of ``release`` with ``waves`` (in order: their ``seq``
         is their position) and one pending step per wave and cluster.
 
         Clusters are named within the release's fleet and must be active; a cluster appears in
         at most one wave. Raises :class:`AlreadyExists`, :class:`NotFound` (release, cluster)
-        or :class:`InvalidInput`, before anything is written."""
+        or :class:`InvalidInput`, before anything is written. A ``queued`` rollout may have no
+        waves yet (``queued_behind`` names the rollout it waits for)."""
         doing = f"creating rollout {rollout_id}"
         aware(now, "now", doing)
         if not ROLLOUT_ID.match(rollout_id):
@@ -91,6 +94,7 @@ class RolloutRepository(Repository):
             reason=reason,
             trace_id=trace_id,
             root_span_id=root_span_id,
+            queued_behind=queued_behind,
             created_at=now,
             updated_at=now,
         )

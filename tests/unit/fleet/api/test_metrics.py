@@ -49,7 +49,7 @@ def test_metrics_follow_a_rollout(tmp_path: Path) -> None:
         assert waiting[("driftwave_rollout_steps", (("state", "verified"),))] == 1
         assert sum(v for (n, _), v in waiting.items() if n == "driftwave_waves") == 3
         assert waiting[("driftwave_gates_failed", ())] == 0
-        api.post(f"/v1/rollouts/{rid}/approve")
+        api.post(f"/v1/rollouts/{rid}/approve", json={"ring": "prod"})
         harness.run_until(lambda: state() == "succeeded", limit=timedelta(hours=3))
         done = scrape(url)
     assert done[("driftwave_rollouts", (("paused", "false"), ("state", "succeeded")))] == 1

@@ -82,12 +82,13 @@ def test_every_action_needs_its_role_and_approvals_their_ring(tmp_path: Path) ->
             lambda: state(harness, rid) == "awaiting-approval", limit=timedelta(hours=2)
         )
         before = audit(harness)
-        refused(api.post(f"/v1/rollouts/{rid}/approve", headers=as_("otto")), "approver")
-        scoped = api.post(f"/v1/rollouts/{rid}/approve", headers=as_("carl"))
+        prod = {"ring": "prod"}
+        refused(api.post(f"/v1/rollouts/{rid}/approve", json=prod, headers=as_("otto")), "approver")
+        scoped = api.post(f"/v1/rollouts/{rid}/approve", json=prod, headers=as_("carl"))
         refused(scoped, "may approve rings canary, not prod")
         assert state(harness, rid) == "awaiting-approval"
         assert audit(harness) == before, "a refused approval leaves no audit row"
-        approved = api.post(f"/v1/rollouts/{rid}/approve", headers=as_("ada"))
+        approved = api.post(f"/v1/rollouts/{rid}/approve", json=prod, headers=as_("ada"))
         assert approved.status_code == 200, approved.text
         assert api.get("/v1/rollouts", headers={}).status_code == 401
         applied_by_admin = api.put("/v1/fleets/demo", json=fleet, headers=as_("root"))

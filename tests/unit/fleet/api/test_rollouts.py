@@ -41,9 +41,9 @@ def test_rollouts_are_listed_oldest_first_and_active_ones_filtered(
     api: httpx.Client, fleet: Traced
 ) -> None:
     first = start(api)
+    api.post(f"/v1/rollouts/{first}/abort")
     fleet.clock.advance(60)
     second = start(api, release="v20251118")
-    api.post(f"/v1/rollouts/{first}/abort")
     every = RolloutsDocument.model_validate(api.get("/v1/rollouts").json()).rollouts
     assert [(r.id, r.state) for r in every] == [(first, "aborted"), (second, "planned")]
     assert every[1].steps == {"pending": 3}
@@ -129,7 +129,7 @@ def test_pause_resume_abort_and_rollback_answer_their_results(api: httpx.Client)
     [
         ([], "resume", "is not paused"),
         (["pause"], "pause", "already paused"),
-        ([], "approve", "not waiting for an approval"),
+        ([], "approve", "not waiting for an approval (no ring waits, so ring prod cannot"),
         (["abort"], "abort", "aborted"),
         (["abort"], "pause", "nothing to pause"),
     ],
@@ -142,7 +142,10 @@ def test_a_refused_command_is_409_and_changes_nothing(
     for step in setup:
         assert api.post(f"/v1/rollouts/{rid}/{step}").status_code == 200
     before = snapshot(api, rid)
-    response = api.post(f"/v1/rollouts/{rid}/{command}", headers={"X-Driftwave-Actor": "eve"})
+    body = {"ring": "prod"} if command == "approve" else None
+    response = api.post(
+        f"/v1/rollouts/{rid}/{command}", json=body, headers={"X-Driftwave-Actor": "eve"}
+    )
     assert response.status_code == 409
     error = ErrorDocument.model_validate(response.json()).error
     assert error.code == "command_refused"
@@ -152,8 +155,22 @@ def test_a_refused_command_is_409_and_changes_nothing(
 
 @pytest.mark.parametrize(
     ("body", "path"),
-    [({"ring": 5}, "ring"), ({"comment": "x" * 2001}, "comment"), ({"rings": "prod"}, "rings")],
-    ids=["ring-not-a-string", "comment-too-long", "unknown-field"],
+    [
+        ({"ring": 5}, "ring"),
+        ({"ring": "prod", "comment": "x" * 2001}, "comment"),
+        ({"ring": "prod", "rings": "prod"}, "rings"),
+        ({}, "ring"),
+        ({"comment": "no ring named"}, "ring"),
+        ({"ring": ""}, "ring"),
+    ],
+    ids=[
+        "ring-not-a-string",
+        "comment-too-long",
+        "unknown-field",
+        "ring-missing",
+        "ring-missing-beside-a-comment",
+        "ring-empty",
+    ],
 )
 def test_an_invalid_approval_body_is_422_naming_the_field(
     api: httpx.Client, body: dict[str, Any], path: str
@@ -186,4 +203,5 @@ def test_a_malformed_approval_body_is_400(api: httpx.Client) -> None:
         content=b"",
         headers={"Content-Type": "application/x-www-form-urlencoded"},
     )
-    assert empty.status_code == 409, "an empty body is no body, whatever its content type"
+    assert empty.status_code == 422, "an empty body is no body, whatever its content type"
+    assert [f["path"] for f in empty.json()["error"]["fields"]] == ["ring"]

@@ -97,9 +97,10 @@ def test_the_openapi_schema_lists_every_route_and_documents_bodies(fleet: Traced
     assert content["application/yaml"]["schema"] == {"$ref": "#/components/schemas/Fleet"}
     assert {"200", "201", "400", "401", "415", "422", "503"} <= set(put["responses"])
     start = paths["/v1/rollouts"]["post"]
-    assert start["requestBody"]["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/Release"
-    }
+    release, request = start["requestBody"]["content"]["application/json"]["schema"]["oneOf"]
+    assert release == {"$ref": "#/components/schemas/Release"}
+    assert request["properties"]["release"] == release
+    assert request["properties"]["queue"]["type"] == "boolean"
     assert {"201", "404", "409"} <= set(start["responses"])
     status = paths["/v1/rollouts/{rollout_id}"]["get"]["responses"]["200"]
     assert status["content"]["application/json"]["schema"] == {

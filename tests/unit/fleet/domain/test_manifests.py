@@ -125,8 +125,13 @@ def test_release_is_checked_against_its_fleet(tmp_path: Path) -> None:
     assert str(found[0]).startswith(f"{loaded.source}:1 Release/al2023-v20251216: spec.fleet: ")
 
 
-def test_selector_matching_nothing_is_a_warning(tmp_path: Path) -> None:
+def test_selector_matching_nothing_is_an_error_the_release_would_roll_nothing(
+    tmp_path: Path,
+) -> None:
     loaded = load_one(write(tmp_path, release(clusters={"matchLabels": {"tier": "db"}})), Release)
     target = fleet_info(Fleet.model_validate(fleet()))
     (found,) = release_fleet_findings(loaded, release_info(loaded.obj), target)
-    assert (found.path, found.severity) == ("spec.clusters.matchLabels", "warning")
+    assert (found.path, found.severity) == ("spec.clusters.matchLabels", "error")
+    assert "the release would roll nothing (rule: a release rolls at least one cluster)" in (
+        found.message
+    )

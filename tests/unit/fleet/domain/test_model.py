@@ -11,6 +11,7 @@ from fleet.domain.model import (
     RingSpec,
     TargetInfo,
     fleet_info,
+    nothing_to_roll,
     release_info,
     release_problems,
     selects,
@@ -19,7 +20,13 @@ from fleet.domain.release import Release
 from fleet.domain.waves import Growing, MaxConcurrency
 from fleet.domain.windows import Freeze, Window
 from tests.unit.agent.api.helpers import with_field
-from tests.unit.fleet.domain.helpers import fleet, info_fleet, info_release, release
+from tests.unit.fleet.domain.helpers import (
+    fleet,
+    info_cluster,
+    info_fleet,
+    info_release,
+    release,
+)
 
 
 def test_fleet_info_carries_rings_clusters_windows_and_freezes() -> None:
@@ -133,7 +140,7 @@ def test_selects_needs_every_label() -> None:
 
 
 def test_release_problems() -> None:
-    fleet_data = info_fleet(rings=("canary", "dev", "prod"))
+    fleet_data = info_fleet(info_cluster("c1", "canary"), rings=("canary", "dev", "prod"))
     good = info_release(RingSpec("canary"), RingSpec("prod"))
     assert release_problems(good, fleet_data) == []
     bad = info_release(RingSpec("prod"), RingSpec("canary"), RingSpec("qa"))
@@ -146,3 +153,40 @@ def test_release_problems() -> None:
     other = info_fleet(rings=("canary", "prod"))
     other = type(other)("billing", other.rings)
     assert release_problems(good, other)[0][0] == "spec.fleet"
+
+
+def test_a_release_selecting_no_cluster_would_roll_nothing_and_is_a_problem() -> None:
+    fleet_data = info_fleet(
+        info_cluster("web-1", "canary", tier="web"), info_cluster("dev-1", "dev"),
+        rings=("canary", "dev", "prod"),
+    )  # fmt: skip
+    assert nothing_to_roll(info_release(RingSpec("canary")), fleet_data) is None
+    path, message = release_problems(info_release(RingSpec("prod")), fleet_data)[0]
+    assert path == "spec.strategy.rings"
+    assert "rings prod of fleet 'payments' hold no cluster: the release would roll nothing" in (
+        message
+    )
+    db = info_release(RingSpec("canary"), RingSpec("dev"), labels={"tier": "db"})
+    assert nothing_to_roll(db, fleet_data) == (
+        "spec.clusters.matchLabels",
+        "tier=db selects no cluster of fleet 'payments' in rings canary, dev: the release would "
+        "roll nothing (rule: a release rolls at least one cluster)",
+    )
+    web_in_dev = info_release(RingSpec("dev"), labels={"tier": "web"})
+    assert nothing_to_roll(web_in_dev, fleet_data) is not None, "web-1 is in a ring not rolled"
+
+
+def test_targets_overlap_unless_both_name_disjoint_node_classes() -> None:
+    def ami(*names: str, **labels: str) -> TargetInfo:
+        return TargetInfo(({"alias": "al2023@latest"},), None, names, labels)
+
+    k8s = TargetInfo(kubernetes_version="1.31")
+    assert not ami("a").may_overlap(ami("b"))
+    assert not ami("a", "c", team="x").may_overlap(ami("b", team="x"))
+    assert ami("a", "b").may_overlap(ami("b"))
+    assert ami("a").may_overlap(ami(team="x")), "labels may select class a"
+    assert ami("a").may_overlap(ami()), "no selector: every class"
+    assert ami().may_overlap(ami())
+    assert k8s.may_overlap(ami("a"))
+    assert ami("a").may_overlap(k8s)
+    assert k8s.may_overlap(k8s)

@@ -233,4 +233,14 @@ def test_release_that_does_not_fit_the_fleet_is_refused() -> None:
 
 def test_naive_now_is_refused() -> None:
     with pytest.raises(ScheduleError, match="no time zone"):
-        plan(info_fleet(), info_release(ring("canary")), datetime(2026, 1, 1))
+        plan(
+            info_fleet(info_cluster("c", "canary")),
+            info_release(ring("canary")),
+            datetime(2026, 1, 1),
+        )
+
+
+def test_a_release_selecting_no_cluster_is_not_planned() -> None:
+    fleet = info_fleet(info_cluster("web", "canary", tier="web"))
+    with pytest.raises(PlanningError, match="tier=db selects no cluster of fleet 'payments'"):
+        plan(fleet, info_release(ring("canary"), labels={"tier": "db"}), NOW)

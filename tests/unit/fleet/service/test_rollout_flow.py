@@ -109,7 +109,7 @@ def test_every_message_delivered_three_times_applies_each_wave_once(tmp_path: Pa
         lambda: state_of(harness, rid) == RolloutState.AWAITING_APPROVAL,
         limit=timedelta(hours=2),
     )
-    approve(harness.ctx, rid, "bob")
+    approve(harness.ctx, rid, "bob", ring="prod")
     harness.run_until(
         lambda: state_of(harness, rid) == RolloutState.SUCCEEDED, limit=timedelta(hours=3)
     )
@@ -153,7 +153,7 @@ def test_a_cluster_added_during_the_rollout_joins_its_ring_when_the_policy_says_
         lambda: state_of(harness, rid) == RolloutState.AWAITING_APPROVAL,
         limit=timedelta(hours=2),
     )
-    approve(harness.ctx, rid, "bob")
+    approve(harness.ctx, rid, "bob", ring="prod")
     harness.run_until(
         lambda: state_of(harness, rid) == RolloutState.SUCCEEDED, limit=timedelta(hours=3)
     )

@@ -1,0 +1,81 @@
+"""Which rollouts hold a cluster: the rule behind "one live rollout per cluster".
+
+A rollout holds the clusters of its steps while it is in
+:data:`~fleet.domain.machine.HOLDS_CLUSTERS` (planned through awaiting-approval, rolling back,
+or left ``rollback-failed``); a ``queued`` one holds nothing yet. Two rollouts conflict on a
+cluster when both include it and their targets may touch the same EC2NodeClass
+(:meth:`~fleet.domain.model.TargetInfo.may_overlap`: only two AMI pins on disjoint lists of
+``names`` are known not to). Checks run inside a unit of work that holds the fleet's row lock
+(:func:`lock_fleet`), so a check and the insert that follows it are one atomic step for every
+process: two concurrent starts on the same clusters never both succeed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from fleet.db.errors import NotFound
+from fleet.db.uow import UnitOfWork
+from fleet.domain.machine import HOLDS_CLUSTERS, RolloutState
+from fleet.domain.model import FleetInfo, TargetInfo, release_info
+from fleet.service.fleets import info_of
+from fleet.service.load import release_of
+from fleet.service.refusals import CommandRefused, Hold, ReleaseLive
+
+RELEASE_BUSY = HOLDS_CLUSTERS | {RolloutState.QUEUED}
+"""States in which a rollout keeps its release from being started again."""
+
+
+def lock_fleet(uow: UnitOfWork, name: str) -> FleetInfo:
+    """Lock fleet ``name``'s row until the unit of work ends and return it as plain data;
+    :class:`CommandRefused` when it has not been applied."""
+    try:
+        row = uow.fleets.get(name, for_update=True)
+    except NotFound as exc:
+        raise CommandRefused(
+            f"fleet {name!r} has not been applied (run: driftwave fleet apply FLEET.yaml)"
+        ) from exc
+    return info_of(row)
+
+
+def holders(
+    uow: UnitOfWork,
+    fleet: str,
+    clusters: Iterable[str],
+    target: TargetInfo,
+    *,
+    exclude: str | None = None,
+) -> list[Hold]:
+    """The rollouts of ``fleet`` (but ``exclude``) holding any of ``clusters`` for a target
+    that may overlap ``target``, oldest first."""
+    wanted = set(clusters)
+    out: list[Hold] = []
+    for rollout in uow.rollouts.list(states=HOLDS_CLUSTERS, fleet=fleet):
+        if rollout.id == exclude or not target.may_overlap(_target(rollout)):
+            continue
+        held = wanted & {step.cluster.name for step in uow.steps.list(rollout.id)}
+        if held:
+            out.append(Hold(rollout.id, rollout.release.name, rollout.state, tuple(sorted(held))))
+    return out
+
+
+def refuse_twice(uow: UnitOfWork, release: str) -> None:
+    """Raise :class:`ReleaseLive` when ``release`` has a live or queued rollout."""
+    busy = uow.rollouts.list(states=RELEASE_BUSY, release=release)
+    if busy:
+        raise ReleaseLive(release, busy[0].id, busy[0].state)
+
+
+def waiting_reason(holds: list[Hold]) -> str:
+    """What a queued rollout waits for: ``waiting for rollout ro-x to end (...)``."""
+    first = holds[0]
+    others = [hold.rollout for hold in holds[1:]]
+    also = f"; also held by {', '.join(others)}" if others else ""
+    return (
+        f"waiting for rollout {first.rollout} to end (it holds {', '.join(first.clusters)}{also})"
+    )
+
+
+def _target(rollout: Any) -> TargetInfo:
+    return release_info(release_of(rollout)).target
