@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
+from fleet.db.engine import DriverMissing
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 """The ``--json`` option every command that prints a result offers."""
 
@@ -35,6 +37,9 @@ class Group(TyperGroup):
             if done.code == CLICK_USAGE_EXIT:
                 raise SystemExit(ERROR_EXIT) from None
             raise
+        except DriverMissing as exc:  # whatever the command: one line, not a traceback
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(ERROR_EXIT) from None
 
 
 def show_help_when_bare(ctx: typer.Context) -> None:

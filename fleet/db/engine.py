@@ -64,6 +64,10 @@ class InvalidDatabaseUrl(DatabaseError):
     """The database URL is malformed or names a database other than SQLite or PostgreSQL."""
 
 
+class DriverMissing(DatabaseError):
+    """The database's driver cannot be imported (a partial install); permanent."""
+
+
 def normalize_url(url: str | URL) -> URL:
     """``url`` with the psycopg 3 driver for PostgreSQL; SQLite URLs are kept as given."""
     try:
@@ -117,12 +121,18 @@ def _postgresql_engine(url: URL, echo: bool, lock_timeout: float, schema: str | 
     options = [f"-c lock_timeout={int(lock_timeout * 1000)}"]
     if schema:
         options.append(f"-c search_path={schema}")
-    return create_engine(
-        url,
-        echo=echo,
-        pool_pre_ping=True,
-        connect_args={"options": " ".join(options), "connect_timeout": 10},
-    )
+    try:
+        return create_engine(
+            url,
+            echo=echo,
+            pool_pre_ping=True,
+            connect_args={"options": " ".join(options), "connect_timeout": 10},
+        )
+    except ImportError as exc:
+        raise DriverMissing(
+            f"the PostgreSQL driver psycopg cannot be imported ({exc}): it is a dependency of "
+            "driftwave, so reinstall it (pip install driftwave) or pip install 'psycopg[binary]'"
+        ) from exc
 
 
 def make_engine(
