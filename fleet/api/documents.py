@@ -48,11 +48,28 @@ Warnings = Annotated[
 ]
 
 
+class SchedulerHeartbeat(Document):
+    """Whether a scheduler ticks (its lease's last renewal, read from the database)."""
+
+    status: Literal["ticking", "stopped"]
+    message: str = Field(
+        description='E.g. "scheduler has not ticked for 47 s (10 intervals of 1 s); last holder '
+        'host:4242; 2 live rollout(s) wait".'
+    )
+    holder: str | None = Field(description="The scheduler holding, or that last held, the lease.")
+    last_tick: str | None = Field(description="When a scheduler last ticked (null: never).")
+    live_rollouts: int = Field(description="Rollouts not finished (queued included).")
+
+
 class Health(Document):
-    """``GET /healthz``: whether the API can reach its database."""
+    """``GET /healthz``: whether the database answers and, while a rollout is live, a
+    scheduler ticks (``failing`` with 503 otherwise)."""
 
     status: Literal["ok", "failing"]
     database: str = Field(description='"ok", or why the database cannot be used.')
+    scheduler: SchedulerHeartbeat | None = Field(
+        default=None, description="The scheduler's heartbeat (null when the database fails)."
+    )
 
 
 class ApplyDocument(Document):
@@ -188,29 +205,12 @@ class RolloutStarted(Document):
     state: str
     waves: int
     trace_id: str = Field(description="The rollout's trace: every span of it joins this trace.")
-    warnings: Warnings
-
-
-class RolloutSummary(Document):
-    """A rollout in the list."""
-
-    id: str
-    state: str
-    paused: bool
-    release: str
-    fleet: str
-    reason: str | None
-    created_at: str | None
-    finished_at: str | None
-    steps: dict[str, int] = Field(description="How many cluster steps are in each state.")
-
-
     queued_behind: str | None = Field(
         default=None, description="The live rollout a queued rollout waits for."
     )
     reason: str | None = Field(default=None, description="What a queued rollout waits for.")
-class RolloutsDocument(Document):
-    """``GET /v1/rollouts``: the rollouts, oldest first."""
+    warnings: Warnings
+
 
 class StartRequest(Document):
     """``POST /v1/rollouts`` as a request: the Release manifest and whether to queue it.
@@ -224,6 +224,26 @@ class StartRequest(Document):
     queue: bool = False
 
 
+class RolloutSummary(Document):
+    """A rollout in the list."""
+
+    id: str
+    state: str
+    paused: bool
+    release: str
+    fleet: str
+    reason: str | None
+    queued_behind: str | None = Field(
+        default=None, description="The live rollout a queued rollout waits for (else null)."
+    )
+    created_at: str | None
+    finished_at: str | None
+    steps: dict[str, int] = Field(description="How many cluster steps are in each state.")
+
+
+class RolloutsDocument(Document):
+    """``GET /v1/rollouts``: the rollouts, oldest first."""
+
     rollouts: list[RolloutSummary]
 
 
@@ -233,9 +253,6 @@ class GateDocument(Document):
     passed: bool
     evaluated_at: str | None
     checks: Any
-    queued_behind: str | None = Field(
-        default=None, description="The live rollout a queued rollout waits for (else null)."
-    )
 
 
 class WaveStatus(Document):
@@ -316,6 +333,9 @@ class RolloutStatus(Document):
     waiting: WaitDocument | None = Field(
         default=None, description="What the rollout waits for (null: under way, or over)."
     )
+    queued_behind: str | None = Field(
+        default=None, description="The live rollout a queued rollout waits for (else null)."
+    )
     release: str
     fleet: str
     target: dict[str, Any]
@@ -333,9 +353,6 @@ class RolloutStatus(Document):
 
 
 class AuditEntry(Document):
-    queued_behind: str | None = Field(
-        default=None, description="The live rollout a queued rollout waits for (else null)."
-    )
     """One audit row: who did what to which object, when, in which span."""
 
     id: int
