@@ -15,15 +15,12 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from agent.api.base import parse_manifest
 from agent.server.auth import hash_token
 from fleet.api.rbac import AccessControl, Grant
-from fleet.domain.fleet import Fleet
 from fleet.gateway import InProcessAgentGateway
-from fleet.service.fleets import apply_fleet
-from fleet.service.rollouts import start_rollout
-from tests.support.fleetsim import FleetHarness, fleet_manifest
+from tests.support.fleetsim import FleetHarness
 from tests.unit.fleet.api.helpers import STRATEGY, release_doc, serving
+from tests.unit.fleet.service.test_waiting import windowed
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,14 +154,7 @@ def test_a_wrong_token_is_asked_again(browser: Browser, tmp_path: Path) -> None:
 def test_the_dashboard_shows_waits_warnings_and_a_stopped_scheduler(
     tmp_path: Path, browser: Browser
 ) -> None:
-    harness = FleetHarness(tmp_path, {"canary": ["can-1", "can-2"]}, nodes=10)
-    manifest = fleet_manifest({"canary": ["can-1", "can-2"]})
-    manifest["spec"]["clusters"][0]["maintenanceWindows"] = [
-        {"schedule": "0 22 * * *", "duration": "2h", "timeZone": "Europe/Berlin"}
-    ]
-    apply_fleet(harness.ctx, parse_manifest(Fleet, manifest), "test")
-    release = harness.release([{"name": "canary", "soak": "2m"}])
-    rid = str(start_rollout(harness.ctx, release, "test")["id"])
+    harness, rid = windowed(tmp_path, ["can-1", "can-2"], nodes=10)
     harness.step(10)
     harness.step(10)
     with harness.ctx.writing() as uow:

@@ -87,15 +87,21 @@ def test_a_step_under_way_or_a_finished_rollout_waits_for_nothing() -> None:
     assert waits(view, NOW) == (None, {})
 
 
-def test_the_scheduler_stores_the_current_wait_as_the_rollouts_reason(tmp_path: Path) -> None:
-    harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=5)
-    manifest = fleet_manifest({"canary": ["can-1"]})
+def windowed(tmp_path: Path, clusters: list[str], nodes: int = 5) -> tuple[FleetHarness, str]:
+    """A harness whose first cluster has a nightly window (22:00-24:00 Berlin, closed at the
+    harness's start), and a rollout of its canary ring started (not yet ticked)."""
+    harness = FleetHarness(tmp_path, {"canary": clusters}, nodes=nodes)
+    manifest = fleet_manifest({"canary": clusters})
     manifest["spec"]["clusters"][0]["maintenanceWindows"] = [
         {"schedule": "0 22 * * *", "duration": "2h", "timeZone": "Europe/Berlin"}
     ]
     apply_fleet(harness.ctx, parse_manifest(Fleet, manifest), "test")
     release = harness.release([{"name": "canary", "soak": "2m"}])
-    rid = str(start_rollout(harness.ctx, release, "test")["id"])
+    return harness, str(start_rollout(harness.ctx, release, "test")["id"])
+
+
+def test_the_scheduler_stores_the_current_wait_as_the_rollouts_reason(tmp_path: Path) -> None:
+    harness, rid = windowed(tmp_path, ["can-1"])
     harness.step(60)
     status = rollout_status(harness.ctx, rid)
     reason = "waiting for maintenance window of can-1, opens 22:00 Europe/Berlin"
