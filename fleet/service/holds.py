@@ -17,11 +17,11 @@ from typing import Any
 
 from fleet.db.errors import NotFound
 from fleet.db.uow import UnitOfWork
-from fleet.domain.machine import HOLDS_CLUSTERS, RolloutState
+from fleet.domain.machine import APPLIED_STEP, HOLDS_CLUSTERS, RolloutState
 from fleet.domain.model import FleetInfo, TargetInfo, release_info
 from fleet.service.fleets import info_of
 from fleet.service.load import release_of
-from fleet.service.refusals import CommandRefused, Hold, ReleaseLive
+from fleet.service.refusals import ClustersHeld, CommandRefused, Hold, ReleaseLive
 
 RELEASE_BUSY = HOLDS_CLUSTERS | {RolloutState.QUEUED}
 """States in which a rollout keeps its release from being started again."""
@@ -65,6 +65,23 @@ def refuse_twice(uow: UnitOfWork, release: str) -> None:
     busy = uow.rollouts.list(states=RELEASE_BUSY, release=release)
     if busy:
         raise ReleaseLive(release, busy[0].id, busy[0].state)
+
+
+def refuse_taken(uow: UnitOfWork, rollout: Any) -> None:
+    """Raise :class:`ClustersHeld` when ``rollout``, ended, would take its clusters back to roll
+    them back while another live rollout holds them (rolling back is touching them again; the
+    agent refuses to roll a wave back under a later one anyway). Takes the fleet's lock."""
+    fleet = rollout.fleet.name
+    lock_fleet(uow, fleet)
+    applied = {s.cluster.name for s in uow.steps.list(rollout.id) if s.state in APPLIED_STEP}
+    holds = holders(uow, fleet, applied, _target(rollout), exclude=rollout.id)
+    if holds:
+        raise ClustersHeld(
+            rollout.release.name,
+            holds,
+            what=f"rolling back rollout {rollout.id}",
+            hint="wait for it to end, or abort or roll it back first",
+        )
 
 
 def waiting_reason(holds: list[Hold]) -> str:

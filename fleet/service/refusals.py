@@ -47,14 +47,19 @@ class ClustersHeld(CommandRefused):
 
     code = "clusters_held"
 
-    def __init__(self, release: str, holds: Sequence[Hold]) -> None:
+    def __init__(
+        self, release: str, holds: Sequence[Hold], *, what: str = "", hint: str = ""
+    ) -> None:
         self.release = release
         self.holds = list(holds)
         held = "; ".join(hold.describe() for hold in self.holds)
+        hint = hint or (
+            'wait for it to end or abort it, or start with --queue (API: "queue": true) to run '
+            "once it ends"
+        )
         super().__init__(
-            f"release {release}: its clusters are held by live {held} (rule: one live rollout "
-            "per cluster; wait for it to end or abort it, or start with --queue (API: "
-            '"queue": true) to run once it ends)'
+            f"{what or 'release ' + release}: its clusters are held by live {held} (rule: one "
+            f"live rollout per cluster; {hint})"
         )
 
     @property

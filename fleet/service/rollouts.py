@@ -24,6 +24,7 @@ from opentelemetry.trace import SpanKind
 from fleet.db.errors import NotFound
 from fleet.domain.machine import (
     APPLIED_STEP,
+    HOLDS_CLUSTERS,
     TERMINAL,
     IllegalTransition,
     RollbackState,
@@ -35,7 +36,13 @@ from fleet.domain.machine import (
 from fleet.domain.model import release_info
 from fleet.domain.release import Release
 from fleet.service.context import FleetContext, audit, rollout_context
-from fleet.service.holds import holders, lock_fleet, refuse_twice, waiting_reason
+from fleet.service.holds import (
+    holders,
+    lock_fleet,
+    refuse_taken,
+    refuse_twice,
+    waiting_reason,
+)
 from fleet.service.ids import rollout_id
 from fleet.service.planning import clusters_of, plan_waves
 from fleet.service.refusals import ClustersHeld, CommandForbidden, CommandRefused
@@ -248,6 +255,8 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         before = _state(rollout)
         _allowed(rid, before, RolloutState.ROLLING_BACK)
+        if before not in HOLDS_CLUSTERS:
+            refuse_taken(uow, rollout)
         touched = 0
         for step in uow.steps.list(rid):
             if step.state in APPLIED_STEP and step.rollback_state is None:

@@ -18,7 +18,7 @@ from fleet.service.fleets import apply_fleet
 from fleet.service.queries import list_rollouts, rollout_status
 from fleet.service.queue import promote_queued
 from fleet.service.refusals import ClustersHeld, CommandRefused, ReleaseLive
-from fleet.service.rollouts import abort, approve, pause, resume, start_rollout
+from fleet.service.rollouts import abort, approve, pause, resume, rollback, start_rollout
 from tests.support.fleetsim import FleetHarness, fleet_manifest, release_manifest
 
 RINGS = {"canary": ["can-1"], "prod": ["prod-1", "prod-2"]}
@@ -249,3 +249,27 @@ def test_approve_names_the_ring_and_a_ring_not_waiting_is_refused(harness: Fleet
     with pytest.raises(CommandRefused, match="waits for approval of ring prod, not canary"):
         approve(harness.ctx, rid, "bob", "canary")
     assert approve(harness.ctx, rid, "bob", "prod")["approved"] == "prod"
+
+
+def test_an_ended_rollout_is_not_rolled_back_onto_clusters_another_live_rollout_holds(
+    harness: FleetHarness,
+) -> None:
+    first = start_rollout(harness.ctx, release(), "alice")["id"]
+    harness.run_until(
+        lambda: rollout(harness, first).state == RolloutState.AWAITING_APPROVAL,
+        limit=timedelta(hours=2),
+    )
+    abort(harness.ctx, first, "alice")
+    second = start_rollout(harness.ctx, release("v20251118"), "bob")["id"]
+    before = counts(harness)
+    with pytest.raises(ClustersHeld) as refused:
+        rollback(harness.ctx, first, "alice")
+    assert str(refused.value).startswith(
+        f"rolling back rollout {first}: its clusters are held by live rollout {second} "
+        "(release al2023-v20251118, planned) on cluster(s) can-1 (rule: one live rollout per "
+        "cluster; wait for it to end, or abort or roll it back first)"
+    )
+    assert rollout(harness, first).state == RolloutState.ABORTED
+    assert counts(harness) == before
+    abort(harness.ctx, second, "bob")
+    assert rollback(harness.ctx, first, "alice")["state"] == "rolling-back"
