@@ -212,18 +212,25 @@ def progress(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
     }
 
 
+def emptied(world: AgentRuntime, claims: list[NodeClaim]) -> bool:
+    """The wave's NodePools have no NodeClaim while pods wait for a node: their nodes were
+    removed and the replacements are not there yet (not a converged state)."""
+    return not claims and pending_pods(world) > 0
+
+
 def is_converged(world: AgentRuntime, wave: Wave) -> bool:
     """Every NodeClaim of the wave's NodePools initialized, on an image its classes resolve to
-    now, and not Drifted."""
+    now, and not Drifted (and not :func:`emptied`)."""
     images, empty = resolved_images(world, wave.node_classes)
     if empty:
         return False
-    return all(
+    claims = wave_claims(world, wave.pools)
+    return not emptied(world, claims) and all(
         is_true(c, "Initialized")
         and not is_true(c, "Drifted")
         and not c.metadata.deletion_timestamp
         and (c.status.image_id or "") in images
-        for c in wave_claims(world, wave.pools)
+        for c in claims
     )
 
 
@@ -263,6 +270,8 @@ def observe(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
     on = sum(1 for c in live if is_true(c, "Initialized") and (c.status.image_id or "") in images)
     if on < len(claims):
         problems.append(f"{on} of {len(claims)} nodes run the images their classes select")
+    elif emptied(world, claims):
+        problems.append("no node in the wave's NodePools while pods wait for one")
     drifted = sum(1 for c in claims if is_true(c, "Drifted"))
     if drifted:
         problems.append(f"{drifted} node(s) drifted")

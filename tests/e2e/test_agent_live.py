@@ -201,6 +201,42 @@ def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
     status = httpx.get(f"{base}/v1/status", headers=headers, timeout=10).json()
     assert status["nodesByImage"] == {parts["images"][NEW]: len(claims)}
 
+    # kill -9 the agent: the wave lives in the cluster (the EC2NodeClass's annotation), so the
+    # agent that starts next knows it, observes it, and rolls it back
+    procs.kill("agent")
+    procs.start(
+        "agent-2", "agent", "serve", "--kubeconfig", str(parts["kubeconfig"]),
+        "--cluster-name", "prod-1", "--region", REGION, "--no-leader-elect",
+        "--port", "0", "--token-file", str(parts["dir"] / "token"),
+    )  # fmt: skip
+    procs.wait_for(lambda: "listening on" in procs.log("agent-2"), "the agent to listen", 60)
+    again = re.search(r"listening on (\S+)", procs.log("agent-2"))
+    assert again is not None
+    base = again.group(1)
+    procs.wait_for(
+        lambda: httpx.get(f"{base}/readyz", timeout=5).status_code == 200, "ready again", 60
+    )
+    known = httpx.get(f"{base}/v1/waves/wave-1", headers=headers, timeout=30).json()
+    assert known["phase"] == "converged", known
+    assert known["observed"]["holds"] is True, known["observed"]
+    back = httpx.post(f"{base}/v1/waves/wave-1/rollback", headers=headers, timeout=30)
+    assert back.status_code == 200, back.text
+
+    def rolled_back() -> bool:
+        stand_in.step()
+        phase = httpx.get(f"{base}/v1/waves/wave-1", headers=headers, timeout=30).json()["phase"]
+        assert phase != "rollback-failed"
+        return bool(phase == "rolled-back")
+
+    procs.wait_for(rolled_back, "the wave to roll back", 300)
+    # the test's pods are bare pods: evicted by the first wave's replacements, they are gone,
+    # so the rollback's drift removes the empty nodes rather than replacing them
+    assert set(running_images(parts["ec2"])) <= {parts["images"][OLD]}
+    classes = [o for (r, _, _), o in api.store.objects.items() if r.plural == "ec2nodeclasses"]
+    assert [c["spec"]["amiSelectorTerms"] for c in classes] == [[{"alias": f"al2023@{OLD}"}]]
+    done = httpx.get(f"{base}/v1/waves/wave-1", headers=headers, timeout=30).json()
+    assert done["observed"]["holds"] is True, done["observed"]
+
 
 def test_the_karpenter_driver_only_patches_the_node_class(
     world: tuple[Processes, KubeAPIServer, dict[str, Any]],
