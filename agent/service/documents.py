@@ -100,6 +100,14 @@ class Observation(Document):
     on_expected: int
     drifted: int
     disrupting: int
+    launch_failures: int = Field(
+        description="NodeClaims of the wave's NodePools deleted before launching, since the "
+        "wave was applied."
+    )
+    registration_failures: int = Field(
+        description="NodeClaims of the wave's NodePools launched but deleted before they "
+        "initialized, since the wave was applied."
+    )
     at: str = Field(description="When it was observed (RFC 3339, the agent's clock).")
 
 

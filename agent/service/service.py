@@ -129,7 +129,7 @@ class AgentService:
         with self.lock:
             found = self._get(wave_id)
             self.refresh()
-            return as_document(self.world, found)
+            return self._document(found)
 
     def refresh(self) -> None:
         """Move the waves under way to the phase the cluster has reached (the live simulation
@@ -169,7 +169,7 @@ class AgentService:
                         wave_id,
                     )
                 self.refresh()
-                return False, as_document(self.world, existing)
+                return False, self._document(existing)
             names = select_classes(self.world, parsed.node_classes, doing)
             if parsed.target.kubernetes_version is not None:
                 covers_every_class(self.world, names, doing)
@@ -190,7 +190,7 @@ class AgentService:
                 self.world.settle()
                 self.refresh()
                 span.set_attribute("driftwave.wave.phase", wave.phase)
-            return True, as_document(self.world, wave)
+            return True, self._document(wave)
 
     def rollback_wave(self, wave_id: str, request: Any = None) -> dict[str, Any]:
         """Roll a wave back; return the wave document.
@@ -222,7 +222,7 @@ class AgentService:
                 self._waves[wave_id] = recorded_wave(self.world, wave_id, recorded, doing)
             wave = self._get(wave_id)
             if wave.phase in ("rolling-back", "rolled-back"):
-                return as_document(self.world, wave)
+                return self._document(wave)
             self._check_later(wave)
             with self._span("agent.wave.rollback", wave_id, wave.node_classes) as span:
                 span.set_attribute("driftwave.images.before", wave.target_images)
@@ -236,7 +236,7 @@ class AgentService:
                 self.world.settle()
                 self.refresh()
                 span.set_attribute("driftwave.wave.phase", wave.phase)
-            return as_document(self.world, wave)
+            return self._document(wave)
 
     # Helpers
 
@@ -245,6 +245,14 @@ class AgentService:
         the memory wins for a wave it knows."""
         for wave_id, wave in wavestore.load(self.world.cluster).items():
             self._waves.setdefault(wave_id, wave)
+
+    def _document(self, wave: Wave) -> dict[str, Any]:
+        """The wave document, its observation with the failures in the wave's NodePools since
+        it was applied (live: after convergence too)."""
+        document = as_document(self.world, wave)
+        launch, registration = self._log.failures(wave.applied_at, wave.pools)
+        document["observed"].update(launchFailures=launch, registrationFailures=registration)
+        return document
 
     def _get(self, wave_id: str) -> Wave:
         if wave_id not in self._waves:

@@ -391,15 +391,21 @@ def _parse(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) else None
 
 
-LIVE = ("pendingPods", "launchFailures", "registrationFailures", "driftHalted")
+LIVE = ("pendingPods", "driftHalted")
 """What the gate reads from the cluster as it is after the soak, not from the wave's progress
 (which the agent freezes when the wave converges)."""
+SINCE_APPLIED = ("launchFailures", "registrationFailures")
+"""What it reads from the wave's observation: the failures in the wave's NodePools since the
+wave was applied (not the cluster's last 30 minutes, which may hold an earlier rollout's)."""
 
 
 def observed(wave: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
-    """The wave document with the cluster's live health (``LIVE``) as its progress."""
+    """The wave document with the cluster's live health as its progress (``LIVE`` from the
+    status, ``SINCE_APPLIED`` from the wave's observation)."""
     progress = dict(wave.get("progress") or {})
     progress.update({key: status[key] for key in LIVE if key in status})
+    seen = wave.get("observed") or {}
+    progress.update({key: seen[key] for key in SINCE_APPLIED if key in seen})
     return {**wave, "progress": progress, "observedAt": status.get("time")}
 
 

@@ -276,3 +276,20 @@ def test_a_successful_rollout_confirms_its_earlier_clusters_before_it_ends(
     canary = _steps(harness, rid)["can-1"]
     assert canary.heartbeat_at is not None
     assert canary.heartbeat_at >= last_gate  # looked at again after dev's gate started
+
+
+def test_a_release_right_after_a_failed_one_is_not_failed_by_the_earlier_failures(
+    tmp_path: Path,
+) -> None:
+    harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=6, faulty=("v20251118",))
+    bad = start_rollout(harness.ctx, harness.release(RINGS[:1], release="v20251118"), "alice")
+    harness.run_until(lambda: _ended(harness, bad["id"]), limit=timedelta(hours=3))
+    assert _state(harness, bad["id"]) == "rolled-back"
+    status = harness.agents["can-1"].status()
+    assert status["registrationFailures"] + status["launchFailures"] > 0  # still in the window
+    good = start_rollout(harness.ctx, harness.release(RINGS[:1]), "alice")["id"]
+    harness.run_until(lambda: _ended(harness, good), limit=timedelta(hours=3))
+    assert _state(harness, good) == "succeeded"
+    step = _steps(harness, good)["can-1"]
+    assert step.result["progress"]["registrationFailures"] == 0
+    assert step.result["progress"]["launchFailures"] == 0
