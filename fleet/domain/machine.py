@@ -180,9 +180,7 @@ TRANSITIONS: dict[RolloutState, frozenset[RolloutState]] = {
     RolloutState.AWAITING_APPROVAL: frozenset(
         {RolloutState.RUNNING, RolloutState.ABORTED, RolloutState.ROLLING_BACK}
     ),
-    RolloutState.ROLLING_BACK: frozenset(
-        {RolloutState.ROLLED_BACK, RolloutState.ROLLBACK_FAILED}
-    ),
+    RolloutState.ROLLING_BACK: frozenset({RolloutState.ROLLED_BACK, RolloutState.ROLLBACK_FAILED}),
     RolloutState.ROLLBACK_FAILED: frozenset({RolloutState.ROLLING_BACK}),
     RolloutState.SUCCEEDED: frozenset({RolloutState.ROLLING_BACK}),
     RolloutState.HALTED: frozenset({RolloutState.ROLLING_BACK}),

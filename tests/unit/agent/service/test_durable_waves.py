@@ -95,8 +95,9 @@ def test_the_observation_shows_a_class_edited_after_the_wave_converged() -> None
     assert wave["phase"] == "converged"  # the history does not change ...
     observed = wave["observed"]  # ... but the observation does
     assert observed["holds"] is False
-    assert "EC2NodeClass default no longer carries the amiSelectorTerms the wave set" in (
-        observed["reason"]
+    assert (
+        "EC2NodeClass default no longer carries the amiSelectorTerms the wave set"
+        in (observed["reason"])
     )
 
 
