@@ -119,9 +119,10 @@ def test_pause_resume_abort_and_rollback_answer_their_results(api: httpx.Client)
     resumed = api.post(f"/v1/rollouts/{rid}/resume").json()
     assert resumed == {"id": rid, "paused": False, "state": "planned"}
     assert api.post(f"/v1/rollouts/{rid}/abort").json() == {"id": rid, "state": "aborted"}
-    rolled = api.post(f"/v1/rollouts/{rid}/rollback")
-    assert rolled.status_code == 200
-    assert rolled.json() == {"id": rid, "state": "rolling-back", "clusters": 0}
+    rolled = api.post(f"/v1/rollouts/{rid}/rollback")  # no wave reached a cluster
+    assert rolled.status_code == 409
+    assert "no cluster has anything to roll back" in rolled.json()["error"]["message"]
+    assert api.get(f"/v1/rollouts/{rid}").json()["state"] == "aborted"
 
 
 @pytest.mark.parametrize(
