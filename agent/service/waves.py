@@ -3,8 +3,9 @@
 A :class:`Wave` is the agent's record of one ``apply_wave``: the target, the EC2NodeClasses it
 changed and how each stood before (its ``amiSelectorTerms``, ``amiFamily``, the images it
 resolved to and the images its nodes ran), the Kubernetes version before, and the images the
-target resolves to. Waves live in the agent's memory, as the simulated cluster does: an agent
-that restarts knows no waves.
+target resolves to. Waves are kept in the cluster itself (:mod:`agent.service.wavestore`), so a
+restarted or failed-over agent knows them; :func:`observe` says what the cluster shows of a wave
+now, whatever its phase history says.
 
 Phases (:func:`evaluate` moves a wave along; each change is kept in ``history`` with the agent's
 time):
