@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -19,6 +18,10 @@ import yaml
 from tests.support.fleetsim import fleet_manifest, release_manifest
 from tests.support.procs import processes
 
+from .test_distributed import schema
+
+__all__ = ["schema"]
+
 pytestmark = pytest.mark.integration
 
 STRATEGY = [{"name": "canary"}, {"name": "prod"}]
@@ -26,17 +29,6 @@ WAITING = (
     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
     "AND query ILIKE %s AND query ILIKE '%%FOR UPDATE%%'"
 )
-
-
-@pytest.fixture
-def schema(database_url: str) -> Iterator[str]:
-    """A PostgreSQL schema of this test's own, dropped afterwards."""
-    name = f"dw_race_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(database_url, autocommit=True) as connection:
-        connection.execute(f'CREATE SCHEMA "{name}"')
-    yield name
-    with psycopg.connect(database_url, autocommit=True) as connection:
-        connection.execute(f'DROP SCHEMA "{name}" CASCADE')
 
 
 def write(folder: Path, name: str, document: object) -> None:
