@@ -121,7 +121,7 @@ def test_an_invalid_manifest_in_a_scenario_is_reported(tmp_path: Path) -> None:
     }
     with pytest.raises(ScenarioError) as caught:
         simulate(_scenario(tmp_path, _base(manifests=[bad])))
-    assert any(f.path == "spec.template" for f in caught.value.findings)
+    assert any(f.path == "spec.manifests[0].spec.template" for f in caught.value.findings)
 
 
 def test_a_missing_manifest_file_is_named(tmp_path: Path) -> None:
