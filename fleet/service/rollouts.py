@@ -250,7 +250,8 @@ def _ring_name(uow: Any, rollout: Any) -> str:
 
 def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """Roll back every cluster the rollout has touched, whatever it stands at (rollbacks ignore
-    pauses, freezes and maintenance windows)."""
+    pauses, freezes and maintenance windows). On a ``rollback-failed`` rollout, the clusters
+    whose rollback failed are tried again. Refused when there is nothing to roll back."""
 
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         before = _state(rollout)
@@ -258,8 +259,9 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
         if before not in HOLDS_CLUSTERS:
             refuse_taken(uow, rollout)
         touched = 0
+        again = RollbackState.FAILED if before is RolloutState.ROLLBACK_FAILED else None
         for step in uow.steps.list(rid):
-            if step.state in APPLIED_STEP and step.rollback_state is None:
+            if step.state in APPLIED_STEP and step.rollback_state in (None, again):
                 uow.steps.transition(
                     step.id, [step.state], step.state, rollback_state=RollbackState.REQUESTED
                 )
@@ -268,6 +270,11 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
                 uow.steps.transition(
                     step.id, [StepState.PENDING], StepState.CANCELLED, finished_at=now
                 )
+        if not touched:
+            raise CommandRefused(
+                f"rollout {rid} is {rollout.state}: no cluster has anything to roll back "
+                "(no wave reached one, or every one is rolled back already)"
+            )
         uow.rollouts.update(
             rollout,
             now=now,

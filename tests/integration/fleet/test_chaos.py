@@ -58,8 +58,9 @@ CLUSTERS = {
     "prod-2": "prod",
 }
 SEED = 20261125
-CHAOS_SECONDS = 150.0
-"""The most the random kills go on for (they stop earlier once every rollout has ended)."""
+CHAOS_SECONDS = 100.0
+"""How long the random kills go on; whenever every rollout has ended meanwhile, the next release
+of a cycle (back to the starting image, then the good one again) is started."""
 TERMINAL = {"succeeded", "halted", "rolled-back", "rollback-failed", "aborted"}
 
 
@@ -74,7 +75,7 @@ def _release(name: str, alias: str) -> dict[str, Any]:
             "target": {"amiSelectorTerms": [{"alias": f"al2023@{alias}"}]},
             "strategy": {
                 "rings": [
-                    {"name": ring, "soak": "2s", "gates": gates, "maxConcurrency": 2}
+                    {"name": ring, "soak": "4s", "gates": gates, "maxConcurrency": 2}
                     for ring in ("canary", "dev", "staging", "prod")
                 ]
             },
@@ -90,7 +91,7 @@ def _write(folder: Path, ports: dict[str, int]) -> None:
             "port": port,
             "nodes": 8,
             "seed": i + 1,
-            "speed": 60,
+            "speed": 30,
             "amiRelease": START,
             "faultyReleases": [FAULTY],
             "tokenHash": hash_token(TOKEN),
@@ -193,6 +194,11 @@ class Chaos:
         self.counts[f"{kind} kills"] += 1
 
 
+def _states(engine: Any) -> dict[str, str]:
+    with UnitOfWork(engine) as uow:
+        return {r.id: str(r.state) for r in uow.rollouts.list()}
+
+
 def _rollouts(procs: Processes) -> dict[str, str]:
     rows: list[dict[str, Any]] = procs.json("rollout", "list")
     return {str(r["id"]): str(r["state"]) for r in rows}
@@ -244,29 +250,35 @@ def test_kill_nine_anything_the_fleet_record_stays_true(
             for n in names:
                 procs.wait_for(_listening(procs, f"agent-{n}"), f"agent {n} up", 60)
             faulty = procs.json("rollout", "start", "faulty.yaml")["id"]
+            other = procs.run("rollout", "start", "other.yaml")
+            assert other.returncode == 1, other.stderr
+            assert faulty in other.stderr, other.stderr
             good = procs.json("rollout", "start", "good.yaml", "--queue")
             assert good["state"] == "queued", good
             again = procs.run("rollout", "start", "good.yaml", "--queue")
             assert again.returncode == 1, again.stderr
             assert good["id"] in again.stderr, again.stderr
-            other = procs.run("rollout", "start", "other.yaml")
-            assert other.returncode == 1, other.stderr
-            assert faulty in other.stderr, other.stderr
             counts["concurrent starts refused"] += 2
 
             chaos = Chaos(procs, redis, random.Random(SEED), commands)
+            engine = make_engine(database_url, schema=schema)
+            cycle = itertools.cycle([START, GOOD])
             deadline = time.monotonic() + CHAOS_SECONDS
             while time.monotonic() < deadline:
-                states = _rollouts(procs)
+                states = _states(engine)
+                for rid, state in states.items():
+                    if state == "rollback-failed":  # what an operator does
+                        procs.run("rollout", "rollback", rid)
+                        counts["rollbacks retried"] += 1
                 if all(s in TERMINAL for s in states.values()):
-                    break
-                if "rollback-failed" in states.values():  # what an operator does
-                    for rid, state in states.items():
-                        if state == "rollback-failed":
-                            procs.run("rollout", "rollback", rid)
-                            counts["rollbacks retried"] += 1
+                    name = f"next-{len(states)}"
+                    (tmp_path / f"{name}.yaml").write_text(
+                        yaml.safe_dump(_release(name, next(cycle)))
+                    )
+                    procs.json("rollout", "start", f"{name}.yaml")
                 chaos.strike()
-                time.sleep(chaos.rng.uniform(1.0, 4.0))
+                time.sleep(chaos.rng.uniform(0.5, 2.5))
+            engine.dispose()
             counts.update(chaos.counts)
             # the chaos is over: let every rollout end
             procs.wait_for(
@@ -288,8 +300,8 @@ def test_kill_nine_anything_the_fleet_record_stays_true(
     print(f"chaos: {summary}; rollouts: {states}")
     (tmp_path / "chaos-summary.json").write_text(json.dumps({**counts, "rollouts": states}))
     kills = sum(v for k, v in counts.items() if k.endswith("kills") or k == "redis restarts")
-    assert kills >= 10, summary
-    assert counts["agent kills"] >= 1, summary
+    assert kills >= 15, summary
+    assert counts["agent kills"] >= 3, summary
 
 
 def _listening(procs: Processes, name: str) -> Callable[[], bool]:
@@ -336,7 +348,6 @@ def _check_clusters(ports: dict[str, int], schema: str, database_url: str) -> in
                 assert images <= set(step.previous.get("imagesBefore") or images), (name, images)
                 checks += 3
             elif step.state == "verified" and step.rollback_state is None:
-                assert rollout.state == "succeeded", (name, rollout.state)
                 assert terms == target, (name, "verified, yet", terms)
                 assert images <= set(nodeclass["images"]), (name, images, nodeclass)
                 assert status["drifted"] == 0, (name, status["drifted"])
