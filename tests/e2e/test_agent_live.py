@@ -155,20 +155,25 @@ def running_images(ec2: Any) -> list[str]:
     return sorted(found)
 
 
+def _start_agent(procs: Processes, parts: dict[str, Any], name: str) -> str:
+    """Start ``driftwave agent serve`` on the cluster as ``name``; the URL it listens on."""
+    procs.start(
+        name, "agent", "serve", "--kubeconfig", str(parts["kubeconfig"]),
+        "--cluster-name", "prod-1", "--region", REGION, "--no-leader-elect",
+        "--port", "0", "--token-file", str(parts["dir"] / "token"),
+    )  # fmt: skip
+    procs.wait_for(lambda: "listening on" in procs.log(name), "the agent to listen", 60)
+    url = re.search(r"listening on (\S+)", procs.log(name))
+    assert url is not None
+    return url.group(1)
+
+
 def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
     world: tuple[Processes, KubeAPIServer, dict[str, Any]],
 ) -> None:
     procs, api, parts = world
     stand_in: ClusterStandIn = parts["stand_in"]
-    procs.start(
-        "agent", "agent", "serve", "--kubeconfig", str(parts["kubeconfig"]),
-        "--cluster-name", "prod-1", "--region", REGION, "--no-leader-elect",
-        "--port", "0", "--token-file", str(parts["dir"] / "token"),
-    )  # fmt: skip
-    procs.wait_for(lambda: "listening on" in procs.log("agent"), "the agent to listen", 60)
-    url = re.search(r"listening on (\S+)", procs.log("agent"))
-    assert url is not None
-    base = url.group(1)
+    base = _start_agent(procs, parts, "agent")
     headers = {"Authorization": f"Bearer {TOKEN}"}
     assert httpx.get(f"{base}/readyz", timeout=5).status_code == 200
 
@@ -204,15 +209,7 @@ def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
     # kill -9 the agent: the wave lives in the cluster (the EC2NodeClass's annotation), so the
     # agent that starts next knows it, observes it, and rolls it back
     procs.kill("agent")
-    procs.start(
-        "agent-2", "agent", "serve", "--kubeconfig", str(parts["kubeconfig"]),
-        "--cluster-name", "prod-1", "--region", REGION, "--no-leader-elect",
-        "--port", "0", "--token-file", str(parts["dir"] / "token"),
-    )  # fmt: skip
-    procs.wait_for(lambda: "listening on" in procs.log("agent-2"), "the agent to listen", 60)
-    again = re.search(r"listening on (\S+)", procs.log("agent-2"))
-    assert again is not None
-    base = again.group(1)
+    base = _start_agent(procs, parts, "agent-2")
     procs.wait_for(
         lambda: httpx.get(f"{base}/readyz", timeout=5).status_code == 200, "ready again", 60
     )

@@ -8,6 +8,7 @@ due, as workers would. Nothing sleeps.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -62,8 +63,15 @@ class FixedMetrics:
         return MetricReading(check.name, self.values[check.name])
 
 
-def fleet_manifest(rings: dict[str, list[str]], name: str = "demo") -> dict[str, Any]:
-    """A Fleet manifest with the given clusters per ring (agents reached in process)."""
+def fleet_manifest(
+    rings: dict[str, list[str]],
+    name: str = "demo",
+    *,
+    endpoint: Callable[[str], str] | None = None,
+    credentials: Callable[[str], str] | None = None,
+) -> dict[str, Any]:
+    """A Fleet manifest with the given clusters per ring: agents reached in process, or at
+    ``endpoint(cluster)`` with ``credentials(cluster)`` as the credentials reference."""
     return {
         "apiVersion": "driftwave.io/v1alpha1",
         "kind": "Fleet",
@@ -84,8 +92,12 @@ def fleet_manifest(rings: dict[str, list[str]], name: str = "demo") -> dict[str,
                     "region": "us-east-1",
                     "ring": ring,
                     "agent": {
-                        "endpoint": f"http://{cluster}.agents.invalid",
-                        "credentialsRef": f"env:TOKEN_{cluster.upper().replace('-', '_')}",
+                        "endpoint": endpoint(cluster)
+                        if endpoint
+                        else f"http://{cluster}.agents.invalid",
+                        "credentialsRef": credentials(cluster)
+                        if credentials
+                        else f"env:TOKEN_{cluster.upper().replace('-', '_')}",
                     },
                 }
                 for ring, clusters in rings.items()

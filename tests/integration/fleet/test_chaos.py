@@ -41,6 +41,7 @@ import yaml
 
 from agent.server.auth import hash_token
 from fleet.db import UnitOfWork, make_engine
+from tests.support.fleetsim import fleet_manifest
 from tests.support.procs import Processes, processes
 
 from .test_distributed import free_ports, schema
@@ -97,34 +98,15 @@ def _write(folder: Path, ports: dict[str, int]) -> None:
             "tokenHash": hash_token(TOKEN),
         }
         (folder / f"agent-{name}.yaml").write_text(yaml.safe_dump([agent]))
-    fleet = {
-        "apiVersion": "driftwave.io/v1alpha1",
-        "kind": "Fleet",
-        "metadata": {"name": "chaos"},
-        "spec": {
-            "rings": ["canary", "dev", "staging", "prod"],
-            "accounts": [
-                {
-                    "name": "a",
-                    "accountId": "123456789012",
-                    "roleArn": "arn:aws:iam::123456789012:role/driftwave",
-                }
-            ],
-            "clusters": [
-                {
-                    "name": name,
-                    "account": "a",
-                    "region": "us-east-1",
-                    "ring": CLUSTERS[name],
-                    "agent": {
-                        "endpoint": f"http://127.0.0.1:{port}",
-                        "credentialsRef": f"file:{folder / 'token'}",
-                    },
-                }
-                for name, port in ports.items()
-            ],
-        },
-    }
+    rings: dict[str, list[str]] = {}
+    for cluster, ring in CLUSTERS.items():
+        rings.setdefault(ring, []).append(cluster)
+    fleet = fleet_manifest(
+        rings,
+        "chaos",
+        endpoint=lambda c: f"http://127.0.0.1:{ports[c]}",
+        credentials=lambda _: f"file:{folder / 'token'}",
+    )
     (folder / "fleet.yaml").write_text(yaml.safe_dump(fleet))
     (folder / "faulty.yaml").write_text(yaml.safe_dump(_release("faulty", FAULTY)))
     (folder / "good.yaml").write_text(yaml.safe_dump(_release("good", GOOD)))

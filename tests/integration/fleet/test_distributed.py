@@ -17,6 +17,7 @@ import yaml
 from agent.server.auth import hash_token
 from fleet.db import UnitOfWork, make_engine
 from fleet.service.ports import StepAction, StepMessage
+from tests.support.fleetsim import fleet_manifest
 from tests.support.procs import Processes, processes
 from workers.app import make_app
 from workers.dispatch import CeleryDispatcher
@@ -64,34 +65,15 @@ def write_manifests(folder: Path, ports: dict[str, int]) -> None:
         for i, (name, port) in enumerate(ports.items())
     ]
     (folder / "agents.yaml").write_text(yaml.safe_dump(agents))
-    fleet = {
-        "apiVersion": "driftwave.io/v1alpha1",
-        "kind": "Fleet",
-        "metadata": {"name": "it"},
-        "spec": {
-            "rings": ["canary", "prod"],
-            "accounts": [
-                {
-                    "name": "a",
-                    "accountId": "123456789012",
-                    "roleArn": "arn:aws:iam::123456789012:role/driftwave",
-                }
-            ],
-            "clusters": [
-                {
-                    "name": name,
-                    "account": "a",
-                    "region": "us-east-1",
-                    "ring": CLUSTERS[name],
-                    "agent": {
-                        "endpoint": f"http://127.0.0.1:{port}",
-                        "credentialsRef": f"file:{folder / 'token'}",
-                    },
-                }
-                for name, port in ports.items()
-            ],
-        },
-    }
+    rings: dict[str, list[str]] = {}
+    for cluster, ring in CLUSTERS.items():
+        rings.setdefault(ring, []).append(cluster)
+    fleet = fleet_manifest(
+        rings,
+        "it",
+        endpoint=lambda c: f"http://127.0.0.1:{ports[c]}",
+        credentials=lambda _: f"file:{folder / 'token'}",
+    )
     (folder / "fleet.yaml").write_text(yaml.safe_dump(fleet))
     release = {
         "apiVersion": "driftwave.io/v1alpha1",

@@ -76,11 +76,12 @@ def test_a_standby_scheduler_takes_over_a_killed_one_within_ten_seconds(
                 f"killed scheduler's last tick; seen after {time.monotonic() - start:.1f} s)"
             )
             assert took < TAKEOVER_LIMIT
+            taken_at = after.renewed_at
             procs.wait_for(
                 lambda: (
                     (s := lease()) is not None
                     and s.renewed_at is not None
-                    and s.renewed_at > after.renewed_at
+                    and s.renewed_at > taken_at
                 ),
                 "the new holder keeps ticking",
                 10,
