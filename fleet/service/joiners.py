@@ -3,7 +3,9 @@
 A cluster applied to the fleet after the rollout was planned, that the Release selects, joins
 its ring as one more wave at the end of the ring, if the ring has not finished; a ring already
 passed is not reopened (the cluster is left for the next rollout, and the audit says so once).
-Under ``onClusterAdded: ignore`` (the default) nothing joins.
+A cluster that another live rollout holds does not join either (one live rollout per cluster:
+:mod:`fleet.service.holds`, checked under the fleet's lock). Under ``onClusterAdded: ignore``
+(the default) nothing joins.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from typing import Any
 from fleet.db.specs import NewWave
 from fleet.db.uow import UnitOfWork
 from fleet.domain.machine import RolloutState, is_live
-from fleet.domain.model import selects
+from fleet.domain.model import release_info, selects
 from fleet.domain.release import Release
 from fleet.service.context import audit
+from fleet.service.holds import holders, lock_fleet
 from fleet.service.ids import step_id, wave_id
 
 
@@ -41,8 +44,16 @@ def include_added(uow: UnitOfWork, rollout: Any, release: Release, now: datetime
             late.append(cluster.name)
             continue
         joining.setdefault(cluster.ring, []).append(cluster.name)
+    if joining:
+        taken = _held_elsewhere(uow, rollout, release, joining)
+        for ring, names in list(joining.items()):
+            joining[ring] = [n for n in names if n not in taken]
+            if not joining[ring]:
+                del joining[ring]
+        if taken:
+            _note_late(uow, rollout, sorted(taken), now, "another live rollout holds them")
     if late:
-        _note_late(uow, rollout, late, now)
+        _note_late(uow, rollout, late, now, "their ring had already passed")
     if not joining:
         return []
     seq = max((w.seq for w in waves), default=-1) + 1
@@ -75,8 +86,22 @@ def include_added(uow: UnitOfWork, rollout: Any, release: Release, now: datetime
     return added
 
 
-def _note_late(uow: UnitOfWork, rollout: Any, late: list[str], now: datetime) -> None:
-    """Audit once that clusters joined after their ring had passed."""
+def _held_elsewhere(
+    uow: UnitOfWork, rollout: Any, release: Release, joining: dict[str, list[str]]
+) -> set[str]:
+    """The joining clusters another live rollout holds (under the fleet's lock, so a rollout
+    started meanwhile cannot take them at the same time)."""
+    fleet = rollout.fleet.name
+    lock_fleet(uow, fleet)
+    names = [n for ns in joining.values() for n in ns]
+    target = release_info(release).target
+    return {
+        c for hold in holders(uow, fleet, names, target, exclude=rollout.id) for c in hold.clusters
+    }
+
+
+def _note_late(uow: UnitOfWork, rollout: Any, late: list[str], now: datetime, why: str) -> None:
+    """Audit once that clusters could not join, and why."""
     seen = {
         name
         for row in uow.audit.list(rollout_id=rollout.id, object_type="rollout")
@@ -92,5 +117,5 @@ def _note_late(uow: UnitOfWork, rollout: Any, late: list[str], now: datetime) ->
             "rollout.clusters-not-added",
             ("rollout", rollout.id),
             rollout_id=rollout.id,
-            after={"clusters": fresh, "why": "their ring had already passed"},
+            after={"clusters": fresh, "why": why},
         )

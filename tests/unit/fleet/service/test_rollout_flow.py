@@ -182,3 +182,38 @@ def test_a_kubernetes_version_release_moves_each_control_plane_and_its_nodes(
     status = harness.agents["can-1"].status()
     assert status["kubernetesVersion"] == "1.31"
     assert images(harness, "can-1").isdisjoint(before)
+
+
+def test_a_cluster_another_live_rollout_holds_does_not_join(tmp_path: Path) -> None:
+    from agent.api.base import parse_manifest
+    from agent.service import AgentService
+    from agent.sim.live import LiveSimulation
+    from agent.sim.member import member_world
+    from fleet.domain.fleet import Fleet
+    from fleet.domain.release import Release
+    from fleet.service.fleets import apply_fleet
+    from tests.support.fleetsim import fleet_manifest, release_manifest
+
+    harness = FleetHarness(tmp_path, {"canary": ["can-1"], "prod": ["prod-1"]})
+    data = release_manifest(STRATEGY)
+    data["spec"]["strategy"]["onClusterAdded"] = "include"
+    first = start_rollout(harness.ctx, parse_manifest(Release, data), "alice")["id"]
+    harness.step()
+    world = member_world("prod-2", nodes=20, seed=9)
+    harness.agents["prod-2"] = AgentService(world, name="prod-2")
+    harness.lives["prod-2"] = LiveSimulation(world, speed=1.0, lock=harness.agents["prod-2"].lock)
+    grown = fleet_manifest({"canary": ["can-1"], "prod": ["prod-1", "prod-2"]})
+    grown["spec"]["clusters"][-1]["labels"] = {"new": "yes"}
+    # the new cluster is taken by a second rollout before the first one's next tick
+    apply_fleet(harness.ctx, parse_manifest(Fleet, grown), "alice")
+    other = release_manifest([{"name": "prod"}], release="v20251118")
+    other["spec"]["clusters"] = {"matchLabels": {"new": "yes"}}
+    second = start_rollout(harness.ctx, parse_manifest(Release, other), "carol")["id"]
+    harness.step()
+    assert "prod-2" not in steps_of(harness, first)
+    assert "prod-2" in steps_of(harness, second)
+    with harness.ctx.reading() as uow:
+        rows = [
+            r for r in uow.audit.list(rollout_id=first) if r.action == "rollout.clusters-not-added"
+        ]
+    assert rows[-1].after == {"clusters": ["prod-2"], "why": "another live rollout holds them"}
