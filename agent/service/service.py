@@ -83,6 +83,7 @@ class AgentService:
         provider = tracer_provider if tracer_provider is not None else trace.NoOpTracerProvider()
         self._tracer = provider.get_tracer(TRACER)
         self._waves: dict[str, Wave] = {}
+        self._records_seen: dict[str, str | None] | None = None
         with self.lock:
             self._log = LifecycleLog(world.cluster, world.clock)
             watch_waves(self._log, self._waves)
@@ -242,8 +243,14 @@ class AgentService:
 
     def _sync(self) -> None:
         """Know every wave recorded in the cluster (a predecessor's, or ours before a restart);
-        the memory wins for a wave it knows."""
-        for wave_id, wave in wavestore.load(self.world.cluster).items():
+        the memory wins for a wave it knows. The records are read again only when an
+        annotation changed since the last look (status reads call this on every request)."""
+        classes = self.world.cluster.list(EC2NodeClass)
+        seen = {c.name: c.metadata.annotations.get(wavestore.ANNOTATION) for c in classes}
+        if seen == self._records_seen:
+            return
+        self._records_seen = seen
+        for wave_id, wave in wavestore.load(classes).items():
             self._waves.setdefault(wave_id, wave)
 
     def _document(self, wave: Wave) -> dict[str, Any]:

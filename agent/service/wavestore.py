@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -162,10 +163,11 @@ def save(cluster: Cluster, wave: Wave) -> None:
             log.warning("saving wave %s on EC2NodeClass %s: %s", wave.id, name, exc)
 
 
-def load(cluster: Cluster) -> dict[str, Wave]:
-    """Every wave recorded in the cluster, by id, in the order they were applied."""
+def load(classes: Iterable[EC2NodeClass]) -> dict[str, Wave]:
+    """Every wave recorded on ``classes`` (a cluster's EC2NodeClasses), by id, in the order
+    they were applied."""
     found: dict[str, Wave] = {}
-    for nodeclass in cluster.list(EC2NodeClass):
+    for nodeclass in classes:
         for record in records_of(nodeclass):
             try:
                 wave = from_record(record)
