@@ -7,7 +7,8 @@ PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck contracts pytest bench schemas lock clean services services-down
+.PHONY: install demo test lint typecheck contracts pytest bench schemas lock clean services services-down \
+	tools controlplane controlplane-down
 
 install: $(STAMP)
 
@@ -34,7 +35,7 @@ typecheck: install
 contracts: install
 	$(VENV)/bin/lint-imports
 
-pytest: install
+pytest: install tools
 	$(VENV)/bin/pytest -q -n 2
 
 test: lint typecheck contracts pytest
@@ -47,6 +48,20 @@ bench: install
 schemas: install
 	$(PY) -c "from pathlib import Path; from agent.api.schemas import write_schemas; write_schemas(Path('deploy/schemas'))"
 	$(PY) -c "from pathlib import Path; from agent.api.crds import write_crds; write_crds(Path('deploy/helm/driftwave-agent/crds'))"
+
+# The test tools from the Go modules pinned under tools/ (control plane, etcd, kwok, helm, the
+# Karpenter oracle) into .tools/bin; each is rebuilt only when its pins change. Without Go the
+# tests that need them skip (CI, with DRIFTWAVE_REQUIRE_SERVICES=1, fails instead).
+tools:
+	@bash tools/build
+
+# A real control plane on loopback (etcd, kube-apiserver, controller-manager, scheduler, kwok)
+# with the chart's CRDs installed; prints the KUBECONFIG to export.
+controlplane: install tools
+	@$(PY) -m tests.support.controlplane up
+
+controlplane-down: install
+	@$(PY) -m tests.support.controlplane down
 
 # PostgreSQL, Redis and Chromium for the integration and browser tests (Debian's packages, loopback).
 services:
@@ -61,4 +76,4 @@ lock: install
 		--quiet -o requirements.lock
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .tools

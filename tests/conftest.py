@@ -1,9 +1,14 @@
-"""Shared test fixtures: where the real services are (PostgreSQL, Redis) and how to reach them.
+"""Shared test fixtures: where the real services are (PostgreSQL, Redis, a Kubernetes control
+plane) and how to reach them.
 
 Integration tests use the servers named by ``DATABASE_URL`` and ``REDIS_URL``. Where those are
 unset and a Docker engine answers, testcontainers starts throwaway servers instead. When neither
 is available and ``DRIFTWAVE_REQUIRE_SERVICES`` is set (CI sets it), the test fails; otherwise
 (a laptop without the services) it is skipped with the reason.
+
+The Kubernetes control plane is the one ``make tools`` builds (see ``tests/support/controlplane``),
+started once per test process on first use; without those tools, testcontainers' K3s where a
+Docker engine answers; otherwise the same fail-in-CI, skip-elsewhere rule.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from tests.support.controlplane import ControlPlane, control_plane, missing_tools
 
 
 def _docker_answers() -> bool:
@@ -25,8 +32,8 @@ def _docker_answers() -> bool:
         return False
 
 
-def _missing(variable: str) -> None:
-    message = f"{variable} is not set and no Docker engine answers: start the service"
+def _missing(variable: str, message: str = "") -> None:
+    message = message or f"{variable} is not set and no Docker engine answers: start the service"
     if os.environ.get("DRIFTWAVE_REQUIRE_SERVICES"):
         pytest.fail(message)
     pytest.skip(message)
@@ -62,6 +69,29 @@ def redis_url() -> Iterator[str]:
         host = container.get_container_host_ip()
         port = container.get_exposed_port(6379)
         yield f"redis://{host}:{port}/0"
+
+
+@pytest.fixture(scope="session")
+def controlplane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A real Kubernetes control plane with the chart's CRDs installed (see the module docstring).
+
+    Tests share it within a process: each works in namespaces and names of its own, or cleans
+    up what it created."""
+    root = tmp_path_factory.mktemp("controlplane")
+    if not (missing := missing_tools()):
+        with control_plane(root) as plane:
+            yield plane
+        return
+    if not _docker_answers():
+        _missing("", f"no control plane: {', '.join(missing)} not built (make tools; needs Go)")
+    from testcontainers.k3s import K3SContainer
+
+    with K3SContainer() as k3s:
+        kubeconfig = root / "kubeconfig"
+        kubeconfig.write_text(k3s.config_yaml())
+        plane = ControlPlane(root=root, server=k3s.get_container_host_ip(), kubeconfig=kubeconfig)
+        plane.apply_crds()
+        yield plane
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,11 +1,14 @@
-"""``driftwave agent serve --kubeconfig`` as an operator runs it: a real agent process against
-the loopback Kubernetes API server and moto's EC2 / SSM / EKS (AWS_ENDPOINT_URL), with stand-ins
-for the kubelets and kube-scheduler (tests/support/kubeletsim.py). Pending pods get nodes
+"""``driftwave agent serve --kubeconfig`` as an operator runs it: a real agent process against a
+real control plane of its own (kube-apiserver, controller-manager, kube-scheduler, kwok's
+kubelets; tests/support/controlplane.py) and moto's EC2 / SSM / EKS (AWS_ENDPOINT_URL). The
+Nodes of launched instances are registered as their kubelets would (tests/support/
+instancenodes.py); kube-scheduler binds the pods and kwok runs them. Pending pods get nodes
 launched through CreateFleet; a wave to a newer AL2023 release replaces every node through the
 agent's HTTP API, and /readyz, /v1/status and the wave's phase say so."""
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -18,10 +21,11 @@ import httpx
 import pytest
 from kubernetes import client, config
 
+from agent.kube.real.rest import KubeREST
 from tests.support.awsseed import add_image, network, publish_parameter
-from tests.support.kubeapi import KubeAPIServer, kube_api_server
-from tests.support.kubeapi.store import RESOURCES
-from tests.support.kubeletsim import ClusterStandIn
+from tests.support.controlplane import control_plane, missing_tools
+from tests.support.instancenodes import InstanceNodes
+from tests.support.kubeobjects import create, get, items
 from tests.support.motoserver import moto_server
 from tests.support.procs import Processes, processes
 
@@ -50,14 +54,10 @@ def seed_aws(url: str) -> dict[str, str]:
     return images
 
 
-def seed_cluster(api: KubeAPIServer) -> None:
-    def create(plural: str, obj: dict[str, Any]) -> None:
-        res = next(r for r in RESOURCES if r.plural == plural)
-        api.store.create(res, obj["metadata"].get("namespace", ""), obj)
-
+def seed_cluster(rest: KubeREST) -> None:
     discovery = {"tags": {"karpenter.sh/discovery": "prod-1"}}
     create(
-        "ec2nodeclasses",
+        rest,
         {
             "apiVersion": "karpenter.k8s.aws/v1",
             "kind": "EC2NodeClass",
@@ -71,7 +71,7 @@ def seed_cluster(api: KubeAPIServer) -> None:
         },
     )
     create(
-        "nodepools",
+        rest,
         {
             "apiVersion": "karpenter.sh/v1",
             "kind": "NodePool",
@@ -107,30 +107,36 @@ def seed_cluster(api: KubeAPIServer) -> None:
         },
     )
     for index in range(3):
-        create("pods", {
+        create(rest, {
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": f"web-{index}", "namespace": "default"},
             "spec": {"containers": [{"name": "web", "image": "web:1",
                                      "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}}]},
-            "status": {"phase": "Pending"},
         })  # fmt: skip
 
 
 @pytest.fixture
 def world(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[Processes, KubeAPIServer, dict[str, Any]]]:
+) -> Iterator[tuple[Processes, KubeREST, dict[str, Any]]]:
+    if missing := missing_tools():
+        reason = f"no control plane: {', '.join(missing)} not built (make tools; needs Go)"
+        if os.environ.get("DRIFTWAVE_REQUIRE_SERVICES"):
+            pytest.fail(reason)
+        pytest.skip(reason)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with moto_server() as url, kube_api_server() as api:
+    # a control plane of its own: the agent acts on every NodePool and pod it can see
+    with moto_server() as url, control_plane(tmp_path / "controlplane") as plane:
+        rest = plane.rest()
         images = seed_aws(url)
-        seed_cluster(api)
-        kubeconfig = api.kubeconfig(tmp_path / "kubeconfig")
+        seed_cluster(rest)
+        kubeconfig = plane.kubeconfig
         configuration = client.Configuration()
         config.load_kube_config(  # type: ignore[no-untyped-call]
             str(kubeconfig), client_configuration=configuration
         )
-        stand_in = ClusterStandIn(
+        stand_in = InstanceNodes(
             client.ApiClient(configuration),
             boto3.client("ec2", region_name=REGION, endpoint_url=url),
         )
@@ -142,8 +148,9 @@ def world(
             "AWS_REGION": REGION,
         }
         with processes(tmp_path, env) as procs:
-            yield procs, api, {"images": images, "stand_in": stand_in, "kubeconfig": kubeconfig,
-                               "ec2": stand_in.ec2, "dir": tmp_path}  # fmt: skip
+            yield procs, rest, {"images": images, "stand_in": stand_in, "kubeconfig": kubeconfig,
+                                "ec2": stand_in.ec2, "dir": tmp_path, "plane": plane}  # fmt: skip
+        rest.close()
 
 
 def running_images(ec2: Any) -> list[str]:
@@ -169,10 +176,10 @@ def _start_agent(procs: Processes, parts: dict[str, Any], name: str) -> str:
 
 
 def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
-    world: tuple[Processes, KubeAPIServer, dict[str, Any]],
+    world: tuple[Processes, KubeREST, dict[str, Any]],
 ) -> None:
-    procs, api, parts = world
-    stand_in: ClusterStandIn = parts["stand_in"]
+    procs, rest, parts = world
+    stand_in: InstanceNodes = parts["stand_in"]
     base = _start_agent(procs, parts, "agent")
     headers = {"Authorization": f"Bearer {TOKEN}"}
     assert httpx.get(f"{base}/readyz", timeout=5).status_code == 200
@@ -201,7 +208,7 @@ def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
 
     procs.wait_for(converged, "the wave to converge", 300)
     assert set(running_images(parts["ec2"])) == {parts["images"][NEW]}
-    claims = [obj for (res, _, _), obj in api.store.objects.items() if res.plural == "nodeclaims"]
+    claims = items(rest, "nodeclaims")
     assert {c["status"]["imageID"] for c in claims} == {parts["images"][NEW]}
     status = httpx.get(f"{base}/v1/status", headers=headers, timeout=10).json()
     assert status["nodesByImage"] == {parts["images"][NEW]: len(claims)}
@@ -229,16 +236,16 @@ def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
     # the test's pods are bare pods: evicted by the first wave's replacements, they are gone,
     # so the rollback's drift removes the empty nodes rather than replacing them
     assert set(running_images(parts["ec2"])) <= {parts["images"][OLD]}
-    classes = [o for (r, _, _), o in api.store.objects.items() if r.plural == "ec2nodeclasses"]
+    classes = items(rest, "ec2nodeclasses")
     assert [c["spec"]["amiSelectorTerms"] for c in classes] == [[{"alias": f"al2023@{OLD}"}]]
     done = httpx.get(f"{base}/v1/waves/wave-1", headers=headers, timeout=30).json()
     assert done["observed"]["holds"] is True, done["observed"]
 
 
 def test_the_karpenter_driver_only_patches_the_node_class(
-    world: tuple[Processes, KubeAPIServer, dict[str, Any]],
+    world: tuple[Processes, KubeREST, dict[str, Any]],
 ) -> None:
-    procs, api, parts = world
+    procs, rest, parts = world
     procs.start(
         "agent", "agent", "serve", "--kubeconfig", str(parts["kubeconfig"]),
         "--cluster-name", "prod-1", "--region", REGION, "--no-leader-elect",
@@ -252,11 +259,9 @@ def test_the_karpenter_driver_only_patches_the_node_class(
     wave = {"target": {"amiSelectorTerms": [{"alias": f"al2023@{NEW}"}]}}
     created = httpx.put(f"{base}/v1/waves/wave-1", json=wave, headers=headers, timeout=30)
     assert created.status_code == 201, created.text
-    nodeclass = api.store.get(
-        next(r for r in RESOURCES if r.plural == "ec2nodeclasses"), "", "default"
-    )
+    nodeclass = get(rest, "ec2nodeclasses", "default")
     assert nodeclass["spec"]["amiSelectorTerms"] == [{"alias": f"al2023@{NEW}"}]
     assert "status" not in nodeclass, "Karpenter owns the node class's status"
     time.sleep(3)  # several loop steps: the pending pods stay Karpenter's to provision
-    assert not [k for k in api.store.objects if k[0].plural == "nodeclaims"]
+    assert items(rest, "nodeclaims") == []
     assert running_images(parts["ec2"]) == []

@@ -91,7 +91,7 @@ class KubeCluster:
             objs = self.cache.items(res)
         else:
             answer = self.rest.request("GET", res.path())
-            objs = sorted((load(kind, i) for i in answer.get("items") or []), key=key_of)
+            objs = sorted((load(kind, i) for i in res.list_items(answer)), key=key_of)
         found = [o for o in objs if namespace is None or key_of(o)[0] == namespace]
         return [self._remember(res, o) for o in found]  # type: ignore[misc]
 

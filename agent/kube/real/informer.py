@@ -149,7 +149,7 @@ class Informer:
         """List the kind into the cache; the list's resource version."""
         answer = self.rest.request("GET", self.res.path())
         objs = [
-            o for o in (self._load(item) for item in answer.get("items") or []) if o is not None
+            o for o in (self._load(item) for item in self.res.list_items(answer)) if o is not None
         ]
         self.cache.replace_all(self.res, objs)
         self.synced.set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from agent.api.base import KubeModel
 from agent.api.ec2nodeclass import EC2NodeClass
@@ -35,6 +36,12 @@ class Resource:
     def api_version(self) -> str:
         """``v1`` for the core group, else ``group/version``."""
         return f"{self.group}/{self.version}" if self.group else self.version
+
+    def list_items(self, answer: dict[str, Any]) -> list[dict[str, Any]]:
+        """The objects of a LIST answer, each with its ``apiVersion`` and ``kind``: the API
+        server leaves both off the items of built-in kinds (they are on the list only)."""
+        items: list[dict[str, Any]] = answer.get("items") or []
+        return [{"apiVersion": self.api_version, "kind": self.kind, **item} for item in items]
 
     def path(self, namespace: str | None = None, name: str | None = None, sub: str = "") -> str:
         """The REST path of the collection, or of one object (and a subresource)."""

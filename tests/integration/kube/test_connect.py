@@ -1,5 +1,6 @@
-"""What ``agent serve --kubeconfig`` says when the cluster cannot be used at start: wrong
-credentials, an API server that does not serve Karpenter's kinds, one that cannot be reached."""
+"""What ``agent serve --kubeconfig`` says when the cluster cannot be used at start, against a
+real API server: an unknown token, a real identity RBAC grants nothing, an API server that does
+not serve Karpenter's kinds, one that cannot be reached."""
 
 from __future__ import annotations
 
@@ -7,41 +8,60 @@ from pathlib import Path
 
 import pytest
 
+from agent.kube.real.rest import KubeREST
 from agent.live.build import connect
 from agent.live.options import LiveOptions
 from agent.server.live import BuildError
-from tests.support.kubeapi import KubeAPIServer, kube_api_server
-from tests.support.kubeapi.store import RESOURCES
+from tests.support.controlplane import ControlPlane
+from tests.support.kubeobjects import eventually
+from tests.support.tokens import service_account_kubeconfig, token_kubeconfig
 
 
 def options(kubeconfig: Path) -> LiveOptions:
     return LiveOptions(cluster_name="prod-1", kubeconfig=kubeconfig)
 
 
-def test_a_working_cluster_connects(api: KubeAPIServer, tmp_path: Path) -> None:
-    rest = connect(options(api.kubeconfig(tmp_path / "kc")))
-    assert rest.host == api.url
+def test_a_working_cluster_connects(controlplane: ControlPlane) -> None:
+    rest = connect(options(controlplane.kubeconfig))
+    assert rest.host == controlplane.server
     rest.close()
 
 
-def test_refused_credentials_name_rbac(api: KubeAPIServer, tmp_path: Path) -> None:
-    path = api.kubeconfig(tmp_path / "kc")
-    path.write_text(path.read_text().replace(api.token, "stale"))
+def test_an_unknown_token_is_refused(controlplane: ControlPlane, tmp_path: Path) -> None:
     with pytest.raises(BuildError, match="refused the agent's credentials or RBAC"):
-        connect(options(path))
+        connect(options(token_kubeconfig(controlplane, "stale", tmp_path / "kc")))
 
 
-def test_missing_crds_are_named(tmp_path: Path) -> None:
-    without = [r for r in RESOURCES if not r.group.startswith("karpenter")]
-    with (
-        kube_api_server(resources=without) as bare,
-        pytest.raises(BuildError, match="install the CRDs"),
-    ):
-        connect(options(bare.kubeconfig(tmp_path / "kc")))
+def test_an_identity_without_rbac_is_refused(
+    controlplane: ControlPlane, rest: KubeREST, namespace: str, tmp_path: Path
+) -> None:
+    kubeconfig = service_account_kubeconfig(controlplane, rest, namespace, "nobody", tmp_path)
+    with pytest.raises(BuildError, match="RBAC denies listing NodePools") as refused:
+        connect(options(kubeconfig))
+    assert f"system:serviceaccount:{namespace}:nobody" in str(refused.value)
 
 
-def test_an_unreachable_server(tmp_path: Path, api: KubeAPIServer) -> None:
-    path = api.kubeconfig(tmp_path / "kc")
-    path.write_text(path.read_text().replace(api.url, "http://127.0.0.1:9"))
+def test_missing_crds_are_named(controlplane: ControlPlane, rest: KubeREST) -> None:
+    base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    rest.request("DELETE", f"{base}/nodepools.karpenter.sh")
+    try:
+        eventually(lambda: not _served(rest), 30)
+        with pytest.raises(BuildError, match="install the CRDs"):
+            connect(options(controlplane.kubeconfig))
+    finally:
+        controlplane.apply_crds()
+    eventually(lambda: _served(rest), 30)
+
+
+def _served(rest: KubeREST) -> bool:
+    groups = rest.request("GET", "/apis/karpenter.sh/v1").get("resources", [])
+    return any(r["name"] == "nodepools" for r in groups)
+
+
+def test_an_unreachable_server(controlplane: ControlPlane, tmp_path: Path) -> None:
+    path = tmp_path / "kc"
+    path.write_text(
+        controlplane.kubeconfig.read_text().replace(controlplane.server, "https://127.0.0.1:9")
+    )
     with pytest.raises(BuildError, match="cannot reach the Kubernetes API server"):
         connect(options(path))

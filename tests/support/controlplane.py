@@ -1,0 +1,358 @@
+"""A real Kubernetes control plane on loopback, for the tests and for ``make controlplane``.
+
+The binaries come from ``make tools`` (``.tools/bin``, built from the official Go modules at the
+versions pinned under ``tools/``): etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+and kwok. :func:`start` runs them in a state directory, wires them together and writes an admin
+kubeconfig:
+
+* etcd on a loopback port, its data in ``<root>/etcd``;
+* kube-apiserver with TLS from a throwaway CA, RBAC and Node authorization, a service-account
+  issuer whose tokens (TokenRequest) it signs, and the admission plugins EKS enables;
+* kube-controller-manager, so ReplicaSets, garbage collection, service-account tokens and
+  PodDisruptionBudget status are the real controllers' work;
+* kube-scheduler, which binds pending pods;
+* kwok, the fake kubelets: every Node becomes Ready and heartbeats, every pod bound to one
+  runs, and a deleted pod goes away after its grace period.
+
+Then it installs the agent chart's CRDs and waits until they are served. ``python -m
+tests.support.controlplane up|down|env`` is what ``make controlplane`` runs; the pytest fixture
+``controlplane`` (``tests/conftest.py``) starts one per test process, lazily.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agent.kube.port import ClusterError, NotFound
+from agent.kube.real.rest import KubeREST
+from tests.support.pki import write_pki
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / ".tools" / "bin"
+CRDS = ROOT / "deploy" / "helm" / "driftwave-agent" / "crds"
+KWOK_STAGES = ROOT / ".tools" / "kwok-stages.yaml"
+TOOLS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+ADMIN_TOKEN = "driftwave-test-admin"
+SERVICE_CIDR = "10.96.0.0/16"
+# The admission plugins an EKS control plane enables (its documentation's list), beyond the
+# API server's defaults.
+ADMISSION = (
+    "NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultStorageClass,"
+    "DefaultTolerationSeconds,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,"
+    "ResourceQuota,NodeRestriction,PodSecurity,Priority,StorageObjectInUseProtection,"
+    "PersistentVolumeClaimResize,RuntimeClass,CertificateApproval,CertificateSigning,"
+    "CertificateSubjectRestriction,DefaultIngressClass,TaintNodesByCondition,"
+    "ExtendedResourceToleration,ValidatingAdmissionPolicy"
+)
+
+
+DEFAULT_SA = "/api/v1/namespaces/default/serviceaccounts/default"
+
+
+class ControlPlaneError(RuntimeError):
+    """The control plane could not be started (a tool missing, a server that never answered)."""
+
+
+def missing_tools() -> list[str]:
+    """The tools ``make tools`` has not built yet."""
+    missing = [name for name in TOOLS if not (BIN / name).is_file()]
+    if not KWOK_STAGES.is_file():
+        missing.append(KWOK_STAGES.name)
+    return missing
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class ControlPlane:
+    """A running control plane: where its state lives and how to reach it as its admin."""
+
+    root: Path
+    server: str
+    kubeconfig: Path
+
+    def rest(self) -> KubeREST:
+        """A new admin client (close it when done)."""
+        return KubeREST.from_kubeconfig(str(self.kubeconfig))
+
+    def audit(self) -> list[dict[str, Any]]:
+        """The API server's audit events so far (one per request; empty where there is no log)."""
+        path = self.root / "audit.log"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def apply_crds(self) -> None:
+        """Create (or replace) the chart's CRDs and wait until each is Established."""
+        base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+        rest = self.rest()
+        try:
+            names = []
+            for path in sorted(CRDS.glob("*.yaml")):
+                crd = yaml.safe_load(path.read_text())
+                name = crd["metadata"]["name"]
+                names.append(name)
+                try:
+                    current = rest.request("GET", f"{base}/{name}")
+                except NotFound:
+                    rest.request("POST", base, body=crd)
+                else:
+                    crd["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+                    rest.request("PUT", f"{base}/{name}", body=crd)
+            for name in names:
+                _wait(lambda n=name: _established(rest, f"{base}/{n}"), 60, f"CRD {name}")
+        finally:
+            rest.close()
+
+
+def _established(rest: KubeREST, path: str) -> bool:
+    conditions = rest.request("GET", path).get("status", {}).get("conditions", [])
+    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+
+def _wait(check: Any, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except (OSError, ClusterError, ValueError) as exc:
+            last = exc
+        time.sleep(0.2)
+    raise ControlPlaneError(f"timed out after {seconds:.0f}s waiting for {what}: {last}")
+
+
+def _audit_policy(root: Path) -> Path:
+    """Every request at the Metadata level, as EKS's control-plane audit log has them."""
+    path = root / "audit-policy.yaml"
+    policy = {
+        "apiVersion": "audit.k8s.io/v1",
+        "kind": "Policy",
+        "omitStages": ["RequestReceived"],
+        "rules": [{"level": "Metadata"}],
+    }
+    path.write_text(yaml.safe_dump(policy))
+    return path
+
+
+def _kubeconfig(server: str, ca: Path, token: str) -> dict[str, Any]:
+    cluster = {"server": server, "certificate-authority": str(ca)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "driftwave-test", "cluster": cluster}],
+        "users": [{"name": "admin", "user": {"token": token}}],
+        "contexts": [{"name": "admin", "context": {"cluster": "driftwave-test", "user": "admin"}}],
+        "current-context": "admin",
+    }
+
+
+class _Processes:
+    """The servers one control plane runs, their logs beside them, stopped in reverse order."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.started: list[subprocess.Popen[bytes]] = []
+
+    def run(self, name: str, *args: str) -> None:
+        log = (self.root / f"{name}.log").open("ab")
+        proc = subprocess.Popen(
+            [str(BIN / name), *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        log.close()
+        self.started.append(proc)
+        with (self.root / "pids").open("a") as pids:
+            pids.write(f"{proc.pid} {name}\n")
+
+    def stop(self) -> None:
+        for proc in reversed(self.started):
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in reversed(self.started):
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        (self.root / "pids").unlink(missing_ok=True)
+
+
+def _launch(procs: _Processes, root: Path) -> ControlPlane:
+    pki = write_pki(root / "pki")
+    etcd_port, api_port = free_port(), free_port()
+    etcd = f"http://127.0.0.1:{etcd_port}"
+    procs.run(
+        "etcd",
+        f"--data-dir={root / 'etcd'}",
+        f"--listen-client-urls={etcd}",
+        f"--advertise-client-urls={etcd}",
+        f"--listen-peer-urls=http://127.0.0.1:{free_port()}",
+        "--unsafe-no-fsync",
+        "--log-level=warn",
+    )
+    server = f"https://127.0.0.1:{api_port}"
+    tokens = root / "tokens.csv"
+    tokens.write_text(f'{ADMIN_TOKEN},admin,admin,"system:masters"\n')
+    procs.run(
+        "kube-apiserver",
+        f"--etcd-servers={etcd}",
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        f"--secure-port={api_port}",
+        f"--cert-dir={root / 'pki'}",
+        f"--tls-cert-file={pki.serving_cert}",
+        f"--tls-private-key-file={pki.serving_key}",
+        f"--client-ca-file={pki.ca}",
+        f"--requestheader-client-ca-file={pki.ca}",
+        "--requestheader-allowed-names=front-proxy-client",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        f"--token-auth-file={tokens}",
+        "--authorization-mode=Node,RBAC",
+        f"--enable-admission-plugins={ADMISSION}",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
+        "--service-account-issuer=https://kubernetes.default.svc",
+        f"--service-account-key-file={pki.sa_public}",
+        f"--service-account-signing-key-file={pki.sa_private}",
+        "--api-audiences=https://kubernetes.default.svc",
+        "--allow-privileged=true",
+        f"--audit-policy-file={_audit_policy(root)}",
+        f"--audit-log-path={root / 'audit.log'}",
+        "--audit-log-format=json",
+        "--v=0",
+    )
+    kubeconfig = root / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(_kubeconfig(server, pki.ca, ADMIN_TOKEN)))
+    plane = ControlPlane(root=root, server=server, kubeconfig=kubeconfig)
+    _wait(lambda: _answers(plane, "/readyz"), 90, "kube-apiserver /readyz")
+    common = [f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--bind-address=127.0.0.1"]
+    procs.run(
+        "kube-controller-manager",
+        *common,
+        f"--secure-port={free_port()}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        f"--service-account-private-key-file={pki.sa_private}",
+        f"--root-ca-file={pki.ca}",
+        "--use-service-account-credentials=false",
+        "--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller",
+    )
+    procs.run(
+        "kube-scheduler",
+        *common,
+        f"--secure-port={free_port()}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+    )
+    procs.run(
+        "kwok",
+        f"--kubeconfig={kubeconfig}",
+        f"--config={KWOK_STAGES}",
+        "--manage-all-nodes=true",
+        f"--server-address=127.0.0.1:{free_port()}",
+        "--node-ip=10.0.0.1",
+        "--cidr=10.64.0.0/12",
+    )
+    plane.apply_crds()
+    _wait(lambda: _answers(plane, DEFAULT_SA), 60, "the default ServiceAccount")
+    return plane
+
+
+def _answers(plane: ControlPlane, path: str) -> bool:
+    host, port = plane.server.removeprefix("https://").split(":")
+    with socket.socket() as probe:
+        if probe.connect_ex((host, int(port))) != 0:
+            return False
+    rest = plane.rest()
+    try:
+        rest.request("GET", path)
+    except ClusterError:
+        return False
+    finally:
+        rest.close()
+    return True
+
+
+@contextmanager
+def control_plane(root: Path) -> Iterator[ControlPlane]:
+    """Start a control plane in ``root`` (fresh state) and stop it when the block ends."""
+    if missing := missing_tools():
+        raise ControlPlaneError(f"not built: {', '.join(missing)} (run make tools; it needs Go)")
+    root.mkdir(parents=True, exist_ok=True)
+    procs = _Processes(root)
+    try:
+        yield _launch(procs, root)
+    finally:
+        procs.stop()
+
+
+def _stop_recorded(root: Path) -> None:
+    pids = root / "pids"
+    if not pids.exists():
+        return
+    for line in reversed(pids.read_text().splitlines()):
+        pid = int(line.split()[0])
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+    time.sleep(1)
+    pids.unlink()
+
+
+def main(argv: list[str]) -> int:
+    """``up`` starts a control plane in ``.tools/controlplane`` and leaves it running; ``down``
+    stops it."""
+    root = ROOT / ".tools" / "controlplane"
+    command = argv[0] if argv else "up"
+    if command == "down":
+        _stop_recorded(root)
+        print("control plane stopped")
+        return 0
+    if command != "up":
+        print("usage: python -m tests.support.controlplane up|down", file=sys.stderr)
+        return 2
+    _stop_recorded(root)
+    if missing := missing_tools():
+        print(f"not built: {', '.join(missing)} (run make tools; it needs Go)", file=sys.stderr)
+        return 1
+    shutil.rmtree(root / "etcd", ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    procs = _Processes(root)
+    try:
+        plane = _launch(procs, root)
+    except ControlPlaneError as exc:
+        procs.stop()
+        print(f"control plane failed: {exc}; logs in {root}", file=sys.stderr)
+        return 1
+    print(f"control plane up at {plane.server}")
+    print(f"export KUBECONFIG={plane.kubeconfig}")
+    print("stop it with: make controlplane-down")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
