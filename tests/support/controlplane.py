@@ -193,7 +193,7 @@ class _Processes:
                 proc.terminate()
         for proc in reversed(self.started):
             try:
-                proc.wait(timeout=15)
+                proc.wait(timeout=3)  # throwaway state: no need for a graceful drain
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()

@@ -139,6 +139,8 @@ class Informer:
             except Expired:
                 version = None
             except ClusterError as exc:
+                if self.stopping.is_set():
+                    break  # the connection was closed under a stopping watch
                 LOG.warning(
                     "watching %s failed (retrying in %.0fs): %s", self.res.plural, backoff, exc
                 )
