@@ -8,11 +8,12 @@ from pydantic import AfterValidator, Field, model_validator
 
 from agent.api.base import KubeModel, matching, rule_error
 
-_VOLUME_SIZE = (
+VOLUME_SIZE = (
     r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi"
     r"|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G"
     r"|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$"
 )
+"""Karpenter's CRD pattern of an EBS volume size (at most 64T)."""
 
 
 class BlockDevice(KubeModel):
@@ -26,7 +27,7 @@ class BlockDevice(KubeModel):
     throughput: int | None = None
     volume_initialization_rate: Annotated[int, Field(ge=100, le=300)] | None = None
     volume_size: (
-        Annotated[str, matching(_VOLUME_SIZE, "a volume size such as 20Gi or 100G (at most 64T)")]
+        Annotated[str, matching(VOLUME_SIZE, "a volume size such as 20Gi or 100G (at most 64T)")]
         | None
     ) = None
     volume_type: Literal["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"] | None = None

@@ -19,7 +19,7 @@ INITIALIZED_LABEL = "karpenter.sh/initialized"
 REMOVED_ANNOTATIONS = ("karpenter.sh/do-not-evict", "karpenter.sh/do-not-consolidate")
 """v1beta1 annotations Karpenter v1 removed in favour of ``karpenter.sh/do-not-disrupt``."""
 
-AWS_WELL_KNOWN_LABELS = frozenset(
+AWS_WELL_KNOWN_LABEL_KEYS = tuple(
     f"karpenter.k8s.aws/{name}"
     for name in (
         "instance-tenancy",
@@ -52,7 +52,8 @@ AWS_WELL_KNOWN_LABELS = frozenset(
         "placement-group-partition",
     )
 )
-"""Labels in the ``karpenter.k8s.aws`` domain that NodePools may use."""
+"""Labels in the ``karpenter.k8s.aws`` domain that NodePools may use, in Karpenter's order."""
+AWS_WELL_KNOWN_LABELS = frozenset(AWS_WELL_KNOWN_LABEL_KEYS)
 
 WELL_KNOWN_LABELS = frozenset(
     {
@@ -70,9 +71,17 @@ WELL_KNOWN_LABELS = frozenset(
 )
 
 
+LABEL_KEY = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?"
+    r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
+)
+"""Karpenter's CRD pattern of a requirement key, and of a taint's key and value."""
+LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+"""A label value: at most 63 of these characters (the length is checked apart)."""
+
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(LABEL_VALUE)
 
 
 def dns_subdomain_problem(name: str) -> str | None:

@@ -25,6 +25,11 @@ _DECIMAL = {
     "P": Fraction(10**15),
     "E": Fraction(10**18),
 }
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+"""The pattern Kubernetes' CRDs (Karpenter's among them) check a string quantity against."""
 _PATTERN = re.compile(
     r"(?P<sign>[+-]?)(?P<num>[0-9]+(\.[0-9]*)?|\.[0-9]+)"
     r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?"
@@ -91,7 +96,13 @@ Quantity = Annotated[
 IntOrStringQuantity = Annotated[
     int | str,
     PlainValidator(_check_int_or_string),
-    WithJsonSchema({"anyOf": [{"type": "integer"}, {"type": "string"}], "x-int-or-string": True}),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "pattern": QUANTITY_PATTERN,
+            "x-int-or-string": True,
+        }
+    ),
 ]
 """A quantity in a Karpenter CRD field (``x-kubernetes-int-or-string``: no fractional numbers)."""
 

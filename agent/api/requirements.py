@@ -16,6 +16,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from agent.api.base import KubeModel, matching, rule_error
 from agent.api.kube import scheduling as kube
 from agent.api.labels import (
+    LABEL_KEY,
     label_value_problem,
     qualified_name_problem,
     restricted_label_problem,
@@ -122,18 +123,14 @@ def _rfc3339(text: str) -> str:
 
 
 _QUALIFIED = "a qualified name ([prefix/]name of alphanumerics, '-', '_', '.')"
-_TAINT_PART = (
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?"
-    r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
-)
 
 
 class Taint(kube.Taint):
     """A taint a NodePool puts on its nodes (``taints`` / ``startupTaints``): a Kubernetes taint
     whose key and value must also be qualified names, as Karpenter's CRD requires."""
 
-    key: Annotated[str, Field(min_length=1), matching(_TAINT_PART, _QUALIFIED)]
-    value: Annotated[str, matching(_TAINT_PART, _QUALIFIED)] | None = None
+    key: Annotated[str, Field(min_length=1), matching(LABEL_KEY, _QUALIFIED)]
+    value: Annotated[str, matching(LABEL_KEY, _QUALIFIED)] | None = None
     time_added: Annotated[str, AfterValidator(_rfc3339)] | None = None
 
     @field_validator("key", "value")

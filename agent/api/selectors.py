@@ -18,6 +18,13 @@ from agent.api.base import KubeModel, matching, rule_error
 _ALIAS = re.compile(r"[a-zA-Z0-9]+@.+")
 ALIAS_FAMILIES = ("al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025")
 WINDOWS_ALIAS_FAMILIES = frozenset({"windows2019", "windows2022", "windows2025"})
+AMI_ID = r"ami-[0-9a-z]+"
+SUBNET_ID = r"subnet-[0-9a-z]+"
+SECURITY_GROUP_ID = r"sg-[0-9a-z]+"
+RESERVATION_ID = r"^cr-[0-9a-z]+$"
+ACCOUNT_ID = r"^[0-9]{12}$"
+PLACEMENT_GROUP_ID = r"^pg-[0-9a-z]+$"
+"""The id patterns of Karpenter's CRD (the first three unanchored, as Karpenter writes them)."""
 ALIAS_TO_AMI_FAMILY = {
     "al2": "AL2",
     "al2023": "AL2023",
@@ -65,7 +72,7 @@ class AMISelectorTerm(KubeModel):
     """``amiSelectorTerms[]``: one way to select AMIs."""
 
     alias: Annotated[str, Field(max_length=30)] | None = None
-    id: Annotated[str, matching(r"ami-[0-9a-z]+", "an AMI id such as ami-0123abcd")] | None = None
+    id: Annotated[str, matching(AMI_ID, "an AMI id such as ami-0123abcd")] | None = None
     name: str | None = None
     owner: str | None = None
     ssm_parameter: str | None = None
@@ -112,9 +119,7 @@ class AMISelectorTerm(KubeModel):
 class SubnetSelectorTerm(KubeModel):
     """``subnetSelectorTerms[]``: subnets by id or by tags."""
 
-    id: Annotated[str, matching(r"subnet-[0-9a-z]+", "a subnet id such as subnet-0abc")] | None = (
-        None
-    )
+    id: Annotated[str, matching(SUBNET_ID, "a subnet id such as subnet-0abc")] | None = None
     tags: dict[str, str] | None = None
 
     _check = field_validator("tags")(_check_tags)
@@ -129,9 +134,9 @@ class SubnetSelectorTerm(KubeModel):
 class SecurityGroupSelectorTerm(KubeModel):
     """``securityGroupSelectorTerms[]``: security groups by id, name or tags."""
 
-    id: Annotated[str, matching(r"sg-[0-9a-z]+", "a security group id such as sg-0abc")] | None = (
-        None
-    )
+    id: (
+        Annotated[str, matching(SECURITY_GROUP_ID, "a security group id such as sg-0abc")] | None
+    ) = None
     name: str | None = None
     tags: dict[str, str] | None = None
 
@@ -148,11 +153,9 @@ class SecurityGroupSelectorTerm(KubeModel):
 class CapacityReservationSelectorTerm(KubeModel):
     """``capacityReservationSelectorTerms[]``: On-Demand Capacity Reservations to use."""
 
-    id: Annotated[str, matching(r"^cr-[0-9a-z]+$", "a reservation id such as cr-0abc")] | None = (
-        None
-    )
+    id: Annotated[str, matching(RESERVATION_ID, "a reservation id such as cr-0abc")] | None = None
     instance_match_criteria: Literal["open", "targeted"] | None = None
-    owner_id: Annotated[str, matching(r"^[0-9]{12}$", "a 12-digit AWS account id")] | None = Field(
+    owner_id: Annotated[str, matching(ACCOUNT_ID, "a 12-digit AWS account id")] | None = Field(
         default=None, alias="ownerID"
     )
     tags: dict[str, str] | None = None
@@ -171,7 +174,7 @@ class CapacityReservationSelectorTerm(KubeModel):
 class PlacementGroupSelector(KubeModel):
     """``placementGroupSelector``: a placement group by name or id (not both)."""
 
-    id: Annotated[str, matching(r"^pg-[0-9a-z]+$", "a placement group id")] | None = None
+    id: Annotated[str, matching(PLACEMENT_GROUP_ID, "a placement group id")] | None = None
     name: Annotated[str, Field(min_length=1)] | None = None
 
     @model_validator(mode="after")

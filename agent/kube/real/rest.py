@@ -74,7 +74,16 @@ class TooManyRequests(KubeUnavailable):
 
 
 class KubeRequestError(ClusterError):
-    """The API server rejected the request (another 4xx)."""
+    """The API server rejected the request (another 4xx): ``status`` is the HTTP status (422 for
+    an object its schema or rules refuse), ``answer`` the API server's Status (its
+    ``details.causes`` name each refused field and the rule)."""
+
+    def __init__(
+        self, message: str, status: int = 400, answer: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.answer = answer or {}
 
 
 class KubeREST:
@@ -204,7 +213,7 @@ def error_for(status: int, answer: dict[str, Any], doing: str) -> ClusterError:
         return TooManyRequests(message, answer)
     if status >= 500:
         return KubeUnavailable(message)
-    return KubeRequestError(message)
+    return KubeRequestError(message, status, answer)
 
 
 def _decode(data: bytes | None) -> dict[str, Any]:
