@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from agent.api.base import KubeModel
-from agent.api.durations import NEVER, cron_problem
+from agent.api.durations import NEVER, budget_schedule_problem
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.labels import REMOVED_ANNOTATIONS
 from agent.api.nodepool import NodePool
@@ -60,7 +60,7 @@ def _nodepool(pool: NodePool) -> Iterator[LintWarning]:
         )
     for index, budget in enumerate(spec.disruption.budgets):
         if budget.schedule is not None:
-            problem = cron_problem(budget.schedule)
+            problem = budget_schedule_problem(budget.schedule)
             if problem:
                 yield (
                     f"spec.disruption.budgets[{index}].schedule",

@@ -10,7 +10,10 @@ For a NodePool and a disruption reason (``Drifted``, ``Empty``, ``Underutilized`
 * an active budget allows ``nodes`` nodes: a count, or a percentage of the NodePool's nodes
   rounded **up**; an inactive one does not limit;
 * the NodePool allows the minimum across its applicable active budgets;
-* a budget whose schedule cannot be parsed allows nothing (fail closed), whatever its reasons;
+* a budget whose schedule Karpenter cannot read allows nothing (fail closed), whatever its
+  reasons: its cron library's standard syntax, without croniter's extensions (see
+  :func:`~agent.api.durations.budget_schedule_problem`); a schedule that never fires (``0 9 31
+  2 *``) counts as active, as in Karpenter, whose cron library then answers the zero time;
 * the nodes counted are the NodePool's initialized nodes that are not already terminating their
   instance; those NotReady or being disrupted (marked for deletion) use up the allowance, so
   ``allowed = max(0, budget - disrupting)``.
@@ -25,9 +28,9 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 
-from agent.api.durations import cron_expression, parse_duration
+from agent.api.durations import budget_schedule_problem, cron_expression, parse_duration
 from agent.api.nodepool import Budget, NodePool
 
 UNLIMITED = 2**31 - 1
@@ -58,6 +61,9 @@ def is_active(budget: Budget, now: datetime) -> bool:
     """Whether ``budget`` limits disruption at ``now``; raises :class:`BudgetError`."""
     if budget.schedule is None or budget.duration is None:
         return True
+    problem = budget_schedule_problem(budget.schedule)
+    if problem:
+        raise BudgetError(problem)
     zone = _zone(budget.time_zone or "UTC")
     duration = parse_duration(budget.duration) or timedelta(0)
     expression = cron_expression(budget.schedule)
@@ -65,6 +71,8 @@ def is_active(budget: Budget, now: datetime) -> bool:
     checkpoint = local_now - duration
     try:
         upcoming = croniter(expression, checkpoint).get_next(datetime)
+    except CroniterBadDateError:
+        return True
     except (ValueError, KeyError) as exc:
         raise BudgetError(f"invalid schedule {budget.schedule!r}: {exc}") from exc
     assert isinstance(upcoming, datetime)

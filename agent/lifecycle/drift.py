@@ -7,13 +7,15 @@ The checks run in Karpenter's order and the first that finds drift names the rea
    requirements;
 3. ``NodeClassDrift``: the EC2NodeClass hash differs (same hash version);
 4. ``AMIDrift``: the node's image is not the one ``status.amis`` now maps its instance type to
-   (the first image, newest first, whose requirements the type meets); a NodeClass with no
-   resolved images drifts nothing, as Karpenter's does;
-5. ``SubnetDrift``: the node's subnet is no longer among ``status.subnets``;
-6. ``SecurityGroupDrift``: the node's security groups differ from ``status.securityGroups``.
+   (the first image, newest first, whose requirements the type meets);
+5. ``SecurityGroupDrift``: the node's security groups differ from ``status.securityGroups``;
+6. ``SubnetDrift``: the node's subnet is no longer among ``status.subnets``.
 
-Subnet and security-group checks need what the instance was launched with; a cloud that cannot
-say (the simulation, which launches one subnet per zone) reports None and is not drifted by them.
+Checks 4 to 6 are the cloud provider's, and as Karpenter's AWS provider does, they stop without
+finding drift when one of them cannot be made: an EC2NodeClass with no resolved images, a
+NodeClaim with no image, no resolved security groups or no resolved subnets. Security-group and
+subnet checks need what the instance was launched with; a cloud that cannot say (the
+simulation, which launches one subnet per zone) reports None and is not drifted by them.
 
 :class:`DriftController` keeps the ``Drifted`` condition of every launched NodeClaim current: it
 sets it (reason = the drift reason) or removes it, re-checking every 5 minutes and whenever the
@@ -70,21 +72,18 @@ def drift_reason(
     if reason is not None:
         return reason
     status = nodeclass.status
-    if status is None:
+    if status is None or not status.amis or not claim.status.image_id:
         return None
-    if status.amis and claim.status.image_id:
-        image = first_fitting_image(claim.metadata.labels, status.amis)
-        if image is None or image.id != claim.status.image_id:
-            return "AMIDrift"
+    image = first_fitting_image(claim.metadata.labels, status.amis)
+    if image is None or image.id != claim.status.image_id:
+        return "AMIDrift"
+    if not status.security_groups or not status.subnets:
+        return None
     subnet, groups = network(claim)
-    if subnet is not None and status.subnets and subnet not in {s.id for s in status.subnets}:
-        return "SubnetDrift"
-    if (
-        groups is not None
-        and status.security_groups
-        and set(groups) != {g.id for g in status.security_groups}
-    ):
+    if groups is not None and set(groups) != {g.id for g in status.security_groups}:
         return "SecurityGroupDrift"
+    if subnet is not None and subnet not in {s.id for s in status.subnets}:
+        return "SubnetDrift"
     return None
 
 

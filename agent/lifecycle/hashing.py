@@ -6,29 +6,38 @@ that drift when changed, plus the hash's version; each NodeClaim is stamped with
 A NodeClaim whose hash differs from its NodePool's (or EC2NodeClass's) *under the same version*
 has drifted (``NodePoolDrifted`` / ``NodeClassDrift``). When the versions differ the hash is not
 compared: the hash controller re-stamps the NodeClaim with the current hash instead, so changing
-how hashes are computed never drifts a fleet.
+how hashes are computed never drifts a fleet (each such change bumps the version).
 
-Hashed fields, following Karpenter v1:
+Hashed fields, following Karpenter v1 (the differential tests check that two objects hash alike
+here exactly when they hash alike in Karpenter):
 
 * NodePool: ``spec.template`` (labels, annotations, taints, startupTaints, nodeClassRef,
   expireAfter, terminationGracePeriod) *without* ``requirements`` (those drift through
   requirement compatibility instead) and without anything outside the template (budgets,
   consolidation, limits, weight);
 * EC2NodeClass: ``spec`` without the selector terms (AMIs, subnets and security groups drift
-  through what they resolve to, not through how they are written).
+  through what they resolve to, not through how they are written) and without
+  ``ipPrefixCount``; the AMI family is hashed as resolved (``amiFamily``, else the alias's
+  family), so writing out the family an alias implies is not drift and changing the alias's
+  family is.
 
-Lists are hashed as sets and unset or empty fields are skipped, so re-ordering taints or writing
-a default explicitly is not drift. The digest is driftwave's own (SHA-256 of canonical JSON, as
-a decimal number); its version strings are driftwave's too, so nodes launched by Karpenter itself
-are re-stamped, never drifted, when driftwave takes over a cluster.
+Lists are hashed as sets, durations by their length (``60m`` is ``1h``), and unset or empty
+lists and maps are skipped, so re-ordering taints or writing a default explicitly is not drift;
+an empty string is a value (a label ``team: ""`` is a label). The digest is driftwave's own
+(SHA-256 of canonical JSON, as a decimal number); its version strings are driftwave's too, so
+nodes launched by Karpenter itself are re-stamped, never drifted, when driftwave takes over a
+cluster.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+from fractions import Fraction
 from typing import Any
 
+from agent.api.durations import parse_duration
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -38,23 +47,36 @@ NODEPOOL_HASH = "karpenter.sh/nodepool-hash"
 NODEPOOL_HASH_VERSION = "karpenter.sh/nodepool-hash-version"
 NODECLASS_HASH = "karpenter.k8s.aws/ec2nodeclass-hash"
 NODECLASS_HASH_VERSION = "karpenter.k8s.aws/ec2nodeclass-hash-version"
-NODEPOOL_VERSION = "dw1"
-NODECLASS_VERSION = "dw1"
+NODEPOOL_VERSION = "dw2"
+NODECLASS_VERSION = "dw2"
 _NODECLASS_IGNORED = frozenset(
     {
         "amiSelectorTerms",
         "subnetSelectorTerms",
         "securityGroupSelectorTerms",
         "capacityReservationSelectorTerms",
+        "ipPrefixCount",
+        "amiFamily",
     }
 )
+_GO_DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|\u00b5s|ms|s|m|h)")
+_GO_UNIT_NS = {
+    "ns": 1,
+    "us": 10**3,
+    "\u00b5s": 10**3,
+    "ms": 10**6,
+    "s": 10**9,
+    "m": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
 
 
 def _canonical(value: Any) -> Any:
-    """Drop empty values, sort dict keys, hash lists as sets (sorted canonical members)."""
+    """Drop unset values and empty lists and maps, sort dict keys, hash lists as sets (sorted
+    canonical members)."""
     if isinstance(value, dict):
         out = {k: _canonical(v) for k, v in value.items()}
-        return {k: out[k] for k in sorted(out) if out[k] not in (None, {}, [], "")}
+        return {k: out[k] for k in sorted(out) if out[k] not in (None, {}, [])}
     if isinstance(value, list):
         members = [_canonical(v) for v in value]
         return sorted(members, key=lambda m: json.dumps(m, sort_keys=True))
@@ -67,18 +89,44 @@ def digest(value: Any) -> str:
     return str(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
 
 
+def _seconds(duration: str) -> str:
+    """A NodePool duration by its length (``Never`` stays ``Never``)."""
+    length = parse_duration(duration)
+    return "Never" if length is None else str(int(length.total_seconds()))
+
+
+def _nanoseconds(duration: str) -> str:
+    """A Go duration (``1m30s``, ``1.5m``) by its length in nanoseconds."""
+    sign = -1 if duration.startswith("-") else 1
+    total = sum(
+        Fraction(number or "0") * _GO_UNIT_NS[unit]
+        for number, unit in _GO_DURATION_PART.findall(duration.lstrip("+-"))
+    )
+    return str(sign * int(total))
+
+
 def nodepool_hash(pool: NodePool) -> str:
     """The hash of the NodePool's drift-relevant template fields."""
     template = pool.spec.template.to_full_manifest()
     spec = dict(template.get("spec", {}))
     spec.pop("requirements", None)
+    for field in ("expireAfter", "terminationGracePeriod"):
+        if isinstance(spec.get(field), str):
+            spec[field] = _seconds(spec[field])
     return digest({"metadata": template.get("metadata", {}), "spec": spec})
 
 
 def nodeclass_hash(nodeclass: EC2NodeClass) -> str:
-    """The hash of the EC2NodeClass's spec without its selector terms."""
+    """The hash of the EC2NodeClass's spec without its selector terms and ``ipPrefixCount``,
+    with the AMI family as resolved."""
     spec = nodeclass.spec.to_full_manifest()
-    return digest({k: v for k, v in spec.items() if k not in _NODECLASS_IGNORED})
+    hashed = {k: v for k, v in spec.items() if k not in _NODECLASS_IGNORED}
+    hashed["amiFamily"] = nodeclass.spec.resolved_ami_family
+    kubelet = hashed.get("kubelet")
+    if isinstance(kubelet, dict) and isinstance(kubelet.get("evictionSoftGracePeriod"), dict):
+        grace = {k: _nanoseconds(v) for k, v in kubelet["evictionSoftGracePeriod"].items()}
+        hashed["kubelet"] = {**kubelet, "evictionSoftGracePeriod": grace}
+    return digest(hashed)
 
 
 class SpecMemo:

@@ -10,7 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.api.durations import cron_expression, cron_problem, parse_duration
+from agent.api.durations import (
+    budget_schedule_problem,
+    cron_expression,
+    cron_problem,
+    parse_duration,
+)
 
 from .helpers import TEMPLATE, nodepool, pool_ok, pool_refused, with_field
 
@@ -111,6 +116,41 @@ def test_cron_problem_names_the_problem(schedule: str, fragment: str) -> None:
 )
 def test_cron_expression_expands_macros(macro: str, expression: str) -> None:
     assert cron_expression(macro) == expression
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        "0 9 * * 1-5",
+        "*/15 * * * *",
+        "@daily",
+        " @monthly ",
+        "0 9 ? * MON",
+        "5/10 9 1 jan-jun 0",
+        "0 9 * * sat-sun",
+    ],
+)
+def test_a_budget_schedule_in_karpenters_syntax_has_no_problem(schedule: str) -> None:
+    assert budget_schedule_problem(schedule) is None
+
+
+@pytest.mark.parametrize(
+    ("schedule", "fragment"),
+    [
+        ("@fortnightly", "not a known macro"),
+        ("0 9 * *", "five cron fields"),
+        ("0 9 L * *", "day of month 'L'"),
+        ("0 9 1W * *", "day of month '1W'"),
+        ("0 9 * * mon#1", "day of week 'mon#1'"),
+        ("0 9 * * 7", "day of week '7' is outside 0-6"),
+        ("0 24 * * *", "hour '24' is outside 0-23"),
+        ("*/0 9 * * *", "step '0'"),
+    ],
+)
+def test_a_budget_schedule_beyond_karpenters_syntax_is_named(schedule: str, fragment: str) -> None:
+    problem = budget_schedule_problem(schedule)
+    assert problem is not None
+    assert fragment in problem
 
 
 # --- consolidateAfter, expireAfter, terminationGracePeriod ------------------------------------

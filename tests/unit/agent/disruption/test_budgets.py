@@ -129,3 +129,23 @@ def test_time_zone_is_validated_and_needs_a_schedule() -> None:
                                "timeZone": "Mars/Olympus"})  # fmt: skip
     with pytest.raises(ValueError, match="timeZone is set without a schedule"):
         Budget.model_validate({"nodes": "0", "timeZone": "UTC"})
+
+
+@pytest.mark.parametrize(
+    "schedule", ["0 9 L * *", "0 9 1W * *", "0 9 * * mon#1", "0 9 * * 7", "0 24 * * *", "H 9 * * *"]
+)
+def test_a_schedule_karpenters_cron_library_refuses_allows_nothing(schedule: str) -> None:
+    budgets = [
+        Budget(nodes="5"),
+        Budget(nodes="1", schedule=schedule, duration="1h", reasons=["Empty"]),
+    ]
+    with pytest.raises(BudgetError, match="Karpenter reads"):
+        is_active(budgets[1], MONDAY_NOON)
+    assert allowed_by_budgets(budgets, "Drifted", 10, MONDAY_NOON) == 0
+
+
+def test_a_schedule_that_never_fires_counts_as_active_as_in_karpenter() -> None:
+    never = Budget(nodes="0", schedule="0 9 31 2 *", duration="1h", reasons=["Drifted"])
+    assert is_active(never, MONDAY_NOON)
+    assert allowed_by_budgets([never], "Drifted", 10, MONDAY_NOON) == 0
+    assert allowed_by_budgets([never], "Empty", 10, MONDAY_NOON) == UNLIMITED

@@ -247,3 +247,61 @@ def test_observe_limits_the_recheck_to_changed_claims() -> None:
     assert controller.reconcile_changed() == 0  # nothing observed yet
     controller.observe("EC2NodeClass", "default")
     assert controller.reconcile_changed() == 1
+
+
+def test_security_groups_are_checked_before_the_subnet_as_karpenter_does() -> None:
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    claim = _claim(pool, nodeclass)
+    moved = drift_reason(claim, pool, nodeclass, lambda _: ("subnet-9", ["sg-2"]))
+    assert moved == "SecurityGroupDrift"
+
+
+def test_a_cloud_check_that_cannot_be_made_finds_no_drift() -> None:
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    claim = _claim(pool, nodeclass)
+
+    def moved(asked: NodeClaim) -> tuple[str, list[str]]:
+        del asked
+        return "subnet-9", ["sg-2"]
+
+    assert drift_reason(claim, pool, nodeclass, moved) == "SecurityGroupDrift"
+    assert nodeclass.status is not None
+    for emptied in ("amis", "security_groups", "subnets"):
+        status = nodeclass.status.model_copy(update={emptied: []})
+        unresolved = nodeclass.model_copy(update={"status": status})
+        assert drift_reason(claim, pool, unresolved, moved) is None, emptied
+    imageless = claim.model_copy(
+        update={"status": claim.status.model_copy(update={"image_id": None})}
+    )
+    assert drift_reason(imageless, pool, nodeclass, moved) is None
+
+
+def test_hashes_ignore_how_durations_are_written_and_what_karpenter_ignores() -> None:
+    assert nodepool_hash(_pool(expireAfter="720h")) == nodepool_hash(_pool(expireAfter="43200m"))
+    assert nodepool_hash(_pool(terminationGracePeriod="1h")) == nodepool_hash(
+        _pool(terminationGracePeriod="60m")
+    )
+    amis = [ResolvedAMI(id="ami-old", requirements=AMD64)]
+    assert nodeclass_hash(_nodeclass(amis, ipPrefixCount=2)) == nodeclass_hash(_nodeclass(amis))
+    alias = _nodeclass(amis, amiSelectorTerms=[{"alias": "al2023@latest"}], amiFamily=None)
+    explicit = _nodeclass(amis, amiSelectorTerms=[{"alias": "al2023@latest"}])
+    assert nodeclass_hash(alias) == nodeclass_hash(explicit)
+    bottlerocket = _nodeclass(
+        amis, amiSelectorTerms=[{"alias": "bottlerocket@latest"}], amiFamily=None
+    )
+    assert nodeclass_hash(bottlerocket) != nodeclass_hash(alias)
+
+
+def test_an_empty_label_value_is_a_label() -> None:
+    labelled = NodePool.model_validate(
+        {
+            "metadata": {"name": "default"},
+            "spec": {
+                "template": {
+                    "metadata": {"labels": {"team": ""}},
+                    "spec": _pool().spec.template.spec.to_full_manifest(),
+                }
+            },
+        }
+    )
+    assert nodepool_hash(labelled) != nodepool_hash(_pool())
