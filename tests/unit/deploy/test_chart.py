@@ -16,7 +16,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from agent.api.crds import crd_files
+from agent.api.crds import INT_OR_STRING, crd_files
 from tests.support.helmrender import Chart, TemplateError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -59,9 +59,11 @@ def test_every_object_is_valid_kubernetes(values: dict[str, Any]) -> None:
 
 def structural_problems(schema: dict[str, Any], path: str = "") -> list[str]:
     problems = []
-    for bad in ("$ref", "anyOf", "const", "$defs"):
-        if bad in schema:
+    for bad in ("$ref", "anyOf", "const", "$defs", "nullable"):
+        if bad in schema and not (bad == "anyOf" and schema["anyOf"] == INT_OR_STRING):
             problems.append(f"{path}: {bad}")
+    if "anyOf" in schema and not schema.get("x-kubernetes-int-or-string"):
+        problems.append(f"{path}: anyOf without x-kubernetes-int-or-string")
     if not (
         {"type", "x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields"} & set(schema)
     ):
