@@ -124,7 +124,8 @@ class ControlPlane:
 
 
 def _established(rest: KubeREST, path: str) -> bool:
-    conditions = rest.request("GET", path).get("status", {}).get("conditions", [])
+    # a CRD just created has no conditions yet (null, not an empty list)
+    conditions = (rest.request("GET", path).get("status") or {}).get("conditions") or []
     return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 
