@@ -16,7 +16,47 @@ from agent.kube.real.resources import WATCHED, Resource
 from agent.kube.real.rest import KubeREST
 
 CLEARED = ("nodeclaims", "nodepools", "ec2nodeclasses", "nodes")
+POOL: dict[str, Any] = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "general"},
+    "spec": {
+        "template": {
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "d"},
+                "requirements": [
+                    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
+                ],
+            }
+        }
+    },
+}
+"""A small valid NodePool, as a user writes it."""
 TEST_NAMESPACE_LABEL = "driftwave.io/test"
+
+
+def node(name: str) -> dict[str, Any]:
+    """A Node kwok keeps Ready (it manages every node of the test control plane)."""
+    capacity = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"capacity": capacity, "allocatable": capacity},
+    }
+
+
+def pod(name: str, namespace: str, labels: dict[str, str], node_name: str = "") -> dict[str, Any]:
+    """A one-container pod, bound to ``node_name`` when given."""
+    spec: dict[str, Any] = {"containers": [{"name": "app", "image": "shop:1"}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": spec,
+    }
 
 
 def resource_for(manifest: dict[str, Any]) -> Resource:

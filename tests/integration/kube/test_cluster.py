@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,46 +20,7 @@ from agent.kube.real.convert import load
 from agent.kube.real.resources import resource_of
 from agent.kube.real.rest import Forbidden, KubeConfigError, KubeRequestError, KubeREST
 from tests.support.controlplane import ControlPlane
-from tests.support.kubeobjects import create, eventually, get
-
-POOL: dict[str, Any] = {
-    "apiVersion": "karpenter.sh/v1",
-    "kind": "NodePool",
-    "metadata": {"name": "general"},
-    "spec": {
-        "template": {
-            "spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "d"},
-                "requirements": [
-                    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
-                ],
-            }
-        }
-    },
-}
-
-
-def node(name: str) -> dict[str, Any]:
-    """A Node kwok keeps Ready (it manages every node of this control plane)."""
-    capacity = {"cpu": "4", "memory": "16Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"capacity": capacity, "allocatable": capacity},
-    }
-
-
-def pod(name: str, namespace: str, labels: dict[str, str], node_name: str = "") -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [{"name": "app", "image": "shop:1"}]}
-    if node_name:
-        spec["nodeName"] = node_name
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "spec": spec,
-    }
+from tests.support.kubeobjects import POOL, create, eventually, get, node, pod
 
 
 def patches(plane: ControlPlane, resource: str, name: str, since: int) -> list[tuple[str, int]]:

@@ -18,20 +18,8 @@ from agent.kube.real.cluster import KubeCluster
 from agent.kube.real.rest import KubeREST
 from tests.support.kubeapi import KubeAPIServer, kube_api_server
 from tests.support.kubeapi.store import RESOURCES
+from tests.support.kubeobjects import POOL
 
-POOL: dict[str, Any] = {
-    "apiVersion": "karpenter.sh/v1",
-    "kind": "NodePool",
-    "metadata": {"name": "general"},
-    "spec": {
-        "template": {
-            "spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "d"},
-                "requirements": [],
-            }
-        }
-    },
-}
 NODEPOOLS = next(r for r in RESOURCES if r.plural == "nodepools")
 
 
