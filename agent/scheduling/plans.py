@@ -141,6 +141,13 @@ class NodeMemo:
 _placeholders = itertools.count(1)
 
 
+def weight_order(pools: Sequence[PoolPlan]) -> list[PoolPlan]:
+    """NodePools in the order new NodeClaims try them, as Karpenter orders them: heaviest
+    first; equal weights by name, the name that sorts last first."""
+    by_name = sorted(pools, key=lambda p: p.name, reverse=True)
+    return sorted(by_name, key=lambda p: -p.weight)
+
+
 @dataclass
 class NewClaim:
     """A NodeClaim being planned (see the module docstring)."""

@@ -33,7 +33,13 @@ import numpy as np
 from agent.scheduling.attempt import Attempt, heaviest_first_dropped
 from agent.scheduling.merge import merge_tail
 from agent.scheduling.mix import MixPlan
-from agent.scheduling.plans import ExistingNode, NewClaim, PoolPlan, min_values_unmet
+from agent.scheduling.plans import (
+    ExistingNode,
+    NewClaim,
+    PoolPlan,
+    min_values_unmet,
+    weight_order,
+)
 from agent.scheduling.pods import HOSTNAME, PodRef, PodShape
 from agent.scheduling.quotas import MixQuotas
 from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
@@ -84,7 +90,7 @@ class Scheduler:
         mix: Mapping[str, MixPlan] | None = None,
         homes: Mapping[int, Sequence[str]] | None = None,
     ) -> None:
-        self.pools = sorted(pools, key=lambda p: (-p.weight, p.name))
+        self.pools = weight_order(pools)
         self.karpenter_order = karpenter_order
         self.efficient = dict(efficient or {})
         width = len(self.pools[0].table.resources) if self.pools else 0

@@ -20,7 +20,7 @@ import numpy as np
 
 from agent.scheduling.lowerbound import efficient_types, solve_bound, zone_prices
 from agent.scheduling.mix import MixInput, MixPlan, plan_mixes
-from agent.scheduling.plans import ExistingNode, PoolPlan
+from agent.scheduling.plans import ExistingNode, PoolPlan, weight_order
 from agent.scheduling.pods import PodRef, PodShape
 from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
 from agent.scheduling.requirements import Requirements
@@ -196,7 +196,7 @@ def make_scheduler(
     homes: dict[int, list[str]] = {}
     inputs: list[MixInput] = []
     counts = shape_counts(pods)
-    for pool in sorted(pools, key=lambda p: (-p.weight, p.name)):  # the scheduler's order
+    for pool in weight_order(pools):  # the scheduler's order
         mine = hosted(pool, counts)
         for key in mine:
             homes.setdefault(key, []).append(pool.name)

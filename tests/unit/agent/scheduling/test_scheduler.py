@@ -109,6 +109,11 @@ def test_pools_are_tried_by_weight() -> None:
     assert claim.pool.name == "heavy"
 
 
+def test_pools_of_equal_weight_are_tried_last_name_first_as_karpenter_orders_them() -> None:
+    (claim,) = Scheduler([pool("alpha"), pool("beta")]).solve(pods(1, shape())).claims
+    assert claim.pool.name == "beta"
+
+
 def test_pod_requirements_narrow_the_claim() -> None:
     wants = shape(
         alternatives=[
