@@ -10,10 +10,13 @@ Suites:
 
 Solvers: ``driftwave`` (ours) and ``karpenter-order`` (the baseline: pods by CPU then memory,
 descending; existing nodes, then in-flight claims with the fewest pods first, then new claims;
-first fit). Every result is checked by :func:`agent.scheduling.verify.violations`; the exit code
-is 1 when a run leaves a pod unscheduled (synthetic) or breaks a constraint. Each run solves
-``--repeat`` times (3 by default) on a fresh NodePool and reports the median time. Prints a
-table, or one JSON row per run with ``--json``. Run: ``make bench``.
+first fit), and side by side ``karpenter``: Karpenter's own scheduler (v1.14.1) on the same
+workload, timed through ``karpenter-oracle`` (see :mod:`bench.karpenter`; when ``make tools``
+has not built it, the bench says so and times driftwave's solvers alone). Every result of ours
+is checked by :func:`agent.scheduling.verify.violations`; the exit code is 1 when one of our runs
+leaves a pod unscheduled (synthetic) or breaks a constraint. Each run solves ``--repeat`` times
+(3 by default) on a fresh NodePool and reports the median time. Prints a table, or one JSON row
+per run with ``--json``. Run: ``make bench``.
 """
 
 from __future__ import annotations
@@ -38,8 +41,10 @@ from agent.scheduling.scheduler import Result, Scheduler
 from agent.scheduling.strategy import demand_of, solve, zone_demand
 from agent.scheduling.typetable import TypeTable
 from agent.scheduling.verify import violations
+from bench import karpenter
 from bench.cli import Parser, working
 from bench.workloads import diverse_pods, realistic_pods
+from tests.support.oracle import KarpenterOracle
 
 SIZES = (1, 50, 100, 500, 1000, 2000, 5000, 10000, 20000)
 RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
@@ -134,6 +139,43 @@ def run_catalog(solver: str, count: int, repeat: int = 1) -> list[dict[str, Any]
     return [_row("catalog", solver, count, result, seconds, bound, violations(result, pods))]
 
 
+def run_karpenter(
+    oracle: KarpenterOracle, suite: str, sizes: Sequence[int], count: int, repeat: int
+) -> list[dict[str, Any]]:
+    """Karpenter's own scheduler on the ``synthetic`` sizes or the ``catalog`` workload."""
+    catalog = Catalog.packaged()
+    if suite == "synthetic":
+        types, pool = karpenter.synthetic_types(), karpenter.SYNTHETIC_POOL
+        runs = [(size, diverse_pods(size)) for size in sizes]
+    else:
+        types, pool = karpenter.catalog_types(catalog), DEFAULT_POOL
+        runs = [(count, realistic_pods(count))]
+    rows = []
+    for size, pods in runs:
+        solved = karpenter.solve(oracle, pool, types, pods, repeat)
+        bound = None
+        if suite == "catalog":
+            bound = catalog_lower_bound(build_pool(parse_manifest(NodePool, pool), catalog), pods)
+        rows.append(
+            {
+                "suite": suite,
+                "solver": "karpenter",
+                "pods": size,
+                "nodes": solved.nodes,
+                "seconds": round(solved.seconds, 4),
+                "podsPerSec": round(size / solved.seconds) if solved.seconds > 0 else None,
+                "unscheduled": solved.unscheduled,
+                "costPerHour": round(solved.cost, 4),
+                "lowerBound": round(bound, 4) if bound is not None else None,
+                "costOverBound": round(solved.cost / bound, 4) if bound else None,
+                "violations": None,
+                "setupSeconds": round(solved.setup_seconds, 4),
+                "overheadSeconds": round(solved.overhead_seconds, 4),
+            }
+        )
+    return rows
+
+
 def catalog_lower_bound(pool: PoolPlan, pods: Sequence[PodRef]) -> float:
     """The LP bound for ``pods`` on ``pool`` (zone-spread pods need their share per zone)."""
     return solve_bound(
@@ -185,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the suites; the exit code is 1 when a synthetic run leaves a pod unscheduled."""
     parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", choices=("synthetic", "catalog", "all"), default="all")
-    parser.add_argument("--solver", choices=(*SOLVERS, "all"), default="all")
+    parser.add_argument("--solver", choices=(*SOLVERS, "karpenter", "all"), default="all")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="synthetic pod counts")
     parser.add_argument("--catalog-pods", type=int, default=10000)
     parser.add_argument(
@@ -196,11 +238,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="one JSON row per run")
     args = parser.parse_args(argv)
-    solvers = list(SOLVERS) if args.solver == "all" else [args.solver]
+    solvers = [*SOLVERS, "karpenter"] if args.solver == "all" else [args.solver]
+    if "karpenter" in solvers and (missing := karpenter.why_not()):
+        if args.solver == "karpenter":
+            parser.error(f"--solver karpenter: {missing}")
+        print(f"{missing}: Karpenter's own scheduler is not timed", file=sys.stderr)
+        solvers.remove("karpenter")
     sizes = [int(s) for s in args.sizes.split(",") if s]
     rows: list[dict[str, Any]] = []
     with working("measuring the scheduling") as say:
         for solver in solvers:
+            if solver == "karpenter":
+                with KarpenterOracle() as oracle:
+                    for suite in ("synthetic", "catalog"):
+                        if args.suite not in (suite, "all"):
+                            continue
+                        say(f"measuring Karpenter's scheduler on the {suite} suite")
+                        for row in run_karpenter(
+                            oracle, suite, sizes, args.catalog_pods, args.repeat
+                        ):
+                            rows.append(row)
+                            _emit(row, args.json, len(rows) == 1)
+                continue
             if args.suite in ("synthetic", "all"):
                 say(f"measuring {solver} on synthetic clusters of {args.sizes} pods")
                 for row in run_synthetic(solver, sizes, args.repeat):
@@ -211,8 +270,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for row in run_catalog(solver, args.catalog_pods, args.repeat):
                     rows.append(row)
                     _emit(row, args.json, len(rows) == 1)
-    failed = [r for r in rows if r["suite"] == "synthetic" and r["unscheduled"]]
-    failed += [r for r in rows if r["violations"]]
+    ours = [r for r in rows if r["solver"] != "karpenter"]
+    failed = [r for r in ours if r["suite"] == "synthetic" and r["unscheduled"]]
+    failed += [r for r in ours if r["violations"]]
     if failed:
         print(
             f"FAILED: {len(failed)} run(s) left pods unscheduled or broke a constraint",

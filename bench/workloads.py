@@ -112,3 +112,70 @@ def realistic_pods(count: int) -> list[PodRef]:
         shape = _shape(labels, deployment.cpu, deployment.memory_mib, spread=spread)
         pods.extend(PodRef(f"{deployment.name}-{i}", "default", shape) for i in range(replicas))
     return pods
+
+
+def _selector(matcher: LabelMatcher | None) -> dict[str, object] | None:
+    if matcher is None:
+        return None
+    selector: dict[str, object] = {"matchLabels": dict(matcher.match_labels)}
+    if matcher.expressions:
+        selector["matchExpressions"] = [
+            {"key": key, "operator": operator, "values": list(values)}
+            for key, operator, values in matcher.expressions
+        ]
+    return selector
+
+
+def _affinity_term(term: AffinityTerm) -> dict[str, object]:
+    out: dict[str, object] = {"topologyKey": term.key, "namespaces": sorted(term.namespaces)}
+    selector = _selector(term.selector)
+    if selector is not None:
+        out["labelSelector"] = selector
+    return out
+
+
+def pod_manifest(pod: PodRef) -> dict[str, object]:
+    """``pod`` as a core/v1 Pod manifest (what Karpenter reads): its labels, CPU and memory
+    requests, zone or hostname spread and required pod (anti-)affinity, which is all the
+    benchmark workloads use; raises ValueError for a shape with anything else."""
+    shape = pod.shape
+    unwritten = bool(
+        shape.preferred
+        or shape.tolerations
+        or shape.preferred_affinity
+        or shape.preferred_anti_affinity
+        or set(shape.requests) - {"cpu", "memory", "pods"}
+        or any(alternative for alternative in shape.alternatives)
+    )
+    if unwritten:
+        raise ValueError(f"pod {pod.key}: only labels, requests, spread and affinity are written")
+    requests = {
+        "cpu": f"{shape.requests.get('cpu', 0)}m",
+        "memory": str(shape.requests.get("memory", 0)),
+    }
+    spec: dict[str, object] = {
+        "containers": [{"name": "app", "image": "app", "resources": {"requests": requests}}]
+    }
+    if shape.spread:
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": c.max_skew,
+                "topologyKey": c.key,
+                "whenUnsatisfiable": "DoNotSchedule" if c.do_not_schedule else "ScheduleAnyway",
+                **({"labelSelector": s} if (s := _selector(c.selector)) is not None else {}),
+            }
+            for c in shape.spread
+        ]
+    affinity: dict[str, object] = {}
+    for kind, terms in (("podAffinity", shape.affinity), ("podAntiAffinity", shape.anti_affinity)):
+        if terms:
+            required = [_affinity_term(term) for term in terms]
+            affinity[kind] = {"requiredDuringSchedulingIgnoredDuringExecution": required}
+    if affinity:
+        spec["affinity"] = affinity
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": pod.name, "namespace": pod.namespace, "labels": dict(shape.labels)},
+        "spec": spec,
+    }

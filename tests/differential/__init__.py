@@ -1,0 +1,1 @@
+"""Differential tests: driftwave's answers against Karpenter's own (``karpenter-oracle``)."""
