@@ -12,7 +12,6 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import pytest
 from kubernetes import client, config
 
 from agent.kube.real.rest import KubeREST
-from tests.support.awsseed import add_image, network, publish_parameter
+from tests.support.awsseed import NEW_RELEASE, OLD_RELEASE, seed_eks_account
 from tests.support.controlplane import control_plane, missing_tools
 from tests.support.instancenodes import InstanceNodes
 from tests.support.kubeobjects import create, get, items
@@ -31,27 +30,7 @@ from tests.support.procs import Processes, processes
 
 REGION = "us-east-1"
 TOKEN = "e2e-agent-token"
-LINE = "/aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/standard"
-OLD, NEW = "v20251202", "v20251216"
-
-
-def seed_aws(url: str) -> dict[str, str]:
-    ec2 = boto3.client("ec2", region_name=REGION, endpoint_url=url)
-    network(ec2, "prod-1")
-    boto3.client("eks", region_name=REGION, endpoint_url=url).create_cluster(
-        name="prod-1",
-        version="1.31",
-        roleArn="arn:aws:iam::123456789012:role/eks",
-        resourcesVpcConfig={"subnetIds": []},
-    )
-    images = {}
-    now = datetime.now(UTC)
-    for age, release in ((30, OLD), (1, NEW)):
-        name = f"amazon-eks-node-al2023-x86_64-standard-1.31-{release}"
-        images[release] = add_image(REGION, name, created=now - timedelta(days=age))
-        publish_parameter(REGION, f"{LINE}/{name}/image_id", images[release])
-        publish_parameter(REGION, f"{LINE}/recommended/image_id", images[release])
-    return images
+OLD, NEW = OLD_RELEASE, NEW_RELEASE
 
 
 def seed_cluster(rest: KubeREST) -> None:
@@ -129,7 +108,7 @@ def world(
     # a control plane of its own: the agent acts on every NodePool and pod it can see
     with moto_server() as url, control_plane(tmp_path / "controlplane") as plane:
         rest = plane.rest()
-        images = seed_aws(url)
+        images = seed_eks_account(url, REGION)
         seed_cluster(rest)
         kubeconfig = plane.kubeconfig
         configuration = client.Configuration()

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 from moto.ec2.models import ec2_backends
 from moto.ec2.models.amis import Ami
 from moto.ec2.utils import random_ami_id
@@ -116,3 +117,27 @@ def network(
     ]
     ec2.create_tags(Resources=[group], Tags=discovery)
     return {"vpc": vpc, "subnets": subnets, "security_group": group}
+
+
+AL2023_LINE = "/aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/standard"
+OLD_RELEASE, NEW_RELEASE = "v20251202", "v20251216"
+
+
+def seed_eks_account(url: str, region: str, cluster: str = "prod-1") -> dict[str, str]:
+    """An EKS account on moto's server at ``url``: the cluster (1.31), its tagged network and two
+    AL2023 releases (30 and 1 days old; the newer is recommended). Answers release → image id."""
+    network(boto3.client("ec2", region_name=region, endpoint_url=url), cluster)
+    boto3.client("eks", region_name=region, endpoint_url=url).create_cluster(
+        name=cluster,
+        version="1.31",
+        roleArn="arn:aws:iam::123456789012:role/eks",
+        resourcesVpcConfig={"subnetIds": []},
+    )
+    images = {}
+    now = datetime.now(UTC)
+    for age, release in ((30, OLD_RELEASE), (1, NEW_RELEASE)):
+        name = f"amazon-eks-node-al2023-x86_64-standard-1.31-{release}"
+        images[release] = add_image(region, name, created=now - timedelta(days=age))
+        publish_parameter(region, f"{AL2023_LINE}/{name}/image_id", images[release])
+        publish_parameter(region, f"{AL2023_LINE}/recommended/image_id", images[release])
+    return images

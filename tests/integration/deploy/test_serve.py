@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import boto3
 import httpx
 import pytest
 
 from agent.kube.real.leader import LEASE_NAME
 from agent.kube.real.rest import KubeREST
 from tests.integration.deploy.world import DRIVERS, Made, Release, nodeclass, requests_of
-from tests.support.awsseed import add_image, network, publish_parameter
+from tests.support.awsseed import NEW_RELEASE, OLD_RELEASE, seed_eks_account
 from tests.support.controlplane import ControlPlane
 from tests.support.kubeobjects import eventually, get
 from tests.support.motoserver import moto_server
@@ -31,26 +29,7 @@ from tests.support.procs import Processes, processes
 
 REGION = "us-east-1"
 TOKEN = "fleet-token"
-LINE = "/aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/standard"
-OLD, NEW = "v20251202", "v20251216"
-
-
-def seed_aws(url: str) -> None:
-    """The cluster, its network and two AL2023 releases, as in an EKS account."""
-    ec2 = boto3.client("ec2", region_name=REGION, endpoint_url=url)
-    network(ec2, "prod-1")
-    boto3.client("eks", region_name=REGION, endpoint_url=url).create_cluster(
-        name="prod-1",
-        version="1.31",
-        roleArn="arn:aws:iam::123456789012:role/eks",
-        resourcesVpcConfig={"subnetIds": []},
-    )
-    now = datetime.now(UTC)
-    for age, release in ((30, OLD), (1, NEW)):
-        name = f"amazon-eks-node-al2023-x86_64-standard-1.31-{release}"
-        image = add_image(REGION, name, created=now - timedelta(days=age))
-        publish_parameter(REGION, f"{LINE}/{name}/image_id", image)
-        publish_parameter(REGION, f"{LINE}/recommended/image_id", image)
+OLD, NEW = OLD_RELEASE, NEW_RELEASE
 
 
 @pytest.fixture
@@ -59,7 +38,7 @@ def aws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Processes]:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     with moto_server() as url:
-        seed_aws(url)
+        seed_eks_account(url, REGION)
         (tmp_path / "token").write_text(TOKEN)
         env = {
             "AWS_ENDPOINT_URL": url,
