@@ -76,7 +76,8 @@ class KarpenterOracle:
             raise OracleError(f"{op}: the oracle has exited") from exc
         line = stdout.readline()
         if not line:
-            raise OracleError(f"{op}: the oracle exited without answering")
+            code = self._process.wait(timeout=10)
+            raise OracleError(f"{op}: the oracle exited (status {code}) without answering")
         answer: dict[str, Any] = json.loads(line)
         if "error" in answer:
             raise OracleError(f"{op}: {answer['error']}")
