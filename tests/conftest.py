@@ -84,7 +84,7 @@ def controlplane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPl
         return
     if not _docker_answers():
         _missing("", f"no control plane: {', '.join(missing)} not built (make tools; needs Go)")
-    from testcontainers.k3s import K3SContainer
+    from testcontainers.community.k3s import K3SContainer
 
     with K3SContainer() as k3s:
         kubeconfig = root / "kubeconfig"
