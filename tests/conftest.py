@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.support.controlplane import ControlPlane, control_plane, missing_tools
 
@@ -89,7 +90,8 @@ def controlplane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPl
     with K3SContainer() as k3s:
         kubeconfig = root / "kubeconfig"
         kubeconfig.write_text(k3s.config_yaml())
-        plane = ControlPlane(root=root, server=k3s.get_container_host_ip(), kubeconfig=kubeconfig)
+        server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+        plane = ControlPlane(root=root, server=str(server), kubeconfig=kubeconfig)
         plane.apply_crds()
         yield plane
 
