@@ -5,6 +5,10 @@
 - a NodePool without its own disruption budgets (only the default ``nodes: 10%`` applies);
 - ``expireAfter: Never``: nodes are never recycled, so they never pick up patches by expiry;
 - a budget schedule that Karpenter accepts but cannot parse, which blocks all disruption;
+- a budget ``timeZone``: driftwave's addition, which Karpenter lacks (a manifest applied to a
+  Karpenter cluster loses it and the schedule runs in UTC);
+- a selector term with empty ``tags`` (``tags: {}``) and nothing else: Karpenter admits it, and
+  it then matches every subnet, security group, AMI or capacity reservation the account has;
 - the removed v1beta1 annotations ``karpenter.sh/do-not-evict`` / ``do-not-consolidate``.
 """
 
@@ -59,6 +63,12 @@ def _nodepool(pool: NodePool) -> Iterator[LintWarning]:
             "drift replacement keeps its old image indefinitely",
         )
     for index, budget in enumerate(spec.disruption.budgets):
+        if budget.time_zone is not None:
+            yield (
+                f"spec.disruption.budgets[{index}].timeZone",
+                "timeZone is driftwave's addition: Karpenter has no such field, so this "
+                "NodePool applied to a Karpenter cluster loses it and the schedule runs in UTC",
+            )
         if budget.schedule is not None:
             problem = budget_schedule_problem(budget.schedule)
             if problem:
@@ -69,7 +79,28 @@ def _nodepool(pool: NodePool) -> Iterator[LintWarning]:
                 )
 
 
+SELECTOR_FIELDS = (
+    "amiSelectorTerms",
+    "subnetSelectorTerms",
+    "securityGroupSelectorTerms",
+    "capacityReservationSelectorTerms",
+)
+
+
+def _selects_everything(term: dict[str, object]) -> bool:
+    return term.get("tags") == {} and set(term) == {"tags"}
+
+
 def _nodeclass(nodeclass: EC2NodeClass) -> Iterator[LintWarning]:
+    spec = nodeclass.spec.to_manifest()
+    for field in SELECTOR_FIELDS:
+        for index, term in enumerate(spec.get(field) or []):
+            if _selects_everything(term):
+                yield (
+                    f"spec.{field}[{index}].tags",
+                    "tags is empty: Karpenter admits this term and it then matches every "
+                    "resource of its kind in the account and region; name the tags to match",
+                )
     for index, term in enumerate(nodeclass.spec.ami_selector_terms):
         family = term.alias_family
         if term.alias and term.alias.endswith("@latest") and family:

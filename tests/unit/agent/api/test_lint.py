@@ -87,6 +87,34 @@ def test_a_valid_schedule_does_not_warn() -> None:
     assert warnings_of(data) == {}
 
 
+def test_a_budget_time_zone_warns_that_karpenter_lacks_it() -> None:
+    budget = {"nodes": "0", "schedule": "0 9 * * *", "duration": "8h", "timeZone": "Europe/Paris"}
+    data = nodepool(disruption={"budgets": [{"nodes": "10%"}, budget]})
+    found = warnings_of(data)
+    assert list(found) == ["spec.disruption.budgets[1].timeZone"]
+    assert "Karpenter has no such field" in found["spec.disruption.budgets[1].timeZone"]
+
+
+@pytest.mark.parametrize(
+    "field", ["subnetSelectorTerms", "securityGroupSelectorTerms", "amiSelectorTerms"]
+)
+def test_an_empty_tag_selector_warns_that_it_matches_everything(field: str) -> None:
+    data = nodeclass("al2023@v20240807")
+    if field == "amiSelectorTerms":
+        data["spec"]["amiFamily"] = "AL2023"
+    data["spec"][field] = [{"tags": {"a": "b"}}, {"tags": {}}]
+    found = warnings_of(data)
+    assert list(found) == [f"spec.{field}[1].tags"]
+    assert "matches every resource" in found[f"spec.{field}[1].tags"]
+
+
+def test_an_empty_tag_map_beside_another_selector_does_not_warn() -> None:
+    data = nodeclass("al2023@v20240807")
+    data["spec"]["amiFamily"] = "AL2023"
+    data["spec"]["amiSelectorTerms"] = [{"tags": {}, "name": "my-ami-*"}]
+    assert warnings_of(data) == {}
+
+
 def test_a_non_ec2_node_class_warns() -> None:
     data = nodepool()
     data["spec"]["template"]["spec"]["nodeClassRef"] = {
