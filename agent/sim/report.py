@@ -1,4 +1,5 @@
-"""What a simulation ends with: NodeClaims, pending pods and why, cost, timeline, summary."""
+"""What a simulation ends with: NodeClaims (where each landed, and the labels, annotations,
+taints and requirements it carries), pending pods and why, cost, timeline, summary."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def report(world: World) -> dict[str, Any]:
     for claim in world.cluster.list(NodeClaim):
         labels = claim.metadata.labels
         node = claim.status.node_name
+        spec = claim.to_full_manifest()["spec"]
         claims.append(
             {
                 "name": claim.name,
@@ -46,6 +48,12 @@ def report(world: World) -> dict[str, Any]:
                 "node": node,
                 "state": _state(claim),
                 "pods": sorted(by_node.get(node or "", [])),
+                # as Karpenter's tests check a claim: what it carries, not only where it landed
+                "labels": dict(sorted(labels.items())),
+                "annotations": dict(sorted(claim.metadata.annotations.items())),
+                "taints": spec.get("taints", []),
+                "startupTaints": spec.get("startupTaints", []),
+                "requirements": spec.get("requirements", []),
             }
         )
     ready_nodes = {n.metadata.name for n in world.cluster.list(Node)}

@@ -27,6 +27,25 @@ def test_seed_000_puts_both_inflate_pods_on_one_cmr_node_of_generation_above_2()
     assert result["costPerHour"] > 0
 
 
+def test_a_claim_reports_what_it_carries_as_karpenter_tests_check_it() -> None:
+    (claim,) = simulate(SCENARIOS / "seed-000-inflate.yaml")["nodeClaims"]
+    labels = claim["labels"]
+    assert labels["karpenter.sh/nodepool"] == claim["nodePool"]
+    assert labels["node.kubernetes.io/instance-type"] == claim["instanceType"]
+    assert labels["team"] == "my-team", "the template's own label"
+    assert set(claim["annotations"]) >= {
+        "karpenter.sh/nodepool-hash",
+        "karpenter.sh/nodepool-hash-version",
+        "karpenter.k8s.aws/ec2nodeclass-hash",
+        "karpenter.k8s.aws/ec2nodeclass-hash-version",
+    }
+    keys = {r["key"] for r in claim["requirements"]}
+    assert {"karpenter.sh/nodepool", "node.kubernetes.io/instance-type"} <= keys
+    assert all(set(r) >= {"key", "operator"} for r in claim["requirements"])
+    assert claim["taints"] == []
+    assert claim["startupTaints"] == []
+
+
 def test_seed_002_puts_three_pods_on_one_on_demand_arm64_r6gd_in_us_west_2a() -> None:
     result = simulate(SCENARIOS / "seed-002-layered-constraints.yaml")
     (claim,) = result["nodeClaims"]
