@@ -6,10 +6,8 @@ compacted away at a moment the test chooses (410 Gone, after which the informer 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,7 +16,7 @@ from agent.kube.real.cluster import KubeCluster
 from agent.kube.real.rest import KubeREST
 from tests.support.kubeapi import KubeAPIServer, kube_api_server
 from tests.support.kubeapi.store import RESOURCES
-from tests.support.kubeobjects import POOL
+from tests.support.kubeobjects import POOL, eventually
 
 NODEPOOLS = next(r for r in RESOURCES if r.plural == "nodepools")
 
@@ -35,13 +33,6 @@ def stand_in(tmp_path: Path) -> Iterator[tuple[KubeAPIServer, KubeCluster]]:
         rest.close()
 
 
-def eventually(check: Any, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.02)
-
-
 def test_an_object_breaking_its_model_is_skipped_not_fatal(
     stand_in: tuple[KubeAPIServer, KubeCluster],
 ) -> None:
@@ -50,7 +41,7 @@ def test_an_object_breaking_its_model_is_skipped_not_fatal(
         NODEPOOLS, "", {**POOL, "metadata": {"name": "broken"}, "spec": {"template": 3}}
     )
     api.store.create(NODEPOOLS, "", dict(POOL))
-    eventually(lambda: [p.metadata.name for p in cluster.list(NodePool)] == ["general"])
+    eventually(lambda: [p.metadata.name for p in cluster.list(NodePool)] == ["general"], 5)
 
 
 def test_relists_after_the_watch_history_is_compacted(
@@ -58,7 +49,7 @@ def test_relists_after_the_watch_history_is_compacted(
 ) -> None:
     api, cluster = stand_in
     api.store.create(NODEPOOLS, "", dict(POOL))
-    eventually(lambda: cluster.list(NodePool) != [])
+    eventually(lambda: cluster.list(NodePool) != [], 5)
     api.store.compact()
     api.store.delete(NODEPOOLS, "", "general")
     api.store.create(NODEPOOLS, "", {**POOL, "metadata": {"name": "other"}})
