@@ -11,6 +11,10 @@ Ops (fields as the Go side documents them):
 * ``allowed-disruptions``: what a NodePool's budgets allow for a reason at a time;
 * ``schedule``: the NodeClaims Karpenter's provisioning scheduler plans for pods;
 * ``drift``: Karpenter's drift reason for a launched NodeClaim.
+* ``nodepool-runtime-validate``: Karpenter's runtime validation of a NodePool (``valid``,
+  ``message``);
+* ``label-sets``: the well-known labels, restricted label domains and labels, and the known
+  requirement values, as the AWS provider extends them.
 
 Objects go in as Karpenter's JSON (``karpenter.sh/v1``, ``karpenter.k8s.aws/v1``, core/v1 Pods)
 and are defaulted by the CRDs' schemas as the API server stores them. :func:`instance_type_spec`
