@@ -11,6 +11,13 @@ A node is a candidate when, as in Karpenter v1:
   refuses). For *eventual* methods (drift) these pod blockers are waived when the NodeClaim has a
   ``terminationGracePeriod``: the grace period bounds how long they can hold the node.
 
+A disruption finds room only for the pods that will actually move (Karpenter's "currently
+reschedulable" pods, :func:`will_move`): a pod with an active ``do-not-disrupt``, or one an
+eviction can never take (two budgets, or a budget that blocks every eviction by its very spec:
+``maxUnavailable: 0`` or ``"0%"``, ``minAvailable: "100%"``), stays until the grace period ends,
+so no replacement is launched for it; it would only sit empty. A budget that allows no
+disruption *now* but may later does not count: its pods are planned for.
+
 Everything else is reported in ``held``: node name → the reason, for the drift preview and the
 timeline.
 """
@@ -35,6 +42,7 @@ from agent.termination.podrules import (
     is_static,
     is_terminal,
     reschedulable,
+    tolerates_disruption,
 )
 
 DisruptionClass = Literal["graceful", "eventual"]
@@ -138,6 +146,34 @@ def pod_blocker(pod: Pod, snapshot: Snapshot) -> str | None:
     if covering and snapshot.pdb_allows(covering[0]) == 0:
         return f"pdb {covering[0].metadata.name} prevents pod evictions (pod {key})"
     return None
+
+
+def fully_blocking(budget: PodDisruptionBudget) -> bool:
+    """Whether ``budget``'s spec alone forbids every eviction, whatever its pods' health:
+    ``maxUnavailable: 0`` or ``"0%"``, or ``minAvailable: "100%"``."""
+    spec = budget.spec
+    return spec.max_unavailable in (0, "0%") or spec.min_available == "100%"
+
+
+def _not_ready(pod: Pod) -> bool:
+    conditions = pod.status.conditions if pod.status is not None else []
+    return any(c.type == "Ready" and c.status == "False" for c in conditions)
+
+
+def will_move(pod: Pod, snapshot: Snapshot) -> bool:
+    """Whether disrupting the pod's node will move ``pod`` (so room must be found for it):
+    reschedulable, no active ``do-not-disrupt``, and not held for good by its budgets."""
+    if not reschedulable(pod) or do_not_disrupt_active(pod, snapshot.now):
+        return False
+    if tolerates_disruption(pod):
+        return True  # never evicted, so no budget holds it
+    covering = snapshot.budgets.covering(pod)
+    if len(covering) > 1:
+        return False
+    if covering and fully_blocking(covering[0]):
+        policy = covering[0].spec.unhealthy_pod_eviction_policy
+        return policy == "AlwaysAllow" and _not_ready(pod)
+    return True
 
 
 def node_blocker(

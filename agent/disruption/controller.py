@@ -34,7 +34,7 @@ from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.disruption.budgets import PoolNodes, allowed_disruptions, next_change
-from agent.disruption.candidates import Candidate, Snapshot, candidates
+from agent.disruption.candidates import Candidate, Snapshot, candidates, will_move
 from agent.disruption.commands import Command, DisruptionMethod, PassContext
 from agent.disruption.consolidatable import Consolidatable
 from agent.disruption.consolidation import MultiNodeConsolidation, SingleNodeConsolidation
@@ -50,7 +50,7 @@ from agent.lifecycle.conditions import ConditionMemo, is_true
 from agent.provisioning.provisioner import Provisioner
 from agent.provisioning.view import cluster_view
 from agent.scheduling.strategy import Strategy
-from agent.termination.podrules import is_daemon, reschedulable
+from agent.termination.podrules import is_daemon
 
 POLL = timedelta(seconds=10)
 HELD_REVISIT = timedelta(seconds=60)
@@ -245,9 +245,10 @@ class DisruptionController:
             p for p in snap.unbound if not p.metadata.deletion_timestamp and not is_daemon(p)
         ]
         # Pods still on nodes being disrupted or deleted need room too (Karpenter's simulation
-        # adds them): otherwise a later decision could take the room kept for them.
+        # adds them): otherwise a later decision could take the room kept for them. Pods that
+        # will not move (do-not-disrupt, a fully blocking budget) need none.
         for name in sorted(busy):
-            pending.extend(p for p in snap.pods_by_node.get(name, []) if reschedulable(p))
+            pending.extend(p for p in snap.pods_by_node.get(name, []) if will_move(p, snap))
         return PassContext(
             snap,
             lambda: cluster_view(

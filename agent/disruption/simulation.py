@@ -1,6 +1,8 @@
 """Where a disruption's pods would go: Karpenter's ``SimulateScheduling`` for candidates.
 
-The candidates' reschedulable pods, with the pods pending now, are solved against the cluster
+The candidates' pods that will move (:func:`~agent.disruption.candidates.will_move`: not the
+ones a ``do-not-disrupt`` or a fully blocking PodDisruptionBudget keeps in place), with the pods
+pending now, are solved against the cluster
 without the candidates and without every node already being disrupted, with the NodePools free
 to plan new nodes (the replacements). A command is only possible when every candidate pod finds
 a place; pending pods that fit nowhere do not block it (Karpenter's
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.disruption.candidates import Candidate
+from agent.disruption.candidates import Candidate, will_move
 from agent.disruption.commands import PassContext
 from agent.provisioning.view import simulate
 from agent.scheduling.scheduler import Result
@@ -22,7 +24,10 @@ def reschedule(context: PassContext, candidates: Sequence[Candidate], strategy: 
     """Solve the candidates' pods and the pending ones as if the candidates (and busy nodes)
     were gone; ``errors`` lists only candidate pods without a place."""
     shapes = context.cache.shapes
-    moving = shapes.refs(pod for candidate in candidates for pod in candidate.pods)
+    snapshot = context.snapshot
+    moving = shapes.refs(
+        pod for candidate in candidates for pod in candidate.pods if will_move(pod, snapshot)
+    )
     pending = shapes.refs(context.pending)
     without = set(context.busy) | {c.name for c in candidates}
     result = simulate(context.view, [*moving, *pending], without, strategy, prune=True)

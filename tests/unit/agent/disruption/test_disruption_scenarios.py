@@ -244,3 +244,43 @@ def test_a_node_is_in_one_disruption_command_at_a_time(tmp_path: Path) -> None:
     assert len(set(taken)) == 3
     assert {c["imageId"] for c in result["nodeClaims"]} == {"ami-0bb0"}
     assert result["summary"]["nodePools"]["default"]["maxConcurrentDisruptions"] == 3
+
+
+def test_drift_with_a_grace_period_launches_no_replacement_for_pods_that_will_not_move(
+    tmp_path: Path,
+) -> None:
+    """Karpenter's drift with ``terminationGracePeriod``: a node whose pods cannot be evicted (an
+    active do-not-disrupt, a budget with ``maxUnavailable: 0``) is still taken, but no room is
+    planned for those pods (they stay until the grace period ends); evictable pods still get
+    their replacement."""
+    keep = _deployment("keep", 1, "3")
+    keep["spec"]["template"]["metadata"]["annotations"] = {"karpenter.sh/do-not-disrupt": "true"}
+    guarded_pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "guarded"},
+        "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "guarded"}}},
+    }
+    disruption = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "30s",
+                  "budgets": [{"nodes": "100%"}]}  # fmt: skip
+    result = _run(
+        tmp_path,
+        [_pool(disruption, terminationGracePeriod="30m"), NODECLASS, _deployment("web", 1, "3"),
+         keep, _deployment("guarded", 1, "3"), guarded_pdb],
+        [{"at": "5m", "publishAmi": NEWER}],
+        "50m",
+    )  # fmt: skip
+    node_of = {e["object"].split("/")[2].split("-")[0]: e["details"]["node"]
+               for e in _events(result, "Evicted") + _events(result, "PodDeleted")}  # fmt: skip
+    assert set(node_of) == {"web", "keep", "guarded"}
+    forced = {e["object"].split("/")[2].split("-")[0] for e in _events(result, "PodDeleted")}
+    assert forced == {"keep", "guarded"}  # never evicted: deleted when the grace period ended
+    started = {e["details"]["candidates"][0]: e for e in _events(result, "DisruptionStarted")}
+    assert {e["details"]["method"] for e in started.values()} == {"drift"}  # no emptiness
+    assert started[node_of["keep"]]["details"]["replacements"] == []
+    assert started[node_of["guarded"]]["details"]["replacements"] == []
+    assert len(started[node_of["web"]]["details"]["replacements"]) == 1
+    assert all(e["t"] == 300 for e in started.values())  # the held nodes were taken at once
+    assert result["summary"]["podsLost"] == 0
+    assert result["summary"]["pdbViolations"] == 0
+    assert result["summary"]["pendingPods"] == 0
