@@ -5,8 +5,8 @@ hashes of those), then both are changed (often a little, sometimes not at all), 
 classes' resolved AMIs, subnets and security groups and the instance's own vary. Karpenter's
 answer comes from its nodeclaim disruption controller with the AWS provider's drift checks; ours
 from :func:`agent.lifecycle.drift.drift_reason`. The NodeClaim is younger than an hour, so
-Karpenter's instance-type check (``InstanceTypeNotFound``) does not run; see the strict xfail
-below for what it would find.
+Karpenter's instance-type check (``InstanceTypeNotFound``) does not run; the last tests make
+it run, on a NodeClaim two hours old.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
+from agent.cloud.port import InstanceTypeOfferings
 from agent.lifecycle.drift import drift_reason
 from agent.lifecycle.hashing import stamped
 from tests.differential.objects import (
@@ -107,10 +108,12 @@ def decide(
     launched_from: tuple[Manifest, Manifest],
     now_with: tuple[Manifest, Manifest],
     instance: dict[str, Any],
+    types: list[InstanceTypeOfferings] | None = None,
     **extra: Any,
 ) -> tuple[str | None, str | None]:
     """(Karpenter's drift reason, ours) for ``claim`` launched from ``launched_from`` and
-    checked against ``now_with`` (NodePool, EC2NodeClass) on ``instance``."""
+    checked against ``now_with`` (NodePool, EC2NodeClass) on ``instance``; ``types`` are the
+    instance types our side sees when its instance-type check is due."""
     theirs = oracle.ask(
         "drift",
         nodeClaim=claim,
@@ -129,6 +132,7 @@ def decide(
         parse_manifest(NodePool, now_with[0]),
         parse_manifest(EC2NodeClass, now_with[1]),
         lambda _: (instance["subnetID"], instance["securityGroupIDs"]),
+        instance_types=types,
     )
     return theirs["reason"] or None, ours
 
@@ -168,9 +172,11 @@ def test_the_drift_reason_is_karpenters(
     assert ours == theirs
 
 
-def _unoffered_type(oracle: KarpenterOracle) -> tuple[str | None, str | None]:
-    """(Karpenter's reason, ours) for a two-hour-old NodeClaim whose type (m5.large) the
-    cloud provider no longer lists (it offers m6i.large only)."""
+def _unoffered_type(
+    oracle: KarpenterOracle, offered: str, zone: str = "us-east-1a"
+) -> tuple[str | None, str | None]:
+    """(Karpenter's reason, ours) for a two-hour-old on-demand m5.large NodeClaim in us-east-1a
+    when the cloud provider lists only ``offered``, with one on-demand offering in ``zone``."""
     pool, nodeclass = nodepool(), ec2nodeclass(status={
         "amis": [AMIS[0]], "subnets": SUBNETS, "securityGroups": GROUPS,
     })  # fmt: skip
@@ -178,29 +184,41 @@ def _unoffered_type(oracle: KarpenterOracle) -> tuple[str | None, str | None]:
     claim["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
     later = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=2)
     instance = {"id": INSTANCE_ID, "subnetID": "subnet-1", "securityGroupIDs": ["sg-1", "sg-2"]}
+    offering = {"zone": zone, "capacityType": "on-demand", "price": 0.1, "available": True}
+    listed = Catalog.packaged().get(offered)
+    ours = [
+        InstanceTypeOfferings(
+            listed,
+            tuple(
+                o
+                for o in Catalog.packaged().offerings(listed)
+                if o.zone == zone and o.capacity_type == "on-demand"
+            ),
+        )
+    ]
     return decide(
         oracle,
         claim,
         (pool, nodeclass),
         (pool, nodeclass),
         instance,
+        types=ours,
         now=later.isoformat(),
-        instanceTypes=[{"name": "m6i.large", "labels": {ARCH: "amd64"}, "offerings": []}],
+        instanceTypes=[{"name": offered, "labels": dict(listed.labels), "offerings": [offering]}],
     )
 
 
 def test_karpenter_drifts_a_type_no_longer_offered(karpenter_oracle: KarpenterOracle) -> None:
-    theirs, _ = _unoffered_type(karpenter_oracle)
+    theirs, _ = _unoffered_type(karpenter_oracle, "m6i.large")
     assert theirs == "InstanceTypeNotFound"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Karpenter drifts a NodeClaim older than an hour whose instance type the cloud "
-    "provider no longer offers (InstanceTypeNotFound); driftwave has no such check",
+@pytest.mark.parametrize(
+    ("offered", "zone"),
+    [("m6i.large", "us-east-1a"), ("m5.large", "us-east-1b"), ("m5.large", "us-east-1a")],
 )
 def test_a_type_no_longer_offered_drifts_as_in_karpenter(
-    karpenter_oracle: KarpenterOracle,
+    karpenter_oracle: KarpenterOracle, offered: str, zone: str
 ) -> None:
-    theirs, ours = _unoffered_type(karpenter_oracle)
+    theirs, ours = _unoffered_type(karpenter_oracle, offered, zone)
     assert ours == theirs
