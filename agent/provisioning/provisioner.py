@@ -18,9 +18,16 @@ from typing import Any
 from agent.api.base import ObjectMeta
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Pod
-from agent.api.labels import TERMINATION_FINALIZER
+from agent.api.labels import (
+    HOSTNAME_LABEL,
+    INITIALIZED_LABEL,
+    NODEPOOL_LABEL,
+    TERMINATION_FINALIZER,
+    WELL_KNOWN_LABELS,
+)
 from agent.api.nodeclaim import NodeClaim, NodeClaimResources, NodeClaimSpec
 from agent.api.nodepool import NodePool
+from agent.api.requirements import Requirement as ApiRequirement
 from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.kube.port import Cluster, NotFound
@@ -28,6 +35,8 @@ from agent.lifecycle.hashing import SpecMemo, stamped
 from agent.provisioning.view import InstanceTypes, ViewCache, cluster_view, simulate
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import HOSTNAME, PodRef
+from agent.scheduling.requirement import INT64_MAX, Requirement
+from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Result
 from agent.scheduling.strategy import Strategy
 
@@ -36,6 +45,11 @@ Recorder = Callable[[str, str, str, dict[str, Any]], None]
 
 BATCH_IDLE = timedelta(seconds=1)
 BATCH_MAX = timedelta(seconds=10)
+NODECLASS_LABEL = "karpenter.k8s.aws/ec2nodeclass"
+"""The label naming a NodeClaim's EC2NodeClass (Karpenter's label for the node class kind)."""
+_NOT_LABELLED = WELL_KNOWN_LABELS | {HOSTNAME_LABEL, INITIALIZED_LABEL, "karpenter.sh/registered"}
+"""Keys whose values are never resolved into labels at creation: the well-known ones (the
+instance type decides them), the hostname, and the node lifecycle labels."""
 
 
 def _ignore(kind: str, obj: str, reason: str, details: dict[str, Any]) -> None:
@@ -158,8 +172,13 @@ class Provisioner:
             r for r in plan.requirements.node_selector_requirements() if r.key != HOSTNAME
         ]
         requirements = [r for r in requirements if r.key != "node.kubernetes.io/instance-type"]
-        from agent.api.requirements import Requirement as ApiRequirement
-
+        template = pool.spec.template
+        if not any(r.key == NODECLASS_LABEL for r in requirements):
+            requirements.append(
+                ApiRequirement(
+                    key=NODECLASS_LABEL, operator="In", values=[template.spec.node_class_ref.name]
+                )
+            )
         requirements.append(
             ApiRequirement(
                 key="node.kubernetes.io/instance-type",
@@ -167,8 +186,12 @@ class Provisioner:
                 values=[n for n, _ in options],
             )
         )
-        template = pool.spec.template
-        labels = {**(template.metadata.labels or {}), "karpenter.sh/nodepool": pool.name}
+        labels = {
+            **(template.metadata.labels or {}),
+            NODEPOOL_LABEL: pool.name,
+            NODECLASS_LABEL: template.spec.node_class_ref.name,
+            **custom_labels(plan.requirements, self._random),
+        }
         used = {r: int(v) for r, v in zip(plan.pool.table.resources, plan.used, strict=True) if v}
         claim = NodeClaim(
             metadata=ObjectMeta(
@@ -208,6 +231,39 @@ class Provisioner:
             },
         )
         return created
+
+
+def custom_labels(requirements: Requirements, rng: random.Random) -> dict[str, str]:
+    """The labels a new NodeClaim carries for its custom (not well-known) requirement keys,
+    resolved as Karpenter resolves them at creation so the claim never drifts on them.
+
+    ``In``: one of the allowed values (driftwave takes the smallest, Karpenter any);
+    ``Exists``, ``NotIn``, ``Gt``, ``Lt``: an integer within the bounds (from 0 when there is
+    no lower one), drawn from ``rng`` as Karpenter draws a random one, and never an excluded
+    value; ``DoesNotExist``: no label.
+    """
+    labels: dict[str, str] = {}
+    for key, requirement in requirements.items():
+        if key in _NOT_LABELLED:
+            continue
+        value = _any_value(requirement, rng)
+        if value is not None:
+            labels[key] = value
+    return labels
+
+
+def _any_value(requirement: Requirement, rng: random.Random) -> str | None:
+    if not requirement.complement:
+        return min(requirement.values) if requirement.values else None
+    low = requirement.gte if requirement.gte is not None else 0
+    high = requirement.lte if requirement.lte is not None else INT64_MAX - 1
+    if high < low:
+        low = high
+    for _ in range(64):
+        value = str(rng.randint(low, high))
+        if requirement.has(value):
+            return value
+    return next((str(n) for n in range(low, high + 1) if requirement.has(str(n))), None)
 
 
 def _quantities(used: dict[str, int]) -> dict[str, int | str]:

@@ -215,7 +215,11 @@ def test_nodeclaims_carry_the_pools_template_and_the_options_cheapest_first(
     world.run(1)
     (claim,) = world.claims()
     assert claim.name.startswith("default-")
-    assert claim.metadata.labels == {"team": "blue", "karpenter.sh/nodepool": "default"}
+    assert claim.metadata.labels == {
+        "team": "blue",
+        "karpenter.sh/nodepool": "default",
+        "karpenter.k8s.aws/ec2nodeclass": "default",
+    }
     assert claim.spec.node_class_ref == pool.spec.template.spec.node_class_ref
     assert claim.spec.taints == pool.spec.template.spec.taints
     assert claim.spec.startup_taints == pool.spec.template.spec.startup_taints
