@@ -30,7 +30,8 @@ WELL_KNOWN_VALUES = {
     "karpenter.sh/capacity-type": frozenset({"on-demand", "spot", "reserved"}),
     "karpenter.k8s.aws/instance-tenancy": frozenset({"default", "dedicated"}),
 }
-"""Well-known labels whose values Karpenter knows; a requirement must name at least one."""
+"""Well-known labels whose values Karpenter knows; a NodePool's requirement must name at least
+one (Karpenter checks it on NodePools only: a NodeClaim is written by Karpenter itself)."""
 
 
 class Requirement(KubeModel):
@@ -82,16 +83,6 @@ class Requirement(KubeModel):
                 "have a single positive integer value)",
                 "values",
             )
-        known = WELL_KNOWN_VALUES.get(self.key)
-        if known is not None and self.operator == "In" and values:
-            valid = [v for v in values if v in known]
-            if not valid or (self.min_values is not None and len(valid) < self.min_values):
-                raise rule_error(
-                    f"{values} has {len(valid)} valid value(s) for {self.key}; expected one of "
-                    f"{sorted(known)} (rule: Karpenter marks a NodePool whose requirements name no "
-                    "valid well-known value, or fewer than minValues, as not ready)",
-                    "values",
-                )
         if self.operator == "In" and self.min_values is not None and len(values) < self.min_values:
             raise rule_error(
                 f"minValues is {self.min_values} but only {len(values)} values are given "
@@ -183,9 +174,31 @@ def requirement_allows(requirement: Requirement, value: str | None) -> bool:
 
 
 def nodepool_key_problem(requirements: list[Requirement]) -> tuple[str, str] | None:
-    """(field path, message) when a NodePool requires ``karpenter.sh/nodepool`` (refused)."""
+    """(field path, message) when a NodePool requires ``karpenter.sh/nodepool`` (refused), or
+    names no known value of a well-known label with known values (Karpenter's runtime check)."""
     for index, requirement in enumerate(requirements):
         problem = restricted_label_problem(requirement.key)
         if problem:
             return f"requirements[{index}].key", problem
+    for index, requirement in enumerate(requirements):
+        problem = known_values_problem(requirement)
+        if problem:
+            return f"requirements[{index}].values", problem
     return None
+
+
+def known_values_problem(requirement: Requirement) -> str | None:
+    """Why an ``In`` requirement of a well-known label with known values names none of them (or
+    fewer than its ``minValues``); None when it is fine."""
+    known = WELL_KNOWN_VALUES.get(requirement.key)
+    values = requirement.values or []
+    if known is None or requirement.operator != "In" or not values:
+        return None
+    valid = [v for v in values if v in known]
+    if valid and (requirement.min_values is None or len(valid) >= requirement.min_values):
+        return None
+    return (
+        f"{values} has {len(valid)} valid value(s) for {requirement.key}; expected one of "
+        f"{sorted(known)} (rule: Karpenter marks a NodePool whose requirements name no "
+        "valid well-known value, or fewer than minValues, as not ready)"
+    )

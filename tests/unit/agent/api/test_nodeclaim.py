@@ -304,3 +304,12 @@ def test_unknown_fields_are_refused_with_their_path(path: str) -> None:
 )
 def test_other_api_versions_and_kinds_are_refused(path: str, value: str) -> None:
     claim_refused(with_field(nodeclaim(), path, value), path, "must be one of")
+
+
+def test_a_nodeclaim_may_name_an_unknown_capacity_type() -> None:
+    """Karpenter checks the known values of well-known labels on NodePools only (a NodeClaim is
+    written by Karpenter from its NodePool), so a NodeClaim's ``capacity-type: test`` parses."""
+    data = nodeclaim(
+        requirements=[{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["test"]}]
+    )
+    assert claim_ok(data).spec.requirements[0].values == ["test"]
