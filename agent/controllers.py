@@ -27,7 +27,7 @@ from agent.cloud.port import CloudProvider, InstanceTypeOfferings
 from agent.disruption.controller import DisruptionController
 from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, WatchEvent
-from agent.lifecycle.drift import DriftController
+from agent.lifecycle.drift import DriftController, NetworkLookup
 from agent.lifecycle.expiration import Expiration
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle
 from agent.provisioning.provisioner import Provisioner
@@ -55,7 +55,10 @@ class Controllers:
         seed: int = 1,
         strategy: Strategy = "driftwave",
         act: bool = True,
+        network: NetworkLookup | None = None,
     ) -> None:
+        """``network`` tells the drift checks what subnet and security groups a NodeClaim's
+        instance was launched with (None: the cloud cannot say)."""
         self.cluster = cluster
         self.clock = clock
         self.provisioner = Provisioner(
@@ -68,7 +71,9 @@ class Controllers:
             instance_types=instance_types,
         )
         self.lifecycle = NodeClaimLifecycle(cluster, cloud, clock, record)
-        self.drift = DriftController(cluster, clock, record)
+        self.drift = DriftController(cluster, clock, record, instance_types=instance_types)
+        if network is not None:
+            self.drift.network = network
         self.expiration = Expiration(cluster, clock, record)
         pods = PodIndex(cluster)
         self.terminator = Terminator(

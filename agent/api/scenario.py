@@ -3,8 +3,15 @@
 
 A scenario names the cluster (region, zones, Kubernetes version), optionally the AMI catalog the
 simulated cloud offers, the objects to start with (inline under ``manifests`` and/or from files
-under ``manifestFiles``, relative to the scenario file), the events that happen at given times,
-and how long to run (``until``).
+under ``manifestFiles``, relative to the scenario file), optionally the simulated VPC's subnets
+and security groups (``network``: without it every selector term matches one subnet per zone and
+one security group), the events that happen at given times, and how long to run (``until``).
+
+A ``network`` event changes a declared VPC while the scenario runs: it adds subnets and
+security groups, removes some (by id) and replaces the tags of others; the EC2NodeClasses'
+selector terms are resolved again at once, so a node launched into a subnet or with security
+groups no longer selected drifts (``SubnetDrift``, ``SecurityGroupDrift``), as does a node when
+an applied EC2NodeClass's terms stop selecting them.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
+from agent.api.selectors import SECURITY_GROUP_ID, SUBNET_ID
 
 _DURATION = r"^([0-9]+(ms|s|m|h))+$"
 Duration = Annotated[str, matching(_DURATION, "a duration such as 30s, 10m or 1h30m")]
@@ -105,6 +113,71 @@ def _when(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
+SubnetId = Annotated[str, matching(f"^{SUBNET_ID}$", "a subnet id such as subnet-0abc")]
+SecurityGroupId = Annotated[
+    str, matching(f"^{SECURITY_GROUP_ID}$", "a security group id such as sg-0abc")
+]
+
+
+class SubnetSpec(KubeModel):
+    """``network.subnets[]``: one subnet of the simulated VPC."""
+
+    id: SubnetId
+    zone: Zone
+    tags: dict[str, str] = Field(default_factory=dict)
+
+
+class SecurityGroupSpec(KubeModel):
+    """``network.securityGroups[]``: one security group of the simulated VPC."""
+
+    id: SecurityGroupId
+    name: Annotated[str, Field(min_length=1)]
+    tags: dict[str, str] = Field(default_factory=dict)
+
+
+class NetworkSpec(KubeModel):
+    """``spec.network``: the simulated VPC's subnets and security groups (ids unique)."""
+
+    subnets: list[SubnetSpec] = Field(default_factory=list)
+    security_groups: list[SecurityGroupSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique(self) -> NetworkSpec:
+        seen: set[str] = set()
+        ids = [(f"subnets[{i}].id", s.id) for i, s in enumerate(self.subnets)]
+        ids += [(f"securityGroups[{i}].id", g.id) for i, g in enumerate(self.security_groups)]
+        for where, resource_id in ids:
+            if resource_id in seen:
+                raise rule_error(f"{resource_id} is declared twice (rule: ids are unique)", where)
+            seen.add(resource_id)
+        return self
+
+
+class Retag(KubeModel):
+    """``network.tag[]``: replace the tags of a subnet or security group."""
+
+    id: Annotated[str, Field(min_length=1)]
+    tags: dict[str, str]
+
+
+class NetworkChange(KubeModel):
+    """``events[].network``: change the simulated VPC (at least one of the fields)."""
+
+    add_subnets: list[SubnetSpec] = Field(default_factory=list)
+    add_security_groups: list[SecurityGroupSpec] = Field(default_factory=list)
+    remove: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    tag: list[Retag] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _something(self) -> NetworkChange:
+        if not (self.add_subnets or self.add_security_groups or self.remove or self.tag):
+            raise rule_error(
+                "a network event changes something: set addSubnets, addSecurityGroups, remove "
+                "or tag"
+            )
+        return self
+
+
 class ObjectRef(KubeModel):
     """An object named in an event."""
 
@@ -143,7 +216,15 @@ class Fault(KubeModel):
         return self
 
 
-EVENT_ACTIONS = ("apply", "delete", "scale", "kubernetes_version", "publish_ami", "fault")
+EVENT_ACTIONS = (
+    "apply",
+    "delete",
+    "scale",
+    "kubernetes_version",
+    "publish_ami",
+    "fault",
+    "network",
+)
 
 
 class Event(KubeModel):
@@ -158,12 +239,13 @@ class Event(KubeModel):
     ) = None
     publish_ami: AMISpec | None = None
     fault: Fault | None = None
+    network: NetworkChange | None = None
 
     @model_validator(mode="after")
     def _one_action(self) -> Event:
         chosen = [name for name in EVENT_ACTIONS if getattr(self, name) is not None]
         if len(chosen) != 1:
-            names = "apply, delete, scale, kubernetesVersion, publishAmi, fault"
+            names = "apply, delete, scale, kubernetesVersion, publishAmi, fault, network"
             raise rule_error(f"an event does exactly one thing: set one of {names}")
         return self
 
@@ -178,6 +260,7 @@ class ScenarioSpec(KubeModel):
 
     cluster: ClusterSpec
     amis: list[AMISpec] | None = None
+    network: NetworkSpec | None = None
     manifests: list[dict[str, Any]] = Field(default_factory=list)
     manifest_files: list[str] = Field(default_factory=list)
     events: list[Event] = Field(default_factory=list)
@@ -206,6 +289,35 @@ class ScenarioSpec(KubeModel):
         if self.start is None:
             return None
         return datetime.fromisoformat(self.start.replace("Z", "+00:00"))
+
+    @model_validator(mode="after")
+    def _network_in_cluster(self) -> ScenarioSpec:
+        zones = self.cluster.zones
+        if self.network is not None:
+            for index, subnet in enumerate(self.network.subnets):
+                if subnet.zone not in zones:
+                    raise rule_error(
+                        f"zone {subnet.zone} is not one of the cluster's zones {zones} "
+                        "(rule: a subnet is in a zone of spec.cluster.zones)",
+                        f"network.subnets[{index}].zone",
+                    )
+        for index, event in enumerate(self.events):
+            if event.network is None:
+                continue
+            if self.network is None:
+                raise rule_error(
+                    "the scenario declares no network to change (rule: a network event needs "
+                    "spec.network)",
+                    f"events[{index}].network",
+                )
+            for number, subnet in enumerate(event.network.add_subnets):
+                if subnet.zone not in zones:
+                    raise rule_error(
+                        f"zone {subnet.zone} is not one of the cluster's zones {zones} "
+                        "(rule: a subnet is in a zone of spec.cluster.zones)",
+                        f"events[{index}].network.addSubnets[{number}].zone",
+                    )
+        return self
 
     @model_validator(mode="after")
     def _events_in_time(self) -> ScenarioSpec:

@@ -1,5 +1,5 @@
-"""What a simulation ends with: NodeClaims (where each landed, and the labels, annotations,
-taints and requirements it carries), pending pods and why, cost, timeline, summary."""
+"""What a simulation ends with: NodeClaims (where each landed, its subnet and security groups,
+why it is drifted if it is, and the labels, annotations, taints and requirements it carries), pending pods and why, cost, timeline, summary."""
 
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ def report(world: World) -> dict[str, Any]:
         labels = claim.metadata.labels
         node = claim.status.node_name
         spec = claim.to_full_manifest()["spec"]
+        subnet, groups = world.cloud.network_of(claim)
+        drifted = next((c for c in claim.status.conditions if c.type == "Drifted"), None)
         claims.append(
             {
                 "name": claim.name,
@@ -45,6 +47,9 @@ def report(world: World) -> dict[str, Any]:
                 "zone": labels.get(ZONE),
                 "capacityType": labels.get(CAPACITY),
                 "imageId": claim.status.image_id,
+                "subnetId": subnet,
+                "securityGroupIds": list(groups or []),
+                "drifted": drifted.reason if drifted is not None else None,
                 "node": node,
                 "state": _state(claim),
                 "pods": sorted(by_node.get(node or "", [])),

@@ -16,8 +16,13 @@ from agent.api.base import KubeModel
 from agent.api.kinds import agent_kinds
 from agent.api.manifests import Document, Finding, ManifestSyntaxError, check_document
 from agent.api.manifests import read_documents as read_manifest_file
-from agent.api.scenario import AMISpec, Scenario, seconds
+from agent.api.scenario import AMISpec, NetworkChange, NetworkSpec, Scenario, seconds
 from agent.cloud.simulated.amis import AMI, AMICatalog
+from agent.cloud.simulated.network import (
+    SimulatedNetwork,
+    SimulatedSecurityGroup,
+    SimulatedSubnet,
+)
 
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet")
 """The kinds a ``scale`` event may name (they have ``spec.replicas``)."""
@@ -52,6 +57,17 @@ def catalog(scenario: Scenario) -> AMICatalog:
     for spec in scenario.spec.amis or []:
         amis.add(ami(spec, cluster.kubernetes_version))
     return amis
+
+
+def network(scenario: Scenario) -> SimulatedNetwork:
+    """The simulated VPC a scenario starts with: ``spec.network`` (strict), or the open VPC."""
+    spec: NetworkSpec | None = scenario.spec.network
+    if spec is None:
+        return SimulatedNetwork.open(scenario.spec.cluster.zones)
+    return SimulatedNetwork(
+        [SimulatedSubnet(s.id, s.zone, dict(s.tags)) for s in spec.subnets],
+        [SimulatedSecurityGroup(g.id, g.name, dict(g.tags)) for g in spec.security_groups],
+    )
 
 
 def scenario_objects(
@@ -100,6 +116,9 @@ def _event_problems(
         yield "spec.amis", f"{exc} (rule: AMI ids are unique)"
         return
     known_amis = {image.id for image in amis}
+    network = scenario.spec.network
+    subnets = {s.id for s in network.subnets} if network is not None else set()
+    groups = {g.id for g in network.security_groups} if network is not None else set()
     for index, event in sorted(enumerate(scenario.spec.events), key=lambda e: seconds(e[1].at)):
         where = f"spec.events[{index}]"
         if event.apply is not None:
@@ -126,6 +145,8 @@ def _event_problems(
             if event.publish_ami.id in known_amis:
                 yield f"{where}.publishAmi.id", "the catalog already has this AMI (rule: unique)"
             known_amis.add(event.publish_ami.id)
+        if event.network is not None:
+            yield from _network_problems(f"{where}.network", event.network, subnets, groups)
         faulty = event.fault.faulty_ami if event.fault is not None else None
         if faulty is not None and faulty not in known_amis:
             yield (
@@ -133,6 +154,35 @@ def _event_problems(
                 "no such AMI at that time (rule: an AMI of the EKS-optimized catalog, "
                 "spec.amis or an earlier publishAmi event)",
             )
+
+
+def _network_problems(
+    where: str, change: NetworkChange, subnets: set[str], groups: set[str]
+) -> Iterable[tuple[str, str]]:
+    """What is wrong with a network event, given the ids existing before it (updated)."""
+    for field, added, existing in (
+        ("addSubnets", [s.id for s in change.add_subnets], subnets),
+        ("addSecurityGroups", [g.id for g in change.add_security_groups], groups),
+    ):
+        for number, resource_id in enumerate(added):
+            if resource_id in subnets or resource_id in groups:
+                yield (
+                    f"{where}.{field}[{number}].id",
+                    f"{resource_id} already exists at that time (rule: ids are unique)",
+                )
+            existing.add(resource_id)
+    gone = (
+        "no subnet or security group {} exists at that time (rule: name one of spec.network "
+        "or an earlier network event)"
+    )
+    for number, resource_id in enumerate(change.remove):
+        if resource_id not in subnets and resource_id not in groups:
+            yield f"{where}.remove[{number}]", gone.format(resource_id)
+        subnets.discard(resource_id)
+        groups.discard(resource_id)
+    for number, retag in enumerate(change.tag):
+        if retag.id not in subnets and retag.id not in groups:
+            yield f"{where}.tag[{number}].id", gone.format(retag.id)
 
 
 def _key(obj: KubeModel) -> Key:

@@ -11,12 +11,13 @@ from typing import Any
 from agent.api.base import KubeModel, parse_manifest
 from agent.api.kinds import agent_kinds
 from agent.api.manifests import Document, Finding, check_document, read_documents
-from agent.api.scenario import Event, Scenario, seconds
+from agent.api.scenario import Event, NetworkChange, Scenario, seconds
 from agent.clock import EPOCH
+from agent.cloud.simulated.network import SimulatedSecurityGroup, SimulatedSubnet
 from agent.kube.port import AlreadyExists, NotFound
 from agent.scheduling.strategy import Strategy
 from agent.sim.scenario_check import ami as scenario_ami
-from agent.sim.scenario_check import catalog, scenario_objects
+from agent.sim.scenario_check import catalog, network, scenario_objects
 from agent.sim.world import World
 
 
@@ -66,6 +67,7 @@ def build_world(
         seed=seed,
         strategy=strategy,
         act=act,
+        network=network(scenario),
     )
     for obj in objects:
         world.cluster.create(obj)
@@ -129,6 +131,21 @@ def _apply(world: World, event: Event) -> None:
         elif fault.faulty_ami is not None:
             world.amis.set_faulty(fault.faulty_ami)
             world.record("FaultInjected", f"ami/{fault.faulty_ami}", "faulty image", {})
+    elif action == "network" and event.network is not None:
+        _change_network(world, event.network)
+
+
+def _change_network(world: World, change: NetworkChange) -> None:
+    vpc = world.network
+    for subnet in change.add_subnets:
+        vpc.add_subnet(SimulatedSubnet(subnet.id, subnet.zone, dict(subnet.tags)))
+    for group in change.add_security_groups:
+        vpc.add_security_group(SimulatedSecurityGroup(group.id, group.name, dict(group.tags)))
+    for resource_id in change.remove:
+        vpc.remove(resource_id)
+    for retag in change.tag:
+        vpc.retag(retag.id, retag.tags)
+    world.record("NetworkChanged", "network", "scenario event", change.to_manifest())
 
 
 def _player(world: World, event: Event) -> Callable[[], None]:

@@ -18,7 +18,7 @@ from agent.api.base import Condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Pod, PodDisruptionBudget
 from agent.api.nodeclaim import NodeClaim
-from agent.api.nodeclass_status import EC2NodeClassStatus, ResolvedAMI, ResolvedSubnet
+from agent.api.nodeclass_status import EC2NodeClassStatus, ResolvedAMI
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.clock import EPOCH, VirtualClock
@@ -26,6 +26,7 @@ from agent.cloud.port import InstanceTypeOfferings
 from agent.cloud.simulated.amiresolve import AMIResolutionError, resolve_amis
 from agent.cloud.simulated.amis import AMICatalog
 from agent.cloud.simulated.cloud import SimulatedCloud
+from agent.cloud.simulated.network import SimulatedNetwork
 from agent.cloud.simulated.records import BootedInstance
 from agent.controllers import Controllers
 from agent.disruption.controller import POLL
@@ -66,9 +67,11 @@ class World:
         start: datetime = EPOCH,
         strategy: Strategy = "driftwave",
         act: bool = True,
+        network: SimulatedNetwork | None = None,
     ) -> None:
         """``act=False`` makes a dry run: drift is detected but nothing is disrupted or
-        expired (the drift preview's mode)."""
+        expired (the drift preview's mode). ``network`` is the simulated VPC (by default the
+        open one: a subnet per zone that every selector term matches)."""
         self.clock = VirtualClock(start)
         self.start = start
         self.kubernetes_version = kubernetes_version
@@ -77,6 +80,7 @@ class World:
         self._details: dict[tuple[tuple[str, type, Any], ...], dict[str, Any]] = {}
         self.cluster = SimulatedCluster(self.clock)
         self.catalog = Catalog.packaged(zones=zones)
+        self.network = network if network is not None else SimulatedNetwork.open(zones)
         self.amis = amis
         self.kubelet = SimulatedKubelet(self.cluster, self.clock, kubernetes_version)
         self.cloud = SimulatedCloud(
@@ -99,6 +103,7 @@ class World:
             seed=seed,
             strategy=strategy,
             act=act,
+            network=self.cloud.network_of,
         )
         self.provisioner = self.controllers.provisioner
         self.lifecycle = self.controllers.lifecycle
@@ -214,32 +219,50 @@ class World:
         return (self.cloud.boot_latency + self.kubelet.ready_after + POLL).total_seconds()
 
     def resolve_nodeclasses(self) -> None:
-        """Fill every EC2NodeClass's status (AMIs, subnets per zone, Ready) as its controller."""
+        """Fill every EC2NodeClass's status (AMIs, subnets and security groups from the
+        simulated VPC, Ready) as its controller does; Ready is False while the AMIs, subnets or
+        security groups resolve to nothing."""
         for nodeclass in self.cluster.list(EC2NodeClass):
-            try:
-                amis = resolve_amis(self.amis, nodeclass, self.kubernetes_version)
-                ready = Condition(type="Ready", status="True", reason="Ready", message="")
-            except AMIResolutionError as exc:
-                amis = []
-                ready = Condition(
-                    type="Ready", status="False", reason="AMINotFound", message=str(exc)
-                )
-            stamped = ready.model_copy(
-                update={"last_transition_time": self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")}
-            )
-            subnets = [
-                ResolvedSubnet(id=f"subnet-{i:08x}", zone=zone)
-                for i, zone in enumerate(self.catalog.zones, start=1)
-            ]
+            status = self._resolved(nodeclass)
             old = nodeclass.status
             if (
                 old is not None
-                and old.amis == amis
-                and any(c.type == "Ready" and c.status == ready.status for c in old.conditions)
+                and (old.amis, old.subnets, old.security_groups)
+                == (status.amis, status.subnets, status.security_groups)
+                and any(
+                    c.type == "Ready" and c.status == status.conditions[0].status
+                    for c in old.conditions
+                )
             ):
                 continue
-            status = EC2NodeClassStatus(amis=amis, subnets=subnets, conditions=[stamped])
             self.cluster.update(nodeclass.model_copy(update={"status": status}))
+
+    def _resolved(self, nodeclass: EC2NodeClass) -> EC2NodeClassStatus:
+        spec = nodeclass.spec
+        subnets = self.network.resolve_subnets(spec.subnet_selector_terms)
+        groups = self.network.resolve_security_groups(spec.security_group_selector_terms)
+        try:
+            amis = resolve_amis(self.amis, nodeclass, self.kubernetes_version)
+            ready = Condition(type="Ready", status="True", reason="Ready", message="")
+        except AMIResolutionError as exc:
+            amis = []
+            ready = Condition(type="Ready", status="False", reason="AMINotFound", message=str(exc))
+        missing = [
+            kind
+            for kind, found in (("SubnetsReady", subnets), ("SecurityGroupsReady", groups))
+            if not found
+        ]
+        if missing and ready.status == "True":
+            message = ", ".join(f"{kind}=False" for kind in missing)
+            ready = Condition(
+                type="Ready", status="False", reason="UnhealthyDependents", message=message
+            )
+        stamped = ready.model_copy(
+            update={"last_transition_time": self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")}
+        )
+        return EC2NodeClassStatus(
+            amis=amis, subnets=subnets, security_groups=groups, conditions=[stamped]
+        )
 
     def settle(self, rounds: int = 10) -> None:
         """Run the controllers until nothing changes (at most ``rounds`` passes)."""

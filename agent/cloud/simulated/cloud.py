@@ -18,6 +18,11 @@ setting                    default  meaning
 ``faults``                 none     see :mod:`agent.cloud.simulated.faults`
 =========================  =======  =======================================================
 
+Network: an instance is launched into the first subnet of its node class's ``status.subnets`` in
+the zone of the chosen offering, with every security group of ``status.securityGroups``
+(:meth:`SimulatedCloud.network_of` tells the drift checks); a node class whose status lists
+subnets is offered only the zones of those subnets.
+
 Capacity type: ``reserved`` > ``spot`` > ``on-demand`` among those the claim allows and the
 catalog offers (the packaged catalog's ``reserved`` offerings are never available), then the
 cheapest offering; spot prices are the catalog's seeded model (``Catalog.packaged(spot_seed=)``).
@@ -117,11 +122,20 @@ class SimulatedCloud:
 
     def instance_types(
         self,
-        nodepool: NodePool,  # noqa: ARG002  (every pool and class sees the same types here)
-        nodeclass: EC2NodeClass,  # noqa: ARG002
+        nodepool: NodePool,  # noqa: ARG002  (every pool sees the same types here)
+        nodeclass: EC2NodeClass,
     ) -> builtins.list[InstanceTypeOfferings]:
-        """Every catalog type with its offerings; those in the unavailable cache are unavailable."""
-        return self._offerings_now()
+        """Every catalog type with its offerings in the zones of the node class's subnets (all
+        zones while it lists none); those in the unavailable cache are unavailable."""
+        return self._for_class(nodeclass)
+
+    def network_of(self, claim: NodeClaim) -> tuple[str | None, tuple[str, ...] | None]:
+        """The subnet and security groups the claim's instance was launched with (None, None
+        for an instance this cloud does not know)."""
+        instance = self._instances.get(claim.status.provider_id or "")
+        if instance is None:
+            return None, None
+        return instance.subnet_id, instance.security_group_ids
 
     def create(self, claim: NodeClaim, nodeclass: EC2NodeClass) -> NodeClaim:
         """Launch the cheapest allowed offering of the preferred capacity type (see the port).
@@ -130,7 +144,7 @@ class SimulatedCloud:
         CreateFleet skips overrides without capacity.
         """
         images = resolved_images(nodeclass)
-        candidates = launch_candidates(claim, images, self._offerings_now())
+        candidates = launch_candidates(claim, images, self._for_class(nodeclass))
         if not candidates:
             raise InsufficientCapacity(
                 f"NodeClaim {claim.name}: all requested instance types were unavailable during "
@@ -154,7 +168,7 @@ class SimulatedCloud:
                 self._record("insufficient-capacity", key, nodeclaim=claim.name)
                 tried.append(key)
                 continue
-            return self._launch(claim, candidate)
+            return self._launch(claim, candidate, nodeclass)
         raise InsufficientCapacity(
             f"NodeClaim {claim.name}: InsufficientInstanceCapacity for every {capacity_type} "
             "offering of the launch request",
@@ -215,6 +229,19 @@ class SimulatedCloud:
 
     # Internals
 
+    def _for_class(self, nodeclass: EC2NodeClass) -> builtins.list[InstanceTypeOfferings]:
+        offered = self._offerings_now()
+        subnets = nodeclass.status.subnets if nodeclass.status is not None else []
+        zones = {subnet.zone for subnet in subnets}
+        if not zones or zones.issuperset(self.catalog.zones):
+            return offered
+        return [
+            InstanceTypeOfferings(
+                entry.instance_type, tuple(o for o in entry.offerings if o.zone in zones)
+            )
+            for entry in offered
+        ]
+
     def _offerings_now(self) -> builtins.list[InstanceTypeOfferings]:
         if self.unavailable.empty:
             return builtins.list(self._types)
@@ -226,7 +253,9 @@ class SimulatedCloud:
             for entry in self._types
         ]
 
-    def _launch(self, claim: NodeClaim, candidate: LaunchCandidate) -> NodeClaim:
+    def _launch(
+        self, claim: NodeClaim, candidate: LaunchCandidate, nodeclass: EC2NodeClass
+    ) -> NodeClaim:
         now = self.clock.now()
         try:
             image = self.amis.get(candidate.image.id)
@@ -239,6 +268,12 @@ class SimulatedCloud:
         instance_id = ids.instance_id(self.seed, count)
         private_ip = self._private_ip(count)
         zone = candidate.offering.zone
+        status_of_class = nodeclass.status
+        subnet_id = next(
+            (s.id for s in (status_of_class.subnets if status_of_class else []) if s.zone == zone),
+            None,
+        )
+        groups = tuple(g.id for g in status_of_class.security_groups) if status_of_class else ()
         region = zone[:-1]
         domain = "ec2.internal" if region == "us-east-1" else f"{region}.compute.internal"
         provider_id = f"aws:///{zone}/{instance_id}"
@@ -265,6 +300,8 @@ class SimulatedCloud:
             node_name=f"ip-{private_ip.replace('.', '-')}.{domain}",
             private_ip=private_ip,
             launched_at=now,
+            subnet_id=subnet_id,
+            security_group_ids=groups or None,
         )
         self._instances[provider_id] = instance
         self._record(

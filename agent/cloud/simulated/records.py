@@ -71,6 +71,10 @@ class SimulatedInstance:
     node_name: str
     private_ip: str
     launched_at: datetime
+    subnet_id: str | None = None
+    """The subnet it was launched into (None: its node class resolved no subnet)."""
+    security_group_ids: tuple[str, ...] | None = None
+    """The security groups it was launched with (None: its node class resolved none)."""
     state: InstanceState = "pending"
     running_at: datetime | None = None
     booted_at: datetime | None = None

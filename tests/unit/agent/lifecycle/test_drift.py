@@ -191,7 +191,7 @@ def test_subnet_and_security_group_drift_when_the_cloud_reports_them() -> None:
 def test_another_hash_version_is_restamped_never_drifted() -> None:
     pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
     claim = _claim(pool, nodeclass)
-    annotations = {**claim.metadata.annotations, NODEPOOL_HASH: "1", NODEPOOL_HASH_VERSION: "v3"}
+    annotations = {**claim.metadata.annotations, NODEPOOL_HASH: "1", NODEPOOL_HASH_VERSION: "v-other"}
     foreign = claim.model_copy(
         update={"metadata": claim.metadata.model_copy(update={"annotations": annotations})}
     )
