@@ -6,7 +6,8 @@ A node is a candidate when, as in Karpenter v1:
   already part of a disruption command;
 * its NodePool exists;
 * the node has no ``karpenter.sh/do-not-disrupt: "true"`` annotation (nor does its NodeClaim);
-* none of its pods has an active ``karpenter.sh/do-not-disrupt`` and none is covered by a
+* none of its active pods (static and DaemonSet pods included) has an active
+  ``karpenter.sh/do-not-disrupt``, and none of the pods an eviction would take is covered by a
   PodDisruptionBudget that allows no disruption now (or by two budgets, which the Eviction API
   refuses). For *eventual* methods (drift) these pod blockers are waived when the NodeClaim has a
   ``terminationGracePeriod``: the grace period bounds how long they can hold the node.
@@ -39,8 +40,8 @@ from agent.kube.podindex import PodsByNode
 from agent.lifecycle.conditions import ConditionMemo
 from agent.termination.podrules import (
     do_not_disrupt_active,
+    is_active,
     is_static,
-    is_terminal,
     reschedulable,
     tolerates_disruption,
 )
@@ -132,11 +133,13 @@ class Snapshot:
 
 def pod_blocker(pod: Pod, snapshot: Snapshot) -> str | None:
     """Why ``pod`` keeps its node from voluntary disruption now, or None."""
-    if is_terminal(pod) or is_static(pod):
+    if not is_active(pod):
         return None
     key = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
-    if do_not_disrupt_active(pod, snapshot.now):
+    if do_not_disrupt_active(pod, snapshot.now):  # any active pod, static and daemon ones too
         return f'pod {key} has "{DO_NOT_DISRUPT_ANNOTATION}"'
+    if is_static(pod) or tolerates_disruption(pod):
+        return None  # never evicted, so no budget holds it
     if not is_healthy(pod):
         return None
     covering = snapshot.budgets.covering(pod)

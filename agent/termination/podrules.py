@@ -9,7 +9,9 @@ The rules follow Karpenter v1:
   (e.g. ``"30m"``) the pod has not yet run for; an unparseable value counts as absent. A node
   running such a pod is not a candidate for voluntary disruption, and the terminator does not
   evict the pod: a drain waits for it (or for ``terminationGracePeriod``);
-* **reschedulable** pods are the ones a disruption moves: active, not static, not DaemonSet pods.
+* a pod is **active** when it is neither terminal nor terminating (being deleted);
+* **reschedulable** pods are the ones a disruption moves: active (or a terminating StatefulSet
+  pod, whose replacement cannot start before it is gone), not static, not DaemonSet pods.
 """
 
 from __future__ import annotations
@@ -80,9 +82,23 @@ def drainable(pod: Pod) -> bool:
     return not is_terminal(pod) and not is_static(pod) and not tolerates_disruption(pod)
 
 
+def is_active(pod: Pod) -> bool:
+    """Neither terminal nor terminating."""
+    return not is_terminal(pod) and not pod.metadata.deletion_timestamp
+
+
+def _stateful(pod: Pod) -> bool:
+    return any(
+        ref.kind == "StatefulSet" and ref.controller for ref in pod.metadata.owner_references
+    )
+
+
 def reschedulable(pod: Pod) -> bool:
-    """A pod a disruption must find room for elsewhere (not terminal, static or DaemonSet)."""
-    return not is_terminal(pod) and not is_static(pod) and not is_daemon(pod)
+    """A pod a disruption must find room for elsewhere: active, or a terminating StatefulSet pod
+    (its successor needs the room), and neither static nor a DaemonSet pod."""
+    if not (is_active(pod) or (_stateful(pod) and not is_terminal(pod))):
+        return False
+    return not is_static(pod) and not is_daemon(pod)
 
 
 def drain_group(pod: Pod) -> int:
