@@ -124,6 +124,7 @@ def build_live(options: LiveOptions) -> BuiltLive:
             driver=options.driver,
             clock=clock,
             nodeclass_deleted=aws.cloud.forget_nodeclass,
+            network=aws.cloud.network_of,
         )
         if aws.interruption is not None:
             aws.interruption.record = agent.record

@@ -37,6 +37,7 @@ from agent.cloud.port import CloudProvider, InstanceTypeOfferings
 from agent.controllers import Controllers
 from agent.disruption.controller import POLL, DisruptionController
 from agent.kube.port import Cluster, ClusterError, NotFound
+from agent.lifecycle.drift import NetworkLookup
 from agent.service.runtime import Listener, event_document
 
 Driver = Literal["native", "karpenter"]
@@ -121,7 +122,10 @@ class LiveAgent:
         driver: Driver = "native",
         clock: LoopClock | None = None,
         nodeclass_deleted: Callable[[str], object] | None = None,
+        network: NetworkLookup | None = None,
     ) -> None:
+        """``network`` tells the drift checks the subnet and security groups of a NodeClaim's
+        instance (without it, subnet and security-group drift are never found)."""
         self._cluster = cluster
         self._clock: LoopClock = clock if clock is not None else SystemClock()
         self.catalog = catalog
@@ -143,6 +147,7 @@ class LiveAgent:
             instance_types=self._pool_types,
             price_of=self._price,
             act=driver == "native",
+            network=network,
         )
         self._next_nodeclasses = self._clock.now()
         self._next_interruption = self._clock.now()

@@ -8,6 +8,8 @@
 * ``delete``: TerminateInstances; NodeClaimNotFound once the instance is terminated or gone.
 * ``get`` / ``list``: DescribeInstances by id, or by the cluster and NodeClaim tags; the
   NodeClaim is rebuilt from the instance's tags, type, zone and lifecycle.
+* ``network_of``: DescribeInstances by id, for the drift checks: the subnet and security groups
+  the claim's instance runs with (None, None when it cannot be described).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from agent.api.nodeclaim import NodeClaim, NodeClaimSpec
 from agent.api.nodepool import NodeClassReference, NodePool
 from agent.api.status import NodeClaimStatus
 from agent.catalog import labels as lbl
-from agent.cloud.aws.errors import AWSNotFound, aws_call
+from agent.cloud.aws.errors import AWSError, AWSNotFound, aws_call
 from agent.cloud.aws.fleet import Override, create_fleet
 from agent.cloud.aws.launchtemplates import (
     CLUSTER_TAG,
@@ -41,6 +43,7 @@ from agent.cloud.launch import (
     resource_quantities,
 )
 from agent.cloud.port import (
+    CloudError,
     InstanceTypeOfferings,
     InsufficientCapacity,
     NodeClaimNotFound,
@@ -162,6 +165,20 @@ class AWSCloud:
     def get(self, provider_id: str) -> NodeClaim:
         """The NodeClaim of a live instance; NodeClaimNotFound otherwise."""
         return self._claim(self._describe_one(provider_id))
+
+    def network_of(self, claim: NodeClaim) -> tuple[str | None, tuple[str, ...] | None]:
+        """The subnet and security groups of the claim's instance, as EC2 describes it now;
+        (None, None) when it cannot be described (then no network drift is found, as Karpenter
+        finds none when its instance lookup fails)."""
+        try:
+            instance = self._describe_one(claim.status.provider_id or "")
+        except (CloudError, AWSError):
+            return None, None
+        groups = tuple(
+            str(g["GroupId"]) for g in instance.get("SecurityGroups", []) if "GroupId" in g
+        )
+        subnet = instance.get("SubnetId")
+        return (str(subnet) if subnet else None), groups
 
     def list(self) -> builtins.list[NodeClaim]:
         """The NodeClaims of this cluster's live instances launched for NodeClaims."""
