@@ -156,6 +156,52 @@ def existing_capacity(
     return out
 
 
+def pool_capacity(
+    nodes: Sequence[Node], claims: Sequence[NodeClaim], table: TypeTable
+) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """Per NodePool, the capacity of the nodes and launched NodeClaims it already runs (in
+    ``table``'s resource order) and how many there are: what its ``limits`` have left to give,
+    as Karpenter counts it (capacity, not allocatable; a NodeClaim without a node yet counts with
+    the capacity it reports; a node without a capacity of some resource takes its claim's)."""
+    used: dict[str, np.ndarray] = {}
+    count: dict[str, int] = {}
+    by_provider = {c.status.provider_id: c for c in claims if c.status.provider_id}
+    registered: set[str] = set()
+
+    def add(pool: str | None, capacity: np.ndarray) -> None:
+        if pool:
+            used[pool] = used[pool] + capacity if pool in used else capacity
+            count[pool] = count.get(pool, 0) + 1
+
+    for node in nodes:
+        if node.metadata.deletion_timestamp or node.status is None:
+            continue
+        owner = by_provider.get(node.spec.provider_id or "")
+        if node.spec.provider_id:
+            registered.add(node.spec.provider_id)
+        capacity = _vector(table, dict(node.status.capacity))
+        if owner is not None:
+            capacity = np.where(
+                capacity == 0, _vector(table, dict(owner.status.capacity)), capacity
+            )
+        pool = node.metadata.labels.get("karpenter.sh/nodepool")
+        add(
+            pool or (owner.metadata.labels.get("karpenter.sh/nodepool") if owner else None),
+            capacity,
+        )
+    for claim in claims:
+        launched = claim.status
+        if claim.metadata.deletion_timestamp or not launched.provider_id:
+            continue
+        if launched.provider_id in registered or launched.node_name:
+            continue
+        add(
+            claim.metadata.labels.get("karpenter.sh/nodepool"),
+            _vector(table, dict(launched.capacity)),
+        )
+    return used, count
+
+
 def daemon_template(daemonset: DaemonSet) -> Pod:
     """The pod a DaemonSet runs on every node it selects, for reserving room on new nodes."""
     return Pod(

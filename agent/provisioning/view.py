@@ -23,7 +23,7 @@ from agent.catalog import Catalog
 from agent.cloud.port import InstanceTypeOfferings
 from agent.kube.port import Cluster
 from agent.provisioning.pools import build_pool, resource_order
-from agent.provisioning.state import daemon_template, existing_capacity
+from agent.provisioning.state import daemon_template, existing_capacity, pool_capacity
 from agent.scheduling.plans import ExistingNode, NodeMemo, PoolPlan
 from agent.scheduling.pods import HOSTNAME, PodRef, ShapeCache, shape_of
 from agent.scheduling.scheduler import Result
@@ -163,6 +163,8 @@ def cluster_view(
     all_pods = cluster.list(Pod)
     nodes = cluster.list(Node)
     claims = cluster.list(NodeClaim)
+    if pools:
+        _take_running(pools, *pool_capacity(nodes, claims, pools[0].table))
     cache.shapes.retain(all_pods)
     cache.nodes.retain({n.metadata.name or "" for n in nodes})
     topology = Topology()
@@ -196,6 +198,17 @@ def cluster_view(
         if counted:
             topology.record(ref.shape, view.domains(node))
     return view
+
+
+def _take_running(
+    pools: Sequence[PoolPlan], capacity: Mapping[str, np.ndarray], count: Mapping[str, int]
+) -> None:
+    """Take what each pool already runs off its limits (Karpenter's remaining resources)."""
+    for pool in pools:
+        if pool.remaining is not None and pool.name in capacity:
+            pool.remaining = pool.remaining - capacity[pool.name]
+        if pool.node_limit is not None:
+            pool.node_limit -= count.get(pool.name, 0)
 
 
 def simulate(

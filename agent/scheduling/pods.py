@@ -152,6 +152,16 @@ def _terms(
     return required, preferred
 
 
+def _narrowed(selector: LabelMatcher | None, keys: Sequence[str], pod: Pod) -> LabelMatcher | None:
+    """A spread constraint's selector with ``matchLabelKeys`` applied: for each key the pod
+    carries, its value is ANDed in as ``key In [value]`` (keys the pod lacks are ignored)."""
+    labels = pod.metadata.labels
+    added = tuple((key, "In", (labels[key],)) for key in keys if key in labels)
+    if selector is None or not added:
+        return selector
+    return LabelMatcher(selector.match_labels, (*selector.expressions, *added))
+
+
 def shape_of(pod: Pod) -> PodShape:
     """The shape of one pod (see :func:`shapes_of` to share shapes between identical pods)."""
     spec = pod.spec
@@ -162,7 +172,7 @@ def shape_of(pod: Pod) -> PodShape:
         SpreadConstraint(
             c.topology_key,
             c.max_skew,
-            LabelMatcher.from_selector(c.label_selector),
+            _narrowed(LabelMatcher.from_selector(c.label_selector), c.match_label_keys, pod),
             c.when_unsatisfiable == "DoNotSchedule",
             c.min_domains,
             (c.node_affinity_policy or "Honor") == "Honor",

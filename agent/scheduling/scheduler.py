@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agent.scheduling.attempt import Attempt, heaviest_first_dropped
+from agent.scheduling.domains import ZONE_KEY, declare_domains
 from agent.scheduling.merge import merge_tail
 from agent.scheduling.mix import MixPlan
 from agent.scheduling.plans import (
@@ -41,14 +42,13 @@ from agent.scheduling.plans import (
     weight_order,
 )
 from agent.scheduling.pods import HOSTNAME, PodRef, PodShape
+from agent.scheduling.queue import PodQueue, largest_first, repellers
 from agent.scheduling.quotas import MixQuotas
 from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.taints import untolerated
 from agent.scheduling.topology import Signature, Topology, TopologyGroup
 from agent.scheduling.typetable import BoolArray
-
-ZONE_KEY = "topology.kubernetes.io/zone"
 
 
 class OutOfTime(Exception):
@@ -132,8 +132,7 @@ class Scheduler:
         resources = {pool.table.resources for pool in self.pools}
         if len(resources) > 1:
             raise ValueError("every NodePool's type table must use the same resource order")
-        zones = {z for pool in pools for z in _pool_zones(pool)}
-        self.topology.known_domains("topology.kubernetes.io/zone", zones)
+        declare_domains(self.topology, self.pools, [ZONE_KEY])
         self.topology.known_domains(HOSTNAME, (n.name for n in existing))
 
     def _node_shapes(
@@ -174,30 +173,26 @@ class Scheduler:
         same resource order as the pools' type tables). Raises :class:`OutOfTime` when the
         clock (:func:`time.perf_counter`) passes ``deadline`` first."""
         result = Result()
-        for pod in pods:
-            self.topology.owned(pod.shape)
+        topology_keys = {g.key for pod in pods for g, _ in self.topology.owned(pod.shape)}
+        declare_domains(self.topology, self.pools, topology_keys - {ZONE_KEY})
         self.topology.invalidate()
         if self.value_weights is not None:
-            keys: dict[int, tuple[bool, int, float]] = {}
+            keys: dict[int, tuple[bool, bool, int, float]] = {}
+            late = repellers(pods)  # after the pods their zone anti-affinity targets
 
-            def rank(pod: PodRef) -> tuple[bool, int, float]:
-                key = keys.get(id(pod.shape))
+            def rank(pod: PodRef) -> tuple[bool, bool, int, float]:
+                key = keys.get(id(shape := pod.shape))
                 if key is None:
-                    shape = pod.shape
                     hosts = len(self._homes.get(id(shape), ()))
-                    key = keys[id(shape)] = (not shape.has_topology, hosts, -self._value(shape))
+                    first = (id(shape) in late, not shape.has_topology)
+                    key = keys[id(shape)] = (*first, hosts, -self._value(shape))
                 return key
 
             order = sorted(pods, key=rank)
         else:
-            order = sorted(
-                pods,
-                key=lambda p: (
-                    -p.shape.requests.get("cpu", 0),
-                    -p.shape.requests.get("memory", 0),
-                ),
-            )
-        for pod in order:
+            order = largest_first(pods)
+        queue = PodQueue(order)
+        while (pod := queue.pop()) is not None:
             if deadline is not None and time.perf_counter() > deadline:
                 raise OutOfTime
             attempt: Attempt | None = Attempt()
@@ -209,6 +204,9 @@ class Scheduler:
                 attempt = attempt.relaxed(pod.shape)
             if reasons:
                 result.errors[pod.key] = "; ".join(reasons)
+                queue.push(pod)  # tried again while the solve makes progress
+            else:
+                result.errors.pop(pod.key, None)
         result.claims = [c for c in self.claims if c.pods]
         if self.efficient or self.plan:
             for claim in result.claims:
@@ -223,7 +221,7 @@ class Scheduler:
         mask = pool.base_mask & table.mask(requirements.values())
         mask &= np.all(table.alloc >= claim.used, axis=1)
         if claim.reserved is not None:
-            mask &= np.all(table.alloc <= claim.reserved, axis=1)
+            mask &= np.all(table.capacity <= claim.reserved, axis=1)
         mask &= np.isfinite(
             table.offering_price(
                 requirements.get("topology.kubernetes.io/zone"),
@@ -548,8 +546,10 @@ class Scheduler:
         self, shape: PodShape, attempt: Attempt, pod_reqs: Requirements, node_reqs: Requirements
     ) -> str | None:
         """Narrow ``pod_reqs`` by the topology; return why it cannot be met, or None."""
+        strict = shape.alternatives[attempt.alternative]  # without preferred node affinity
         for group in self._enforced(shape, attempt):
-            allowed = group.allowed(shape, pod_reqs.get(group.key), node_reqs.get(group.key))
+            node_domains = node_reqs.get(group.key).intersection(pod_reqs.get(group.key))
+            allowed = group.allowed(shape, strict.get(group.key), node_domains)
             if allowed.is_empty:
                 return f"would violate {group.kind} constraint on {group.key}"
             pod_reqs.add(allowed)
@@ -623,7 +623,7 @@ class Scheduler:
         table = pool.table
         mask = claim.mask & table.mask(pod_reqs.values()) & np.all(table.alloc >= used, axis=1)
         if pool.remaining is not None:
-            mask &= np.all(table.alloc <= pool.remaining, axis=1)
+            mask &= np.all(table.capacity <= pool.remaining, axis=1)
         zone = merged.get("topology.kubernetes.io/zone")
         mask &= np.isfinite(table.offering_price(zone, merged.get("karpenter.sh/capacity-type")))
         if claim.efficient is not None:
@@ -656,7 +656,7 @@ class Scheduler:
         used = claim.used + vector
         mask = claim.mask & np.all(table.alloc >= used, axis=1)
         if pool.remaining is not None:
-            mask &= np.all(table.alloc <= pool.remaining, axis=1)
+            mask &= np.all(table.capacity <= pool.remaining, axis=1)
         if not mask.any():
             return _no_fit(claim.requirements, used, table.resources)
         short = min_values_unmet(claim.requirements, table, mask)
@@ -690,7 +690,7 @@ class Scheduler:
     def _reserve(self, pool: PoolPlan, claim: NewClaim) -> None:
         """Take the claim's largest option off the pool's limits (Karpenter's worst case)."""
         if pool.remaining is not None:
-            biggest = pool.table.alloc[claim.mask].max(axis=0)
+            biggest = pool.table.capacity[claim.mask].max(axis=0)
             pool.remaining = pool.remaining - biggest
             claim.reserved = biggest
 
@@ -702,12 +702,3 @@ def _no_fit(requirements: Requirements, used: np.ndarray, resources: Sequence[st
         f"no instance type satisfied resources {{{wanted}}} and requirements "
         f"{shown} (daemonset overhead included)"
     )
-
-
-def _pool_zones(pool: PoolPlan) -> list[str]:
-    """The zones a pool's requirements allow among its offerings' zones (the zone domains a
-    topology spread counts, as Karpenter takes them from the NodePools)."""
-    if ZONE_KEY not in pool.requirements:
-        return list(pool.table.zones)
-    allowed = pool.requirements.get(ZONE_KEY)
-    return [zone for zone in pool.table.zones if allowed.has(zone)]

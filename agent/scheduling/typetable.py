@@ -76,6 +76,10 @@ class TypeTable:
         self.alloc: IntArray = np.array(
             [[t.allocatable.get(r, 0) for r in self.resources] for t in types], dtype=np.int64
         ).reshape(len(types), len(self.resources))
+        self.capacity: IntArray = np.array(
+            [[t.capacity.get(r, 0) for r in self.resources] for t in types], dtype=np.int64
+        ).reshape(len(types), len(self.resources))
+        """Per type, its capacity (what NodePool limits count, as Karpenter's do)."""
         self.zones = tuple(zones)
         self.capacity_types = tuple(capacity_types)
         self.price: FloatArray = np.full(
@@ -139,6 +143,14 @@ class TypeTable:
         for requirement in requirements:
             out &= self.requirement_mask(requirement)
         return out
+
+    def label_values(self, key: str, mask: BoolArray) -> set[str]:
+        """The values of label ``key`` the masked types carry."""
+        column = self._columns.get(key)
+        if column is None:
+            return set()
+        codes = np.unique(column.codes[mask])
+        return {value for code in codes if (value := column.values[int(code)]) is not None}
 
     def distinct(self, key: str, mask: BoolArray) -> int:
         """How many different values of label ``key`` the masked types carry (for minValues)."""
