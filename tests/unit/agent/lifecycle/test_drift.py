@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from agent.api.base import Condition
@@ -15,7 +16,10 @@ from agent.api.nodeclass_status import (
     ResolvedSubnet,
 )
 from agent.api.nodepool import NodePool
+from agent.catalog import Catalog
+from agent.catalog.types import Offering
 from agent.clock import VirtualClock
+from agent.cloud.port import InstanceTypeOfferings
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.lifecycle.conditions import condition
 from agent.lifecycle.drift import DriftController, NetworkLookup, drift_reason
@@ -191,7 +195,11 @@ def test_subnet_and_security_group_drift_when_the_cloud_reports_them() -> None:
 def test_another_hash_version_is_restamped_never_drifted() -> None:
     pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
     claim = _claim(pool, nodeclass)
-    annotations = {**claim.metadata.annotations, NODEPOOL_HASH: "1", NODEPOOL_HASH_VERSION: "v-other"}
+    annotations = {
+        **claim.metadata.annotations,
+        NODEPOOL_HASH: "1",
+        NODEPOOL_HASH_VERSION: "v-other",
+    }
     foreign = claim.model_copy(
         update={"metadata": claim.metadata.model_copy(update={"annotations": annotations})}
     )
@@ -305,3 +313,48 @@ def test_an_empty_label_value_is_a_label() -> None:
         }
     )
     assert nodepool_hash(labelled) != nodepool_hash(_pool())
+
+
+def _offered(zone: str = "us-east-1a", capacity: str = "on-demand") -> list[InstanceTypeOfferings]:
+    listed = Catalog.packaged().get("m6i.large")
+    return [InstanceTypeOfferings(listed, (Offering(zone, capacity, 0.1, False),))]  # type: ignore[arg-type]
+
+
+def test_a_type_the_cloud_no_longer_offers_drifts_once_the_claim_is_an_hour_old() -> None:
+    clock = VirtualClock()
+    cluster = SimulatedCluster(clock)
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    for obj in (pool, nodeclass, _claim(pool, nodeclass)):
+        cluster.create(obj)
+    offered: list[list[InstanceTypeOfferings]] = [[]]
+    controller = DriftController(cluster, clock, _ignore, instance_types=lambda _: offered[0])
+    assert controller.reconcile() == 0  # younger than an hour: not checked
+    clock.advance(timedelta(minutes=61))
+    offered[0] = _offered()
+    assert controller.reconcile() == 0  # checked: still offered (an unavailable offering counts)
+    offered[0] = []
+    clock.advance(timedelta(minutes=20))
+    assert controller.reconcile() == 0  # a passed check is not repeated for 30 minutes
+    clock.advance(timedelta(minutes=11))
+    assert controller.reconcile() == 1
+    drifted = condition(cluster.get(NodeClaim, "default-abcde"), "Drifted")
+    assert drifted is not None
+    assert drifted.reason == "InstanceTypeNotFound"
+
+
+def test_a_type_offered_only_elsewhere_or_otherwise_is_not_found() -> None:
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    claim = _claim(pool, nodeclass)
+    labels = {**claim.metadata.labels, "topology.kubernetes.io/zone": "us-east-1a"}
+    zoned = claim.model_copy(
+        update={"metadata": claim.metadata.model_copy(update={"labels": labels})}
+    )
+    assert drift_reason(zoned, pool, nodeclass, instance_types=_offered()) is None
+    assert drift_reason(zoned, pool, nodeclass, instance_types=_offered("us-east-1b")) == (
+        "InstanceTypeNotFound"
+    )
+    spot = _offered(capacity="spot")
+    assert drift_reason(zoned, pool, nodeclass, instance_types=spot) == "InstanceTypeNotFound"
+    assert drift_reason(zoned, pool, nodeclass, instance_types=[]) == "InstanceTypeNotFound"
+    # without its check (the claim is young), nothing is found
+    assert drift_reason(zoned, pool, nodeclass, instance_types=None) is None
