@@ -1,132 +1,83 @@
 """Static-drift hashes: what a NodePool's template and an EC2NodeClass's spec looked like when a
-NodeClaim was launched.
+NodeClaim was launched, hashed exactly as Karpenter hashes them.
 
-As Karpenter does, the NodePool and EC2NodeClass carry an annotation with the hash of the fields
-that drift when changed, plus the hash's version; each NodeClaim is stamped with both at creation.
-A NodeClaim whose hash differs from its NodePool's (or EC2NodeClass's) *under the same version*
-has drifted (``NodePoolDrifted`` / ``NodeClassDrift``). When the versions differ the hash is not
-compared: the hash controller re-stamps the NodeClaim with the current hash instead, so changing
-how hashes are computed never drifts a fleet (each such change bumps the version).
+As Karpenter does, each NodeClaim is stamped at creation with the hash of its NodePool's
+``spec.template`` and of its EC2NodeClass's spec, each beside the hash's version. A NodeClaim
+whose hash differs from its NodePool's (or EC2NodeClass's) *under the same version* has drifted
+(``NodePoolDrifted`` / ``NodeClassDrift``). When the versions differ the hash is not compared:
+the hash controller re-stamps the version, and the hash too unless the NodeClaim already has a
+``Drifted`` condition (a NodeClaim Karpenter found drifted stays drifted, as under Karpenter).
 
-Hashed fields, following Karpenter v1 (the differential tests check that two objects hash alike
-here exactly when they hash alike in Karpenter):
+The values and versions are Karpenter's (``karpenter.sh/nodepool-hash`` version ``v3``,
+``karpenter.k8s.aws/ec2nodeclass-hash`` version ``v5``, as in the release the agent follows):
+the object is defaulted as the API server stores it (:mod:`agent.api.defaulting`) and hashed as
+the Go value Karpenter decodes it into (:mod:`agent.lifecycle.gohash`,
+:mod:`agent.lifecycle.hashtypes`), so nodes Karpenter launched keep their drift decisions when
+the agent takes a cluster over, and ``driftwave agent hash`` prints what Karpenter would stamp.
 
 * NodePool: ``spec.template`` (labels, annotations, taints, startupTaints, nodeClassRef,
-  expireAfter, terminationGracePeriod) *without* ``requirements`` (those drift through
-  requirement compatibility instead) and without anything outside the template (budgets,
-  consolidation, limits, weight);
-* EC2NodeClass: ``spec`` without the selector terms (AMIs, subnets and security groups drift
-  through what they resolve to, not through how they are written) and without
-  ``ipPrefixCount``; the AMI family is hashed as resolved (``amiFamily``, else the alias's
-  family), so writing out the family an alias implies is not drift and changing the alias's
-  family is.
+  expireAfter, terminationGracePeriod) without ``requirements`` (those drift through requirement
+  compatibility instead); nothing outside the template (budgets, limits, weight) is hashed.
+* EC2NodeClass: the spec without the selector terms (AMIs, subnets and security groups drift
+  through what they resolve to), ``ipPrefixCount`` and the written ``amiFamily``; beside it the
+  AMI family as resolved (``amiFamily``, else the alias's family: writing out the family an alias
+  implies is not drift) and the cluster's CA bundle (what Karpenter's setting
+  ``CLUSTER_CA_BUNDLE`` or its own connection to the API server gives, base64).
 
-Lists are hashed as sets, durations by their length (``60m`` is ``1h``), and unset or empty
-lists and maps are skipped, so re-ordering taints or writing a default explicitly is not drift;
-an empty string is a value (a label ``team: ""`` is a label). The digest is driftwave's own
-(SHA-256 of canonical JSON, as a decimal number); its version strings are driftwave's too, so
-nodes launched by Karpenter itself are re-stamped, never drifted, when driftwave takes over a
-cluster.
+What Karpenter's hash makes of a value follows from Go: taints and other lists are sets
+(re-ordering is not drift), durations are lengths (``60m`` is ``1h``), an unset field and its
+zero value hash alike, but a list or map written out empty (``labels: {}``) is not unset and
+changes the hash.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
-from fractions import Fraction
 from typing import Any
 
-from agent.api.durations import parse_duration
+from agent.api.defaulting import stored
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
+from agent.lifecycle.conditions import condition
+from agent.lifecycle.gohash import Str, go_hash, go_hash_all
+from agent.lifecycle.hashtypes import EC2NODECLASS_SPEC, NODECLAIM_TEMPLATE
 from agent.scheduling.requirements import Requirements
 
 NODEPOOL_HASH = "karpenter.sh/nodepool-hash"
 NODEPOOL_HASH_VERSION = "karpenter.sh/nodepool-hash-version"
 NODECLASS_HASH = "karpenter.k8s.aws/ec2nodeclass-hash"
 NODECLASS_HASH_VERSION = "karpenter.k8s.aws/ec2nodeclass-hash-version"
-NODEPOOL_VERSION = "dw2"
-NODECLASS_VERSION = "dw2"
-_NODECLASS_IGNORED = frozenset(
-    {
-        "amiSelectorTerms",
-        "subnetSelectorTerms",
-        "securityGroupSelectorTerms",
-        "capacityReservationSelectorTerms",
-        "ipPrefixCount",
-        "amiFamily",
-    }
-)
-_GO_DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|\u00b5s|ms|s|m|h)")
-_GO_UNIT_NS = {
-    "ns": 1,
-    "us": 10**3,
-    "\u00b5s": 10**3,
-    "ms": 10**6,
-    "s": 10**9,
-    "m": 60 * 10**9,
-    "h": 3600 * 10**9,
-}
+NODEPOOL_VERSION = "v3"
+NODECLASS_VERSION = "v5"
 
 
-def _canonical(value: Any) -> Any:
-    """Drop unset values and empty lists and maps, sort dict keys, hash lists as sets (sorted
-    canonical members)."""
-    if isinstance(value, dict):
-        out = {k: _canonical(v) for k, v in value.items()}
-        return {k: out[k] for k in sorted(out) if out[k] not in (None, {}, [])}
-    if isinstance(value, list):
-        members = [_canonical(v) for v in value]
-        return sorted(members, key=lambda m: json.dumps(m, sort_keys=True))
-    return value
+def nodepool_manifest_hash(manifest: dict[str, Any]) -> str:
+    """Karpenter's hash of a NodePool given as its manifest (defaulted here as stored)."""
+    template = stored("NodePool", manifest).get("spec", {}).get("template")
+    return str(go_hash(template, NODECLAIM_TEMPLATE))
 
 
-def digest(value: Any) -> str:
-    """The decimal hash of ``value``'s canonical form (64 bits of SHA-256)."""
-    text = json.dumps(_canonical(value), sort_keys=True, separators=(",", ":"))
-    return str(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
-
-
-def _seconds(duration: str) -> str:
-    """A NodePool duration by its length (``Never`` stays ``Never``)."""
-    length = parse_duration(duration)
-    return "Never" if length is None else str(int(length.total_seconds()))
-
-
-def _nanoseconds(duration: str) -> str:
-    """A Go duration (``1m30s``, ``1.5m``) by its length in nanoseconds."""
-    sign = -1 if duration.startswith("-") else 1
-    total = sum(
-        Fraction(number or "0") * _GO_UNIT_NS[unit]
-        for number, unit in _GO_DURATION_PART.findall(duration.lstrip("+-"))
+def nodeclass_manifest_hash(
+    manifest: dict[str, Any], resolved_family: str, ca_bundle: str | None = None
+) -> str:
+    """Karpenter's hash of an EC2NodeClass given as its manifest, its resolved AMI family and
+    the cluster's CA bundle (None: unset, as where Karpenter is given none)."""
+    spec = stored("EC2NodeClass", manifest).get("spec")
+    return str(
+        go_hash_all([(spec, EC2NODECLASS_SPEC), (resolved_family, Str()), (ca_bundle, Str())])
     )
-    return str(sign * int(total))
 
 
 def nodepool_hash(pool: NodePool) -> str:
-    """The hash of the NodePool's drift-relevant template fields."""
-    template = pool.spec.template.to_full_manifest()
-    spec = dict(template.get("spec", {}))
-    spec.pop("requirements", None)
-    for field in ("expireAfter", "terminationGracePeriod"):
-        if isinstance(spec.get(field), str):
-            spec[field] = _seconds(spec[field])
-    return digest({"metadata": template.get("metadata", {}), "spec": spec})
+    """Karpenter's hash of the NodePool's template."""
+    return nodepool_manifest_hash(pool.to_manifest())
 
 
-def nodeclass_hash(nodeclass: EC2NodeClass) -> str:
-    """The hash of the EC2NodeClass's spec without its selector terms and ``ipPrefixCount``,
-    with the AMI family as resolved."""
-    spec = nodeclass.spec.to_full_manifest()
-    hashed = {k: v for k, v in spec.items() if k not in _NODECLASS_IGNORED}
-    hashed["amiFamily"] = nodeclass.spec.resolved_ami_family
-    kubelet = hashed.get("kubelet")
-    if isinstance(kubelet, dict) and isinstance(kubelet.get("evictionSoftGracePeriod"), dict):
-        grace = {k: _nanoseconds(v) for k, v in kubelet["evictionSoftGracePeriod"].items()}
-        hashed["kubelet"] = {**kubelet, "evictionSoftGracePeriod": grace}
-    return digest(hashed)
+def nodeclass_hash(nodeclass: EC2NodeClass, ca_bundle: str | None = None) -> str:
+    """Karpenter's hash of the EC2NodeClass (see the module doc)."""
+    return nodeclass_manifest_hash(
+        nodeclass.to_manifest(), nodeclass.spec.resolved_ami_family, ca_bundle
+    )
 
 
 class SpecMemo:
@@ -135,7 +86,9 @@ class SpecMemo:
     never changed in place, so a changed NodePool has a new template; the entry holds the old
     one, so its identity cannot be reused while cached."""
 
-    def __init__(self) -> None:
+    def __init__(self, ca_bundle: str | None = None) -> None:
+        self.ca_bundle = ca_bundle
+        """The cluster's CA bundle, hashed with each EC2NodeClass (see the module doc)."""
         self._pools: dict[str, tuple[object, str]] = {}
         self._classes: dict[str, tuple[object, str]] = {}
         self._requirements: dict[str, tuple[object, Requirements]] = {}
@@ -163,7 +116,7 @@ class SpecMemo:
         name = nodeclass.metadata.name or ""
         hit = self._classes.get(name)
         if hit is None or hit[0] is not spec:
-            hit = self._classes[name] = (spec, nodeclass_hash(nodeclass))
+            hit = self._classes[name] = (spec, nodeclass_hash(nodeclass, self.ca_bundle))
         return hit[1]
 
 
@@ -195,15 +148,25 @@ def restamp_versions(
     nodeclass: EC2NodeClass | None,
     hashes: SpecMemo | None = None,
 ) -> NodeClaim:
-    """Re-stamp only the hashes whose version differs from the current one (see module doc)."""
-    annotations = claim.metadata.annotations
-    fresh_pool = pool if annotations.get(NODEPOOL_HASH_VERSION) != NODEPOOL_VERSION else None
-    fresh_class = (
-        nodeclass if annotations.get(NODECLASS_HASH_VERSION) != NODECLASS_VERSION else None
-    )
-    if fresh_pool is None and fresh_class is None:
+    """Re-stamp the hashes whose version differs from the current one, as Karpenter's hash
+    controllers do: the version always, the hash only while the NodeClaim has no ``Drifted``
+    condition (a drifted NodeClaim's old hash keeps it drifted)."""
+    annotations = dict(claim.metadata.annotations)
+    hashes = hashes or SpecMemo()
+    keep_hashes = condition(claim, "Drifted") is not None
+    if pool is not None and annotations.get(NODEPOOL_HASH_VERSION) != NODEPOOL_VERSION:
+        annotations[NODEPOOL_HASH_VERSION] = NODEPOOL_VERSION
+        if not keep_hashes:
+            annotations[NODEPOOL_HASH] = hashes.nodepool(pool)
+    if nodeclass is not None and annotations.get(NODECLASS_HASH_VERSION) != NODECLASS_VERSION:
+        annotations[NODECLASS_HASH_VERSION] = NODECLASS_VERSION
+        if not keep_hashes:
+            annotations[NODECLASS_HASH] = hashes.nodeclass(nodeclass)
+    if annotations == claim.metadata.annotations:
         return claim
-    return stamped(claim, fresh_pool, fresh_class, hashes)
+    return claim.model_copy(
+        update={"metadata": claim.metadata.model_copy(update={"annotations": annotations})}
+    )
 
 
 def static_drift(
