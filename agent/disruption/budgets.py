@@ -4,16 +4,18 @@ For a NodePool and a disruption reason (``Drifted``, ``Empty``, ``Underutilized`
 
 * a budget applies when its ``reasons`` is unset or lists the reason;
 * a budget without ``schedule`` is always active; one with ``schedule`` + ``duration`` is active
-  when the schedule fired within the last ``duration`` (the next firing after ``now - duration``
-  is not after ``now``). The schedule is read in UTC, or in the budget's ``timeZone`` (an IANA
-  name; driftwave's addition, not Karpenter's);
+  when the schedule fired within the last ``duration`` of elapsed time (the next firing after
+  ``now - duration`` is not after ``now``), read in UTC or in the budget's ``timeZone`` (an IANA
+  name; driftwave's addition, not Karpenter's). Schedules, clock changes and the rule itself are
+  :mod:`agent.api.schedules`, shared with the fleet's maintenance windows;
 * an active budget allows ``nodes`` nodes: a count, or a percentage of the NodePool's nodes
   rounded **up**; an inactive one does not limit;
 * the NodePool allows the minimum across its applicable active budgets;
-* a budget whose schedule Karpenter cannot read allows nothing (fail closed), whatever its
-  reasons: its cron library's standard syntax, without croniter's extensions (see
-  :func:`~agent.api.durations.budget_schedule_problem`); a schedule that never fires (``0 9 31
-  2 *``) counts as active, as in Karpenter, whose cron library then answers the zero time;
+* a budget whose schedule Karpenter's cron library cannot read (croniter's extensions, a range
+  that wraps such as ``sat-sun``; see :func:`~agent.api.schedules.budget_schedule_problem`) or
+  whose time zone does not exist makes the NodePool allow nothing, whatever its reasons, as
+  Karpenter fails closed; a schedule that never fires (``0 9 31 2 *``) counts as active, as in
+  Karpenter, whose cron library then answers the zero time;
 * the nodes counted are the NodePool's initialized nodes that are not already terminating their
   instance; those NotReady or being disrupted (marked for deletion) use up the allowance, so
   ``allowed = max(0, budget - disrupting)``.
@@ -25,13 +27,10 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import CroniterBadDateError, croniter
-
-from agent.api.durations import budget_schedule_problem, cron_expression, parse_duration
+from agent.api.durations import parse_duration
 from agent.api.nodepool import Budget, NodePool
+from agent.api.schedules import Recurrence, ScheduleError, budget_schedule_problem
 
 UNLIMITED = 2**31 - 1
 """What an inactive budget allows (Karpenter's MaxInt32)."""
@@ -49,34 +48,27 @@ class PoolNodes:
     disrupting: int
 
 
-@lru_cache(maxsize=256)
-def _zone(name: str) -> ZoneInfo:
+def recurrence(budget: Budget) -> Recurrence | None:
+    """The budget's schedule, duration and zone (None when it has no schedule); raises
+    :class:`BudgetError`."""
+    if budget.schedule is None or budget.duration is None:
+        return None
+    problem = budget_schedule_problem(budget.schedule)
+    if problem:
+        raise BudgetError(problem)
     try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise BudgetError(f"unknown time zone {name!r}") from exc
+        duration = parse_duration(budget.duration) or timedelta(0)
+        return Recurrence(budget.schedule, duration, budget.time_zone or "UTC")
+    except ScheduleError as exc:
+        raise BudgetError(str(exc)) from exc
+    except ValueError as exc:
+        raise BudgetError(f"invalid duration {budget.duration!r}: {exc}") from exc
 
 
 def is_active(budget: Budget, now: datetime) -> bool:
     """Whether ``budget`` limits disruption at ``now``; raises :class:`BudgetError`."""
-    if budget.schedule is None or budget.duration is None:
-        return True
-    problem = budget_schedule_problem(budget.schedule)
-    if problem:
-        raise BudgetError(problem)
-    zone = _zone(budget.time_zone or "UTC")
-    duration = parse_duration(budget.duration) or timedelta(0)
-    expression = cron_expression(budget.schedule)
-    local_now = now.astimezone(zone)
-    checkpoint = local_now - duration
-    try:
-        upcoming = croniter(expression, checkpoint).get_next(datetime)
-    except CroniterBadDateError:
-        return True
-    except (ValueError, KeyError) as exc:
-        raise BudgetError(f"invalid schedule {budget.schedule!r}: {exc}") from exc
-    assert isinstance(upcoming, datetime)
-    return upcoming <= local_now
+    scheduled = recurrence(budget)
+    return scheduled is None or scheduled.is_active(now)
 
 
 def budget_nodes(budget: Budget, total: int) -> int:
@@ -113,31 +105,36 @@ def budget_problems(pool: NodePool) -> list[str]:
     problems = []
     for at, budget in enumerate(pool.spec.disruption.budgets):
         try:
-            is_active(budget, datetime(2026, 1, 1, tzinfo=_zone("UTC")))
+            recurrence(budget)
         except BudgetError as exc:
             problems.append(f"spec.disruption.budgets[{at}]: {exc}")
     return problems
 
 
 def next_change(pool: NodePool, now: datetime) -> datetime | None:
-    """The next time one of the pool's scheduled budgets turns on or off (None if none has a
-    schedule, or a schedule cannot be read)."""
+    """The next time one of the pool's scheduled budgets may turn on or off (None if none has
+    a schedule, or a schedule cannot be read)."""
     soonest: datetime | None = None
     for budget in pool.spec.disruption.budgets:
-        if budget.schedule is None or budget.duration is None:
-            continue
         try:
-            zone = _zone(budget.time_zone or "UTC")
-            duration = parse_duration(budget.duration) or timedelta(0)
-            local = now.astimezone(zone)
-            expression = cron_expression(budget.schedule)
-            upcoming = croniter(expression, local).get_next(datetime)
-            previous = croniter(expression, local).get_prev(datetime)
-        except (BudgetError, ValueError, KeyError):
+            scheduled = recurrence(budget)
+        except BudgetError:
             continue
-        assert isinstance(upcoming, datetime)
-        assert isinstance(previous, datetime)
-        for when in (upcoming, previous + duration):
-            if when > local and (soonest is None or when < soonest):
-                soonest = when
+        when = scheduled.next_change(now) if scheduled is not None else None
+        if when is not None and (soonest is None or when < soonest):
+            soonest = when
     return soonest
+
+
+__all__ = [
+    "UNLIMITED",
+    "BudgetError",
+    "PoolNodes",
+    "allowed_by_budgets",
+    "allowed_disruptions",
+    "budget_nodes",
+    "budget_problems",
+    "is_active",
+    "next_change",
+    "recurrence",
+]

@@ -12,12 +12,10 @@ import re
 from datetime import datetime, timedelta
 from typing import Annotated, Literal
 
-from croniter import croniter
-from croniter.croniter import CroniterError
 from pydantic import Field, field_validator, model_validator
 
 from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
-from agent.api.durations import cron_expression, cron_problem
+from agent.api.schedules import cron_problem, parse_cron
 from fleet.domain.fields import (
     DnsLabel,
     Duration,
@@ -120,8 +118,9 @@ class MaintenanceWindow(KubeModel):
 
     ``schedule`` is a five-field cron expression (or a macro such as ``@daily``) read in
     ``timeZone`` (default UTC); each firing opens the window for ``duration`` of elapsed time.
-    A firing that falls into a daylight-saving gap happens as much later as the gap is long
-    (02:30 becomes 03:30); in a repeated hour it happens once, the first time.
+    Schedules follow the cron library Karpenter reads budgets with (:mod:`agent.api.schedules`,
+    shared with the agent's budgets): a wall time the spring clock change skips does not fire
+    that day; one the autumn change repeats fires at both instants.
     """
 
     schedule: str
@@ -134,12 +133,10 @@ class MaintenanceWindow(KubeModel):
         problem = cron_problem(schedule)
         if problem:
             raise ValueError(f"{problem} (rule: five cron fields: minute hour day month weekday)")
-        try:
-            croniter(cron_expression(schedule), datetime(2026, 1, 1)).get_next(datetime)
-        except (CroniterError, ValueError):
+        if not parse_cron(schedule).ever:
             raise ValueError(
                 f"schedule {schedule!r} never fires (rule: the window must open some day)"
-            ) from None
+            )
         return schedule
 
     @field_validator("duration")

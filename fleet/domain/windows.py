@@ -3,29 +3,26 @@ when it next may.
 
 A window is a cron schedule read in an IANA time zone plus a duration: each firing opens the
 window for ``duration`` of elapsed time, so a window that fired before ``at`` and has not yet run
-its course is open at ``at``, midnight or not. Daylight-saving time follows :mod:`zoneinfo`: a
-firing whose wall time does not exist (the hour skipped in spring) happens as much later as the
-gap is long (02:30 becomes 03:30); a wall time that happens twice (autumn) fires once, the first
-time. No windows means always open. A freeze ``[start, end)`` stops new steps from starting;
-steps under way carry on. All times returned are in UTC.
+its course is open at ``at``, midnight or not. Schedules, firings and clock changes are the
+agent's disruption budgets' (:mod:`agent.api.schedules`, one implementation for both): a wall
+time the spring clock change skips does not fire that day, one the autumn change repeats fires
+at both instants, and a window is open exactly when a budget with the same schedule, duration
+and zone is active. No windows means always open. A freeze ``[start, end)`` stops new steps from
+starting; steps under way carry on. All times returned are in UTC.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from croniter import CroniterError, croniter
-
-from agent.api.durations import cron_expression
+from agent.api import schedules
 from fleet.domain.errors import ScheduleError
 
 HORIZON = timedelta(days=400)
 """How far ahead :func:`next_open` looks before it gives up (more than a year of schedules)."""
-_SLACK = timedelta(hours=3)
-"""More than any daylight-saving shift between a wall time and the instant it stands for."""
 
 
 @dataclass(frozen=True)
@@ -35,18 +32,24 @@ class Window:
     schedule: str
     duration: timedelta
     time_zone: str = "UTC"
+    recurrence: schedules.Recurrence = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.duration <= timedelta(0):
             raise ScheduleError(f"window {self.schedule!r}: duration must be positive")
         try:
-            ZoneInfo(self.time_zone)
-        except (ZoneInfoNotFoundError, ValueError):
+            schedules.time_zone(self.time_zone)
+        except schedules.ScheduleError:
             raise ScheduleError(
                 f"window {self.schedule!r}: unknown time zone {self.time_zone!r}"
             ) from None
-        if not croniter.is_valid(cron_expression(self.schedule)):
-            raise ScheduleError(f"window {self.schedule!r}: not a valid cron expression")
+        try:
+            recurrence = schedules.Recurrence(self.schedule, self.duration, self.time_zone)
+        except schedules.ScheduleError as exc:
+            raise ScheduleError(
+                f"window {self.schedule!r}: not a valid cron expression: {exc}"
+            ) from exc
+        object.__setattr__(self, "recurrence", recurrence)
 
 
 @dataclass(frozen=True)
@@ -74,50 +77,21 @@ def _utc(at: datetime) -> datetime:
     return at.astimezone(UTC)
 
 
-def _instant(wall: datetime, zone: ZoneInfo) -> datetime:
-    """The UTC instant of a wall time in ``zone`` (fold 0: a gap moves it later, a repeated
-    hour takes the first occurrence)."""
-    return wall.replace(tzinfo=zone, fold=0).astimezone(UTC)
-
-
-def _walls(window: Window, start: datetime, forward: bool) -> Iterator[datetime]:
-    """Wall times the schedule fires at, from ``start`` (naive, exclusive), going either way."""
-    it = croniter(cron_expression(window.schedule), start)
-    while True:
-        try:
-            yield it.get_next(datetime) if forward else it.get_prev(datetime)
-        except CroniterError:
-            return
-
-
 def last_start(window: Window, at: datetime) -> datetime | None:
-    """When the window last opened at or before ``at`` (UTC), or None if it never did."""
+    """When the window last opened at or before ``at`` (UTC), looking back as far as
+    :data:`HORIZON`, or None if it did not."""
     at = _utc(at)
-    zone = ZoneInfo(window.time_zone)
-    local = at.astimezone(zone).replace(tzinfo=None)
-    best: datetime | None = None
-    for wall in _walls(window, local + _SLACK, forward=False):
-        start = _instant(wall, zone)
-        if start <= at and (best is None or start > best):
-            best = start
-        if wall < local - _SLACK:
-            break
-    return best
+    return window.recurrence.last_fire(at, at - HORIZON)
 
 
 def next_start(window: Window, after: datetime) -> datetime | None:
     """When the window next opens strictly after ``after`` (UTC), or None if it never does."""
-    after = _utc(after)
-    zone = ZoneInfo(window.time_zone)
-    local = after.astimezone(zone).replace(tzinfo=None)
-    best: datetime | None = None
-    for wall in _walls(window, local - _SLACK, forward=True):
-        start = _instant(wall, zone)
-        if start > after and (best is None or start < best):
-            best = start
-        if wall > local + _SLACK and best is not None:
-            break
-    return best
+    return window.recurrence.next_fire(_utc(after))
+
+
+def _opened(window: Window, at: datetime) -> datetime | None:
+    """The opening whose window holds ``at`` (UTC), or None when the window is closed."""
+    return window.recurrence.opened_at(at)
 
 
 def is_open(windows: Sequence[Window], at: datetime) -> bool:
@@ -125,11 +99,7 @@ def is_open(windows: Sequence[Window], at: datetime) -> bool:
     if not windows:
         return True
     at = _utc(at)
-    for window in windows:
-        start = last_start(window, at)
-        if start is not None and at < start + window.duration:
-            return True
-    return False
+    return any(_opened(window, at) is not None for window in windows)
 
 
 def closes_at(windows: Sequence[Window], at: datetime) -> datetime | None:
@@ -139,8 +109,8 @@ def closes_at(windows: Sequence[Window], at: datetime) -> datetime | None:
     at = _utc(at)
     ends = []
     for window in windows:
-        start = last_start(window, at)
-        if start is not None and at < start + window.duration:
+        start = _opened(window, at)
+        if start is not None:
             ends.append(start + window.duration)
     return max(ends) if ends else None
 
@@ -208,8 +178,7 @@ def next_opening(
         return None
     best: tuple[datetime, Window] | None = None
     for window in windows:
-        start = last_start(window, when)
-        opened = start is not None and when < start + window.duration
-        if opened and start is not None and (best is None or start > best[0]):
+        start = _opened(window, when)
+        if start is not None and (best is None or start > best[0]):
             best = (start, window)
     return Opening(when, best[1] if best is not None else None)

@@ -92,6 +92,8 @@ def test_cron_problem_accepts_five_fields_and_macros(schedule: str) -> None:
         ("61 * * * *", "is not a valid cron expression"),
         ("0 25 * * *", "is not a valid cron expression"),
         ("a b c d e", "is not a valid cron expression"),
+        ("0 9 L * *", "is not a valid cron expression"),
+        ("0 9 * * sat-sun", "is not a valid cron expression"),
     ],
 )
 def test_cron_problem_names_the_problem(schedule: str, fragment: str) -> None:
@@ -127,7 +129,11 @@ def test_cron_expression_expands_macros(macro: str, expression: str) -> None:
         " @monthly ",
         "0 9 ? * MON",
         "5/10 9 1 jan-jun 0",
-        "0 9 * * sat-sun",
+        "0 9 * * sat,sun",
+        "0 9 * * SUN-sat",
+        "+5 09 * * *",
+        "0 9 1,,15 * *",
+        "*-3 9 * * *",
     ],
 )
 def test_a_budget_schedule_in_karpenters_syntax_has_no_problem(schedule: str) -> None:
@@ -145,6 +151,13 @@ def test_a_budget_schedule_in_karpenters_syntax_has_no_problem(schedule: str) ->
         ("0 9 * * 7", "day of week '7' is outside 0-6"),
         ("0 24 * * *", "hour '24' is outside 0-23"),
         ("*/0 9 * * *", "step '0'"),
+        ("0 9 * * sat-sun", "day of week 'sat-sun' runs backwards (6 to 0)"),
+        ("0 22-2 * * *", "hour '22-2' runs backwards"),
+        ("0 9 * * 1-2-3", "too many"),
+        ("0 9 */2/2 * *", "too many"),
+        ("0 9 -1 * *", "not a number"),
+        ("0 H * * *", "hour 'H'"),
+        ("@every 1h", "not a known macro"),
     ],
 )
 def test_a_budget_schedule_beyond_karpenters_syntax_is_named(schedule: str, fragment: str) -> None:

@@ -68,7 +68,7 @@ def test_seed_001_drift_window_blocks_drift_outside_working_hours_only() -> None
     budgets = [
         Budget(nodes="15%"),
         Budget(nodes="3"),
-        Budget(nodes="0", schedule="0 9 * * sat-sun", duration="24h"),
+        Budget(nodes="0", schedule="0 9 * * sat,sun", duration="24h"),
         Budget(nodes="0", schedule="0 17 * * mon-fri", duration="16h", reasons=["Drifted"]),
     ]
     assert allowed_by_budgets(budgets, "Drifted", 20, MONDAY_NOON) == 3

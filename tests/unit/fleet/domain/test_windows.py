@@ -79,12 +79,12 @@ def test_window_in_a_zone_with_a_half_hour_offset() -> None:
     assert next_open([kolkata], utc(2026, 1, 1, 12)) == utc(2026, 1, 1, 20)
 
 
-def test_spring_forward_gap_shifts_the_firing_later() -> None:
-    # Berlin skips 02:00-03:00 on 2026-03-29: a 02:30 firing happens at 03:30 CEST (01:30 UTC).
+def test_spring_forward_skips_a_firing_whose_wall_time_does_not_exist() -> None:
+    # Berlin skips 02:00-03:00 on 2026-03-29: a 02:30 schedule does not fire that day, as
+    # Karpenter's cron library does not (the agent's budgets read schedules the same way).
     nightly = Window("30 2 * * *", H, "Europe/Berlin")
-    assert next_start(nightly, utc(2026, 3, 28, 12)) == utc(2026, 3, 29, 1, 30)
-    assert not is_open([nightly], utc(2026, 3, 29, 1, 15))
-    assert is_open([nightly], utc(2026, 3, 29, 1, 45))
+    assert next_start(nightly, utc(2026, 3, 28, 12)) == utc(2026, 3, 30, 0, 30)
+    assert not is_open([nightly], utc(2026, 3, 29, 1, 45))  # 03:45 CEST
     # the day before and after, 02:30 local exists: 01:30 UTC (CET), then 00:30 UTC (CEST)
     assert next_start(nightly, utc(2026, 3, 27, 12)) == utc(2026, 3, 28, 1, 30)
     assert next_start(nightly, utc(2026, 3, 29, 12)) == utc(2026, 3, 30, 0, 30)
@@ -92,15 +92,22 @@ def test_spring_forward_gap_shifts_the_firing_later() -> None:
 
 def test_new_york_spring_forward() -> None:
     two_am = Window("0 2 * * *", H, "America/New_York")  # 02:00 does not exist on 2026-03-08
-    assert next_start(two_am, utc(2026, 3, 8, 0)) == utc(2026, 3, 8, 7)  # 03:00 EDT
+    assert next_start(two_am, utc(2026, 3, 8, 0)) == utc(2026, 3, 9, 6)  # 02:00 EDT next day
+    hourly = Window("0 * * * *", 30 * timedelta(minutes=1), "America/New_York")
+    assert next_start(hourly, utc(2026, 3, 8, 6, 30)) == utc(2026, 3, 8, 7)  # 01:30 EST → 03:00
 
 
-def test_fall_back_repeated_hour_fires_once() -> None:
-    # Berlin repeats 02:00-03:00 on 2026-10-25: 02:30 fires the first time (00:30 UTC) only.
+def test_fall_back_repeated_hour_fires_at_both_instants() -> None:
+    # Berlin repeats 02:00-03:00 on 2026-10-25: 02:30 fires at 00:30 UTC (CEST) and again at
+    # 01:30 UTC (CET), as the cron library fires it.
     nightly = Window("30 2 * * *", 30 * timedelta(minutes=1), "Europe/Berlin")
     assert next_start(nightly, utc(2026, 10, 24, 12)) == utc(2026, 10, 25, 0, 30)
-    assert next_start(nightly, utc(2026, 10, 25, 0, 31)) == utc(2026, 10, 26, 1, 30)
-    assert not is_open([nightly], utc(2026, 10, 25, 1, 40))  # the second 02:40
+    assert next_start(nightly, utc(2026, 10, 25, 0, 31)) == utc(2026, 10, 25, 1, 30)
+    assert next_start(nightly, utc(2026, 10, 25, 1, 30)) == utc(2026, 10, 26, 1, 30)
+    assert is_open([nightly], utc(2026, 10, 25, 0, 40))  # the first 02:40
+    assert not is_open([nightly], utc(2026, 10, 25, 1, 10))  # the second 02:10
+    assert is_open([nightly], utc(2026, 10, 25, 1, 40))  # the second 02:40
+    assert closes_at([nightly], utc(2026, 10, 25, 1, 40)) == utc(2026, 10, 25, 2)
 
 
 def test_duration_is_elapsed_time_across_a_dst_change() -> None:
