@@ -37,6 +37,12 @@ NODECLASS: dict[str, Any] = {
         "securityGroupSelectorTerms": [{"tags": {"k": "v"}}],
     },
 }
+PINNED: dict[str, Any] = {
+    **NODECLASS,
+    "metadata": {"name": "pinned"},
+    "spec": {**NODECLASS["spec"], "amiSelectorTerms": [{"id": "ami-0aa0"}]},
+}
+"""An EC2NodeClass pinned to the first image: its nodes never drift when an image is published."""
 OLD_AMI = {"id": "ami-0aa0", "name": "golden-1", "family": "AL2023",
            "created": "2025-12-01T00:00:00Z", "tags": {"env": "prod"}}  # fmt: skip
 NEW_AMI = {"id": "ami-0bb0", "name": "golden-2", "family": "AL2023",
@@ -53,12 +59,15 @@ def pool(
     types: Iterable[str] = ("m6i.xlarge",),
     capacity: Iterable[str] = ("on-demand",),
     labels: dict[str, str] | None = None,
+    nodeclass: str = "default",
+    weight: int | None = None,
     **template: Any,
 ) -> dict[str, Any]:
     """A NodePool of ``types`` and ``capacity`` (``disruption`` defaults to no consolidation and
-    every node allowed); ``template`` adds NodeClaim template spec fields."""
+    every node allowed) on EC2NodeClass ``nodeclass`` (``pinned``: nodes that never drift);
+    ``template`` adds NodeClaim template spec fields; ``weight`` orders the NodePools."""
     spec: dict[str, Any] = {
-        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": nodeclass},
         "requirements": [
             {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(capacity)},
             {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(types)},
@@ -66,7 +75,7 @@ def pool(
         **template,
     }
     meta: dict[str, Any] = {"labels": {"pool": name, **(labels or {})}}
-    return {
+    out: dict[str, Any] = {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
         "metadata": {"name": name},
@@ -77,6 +86,9 @@ def pool(
             else {"consolidateAfter": "Never", "budgets": [{"nodes": "100%"}]},
         },
     }
+    if weight is not None:
+        out["spec"]["weight"] = weight
+    return out
 
 
 def deployment(
@@ -158,7 +170,7 @@ class Sim:
             "spec": {
                 "cluster": {"name": "c", "kubernetesVersion": "1.31", "zones": list(zones)},
                 "amis": [OLD_AMI],
-                "manifests": [NODECLASS, *manifests],
+                "manifests": [NODECLASS, PINNED, *manifests],
                 "events": list(events),
                 "until": until,
             },
@@ -275,6 +287,16 @@ class Sim:
         pod = Pod.model_validate(data)
         created: Pod = self.world.cluster.create(pod)
         return created
+
+    def drifted_since(self, node: str, when: str) -> None:
+        """Date the ``Drifted`` condition of node ``node``'s NodeClaim to ``when`` (RFC 3339)."""
+        claim = self.claim_of(node)
+        conditions = [
+            c.model_copy(update={"last_transition_time": when}) if c.type == "Drifted" else c
+            for c in claim.status.conditions
+        ]
+        status = claim.status.model_copy(update={"conditions": conditions})
+        self.world.cluster.update(claim.model_copy(update={"status": status}))
 
     def settle(self) -> None:
         """Let the controllers react to a change made by the test."""
