@@ -257,6 +257,9 @@ class Scheduler:
         reasons = []
         unsteered = self.karpenter_order
         for pool in self.pools:
+            if pool.node_limit is not None and pool.node_limit <= 0:
+                reasons.append(f'nodepool "{pool.name}": node limits have been exhausted')
+                continue
             planned = self._open_planned(pool, pod, attempt)
             if planned is not None:
                 self._commit_new(pool, planned, pod)
@@ -292,6 +295,7 @@ class Scheduler:
 
     def _commit_new(self, pool: PoolPlan, claim: NewClaim, pod: PodRef) -> None:
         self.claims.append(claim)
+        pool.node_limit = None if pool.node_limit is None else pool.node_limit - 1
         if not self.karpenter_order:
             self._track(claim)
             self._count_hostnames(pod.shape, len(self.claims) - 1)

@@ -69,7 +69,7 @@ def node(name: str, pool: str = "default") -> Node:
     )
 
 
-def pod(name: str, cpu: str, node_name: str | None = None) -> Pod:
+def pod(name: str, cpu: str, node_name: str | None = None, zone: str | None = None) -> Pod:
     return Pod.model_validate(
         {
             "apiVersion": "v1",
@@ -77,6 +77,7 @@ def pod(name: str, cpu: str, node_name: str | None = None) -> Pod:
             "metadata": {"name": name, "namespace": "default"},
             "spec": {
                 "nodeName": node_name,
+                "nodeSelector": {"topology.kubernetes.io/zone": zone} if zone else {},
                 "containers": [
                     {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}
                 ],
@@ -87,16 +88,17 @@ def pod(name: str, cpu: str, node_name: str | None = None) -> Pod:
 
 
 def solve_with(
-    catalog: Catalog, limits: dict[str, Any], nodes: list[Node], *cpus: str
+    catalog: Catalog, limits: dict[str, Any], nodes: list[Node], *cpus: str, apart: bool = False
 ) -> tuple[int, int]:
-    """(new NodeClaims, pods left unscheduled) for pending pods requesting ``cpus``, with
-    ``nodes`` running and full."""
+    """(new NodeClaims, pods left unscheduled) for pending pods requesting ``cpus`` (each in
+    a zone of its own if ``apart``), with ``nodes`` running and full."""
     cluster = SimulatedCluster(VirtualClock())
     cluster.create(nodepool(limits))
     for one in nodes:
         cluster.create(one)
         cluster.create(pod(f"filler-{one.metadata.name}", "3900m", one.metadata.name))
-    pending = shapes_of([pod(f"p{i}", cpu) for i, cpu in enumerate(cpus)])
+    zones = list(catalog.zones) if apart else [None] * len(cpus)
+    pending = shapes_of([pod(f"p{i}", cpu, zone=zones[i]) for i, cpu in enumerate(cpus)])
     result = simulate(cluster_view(cluster, catalog, pending), pending, strategy="karpenter")
     return len(result.claims), len(result.errors)
 
@@ -115,3 +117,10 @@ def test_capacity_not_allocatable_counts_against_the_limit(catalog: Catalog) -> 
 
 def test_other_pools_nodes_do_not_count(catalog: Catalog) -> None:
     assert solve_with(catalog, {"cpu": "4"}, [node("n1", pool="other")], "3") == (1, 0)
+
+
+def test_a_node_limit_counts_running_nodes_and_new_claims(catalog: Catalog) -> None:
+    assert solve_with(catalog, {"nodes": "1"}, [node("n1")], "3") == (0, 1)
+    # two pods in different zones: one new node is left under the limit
+    assert solve_with(catalog, {"nodes": "2"}, [node("n1")], "3", "3", apart=True) == (1, 1)
+    assert solve_with(catalog, {"nodes": "3"}, [node("n1")], "3", "3", apart=True) == (2, 0)
