@@ -24,7 +24,9 @@ adapter provides); where it cannot say, it reports None and the claim is not dri
 
 :class:`DriftController` keeps the ``Drifted`` condition of every launched NodeClaim current: it
 sets it (reason = the drift reason) or removes it, re-checking every 5 minutes and whenever the
-world calls :meth:`DriftController.reconcile` after a change.
+world calls :meth:`DriftController.reconcile` after a change. A NodeClaim whose ``nodeClassRef``
+is not an ``EC2NodeClass`` of ``karpenter.k8s.aws`` belongs to another provisioner: as Karpenter
+does, the controller leaves it alone (no condition set or removed).
 """
 
 from __future__ import annotations
@@ -65,6 +67,12 @@ InstanceTypes = Callable[[NodePool], Sequence[InstanceTypeOfferings]]
 def _unknown(claim: NodeClaim) -> tuple[str | None, Sequence[str] | None]:
     del claim
     return None, None
+
+
+def managed(claim: NodeClaim) -> bool:
+    """Whether ``claim`` is this agent's: its ``nodeClassRef`` names an EC2NodeClass."""
+    ref = claim.spec.node_class_ref
+    return ref.group == "karpenter.k8s.aws" and ref.kind == "EC2NodeClass"
 
 
 def instance_type_missing(claim: NodeClaim, types: Sequence[InstanceTypeOfferings]) -> bool:
@@ -205,7 +213,7 @@ class DriftController:
             present = {_key(c) for c in claims}
             self._types_checked = {k: v for k, v in self._types_checked.items() if k in present}
         for claim in claims:
-            if claim.metadata.deletion_timestamp:
+            if claim.metadata.deletion_timestamp or not managed(claim):
                 continue
             changed += self._check(claim, pools, classes)
         return changed
