@@ -7,7 +7,8 @@ parser): a macro (``@yearly``/``@annually``, ``@monthly``, ``@weekly``, ``@daily
 week), each a comma-separated list of ``*``, ``?``, ``n`` or ``a-b``, optionally ``/step``
 (``n/step`` runs to the field's end), with month and weekday names in any case and days of the
 week 0-6 (Sunday is 0). Anything else is refused, as that library refuses it: croniter's
-extensions (``L``, ``W``, ``#``, ``H``, Sunday as 7) and ranges that wrap (``sat-sun``). When
+extensions (``L``, ``W``, ``#``, ``H``, Sunday as 7) and ranges that wrap (``sat-sun``); the
+library's ``@every`` is refused too, as the NodePool CRD's pattern refuses it. When
 both day fields are restricted a day matching either fires; when one is ``*``/``?`` (without a
 step above 1) a day must match both.
 
@@ -15,9 +16,12 @@ step above 1) a day must match both.
 it matches. A wall time the spring clock change skips therefore does not fire that day (02:30
 in New York on the second Sunday of March), and one the autumn change repeats fires at both
 instants (01:30 EDT and 01:30 EST). This is what the library does for clock changes of whole
-hours away from midnight, the rule everywhere in Europe and North America. The next firing is
-looked for to the end of the fifth year after; beyond that the library answers its zero time,
-here None.
+hours away from midnight, the rule everywhere in Europe, North America and Australasia. In the
+few zones whose clocks change at midnight (Havana) or by half an hour (Lord Howe Island) the
+library has quirks of its own (it can fire on a day the schedule does not name, or miss a
+firing); driftwave keeps to the rule there. Karpenter itself reads budgets in UTC only. The
+next firing is looked for to the end of the fifth year after; beyond that the library answers
+its zero time, here None.
 
 **A recurrence** (schedule, duration, zone) is *active* at ``t`` when it fired in
 ``(t - duration, t]``, the duration counted in elapsed time: in Karpenter's words, the next

@@ -10,7 +10,9 @@ Ops (fields as the Go side documents them):
 * ``nodepool-hash`` / ``ec2nodeclass-hash``: the hash and hash version Karpenter stamps;
 * ``allowed-disruptions``: what a NodePool's budgets allow for a reason at a time;
 * ``schedule``: the NodeClaims Karpenter's provisioning scheduler plans for pods;
-* ``drift``: Karpenter's drift reason for a launched NodeClaim.
+* ``drift``: Karpenter's drift reason for a launched NodeClaim;
+* ``cron-next``: Karpenter's cron library on a schedule read in a time zone: whether it parses,
+  its next firing after a time, and whether a budget with a duration is active at a time.
 * ``nodepool-runtime-validate``: Karpenter's runtime validation of a NodePool (``valid``,
   ``message``);
 * ``label-sets``: the well-known labels, restricted label domains and labels, and the known

@@ -149,3 +149,50 @@ def test_a_schedule_that_never_fires_counts_as_active_as_in_karpenter() -> None:
     assert is_active(never, MONDAY_NOON)
     assert allowed_by_budgets([never], "Drifted", 10, MONDAY_NOON) == 0
     assert allowed_by_budgets([never], "Empty", 10, MONDAY_NOON) == UNLIMITED
+
+
+def test_a_wrapping_day_range_allows_nothing_as_in_karpenter() -> None:
+    # Karpenter's cron library refuses sat-sun; the NodePool then allows no disruption at all.
+    weekend = Budget(nodes="0", schedule="0 9 * * sat-sun", duration="24h")
+    with pytest.raises(BudgetError, match="runs backwards"):
+        is_active(weekend, MONDAY_NOON)
+    assert allowed_by_budgets([Budget(nodes="3"), weekend], "Drifted", 20, MONDAY_NOON) == 0
+    listed = Budget(nodes="0", schedule="0 9 * * sat,sun", duration="24h")
+    assert allowed_by_budgets([Budget(nodes="3"), listed], "Drifted", 20, MONDAY_NOON) == 3
+
+
+def _zoned(schedule: str, duration: str, zone: str) -> Budget:
+    return Budget.model_validate(
+        {"nodes": "0", "schedule": schedule, "duration": duration, "timeZone": zone}
+    )
+
+
+def test_spring_forward_does_not_end_a_time_zone_budget_early() -> None:
+    # New York, 2026-03-08: 01:00 EST is 06:00 UTC; 2h of elapsed time runs to 08:00 UTC
+    # (04:00 EDT). Counting the 2h on the wall clock would end it at 07:00 UTC.
+    night = _zoned("0 1 * * *", "2h", "America/New_York")
+    assert is_active(night, datetime(2026, 3, 8, 7, 30, tzinfo=UTC))
+    assert not is_active(night, datetime(2026, 3, 8, 8, 0, tzinfo=UTC))
+    pool = _pool({"nodes": "0", "schedule": "0 1 * * *", "duration": "2h",
+                  "timeZone": "America/New_York"})  # fmt: skip
+    assert next_change(pool, datetime(2026, 3, 8, 7, 30, tzinfo=UTC)) == datetime(
+        2026, 3, 8, 8, 0, tzinfo=UTC
+    )
+
+
+def test_fall_back_does_not_stretch_a_time_zone_budget() -> None:
+    # London, 2026-10-25: midnight BST is 23:00 UTC; 2h runs to 01:00 UTC (01:00 GMT), though
+    # the wall clock then shows only 1h after midnight.
+    midnight = _zoned("0 0 * * *", "2h", "Europe/London")
+    assert is_active(midnight, datetime(2026, 10, 25, 0, 59, tzinfo=UTC))
+    assert not is_active(midnight, datetime(2026, 10, 25, 1, 30, tzinfo=UTC))
+
+
+def test_a_skipped_wall_time_does_not_fire_and_a_repeated_one_fires_twice() -> None:
+    skipped = _zoned("30 2 * * *", "1h", "America/New_York")  # no 02:30 on 2026-03-08
+    assert not is_active(skipped, datetime(2026, 3, 8, 7, 45, tzinfo=UTC))
+    assert is_active(skipped, datetime(2026, 3, 9, 6, 45, tzinfo=UTC))
+    repeated = _zoned("30 1 * * *", "15m", "Europe/London")  # 01:30 twice on 2026-10-25
+    assert is_active(repeated, datetime(2026, 10, 25, 0, 40, tzinfo=UTC))
+    assert not is_active(repeated, datetime(2026, 10, 25, 1, 10, tzinfo=UTC))
+    assert is_active(repeated, datetime(2026, 10, 25, 1, 40, tzinfo=UTC))
