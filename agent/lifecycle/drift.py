@@ -14,13 +14,17 @@ The checks run in Karpenter's order and the first that finds drift names the rea
 5. ``AMIDrift``: the node's image is not the one ``status.amis`` now maps its instance type to
    (the first image, newest first, whose requirements the type meets);
 6. ``SecurityGroupDrift``: the node's security groups differ from ``status.securityGroups``;
-7. ``SubnetDrift``: the node's subnet is no longer among ``status.subnets``.
+7. ``SubnetDrift``: the node's subnet is no longer among ``status.subnets``;
+8. ``CapacityReservationDrift``: the node runs in a capacity reservation that is no longer among
+   ``status.capacityReservations`` (a node in none, e.g. fallen back to on-demand, never drifts
+   by this check).
 
-Checks 4 to 7 are the cloud provider's, and as Karpenter's AWS provider does, they stop without
+Checks 4 to 8 are the cloud provider's, and as Karpenter's AWS provider does, they stop without
 finding drift when one of them cannot be made: an EC2NodeClass with no resolved images, a
 NodeClaim with no image, no resolved security groups or no resolved subnets. Security-group and
 subnet checks need what the instance was launched with (the ``network`` lookup the cloud
-adapter provides); where it cannot say, it reports None and the claim is not drifted by them.
+adapter provides), the reservation check the instance's reservation (``reservation``); where
+the cloud cannot say, it reports None and the claim is not drifted by them.
 
 :class:`DriftController` keeps the ``Drifted`` condition of every launched NodeClaim current: it
 sets it (reason = the drift reason) or removes it, re-checking every 5 minutes and whenever the
@@ -58,6 +62,8 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 NetworkLookup = Callable[[NodeClaim], tuple[str | None, Sequence[str] | None]]
 """(subnet id, security group ids) a claim's instance was launched with; None where unknown."""
+ReservationLookup = Callable[[NodeClaim], str | None]
+"""The capacity reservation a claim's instance runs in (None: none, or unknown)."""
 
 
 InstanceTypes = Callable[[NodePool], Sequence[InstanceTypeOfferings]]
@@ -67,6 +73,11 @@ InstanceTypes = Callable[[NodePool], Sequence[InstanceTypeOfferings]]
 def _unknown(claim: NodeClaim) -> tuple[str | None, Sequence[str] | None]:
     del claim
     return None, None
+
+
+def _unreserved(claim: NodeClaim) -> str | None:
+    del claim
+    return None
 
 
 def managed(claim: NodeClaim) -> bool:
@@ -101,6 +112,7 @@ def drift_reason(
     network: NetworkLookup = _unknown,
     memo: SpecMemo | None = None,
     instance_types: Sequence[InstanceTypeOfferings] | None = None,
+    reservation: ReservationLookup = _unreserved,
 ) -> str | None:
     """Why ``claim`` has drifted from ``pool`` and ``nodeclass``, or None (see module doc);
     ``memo`` keeps what is derived from NodePools and EC2NodeClasses from call to call.
@@ -133,6 +145,9 @@ def drift_reason(
         return "SecurityGroupDrift"
     if subnet is not None and subnet not in {s.id for s in status.subnets}:
         return "SubnetDrift"
+    reserved_in = reservation(claim)
+    if reserved_in is not None and reserved_in not in {r.id for r in status.capacity_reservations}:
+        return "CapacityReservationDrift"
     return None
 
 
@@ -147,16 +162,18 @@ class DriftController:
         network: NetworkLookup = _unknown,
         interval: timedelta = DRIFT_INTERVAL,
         instance_types: InstanceTypes | None = None,
+        reservation: ReservationLookup = _unreserved,
     ) -> None:
         """``network`` says what a claim's instance was launched into (subnet and security
-        groups) and ``instance_types`` what the cloud lists for a NodePool; without them the
-        checks that need them find no drift."""
+        groups), ``reservation`` its capacity reservation and ``instance_types`` what the cloud
+        lists for a NodePool; without them the checks that need them find no drift."""
         self.cluster = cluster
         self.clock = clock
         self.record = record
         self.network = network
         self.interval = interval
         self.instance_types = instance_types
+        self.reservation = reservation
         self.hashes = SpecMemo()
         self._types_checked: dict[str, datetime] = {}
         """NodeClaim uid (or name) → when its instance type was last found still offered."""
@@ -244,7 +261,9 @@ class DriftController:
         reason = None
         if pool is not None and is_true(claim, "Launched"):
             types = self._types_if_due(claim, pool)
-            reason = drift_reason(updated, pool, nodeclass, self.network, self.hashes, types)
+            reason = drift_reason(
+                updated, pool, nodeclass, self.network, self.hashes, types, self.reservation
+            )
             if types is not None and reason not in _BEFORE_TYPES:
                 self._types_checked[_key(claim)] = self.clock.now()
         old = condition(claim, "Drifted")

@@ -8,8 +8,9 @@
 * ``delete``: TerminateInstances; NodeClaimNotFound once the instance is terminated or gone.
 * ``get`` / ``list``: DescribeInstances by id, or by the cluster and NodeClaim tags; the
   NodeClaim is rebuilt from the instance's tags, type, zone and lifecycle.
-* ``network_of``: DescribeInstances by id, for the drift checks: the subnet and security groups
-  the claim's instance runs with (None, None when it cannot be described).
+* ``network_of`` / ``reservation_of``: DescribeInstances by id, for the drift checks: the subnet
+  and security groups the claim's instance runs with, and its capacity reservation (None when it
+  cannot be described).
 """
 
 from __future__ import annotations
@@ -179,6 +180,16 @@ class AWSCloud:
         )
         subnet = instance.get("SubnetId")
         return (str(subnet) if subnet else None), groups
+
+    def reservation_of(self, claim: NodeClaim) -> str | None:
+        """The capacity reservation the claim's instance runs in, as EC2 describes it now (None:
+        none, or it cannot be described)."""
+        try:
+            instance = self._describe_one(claim.status.provider_id or "")
+        except (CloudError, AWSError):
+            return None
+        found = instance.get("CapacityReservationId")
+        return str(found) if found else None
 
     def list(self) -> builtins.list[NodeClaim]:
         """The NodeClaims of this cluster's live instances launched for NodeClaims."""

@@ -27,3 +27,8 @@ def test_an_instance_that_cannot_be_described_reports_nothing(env: Env) -> None:
     )
     assert env.cloud.network_of(unknown) == (None, None)
     assert env.cloud.network_of(NodeClaim.model_validate(unknown.to_manifest())) == (None, None)
+
+
+def test_an_instance_outside_any_reservation_reports_none(env: Env) -> None:
+    launched = env.cloud.create(claim(), env.nodeclass)
+    assert env.cloud.reservation_of(launched) is None
