@@ -142,7 +142,8 @@ def _field(text: str, spec: tuple[str, int, int, dict[str, int]]) -> tuple[froze
             raise ScheduleError(f"{name} {part!r} is outside {low}-{high}")
         if start > end:
             raise ScheduleError(
-                f"{name} {part!r} runs backwards ({start} to {end}): a range cannot wrap"
+                f"{name} {part!r} runs backwards: beginning of range ({start}) beyond end of "
+                f"range ({end}) (a range cannot wrap)"
             )
         if step == 0:
             raise ScheduleError(f"{name} {part!r}: step '0' must be a positive number")

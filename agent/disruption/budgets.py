@@ -72,11 +72,16 @@ def is_active(budget: Budget, now: datetime) -> bool:
 
 
 def budget_nodes(budget: Budget, total: int) -> int:
-    """How many nodes an active ``budget`` allows out of ``total`` (percentages round up)."""
+    """How many nodes an active ``budget`` allows out of ``total`` (percentages round up);
+    raises :class:`BudgetError` for a value that is neither (the NodePool then allows nothing,
+    as Karpenter fails closed)."""
     value = budget.nodes
-    if value.endswith("%"):
-        return math.ceil(int(value[:-1]) * total / 100)
-    return int(value)
+    try:
+        if value.endswith("%"):
+            return math.ceil(int(value[:-1]) * total / 100)
+        return int(value)
+    except ValueError:
+        raise BudgetError(f"nodes {value!r} is neither a count nor a percentage") from None
 
 
 def allowed_by_budgets(budgets: Iterable[Budget], reason: str, total: int, now: datetime) -> int:
@@ -89,8 +94,12 @@ def allowed_by_budgets(budgets: Iterable[Budget], reason: str, total: int, now: 
             return 0
         if not active:
             continue
+        try:
+            nodes = budget_nodes(budget, total)
+        except BudgetError:
+            return 0
         if budget.reasons is None or reason in budget.reasons:
-            allowed = min(allowed, budget_nodes(budget, total))
+            allowed = min(allowed, nodes)
     return allowed
 
 

@@ -151,7 +151,7 @@ def test_a_budget_schedule_in_karpenters_syntax_has_no_problem(schedule: str) ->
         ("0 9 * * 7", "day of week '7' is outside 0-6"),
         ("0 24 * * *", "hour '24' is outside 0-23"),
         ("*/0 9 * * *", "step '0'"),
-        ("0 9 * * sat-sun", "day of week 'sat-sun' runs backwards (6 to 0)"),
+        ("0 9 * * sat-sun", "day of week 'sat-sun' runs backwards: beginning of range (6)"),
         ("0 22-2 * * *", "hour '22-2' runs backwards"),
         ("0 9 * * 1-2-3", "too many"),
         ("0 9 */2/2 * *", "too many"),
