@@ -29,6 +29,7 @@ from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, WatchEvent
 from agent.lifecycle.drift import DriftController, NetworkLookup
 from agent.lifecycle.expiration import Expiration
+from agent.lifecycle.hashing import SpecMemo
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle
 from agent.provisioning.provisioner import Provisioner
 from agent.scheduling.strategy import Strategy
@@ -56,9 +57,11 @@ class Controllers:
         strategy: Strategy = "driftwave",
         act: bool = True,
         network: NetworkLookup | None = None,
+        ca_bundle: str | None = None,
     ) -> None:
         """``network`` tells the drift checks what subnet and security groups a NodeClaim's
-        instance was launched with (None: the cloud cannot say)."""
+        instance was launched with (None: the cloud cannot say); ``ca_bundle`` is the cluster's
+        CA bundle, part of each EC2NodeClass's hash as in Karpenter (None: unset)."""
         self.cluster = cluster
         self.clock = clock
         self.provisioner = Provisioner(
@@ -72,6 +75,7 @@ class Controllers:
         )
         self.lifecycle = NodeClaimLifecycle(cluster, cloud, clock, record)
         self.drift = DriftController(cluster, clock, record, instance_types=instance_types)
+        self.drift.hashes = self.provisioner.hashes = SpecMemo(ca_bundle)
         if network is not None:
             self.drift.network = network
         self.expiration = Expiration(cluster, clock, record)

@@ -1,4 +1,5 @@
-"""``driftwave agent``: the per-cluster agent's commands (simulate, plan, serve, walkthrough)."""
+"""``driftwave agent``: the per-cluster agent's commands (simulate, plan, hash, serve,
+walkthrough)."""
 
 from __future__ import annotations
 
@@ -108,6 +109,103 @@ def _scenario_result(run: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
     except ManifestSyntaxError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(1) from exc
+
+
+@agent_app.command("hash")
+def agent_hash(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Manifest files or directories with NodePools and EC2NodeClasses; - reads "
+            "stdin, e.g. kubectl get nodepools,ec2nodeclasses -o yaml | driftwave agent hash -",
+            show_default=False,
+        ),
+    ],
+    as_json: JsonOpt = False,
+    ca_bundle: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CLUSTER_CA_BUNDLE",
+            help="The cluster's CA bundle (base64), as Karpenter's setting of the same name.",
+        ),
+    ] = None,
+    ca_file: Annotated[
+        Path | None,
+        typer.Option(help="The cluster's CA file (PEM), as Karpenter reads it.", dir_okay=False),
+    ] = None,
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(help="Take the CA bundle from this kubeconfig's cluster.", dir_okay=False),
+    ] = None,
+    context: Annotated[
+        str | None, typer.Option(help="The kubeconfig context (default: its current one).")
+    ] = None,
+) -> None:
+    """Print the drift hashes Karpenter would stamp on each NodePool and
+    EC2NodeClass (karpenter.sh/nodepool-hash, karpenter.k8s.aws/ec2nodeclass-hash
+    and their versions).
+
+    Before the agent takes a cluster over from Karpenter, check that no node
+    would drift: objects read from the cluster carry the hash Karpenter
+    stamped, and each row says whether driftwave's agrees. An EC2NodeClass's
+    hash includes the cluster's CA bundle, as in Karpenter: give the one
+    Karpenter runs with (--ca-bundle, --ca-file or --kubeconfig); without one
+    the hash is as where none is set. --json prints a list of {kind, name,
+    hash, hashVersion}. Exit code 1 on an invalid manifest or option.
+
+    Example:
+
+    kubectl get nodepools,ec2nodeclasses -o yaml | driftwave agent hash -
+    --kubeconfig ~/.kube/config
+    """
+    from agent.api.kinds import agent_kinds
+    from agent.cli import hash as hashes
+
+    for path in files:
+        if str(path) != "-" and not path.exists():
+            raise typer.BadParameter(f"{path} does not exist", param_hint="FILES")
+    sources = [n for n, v in (("--ca-bundle", ca_bundle), ("--ca-file", ca_file),
+                              ("--kubeconfig", kubeconfig)) if v]  # fmt: skip
+    if len(sources) > 1:
+        raise typer.BadParameter(
+            f"give one of {', '.join(sources)} (rule: one source of the CA bundle)",
+            param_hint=sources[1],
+        )
+    if context is not None and kubeconfig is None:
+        raise typer.BadParameter("only with --kubeconfig", param_hint="--context")
+    try:
+        if ca_file is not None:
+            ca_bundle = hashes.ca_bundle_from_file(ca_file)
+        elif kubeconfig is not None:
+            ca_bundle = hashes.ca_bundle_from_kubeconfig(kubeconfig, context)
+    except hashes.CABundleError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from exc
+    found, errors = hashes.hash_files(files, agent_kinds(), ca_bundle)
+    for finding in errors:
+        print(str(finding), file=sys.stderr)
+    if errors:
+        raise typer.Exit(1)
+    if not found:
+        print("error: no NodePool or EC2NodeClass in the files", file=sys.stderr)
+        raise typer.Exit(1)
+    if as_json:
+        print(hashes.as_json(found))
+        return
+    if ca_bundle is None and any(s.kind == "EC2NodeClass" for s in found):
+        print(
+            "note: no CA bundle given; EC2NodeClass hashes are as where Karpenter has none "
+            "(give --ca-bundle, --ca-file or --kubeconfig)",
+            file=sys.stderr,
+        )
+    for line in hashes.table(found):
+        print(line)
+    drifting = [s for s in found if s.verdict == "differs"]
+    if drifting:
+        print(
+            f"{len(drifting)} object(s) carry another hash of the same version: their nodes "
+            "would drift under Karpenter's rules"
+        )
 
 
 @agent_app.command("plan")
@@ -255,6 +353,16 @@ def agent_serve(
             rich_help_panel=REAL,
         ),
     ] = "kube-system",
+    cluster_ca_bundle: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CLUSTER_CA_BUNDLE",
+            help="The cluster's CA bundle (base64), hashed with each EC2NodeClass as Karpenter "
+            "hashes it; give the value Karpenter ran with when taking a cluster over. Default: "
+            "the CA the agent's own connection trusts, as Karpenter does.",
+            rich_help_panel=REAL,
+        ),
+    ] = None,
 ) -> None:
     """Serve the agent's HTTP API over a live simulated cluster (or several), or over a
     real cluster with --kubeconfig PATH or --in-cluster.
@@ -307,6 +415,7 @@ def agent_serve(
         interruption_queue=interruption_queue,
         leader_elect=leader_elect,
         lease_namespace=lease_namespace,
+        cluster_ca_bundle=cluster_ca_bundle,
         host=host,
         port=port,
     )
@@ -356,6 +465,7 @@ REAL_ONLY = (
     "interruption_queue",
     "leader_elect",
     "lease_namespace",
+    "cluster_ca_bundle",
 )
 
 
@@ -397,6 +507,7 @@ def _live_options(ctx: typer.Context, **given: Any) -> LiveOptions | None:
         interruption_queue=given["interruption_queue"],
         leader_elect=given["leader_elect"],
         lease_namespace=given["lease_namespace"],
+        cluster_ca_bundle=given["cluster_ca_bundle"],
         host=given["host"],
         port=given["port"],
     )

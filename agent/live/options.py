@@ -28,6 +28,8 @@ class LiveOptions:
     interruption_queue: str | None = None
     leader_elect: bool = True
     lease_namespace: str = "kube-system"
+    cluster_ca_bundle: str | None = None
+    """The cluster's CA bundle for the EC2NodeClass hash (None: the connection's CA)."""
     identity: str = ""
     host: str = "127.0.0.1"
     port: int = 9100

@@ -123,9 +123,11 @@ class LiveAgent:
         clock: LoopClock | None = None,
         nodeclass_deleted: Callable[[str], object] | None = None,
         network: NetworkLookup | None = None,
+        ca_bundle: str | None = None,
     ) -> None:
         """``network`` tells the drift checks the subnet and security groups of a NodeClaim's
-        instance (without it, subnet and security-group drift are never found)."""
+        instance (without it, subnet and security-group drift are never found); ``ca_bundle``
+        is the cluster's CA bundle, hashed with each EC2NodeClass as Karpenter hashes it."""
         self._cluster = cluster
         self._clock: LoopClock = clock if clock is not None else SystemClock()
         self.catalog = catalog
@@ -148,6 +150,7 @@ class LiveAgent:
             price_of=self._price,
             act=driver == "native",
             network=network,
+            ca_bundle=ca_bundle,
         )
         self._next_nodeclasses = self._clock.now()
         self._next_interruption = self._clock.now()

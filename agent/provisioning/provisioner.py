@@ -89,7 +89,7 @@ class Provisioner:
     view_cache: ViewCache = field(default_factory=ViewCache)
     """Pod shapes and node requirements kept between reads of the cluster (the disruption
     controller reads through the same one)."""
-    _hashes: SpecMemo = field(default_factory=SpecMemo)
+    hashes: SpecMemo = field(default_factory=SpecMemo)
 
     def __post_init__(self) -> None:
         self._random = random.Random(f"{self.seed}:nodeclaims")
@@ -216,7 +216,7 @@ class Provisioner:
             )
         except NotFound:
             nodeclass = None
-        created = self.cluster.create(stamped(claim, pool, nodeclass, self._hashes))
+        created = self.cluster.create(stamped(claim, pool, nodeclass, self.hashes))
         for pod in plan.pods:
             self.nominations[pod.key] = name
         self.record(

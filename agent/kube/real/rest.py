@@ -21,6 +21,7 @@ other 4xx                              :class:`KubeRequestError`
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -126,6 +127,19 @@ class KubeREST:
     def host(self) -> str:
         """The API server's URL."""
         return str(self.api_client.configuration.host)
+
+    def ca_bundle(self) -> str | None:
+        """The CA certificates this client trusts for the API server, base64-encoded (what
+        Karpenter's AWS provider hashes with each EC2NodeClass when its setting
+        ``CLUSTER_CA_BUNDLE`` is unset); None when the client names no CA file."""
+        path = self.api_client.configuration.ssl_ca_cert
+        if not path:
+            return None
+        try:
+            with open(path, "rb") as handle:
+                return base64.b64encode(handle.read()).decode()
+        except OSError as exc:
+            raise KubeConfigError(f"cannot read the API server's CA file: {exc}") from exc
 
     def request(
         self,
