@@ -228,17 +228,33 @@ def _instants(wall: datetime, zone: ZoneInfo) -> list[datetime]:
     return found
 
 
-def _walls(cron: Cron, first: date, forward: bool) -> Iterator[datetime]:
-    """The wall times ``cron`` matches, day by day from ``first`` (inclusive), either way."""
+def _offset(instant: datetime, zone: ZoneInfo) -> timedelta | None:
+    return instant.astimezone(zone).utcoffset()
+
+
+def _steady(zone: ZoneInfo, instant: datetime, span: timedelta) -> bool:
+    """Whether the zone's offset is the same at ``instant`` and ``instant + span`` (no clock
+    change between them: changes are months apart)."""
+    return _offset(instant, zone) == _offset(instant + span, zone)
+
+
+def _walls(cron: Cron, bound: datetime, forward: bool) -> Iterator[datetime]:
+    """The wall times ``cron`` matches from ``bound`` on (inclusive), in order, either way."""
     step = timedelta(days=1 if forward else -1)
     hours = cron.hours if forward else cron.hours[::-1]
     minutes = cron.minutes if forward else cron.minutes[::-1]
-    day = first
+    day = bound.date()
+    first = True
     while True:
         if cron.on(day):
             for hour in hours:
+                if first and (hour < bound.hour if forward else hour > bound.hour):
+                    continue
                 for minute in minutes:
-                    yield datetime(day.year, day.month, day.day, hour, minute)
+                    wall = datetime(day.year, day.month, day.day, hour, minute)
+                    if not first or (wall >= bound if forward else wall <= bound):
+                        yield wall
+        first = False
         try:
             day += step
         except OverflowError:
@@ -266,18 +282,23 @@ class Recurrence:
         if not self.cron.ever:
             return None
         start = _aware(after).replace(microsecond=0) + _SECOND
-        local = start.astimezone(self.zone).replace(tzinfo=None)
+        zone = self.zone
+        local = start.astimezone(zone).replace(tzinfo=None)
         last_year = local.year + YEARS_AHEAD
+        # Around a clock change wall order and time order differ: look from 3 h earlier (a
+        # repeated hour still to come), and past a firing until 3 h later (an earlier instant
+        # of a later wall time), unless the offset stays put there.
+        low = local if _steady(zone, start, _SLACK) else local - _SLACK
         best: datetime | None = None
         best_wall = local
-        for wall in _walls(self.cron, (local - _SLACK).date(), forward=True):
+        for wall in _walls(self.cron, low, forward=True):
             if wall.year > last_year or (best is not None and wall > best_wall + _SLACK):
                 break
-            if wall < local - _SLACK:
-                continue
-            for instant in _instants(wall, self.zone):
+            for instant in _instants(wall, zone):
                 if instant >= start and (best is None or instant < best):
                     best, best_wall = instant, wall
+            if best is not None and _steady(zone, best - _SLACK, _SLACK):
+                break
         return best
 
     def last_fire(self, at: datetime, since: datetime) -> datetime | None:
@@ -285,18 +306,20 @@ class Recurrence:
         at, since = _aware(at), _aware(since)
         if not self.cron.ever or since >= at:
             return None
-        local = at.astimezone(self.zone).replace(tzinfo=None)
-        floor = since.astimezone(self.zone).replace(tzinfo=None) - _SLACK
+        zone = self.zone
+        local = at.astimezone(zone).replace(tzinfo=None)
+        floor = since.astimezone(zone).replace(tzinfo=None) - _SLACK
+        high = local if _steady(zone, at - _SLACK, _SLACK) else local + _SLACK
         best: datetime | None = None
         best_wall = local
-        for wall in _walls(self.cron, (local + _SLACK).date(), forward=False):
+        for wall in _walls(self.cron, high, forward=False):
             if wall < floor or (best is not None and wall < best_wall - _SLACK):
                 break
-            if wall > local + _SLACK:
-                continue
-            for instant in _instants(wall, self.zone):
+            for instant in _instants(wall, zone):
                 if since < instant <= at and (best is None or instant > best):
                     best, best_wall = instant, wall
+            if best is not None and _steady(zone, best, _SLACK):
+                break
         return best
 
     def is_active(self, at: datetime) -> bool:
