@@ -40,6 +40,7 @@ from agent.kube.podindex import PodsByNode
 from agent.lifecycle.conditions import ConditionMemo
 from agent.termination.podrules import (
     do_not_disrupt_active,
+    do_not_disrupt_until,
     is_active,
     is_static,
     reschedulable,
@@ -117,6 +118,9 @@ class Snapshot:
     """The PodDisruptionBudgets with the pods they cover."""
     conditions: ConditionMemo = field(default_factory=ConditionMemo)
     """The claims' conditions by type (kept from pass to pass by the controller)."""
+    unblocks: datetime | None = None
+    """The earliest time a pod's do-not-disrupt duration, found holding a node in this pass,
+    runs out (nothing else tells the controller to look again then)."""
     _pdb_allowed: dict[str, int] = field(default_factory=dict)
 
     def node_of(self, claim: NodeClaim) -> Node | None:
@@ -137,6 +141,9 @@ def pod_blocker(pod: Pod, snapshot: Snapshot) -> str | None:
         return None
     key = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
     if do_not_disrupt_active(pod, snapshot.now):  # any active pod, static and daemon ones too
+        until = do_not_disrupt_until(pod)
+        if until is not None and (snapshot.unblocks is None or until < snapshot.unblocks):
+            snapshot.unblocks = until
         return f'pod {key} has "{DO_NOT_DISRUPT_ANNOTATION}"'
     if is_static(pod) or tolerates_disruption(pod):
         return None  # never evicted, so no budget holds it

@@ -7,6 +7,12 @@
   replace it with one cheaper node. A spot node is never replaced by another spot node (Karpenter's
   spot-to-spot consolidation is off by default), only deleted.
 
+A replacement may only launch as an instance type cheaper than what it replaces: its options are
+cut to those (and a command whose cut options break a ``minValues`` is dropped). When several
+nodes are merged into one, an option of the same type as one of them must also be cheaper than
+that node (Karpenter's ``filterOutSameInstanceType``): otherwise keeping that node and deleting
+the others does the same with fewer pods moved.
+
 Both wait for the validation period (15 s) and are re-checked before acting. Only candidates
 past ``consolidateAfter`` qualify, and never under ``WhenEmpty``.
 """
@@ -21,11 +27,12 @@ from agent.disruption.candidates import Candidate, DisruptionClass
 from agent.disruption.commands import Command, PassContext, fits_budget, spend
 from agent.disruption.consolidatable import Consolidatable
 from agent.disruption.simulation import reschedule
-from agent.scheduling.plans import NewClaim
+from agent.scheduling.plans import NewClaim, min_values_unmet
 from agent.scheduling.strategy import Strategy
 
 MAX_MULTI_CANDIDATES = 100
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 
 
 def _order(candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -41,6 +48,22 @@ def _is_spot_to_spot(candidates: Sequence[Candidate], replacement: NewClaim) -> 
         else None
     )
     return allowed is None or allowed.has("spot")
+
+
+def _cheaper_only(candidates: Sequence[Candidate], replacement: NewClaim) -> bool:
+    """Cut the replacement's options to those cheaper than the candidates (see the module
+    docstring); False when none is left or a ``minValues`` is no longer met."""
+    limit = sum(c.price for c in candidates)
+    if len(candidates) > 1:
+        offered = {name for name, _ in replacement.options()}
+        for candidate in candidates:
+            if candidate.node.metadata.labels.get(INSTANCE_TYPE) in offered:
+                limit = min(limit, candidate.price)
+    mask = replacement.mask & (replacement.offering_prices() < limit)
+    if not mask.any() or min_values_unmet(replacement.requirements, replacement.pool.table, mask):
+        return False
+    replacement.mask = mask
+    return True
 
 
 class _Consolidation:
@@ -83,6 +106,9 @@ class _Consolidation:
         cost = result.hourly_cost
         if cost >= price or _is_spot_to_spot(candidates, replacement):
             return None
+        if not _cheaper_only(candidates, replacement):
+            return None
+        cost = replacement.options()[0][1]
         return Command(
             name,
             self.reason,

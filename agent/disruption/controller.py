@@ -149,6 +149,8 @@ class DisruptionController:
         cluster.watch(self._observe)
         self._blocked: set[tuple[str, str]] = set()
         self._revisit: datetime | None = None
+        self._unblocks: datetime | None = None
+        """When a do-not-disrupt duration seen holding a node in the last pass runs out."""
 
     def start(self) -> None:
         """Poll every 10 s from now on."""
@@ -201,6 +203,8 @@ class DisruptionController:
                 times.append(edge)
         if self.held or self.drift.unschedulable or self.drift.blocked:
             times.append(now + HELD_REVISIT)
+        if self._unblocks is not None and self._unblocks > now:
+            times.append(self._unblocks)
         probe = self.halts.next_probe()
         if probe is not None:
             times.append(max(probe, now))
@@ -294,6 +298,13 @@ class DisruptionController:
     def pass_once(self) -> int:
         """One pass: the first method with commands acts; return how many it started."""
         context = self.context()
+        self._unblocks = None
+        try:
+            return self._pass(context)
+        finally:
+            self._unblocks = context.snapshot.unblocks
+
+    def _pass(self, context: PassContext) -> int:
         for method in self.methods:
             chosen = self.candidates_for(method, context)
             if not chosen:

@@ -77,6 +77,22 @@ def do_not_disrupt_active(pod: Pod, now: datetime) -> bool:
     return now - since < duration
 
 
+def do_not_disrupt_until(pod: Pod) -> datetime | None:
+    """When a duration-valued ``karpenter.sh/do-not-disrupt`` stops protecting the started pod
+    (None: no such annotation, ``"true"``, an unreadable value, or the pod has not started)."""
+    value = pod.metadata.annotations.get(DO_NOT_DISRUPT_ANNOTATION)
+    if value is None or value == "true":
+        return None
+    try:
+        duration = parse_duration(value)
+    except ValueError:
+        return None
+    since = started(pod)
+    if duration is None or since is None:
+        return None
+    return since + duration
+
+
 def drainable(pod: Pod) -> bool:
     """A pod a drain waits for: not terminal, not static, not tolerating the disrupted taint."""
     return not is_terminal(pod) and not is_static(pod) and not tolerates_disruption(pod)
