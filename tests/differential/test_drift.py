@@ -222,3 +222,74 @@ def test_a_type_no_longer_offered_drifts_as_in_karpenter(
 ) -> None:
     theirs, ours = _unoffered_type(karpenter_oracle, offered, zone)
     assert ours == theirs
+
+
+@st.composite
+def listings(draw: st.DrawFn) -> list[tuple[str, list[tuple[str, str]]]]:
+    """What the cloud lists: some of TYPES, each with some (zone, capacity type) offerings."""
+    names = draw(st.lists(st.sampled_from(TYPES), max_size=4, unique=True))
+    pairs = st.tuples(
+        st.sampled_from(["us-east-1a", "us-east-1b"]), st.sampled_from(["on-demand", "spot"])
+    )
+    return [(name, draw(st.lists(pairs, max_size=3, unique=True))) for name in names]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    listed=listings(),
+    instance_type=st.sampled_from(TYPES),
+    capacity_type=st.sampled_from(["on-demand", "spot"]),
+    labelled=st.booleans(),
+)
+def test_an_old_claims_instance_type_check_is_karpenters(
+    karpenter_oracle: KarpenterOracle,
+    listed: list[tuple[str, list[tuple[str, str]]]],
+    instance_type: str,
+    capacity_type: str,
+    labelled: bool,
+) -> None:
+    """A two-hour-old NodeClaim (its image still current) against any listing of types and
+    offerings: both sides find InstanceTypeNotFound, or neither does."""
+    pool, nodeclass = nodepool(), ec2nodeclass(status={
+        "amis": [AMIS[3]], "subnets": SUBNETS, "securityGroups": GROUPS,
+    })  # fmt: skip
+    claim = claim_of(instance_type, capacity_type, "ami-any")
+    if not labelled:
+        del claim["metadata"]["labels"]["node.kubernetes.io/instance-type"]
+    claim["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    later = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=2)
+    instance = {"id": INSTANCE_ID, "subnetID": "subnet-1", "securityGroupIDs": ["sg-1", "sg-2"]}
+    catalog = Catalog.packaged()
+    ours = [
+        InstanceTypeOfferings(
+            catalog.get(name),
+            tuple(
+                o
+                for o in catalog.offerings(catalog.get(name))
+                if (o.zone, o.capacity_type) in offerings
+            ),
+        )
+        for name, offerings in listed
+    ]
+    theirs = [
+        {
+            "name": name,
+            "labels": dict(catalog.get(name).labels),
+            "offerings": [
+                {"zone": z, "capacityType": c, "price": 0.1, "available": True}
+                for z, c in offerings
+            ],
+        }
+        for name, offerings in listed
+    ]
+    found = decide(
+        karpenter_oracle,
+        claim,
+        (pool, nodeclass),
+        (pool, nodeclass),
+        instance,
+        types=ours,
+        now=later.isoformat(),
+        instanceTypes=theirs,
+    )
+    assert found[1] == found[0]
