@@ -35,7 +35,9 @@ SUITES: dict[str, str] = {
     "core-scheduling": "kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling",
     "core-disruption": "kubernetes-sigs/karpenter pkg/controllers/disruption",
     "core-nodeclaim-disruption": "kubernetes-sigs/karpenter pkg/controllers/nodeclaim/disruption",
+    "core-nodepool-hash": "kubernetes-sigs/karpenter pkg/controllers/nodepool/hash",
     "aws-apis": "aws/karpenter-provider-aws pkg/apis/v1",
+    "aws-nodeclass-hash": "aws/karpenter-provider-aws pkg/controllers/nodeclass/hash",
     "aws-drift": "aws/karpenter-provider-aws drift (pkg/cloudprovider)",
 }
 """Suite name → the Karpenter repository and package its tests come from."""
