@@ -125,6 +125,7 @@ def build_live(options: LiveOptions) -> BuiltLive:
             clock=clock,
             nodeclass_deleted=aws.cloud.forget_nodeclass,
             network=aws.cloud.network_of,
+            reservation=aws.cloud.reservation_of,
             ca_bundle=options.cluster_ca_bundle or rest.ca_bundle(),
         )
         if aws.interruption is not None:

@@ -37,7 +37,7 @@ from agent.cloud.port import CloudProvider, InstanceTypeOfferings
 from agent.controllers import Controllers
 from agent.disruption.controller import POLL, DisruptionController
 from agent.kube.port import Cluster, ClusterError, NotFound
-from agent.lifecycle.drift import NetworkLookup
+from agent.lifecycle.drift import NetworkLookup, ReservationLookup
 from agent.service.runtime import Listener, event_document
 
 Driver = Literal["native", "karpenter"]
@@ -124,10 +124,13 @@ class LiveAgent:
         nodeclass_deleted: Callable[[str], object] | None = None,
         network: NetworkLookup | None = None,
         ca_bundle: str | None = None,
+        reservation: ReservationLookup | None = None,
     ) -> None:
         """``network`` tells the drift checks the subnet and security groups of a NodeClaim's
         instance (without it, subnet and security-group drift are never found); ``ca_bundle``
-        is the cluster's CA bundle, hashed with each EC2NodeClass as Karpenter hashes it."""
+        is the cluster's CA bundle, hashed with each EC2NodeClass as Karpenter hashes it;
+        ``reservation`` tells the drift checks the capacity reservation of a NodeClaim's
+        instance."""
         self._cluster = cluster
         self._clock: LoopClock = clock if clock is not None else SystemClock()
         self.catalog = catalog
@@ -152,6 +155,8 @@ class LiveAgent:
             network=network,
             ca_bundle=ca_bundle,
         )
+        if reservation is not None:
+            self.controllers.drift.reservation = reservation
         self._next_nodeclasses = self._clock.now()
         self._next_interruption = self._clock.now()
         if driver == "native":
