@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.api.base import parse_manifest
+from agent.api.base import KubeModel, parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -75,7 +75,9 @@ def reconciled(objects: list[Manifest], ca_bundle: str | None = None) -> Simulat
     ``ca_bundle``)."""
     clock = VirtualClock()
     cluster = SimulatedCluster(clock)
-    models = {"NodePool": NodePool, "EC2NodeClass": EC2NodeClass, "NodeClaim": NodeClaim}
+    models: dict[str, type[KubeModel]] = {
+        "NodePool": NodePool, "EC2NodeClass": EC2NodeClass, "NodeClaim": NodeClaim,
+    }  # fmt: skip
     for obj in objects:
         cluster.create(parse_manifest(models[obj["kind"]], obj))
     controller = DriftController(cluster, clock, lambda *_: None)

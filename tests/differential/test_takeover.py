@@ -42,7 +42,8 @@ from tests.support.oracle import KarpenterOracle
 
 CA_BUNDLE = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
 STATUS: Manifest = {"amis": [AMIS[0], AMIS[3]], "subnets": SUBNETS, "securityGroups": GROUPS}
-INSTANCE = {"id": INSTANCE_ID, "subnetID": "subnet-1", "securityGroupIDs": ["sg-1", "sg-2"]}
+SUBNET, SECURITY_GROUPS = "subnet-1", ["sg-1", "sg-2"]
+INSTANCE = {"id": INSTANCE_ID, "subnetID": SUBNET, "securityGroupIDs": SECURITY_GROUPS}
 
 
 def karpenter_stamped(
@@ -71,7 +72,7 @@ def driftwave_verdict(claim: Manifest, pool: Manifest, nodeclass: Manifest) -> s
         cluster,
         clock,
         lambda *_: None,
-        network=lambda _: (INSTANCE["subnetID"], list(INSTANCE["securityGroupIDs"])),
+        network=lambda _: (SUBNET, SECURITY_GROUPS),
     )
     controller.hashes = SpecMemo(CA_BUNDLE)
     controller.reconcile()
