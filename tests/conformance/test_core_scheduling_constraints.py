@@ -14,7 +14,6 @@ from tests.conformance.test_core_scheduling_kit import (
     HOSTNAME,
     INSTANCE_TYPE,
     OS,
-    SUITE,
     ZONE,
     Outcome,
     World,
@@ -23,7 +22,7 @@ from tests.conformance.test_core_scheduling_kit import (
     req,
 )
 
-SUITE = SUITE
+SUITE = "core-scheduling"
 SRC = "pkg/controllers/provisioning/scheduling/suite_test.go"
 LABELS = "Scheduling / Custom Constraints / NodePool with Labels / "
 WELL_KNOWN = "Scheduling / Custom Constraints / Well Known Labels / "

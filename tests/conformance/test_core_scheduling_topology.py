@@ -12,7 +12,6 @@ from tests.conformance.test_core_scheduling_kit import (
     CAPACITY_TYPE,
     HOSTNAME,
     INSTANCE_TYPE,
-    SUITE,
     ZONE,
     World,
     nodepool,
@@ -22,7 +21,7 @@ from tests.conformance.test_core_scheduling_kit import (
     spread,
 )
 
-SUITE = SUITE
+SUITE = "core-scheduling"
 SRC = "pkg/controllers/provisioning/scheduling/topology_test.go"
 ZONAL = "Topology / Zonal / "
 HOST = "Topology / Hostname / "
