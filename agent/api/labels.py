@@ -19,6 +19,9 @@ INITIALIZED_LABEL = "karpenter.sh/initialized"
 REMOVED_ANNOTATIONS = ("karpenter.sh/do-not-evict", "karpenter.sh/do-not-consolidate")
 """v1beta1 annotations Karpenter v1 removed in favour of ``karpenter.sh/do-not-disrupt``."""
 
+NODECLASS_LABEL = "karpenter.k8s.aws/ec2nodeclass"
+"""The label naming a NodeClaim's EC2NodeClass, which Karpenter writes on every NodeClaim."""
+
 AWS_WELL_KNOWN_LABEL_KEYS = tuple(
     f"karpenter.k8s.aws/{name}"
     for name in (
@@ -122,12 +125,17 @@ def label_value_problem(value: str) -> str | None:
 def restricted_label_problem(key: str, allow_nodepool: bool = False) -> str | None:
     """Why a NodePool may not use label ``key`` (set or require it), or None when it may.
 
-    ``allow_nodepool``: NodeClaims (which Karpenter writes) may require ``karpenter.sh/nodepool``.
+    ``allow_nodepool``: NodeClaims (which Karpenter writes) may require ``karpenter.sh/nodepool``
+    and the node class label. A NodePool may not: the provider's CRD admits
+    ``karpenter.k8s.aws/ec2nodeclass`` but Karpenter's runtime validation refuses it (it is not
+    among Karpenter's well-known labels; Karpenter sets it on each NodeClaim itself).
     """
     if key == NODEPOOL_LABEL and not allow_nodepool:
         return f'label "{NODEPOOL_LABEL}" is restricted: Karpenter sets it on every node itself'
     if key == HOSTNAME_LABEL:
         return f'label "{HOSTNAME_LABEL}" is restricted: every node gets its own hostname'
+    if key == NODECLASS_LABEL and not allow_nodepool:
+        return f'label "{NODECLASS_LABEL}" is restricted: Karpenter sets it on every node itself'
     if key in WELL_KNOWN_LABELS:
         return None
     domain = key.split("/", 1)[0]  # as the CRD's rule: the whole key when it has no '/'

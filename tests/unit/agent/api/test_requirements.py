@@ -15,6 +15,8 @@ from agent.api.requirements import Requirement, requirement_allows
 from .helpers import (
     REQS,
     TEMPLATE,
+    claim_ok,
+    nodeclaim,
     nodepool,
     nodepool_with_requirements,
     pool_ok,
@@ -23,7 +25,8 @@ from .helpers import (
     with_field,
 )
 
-# Karpenter AWS provider v1: the karpenter.k8s.aws labels a NodePool may use.
+# Karpenter AWS provider v1: the karpenter.k8s.aws labels its NodePool CRD admits (Karpenter's
+# runtime validation then refuses the node class label: see test_the_node_class_label_is_...).
 AWS_WELL_KNOWN = [
     "karpenter.k8s.aws/instance-tenancy",
     "karpenter.k8s.aws/capacity-reservation-type",
@@ -240,11 +243,28 @@ def test_requirements_are_required() -> None:
         "topology.k8s.aws/zone-id",
         "karpenter.sh/capacity-type",
         "example.com/karpenter.sh",
-        *AWS_WELL_KNOWN,
+        *(key for key in AWS_WELL_KNOWN if key != "karpenter.k8s.aws/ec2nodeclass"),
     ],
 )
 def test_valid_and_well_known_keys_are_accepted(key: str) -> None:
     pool_ok(nodepool_with_requirements(requirement(key, "Exists")))
+
+
+def test_the_node_class_label_is_karpenters_own() -> None:
+    """The provider's CRD admits it on a NodePool, but Karpenter's runtime validation refuses it:
+    Karpenter writes it on every NodeClaim (which may therefore require it)."""
+    key = "karpenter.k8s.aws/ec2nodeclass"
+    pool_refused(
+        nodepool_with_requirements(requirement(key, "In", "default")),
+        f"{REQS}[0].key",
+        "Karpenter sets it on every node itself",
+    )
+    pool_refused(
+        with_field(nodepool(), "spec.template.metadata.labels", {key: "default"}),
+        "spec.template.metadata.labels",
+        "is restricted",
+    )
+    claim_ok(nodeclaim(requirements=[requirement(key, "In", "default")]))
 
 
 def test_key_of_317_characters_is_refused() -> None:
