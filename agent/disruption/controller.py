@@ -298,6 +298,8 @@ class DisruptionController:
     def pass_once(self) -> int:
         """One pass: the first method with commands acts; return how many it started."""
         context = self.context()
+        snapshot = context.snapshot
+        self.queue.release_leftovers(snapshot.claims, snapshot.nodes)
         self._unblocks = None
         try:
             return self._pass(context)

@@ -10,11 +10,15 @@ replacement is deleted before it initializes (its launch or registration failed)
 initialized within ``timeout`` (10 minutes): the candidates are untainted and released, the
 replacements that did not initialize are deleted, and drift failures are reported to the halts.
 A command without replacements deletes its candidates at once.
+
+A node left tainted (or its NodeClaim left marked) by a command the queue no longer holds, e.g.
+one under way when the agent restarted, is released on the next pass unless it is being deleted
+(:meth:`Orchestrator.release_leftovers`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -57,6 +61,27 @@ class Orchestrator:
     def busy(self) -> set[str]:
         """Node names of every candidate in a command under way."""
         return {c.name for command in self.commands for c in command.candidates}
+
+    def release_leftovers(self, claims: Iterable[NodeClaim], nodes: Mapping[str, Node]) -> int:
+        """Untaint and unmark the nodes no command holds and nothing deletes; return how many."""
+        busy = self.busy()
+        released = 0
+        for claim in claims:
+            node = nodes.get(claim.status.node_name or "")
+            if node is None or (node.metadata.name or "") in busy:
+                continue
+            if claim.metadata.deletion_timestamp or node.metadata.deletion_timestamp:
+                continue
+            tainted = any(t.key == DISRUPTED_NO_SCHEDULE_TAINT.key for t in node.spec.taints)
+            marked = any(c.type == "DisruptionReason" for c in claim.status.conditions)
+            if not (tainted or marked):
+                continue
+            if tainted:
+                self._taint(node.metadata.name or "", add=False)
+            if marked:
+                self.cluster.update(without_condition(claim, "DisruptionReason"))
+            released += 1
+        return released
 
     def start(self, command: Command) -> None:
         """Taint and mark the candidates, create the replacements (see the module docstring)."""
