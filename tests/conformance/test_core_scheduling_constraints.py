@@ -13,6 +13,7 @@ from tests.conformance.test_core_scheduling_kit import (
     CAPACITY_TYPE,
     HOSTNAME,
     INSTANCE_TYPE,
+    INTEGER,
     OS,
     ZONE,
     Outcome,
@@ -126,26 +127,26 @@ def test_a_required_zone_in_schedules_there() -> None:
 
 @mirrors(SRC, WELL_KNOWN + "should schedule compatible requirements with Operator=Gt")
 def test_a_nodepool_gt_requirement_picks_a_type_above() -> None:
-    outcome, one = provision({"requirements": [req("integer", "Gt", "8")]})
-    assert outcome.node(one)["integer"] == "16"
+    outcome, one = provision({"requirements": [req(INTEGER, "Gt", "8")]})
+    assert outcome.node(one)[INTEGER] == "16"
 
 
 @mirrors(SRC, WELL_KNOWN + "should schedule compatible requirements with Operator=Lt")
 def test_a_nodepool_lt_requirement_picks_a_type_below() -> None:
-    outcome, one = provision({"requirements": [req("integer", "Lt", "8")]})
-    assert outcome.node(one)["integer"] == "2"
+    outcome, one = provision({"requirements": [req(INTEGER, "Lt", "8")]})
+    assert outcome.node(one)[INTEGER] == "2"
 
 
 @mirrors(SRC, WELL_KNOWN + "should schedule compatible requirements with Operator=Gte")
 def test_a_nodepool_gte_requirement_includes_its_bound() -> None:
-    outcome, one = provision({"requirements": [req("integer", "Gte", "16")]})
-    assert outcome.node(one)["integer"] == "16"
+    outcome, one = provision({"requirements": [req(INTEGER, "Gte", "16")]})
+    assert outcome.node(one)[INTEGER] == "16"
 
 
 @mirrors(SRC, WELL_KNOWN + "should schedule compatible requirements with Operator=Lte")
 def test_a_nodepool_lte_requirement_includes_its_bound() -> None:
-    outcome, one = provision({"requirements": [req("integer", "Lte", "2")]})
-    assert outcome.node(one)["integer"] == "2"
+    outcome, one = provision({"requirements": [req(INTEGER, "Lte", "2")]})
+    assert outcome.node(one)[INTEGER] == "2"
 
 
 @mirrors(

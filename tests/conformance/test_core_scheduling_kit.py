@@ -51,6 +51,14 @@ VENDOR_A = "fake.com/vendor-a"
 VENDOR_B = "fake.com/vendor-b"
 CAPACITY_TYPES = ["spot", "on-demand", "reserved"]
 """The default test NodePool's capacity types (Karpenter's scheduling suite allows all three)."""
+SIZE = "karpenter.k8s.aws/instance-size"
+"""The fake provider's ``size`` label (small or large). Karpenter's tests register their fake
+provider's labels as well-known; driftwave knows the AWS provider's, so the kit carries the fake
+labels under AWS keys of the same nature."""
+SPECIAL = "karpenter.k8s.aws/instance-gpu-name"
+"""The fake provider's optional ``special`` label, which only large types carry."""
+INTEGER = "karpenter.k8s.aws/instance-cpu"
+"""The fake provider's ``integer`` label: the type's vCPUs."""
 NODE_CLASS_REF = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}
 _names = itertools.count()
 
@@ -84,9 +92,9 @@ def fake_type(
         INSTANCE_TYPE: name,
         ARCH: arch,
         OS: "linux",
-        "size": "large" if large else "small",
-        "integer": str(capacity["cpu"] // 1000),
-        **({"special": "optional"} if large else {}),
+        SIZE: "large" if large else "small",
+        INTEGER: str(capacity["cpu"] // 1000),
+        **({SPECIAL: "optional"} if large else {}),
         **(labels or {}),
     }
     where = offerings or [
@@ -110,6 +118,18 @@ def default_types() -> list[InstanceTypeOfferings]:
         fake_type("gpu-vendor-b-instance-type", {VENDOR_B: "2"}),
         fake_type("arm-instance-type", {"cpu": "16", "memory": "128Gi"}, arch="arm64"),
         fake_type("single-pod-instance-type", {"pods": "1"}),
+    ]
+
+
+def numbered_types(count: int) -> list[InstanceTypeOfferings]:
+    """The fake provider's ``fake-it-0`` ... types: ``i+1`` vCPUs, ``2(i+1)`` Gi, ``10(i+1)``
+    pods."""
+    return [
+        fake_type(
+            f"fake-it-{i}",
+            {"cpu": str(i + 1), "memory": f"{2 * (i + 1)}Gi", "pods": str(10 * (i + 1))},
+        )
+        for i in range(count)
     ]
 
 
@@ -214,10 +234,12 @@ def pod(
         affinity_block["podAffinity"] = pod_affinity
     if anti:
         affinity_block["podAntiAffinity"] = anti
+    extended = {k: v for k, v in (requests or {}).items() if k not in ("cpu", "memory")}
+    resources: dict[str, Any] = {"requests": dict(requests or {})}
+    if extended:
+        resources["limits"] = extended  # resources that cannot be overcommitted need limits
     spec: dict[str, Any] = {
-        "containers": [
-            {"name": "app", "image": "pause", "resources": {"requests": dict(requests or {})}}
-        ],
+        "containers": [{"name": "app", "image": "pause", "resources": resources}],
         "nodeSelector": dict(node_selector or {}),
         "tolerations": list(tolerations),
         "topologySpreadConstraints": list(spread),
@@ -462,12 +484,16 @@ def _launch(claim: NewClaim) -> Launched:
 
 
 __all__ = [
+    "INTEGER",
+    "SIZE",
+    "SPECIAL",
     "SUITE",
     "World",
     "default_types",
     "fake_type",
     "node",
     "nodepool",
+    "numbered_types",
     "pod",
     "pods",
     "req",
