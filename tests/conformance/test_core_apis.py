@@ -6,7 +6,7 @@ Karpenter's API tests create an object on a real API server carrying its CRDs an
 be stored or refused; some also run the NodePool's runtime validation (what Karpenter reports in
 its ``ValidationSucceeded`` condition once the object exists). driftwave answers both questions
 twice: its chart's CRDs on a real API server must admit or refuse the object as Karpenter's do,
-and its own validation (``parse_manifest``, what ``driftwave validate`` runs) must accept exactly
+and its own validation (what ``driftwave validate`` runs on each document) must accept exactly
 what Karpenter would run with: an object the API server admits and the runtime validation
 passes. Where a test asserts the runtime validation, Karpenter's own verdict (the oracle) is
 checked too, so each mirrored case is known to say what Karpenter says.
@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import FieldIssue, ManifestInvalid, parse_manifest
-from agent.api.manifests import KARPENTER_KINDS
+from agent.api.base import parse_manifest
+from agent.api.manifests import KARPENTER_KINDS, Document, Finding, check_document
 from agent.kube.port import NotFound
 from agent.kube.real.rest import KubeRequestError, KubeREST
 from tests.conformance.karpenter import mirrors
@@ -116,14 +116,13 @@ class Admission:
         return answer
 
     @staticmethod
-    def driftwave_issues(doc: dict[str, Any]) -> list[FieldIssue]:
-        """What driftwave's validation finds wrong with ``doc`` (empty: accepted)."""
-        model = KARPENTER_KINDS[(doc["apiVersion"], doc["kind"])]
-        try:
-            parse_manifest(model, copy.deepcopy(doc))
-        except ManifestInvalid as exc:
-            return exc.issues
-        return []
+    def driftwave_issues(doc: dict[str, Any]) -> list[Finding]:
+        """The errors ``driftwave validate`` reports for ``doc`` (empty: accepted; warnings,
+        which never fail, are left out)."""
+        _, findings = check_document(
+            Document("conformance", 1, copy.deepcopy(doc)), KARPENTER_KINDS
+        )
+        return [finding for finding in findings if finding.severity == "error"]
 
     def karpenter_runtime(self, doc: dict[str, Any]) -> tuple[bool, str]:
         """Karpenter's runtime validation of a NodePool: (valid, message)."""
@@ -140,7 +139,7 @@ class Admission:
         assert not found, f"driftwave refuses what Karpenter accepts: {found}"
         return self.stored(doc)
 
-    def refused(self, doc: dict[str, Any], runtime: bool = False) -> list[FieldIssue]:
+    def refused(self, doc: dict[str, Any], runtime: bool = False) -> list[Finding]:
         """``doc`` is refused by the API server and by driftwave (and, with ``runtime``, by
         Karpenter's runtime validation too); driftwave's issues."""
         self.server_refusal(doc)
@@ -148,7 +147,7 @@ class Admission:
 
     def refused_at_runtime_only(
         self, doc: dict[str, Any], runtime: bool = True, admitted: bool = True
-    ) -> list[FieldIssue]:
+    ) -> list[Finding]:
         """``doc`` is admitted by the API server (``admitted``) but Karpenter's runtime
         validation refuses it (``runtime``), and driftwave refuses it before it is applied."""
         if admitted:
