@@ -287,13 +287,17 @@ def test_claim_valid_taints(api: Admission) -> None:
 
 
 @mirrors(CLAIM_TEST, "Validation / Taints / should fail for invalid taint keys")
-def test_claim_invalid_taint_key(api: Admission) -> None:
-    api.refused(core_nodeclaim(taints=[{"key": "???"}]))
+@pytest.mark.parametrize("effect", ["", "NoSchedule"], ids=["as Go sends it", "valid effect"])
+def test_claim_invalid_taint_key(api: Admission, effect: str) -> None:
+    found = api.refused(core_nodeclaim(taints=[{"key": "???", "effect": effect}]))
+    assert "spec.taints[0].key" in [issue.path for issue in found]
 
 
 @mirrors(CLAIM_TEST, "Validation / Taints / should fail for missing taint key")
-def test_claim_missing_taint_key(api: Admission) -> None:
-    api.refused(core_nodeclaim(taints=[{"effect": "NoSchedule"}]))
+@pytest.mark.parametrize("taint", [{"effect": "NoSchedule"}, {"key": "", "effect": "NoSchedule"}])
+def test_claim_missing_taint_key(api: Admission, taint: dict[str, str]) -> None:
+    found = api.refused(core_nodeclaim(taints=[taint]))
+    assert [issue.path for issue in found] == ["spec.taints[0].key"]
 
 
 @mirrors(CLAIM_TEST, "Validation / Taints / should fail for invalid taint value")

@@ -89,8 +89,9 @@ def test_too_long_taint_keys(api: Admission, key: str) -> None:
 
 
 @mirrors(SOURCE, TAINTS + "should fail for missing taint key")
-def test_missing_taint_key(api: Admission) -> None:
-    found = api.refused(with_taints({"effect": "NoSchedule"}), runtime=True)
+@pytest.mark.parametrize("taint", [{"effect": "NoSchedule"}, {"key": "", "effect": "NoSchedule"}])
+def test_missing_taint_key(api: Admission, taint: dict[str, str]) -> None:
+    found = api.refused(with_taints(taint), runtime=True)
     assert [issue.path for issue in found] == ["spec.template.spec.taints[0].key"]
 
 
