@@ -4,7 +4,8 @@ In Karpenter v1 expiration is forceful: it does not wait for disruption budgets 
 replacement first; the termination controller drains the node (PDBs and ``do-not-disrupt`` still
 hold pods until ``terminationGracePeriod``, when set), and the pods' new copies are provisioned
 as any pending pods are. ``expireAfter: Never`` never expires. The controller wakes itself at
-each NodeClaim's expiry time.
+each NodeClaim's expiry time. A NodeClaim of another node class kind (not an EC2NodeClass)
+belongs to another provisioner and is left alone, as Karpenter does.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from agent.api.durations import parse_duration
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
 from agent.kube.port import Cluster, NotFound, WatchEvent
+from agent.lifecycle.drift import managed
 
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 
@@ -61,7 +63,7 @@ class Expiration:
             claim = self.cluster.get(NodeClaim, name)
         except NotFound:
             return 0
-        if claim.metadata.deletion_timestamp:
+        if claim.metadata.deletion_timestamp or not managed(claim):
             return 0
         when = expires_at(claim)
         if when is None:

@@ -79,7 +79,7 @@ class AgentMetrics:
             self.created.labels(nodepool=pool, capacity_type=capacity).inc()
         elif kind == "Terminated":
             self.terminated.labels(nodepool=self._pools.pop(name, "")).inc()
-        elif kind == "Disrupted":
+        elif kind in ("Disrupted", "Expired"):  # expiration is a disruption (reason Expired)
             pool = str(details.get("nodepool") or "")
             self.disrupted.labels(reason=str(details.get("reason") or ""), nodepool=pool).inc()
         elif kind == "Evicted":
