@@ -4,6 +4,10 @@ A node is consolidatable once ``consolidateAfter`` has passed since the last pod
 pod bound to it or removed from it), or since it initialized when no pod event happened yet.
 ``consolidateAfter: Never`` turns consolidation (emptiness included) off for the NodePool;
 ``WhenEmpty`` allows only empty nodes to be consolidated.
+
+A node still inside its ``consolidateAfter`` window is no *destination* either: consolidation
+does not move pods onto it (:meth:`Consolidatable.under_window`, Karpenter's
+``IsUnderConsolidateAfter``), so pods are not moved again and again onto nodes that just changed.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from agent.api.durations import parse_duration
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
 from agent.clock import Clock
 from agent.disruption.candidates import Candidate
 from agent.lifecycle.conditions import condition
@@ -36,6 +42,23 @@ class Consolidatable:
     def forget(self, node: str) -> None:
         """The node is gone."""
         self.last_pod_event.pop(node, None)
+
+    def under_window(self, node: str, claim: NodeClaim, pool: NodePool) -> bool:
+        """Whether node ``node`` (of ``claim`` in ``pool``) is initialized and had a pod event
+        (or initialized) less than ``consolidateAfter`` ago; never when that is Never or 0."""
+        after = parse_duration(pool.spec.disruption.consolidate_after)
+        if not after:
+            return False
+        initialized = condition(claim, "Initialized")
+        if initialized is None or initialized.status != "True":
+            return False
+        since = self.last_pod_event.get(node)
+        if since is None:
+            stamp = initialized.last_transition_time
+            if not stamp:
+                return False
+            since = _parse(stamp)
+        return self.clock.now() - since < after
 
     def ready(self, candidate: Candidate, *, empty_only: bool) -> bool:
         """Whether the candidate's NodePool policy and ``consolidateAfter`` allow it now."""

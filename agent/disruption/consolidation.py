@@ -13,6 +13,11 @@ nodes are merged into one, an option of the same type as one of them must also b
 that node (Karpenter's ``filterOutSameInstanceType``): otherwise keeping that node and deleting
 the others does the same with fewer pods moved.
 
+Pods are not moved onto a node still inside its own ``consolidateAfter`` window (see
+:mod:`agent.disruption.consolidatable`). Karpenter lets the pending pods and those of deleting
+nodes use such a node in the same simulation; driftwave keeps it out of the consolidation
+simulation altogether, which can only make it consolidate less, never move a pod it would not.
+
 Both wait for the validation period (15 s) and are re-checked before acting. Only candidates
 past ``consolidateAfter`` qualify, and never under ``WhenEmpty``.
 """
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent.api.labels import NODEPOOL_LABEL
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.disruption.candidates import Candidate, DisruptionClass
@@ -92,11 +98,27 @@ class _Consolidation:
         del context
         return self.consolidatable.ready(candidate, empty_only=False)
 
+    def _fresh(self, context: PassContext) -> set[str]:
+        """The nodes inside their ``consolidateAfter`` window (computed once per pass)."""
+        if context.fresh is None:
+            snapshot = context.snapshot
+            fresh = set()
+            for claim in snapshot.claims:
+                node = snapshot.node_of(claim)
+                if node is None or (node.metadata.name or "") in context.busy:
+                    continue
+                name = node.metadata.name or ""
+                pool = snapshot.pools.get(node.metadata.labels.get(NODEPOOL_LABEL, ""))
+                if pool is not None and self.consolidatable.under_window(name, claim, pool):
+                    fresh.add(name)
+            context.fresh = fresh
+        return context.fresh
+
     def _command(
         self, name: str, candidates: Sequence[Candidate], context: PassContext
     ) -> Command | None:
         """A command removing ``candidates`` if their pods fit for less money, else None."""
-        result = reschedule(context, candidates, self.strategy)
+        result = reschedule(context, candidates, self.strategy, self._fresh(context))
         if result.errors or len(result.claims) > 1:
             return None
         price = sum(c.price for c in candidates)

@@ -11,7 +11,7 @@ a place; pending pods that fit nowhere do not block it (Karpenter's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from agent.disruption.candidates import Candidate, will_move
 from agent.disruption.commands import PassContext
@@ -20,16 +20,22 @@ from agent.scheduling.scheduler import Result
 from agent.scheduling.strategy import Strategy
 
 
-def reschedule(context: PassContext, candidates: Sequence[Candidate], strategy: Strategy) -> Result:
+def reschedule(
+    context: PassContext,
+    candidates: Sequence[Candidate],
+    strategy: Strategy,
+    avoid: Collection[str] = (),
+) -> Result:
     """Solve the candidates' pods and the pending ones as if the candidates (and busy nodes)
-    were gone; ``errors`` lists only candidate pods without a place."""
+    were gone, placing nothing on the nodes in ``avoid``; ``errors`` lists only candidate pods
+    without a place."""
     shapes = context.cache.shapes
     snapshot = context.snapshot
     moving = shapes.refs(
         pod for candidate in candidates for pod in candidate.pods if will_move(pod, snapshot)
     )
     pending = shapes.refs(context.pending)
-    without = set(context.busy) | {c.name for c in candidates}
+    without = set(context.busy) | {c.name for c in candidates} | set(avoid)
     result = simulate(context.view, [*moving, *pending], without, strategy, prune=True)
     if pending:
         waiting = {ref.key for ref in pending}

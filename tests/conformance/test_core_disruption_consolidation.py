@@ -292,13 +292,37 @@ def test_no_deletion_leaves_a_running_pod_without_a_place(tmp_path: Path) -> Non
 
 
 @mirrors(FILE, DEL + "should not consolidate pods onto a destination node that is under its consolidateAfter window")  # fmt: skip  # noqa: E501
-def test_nothing_is_consolidated_inside_the_consolidate_after_window(tmp_path: Path) -> None:
-    sim = _mergeable(tmp_path, disruption=_underutilized(after="10m"))
-    sim.run(FREED + 500)
-    assert sim.commands() == []
-    sim.run(FREED + 900)
-    assert len(_consolidations(sim)) == 1
+def test_pods_are_not_moved_onto_a_node_inside_its_consolidate_after_window(
+    tmp_path: Path,
+) -> None:
+    late = {"at": "5m", "apply": deployment("late", 1, "500m")}
+    manifests = [pool(disruption=_underutilized(after="3m"), types=("m6i.xlarge",)),
+                 deployment("big", 2, "2500m", spread=True)]  # fmt: skip
+    events = [{"at": "2m", "apply": deployment("small", 2, "1")}, scale("big", 0, "3m"), late]
+    sim = Sim(tmp_path, manifests, events).run(301)
+    fresh = sim.node_of("late")
+    (other,) = [n.metadata.name for n in sim.nodes() if n.metadata.name != fresh]
+    sim.run(470)  # the other node is past its window (3 m after 180 s); the fresh one is not
+    assert _consolidations(sim) == []
+    sim.run(700)
+    (command,) = _consolidations(sim)
+    assert command["t"] >= 480  # once the fresh node's own window is over
     assert len(sim.nodes()) == 1
+    assert other
+
+
+@mirrors(FILE, DEL + "should consolidate pods onto a destination node with consolidateAfter set to Never")  # fmt: skip  # noqa: E501
+def test_a_node_of_a_never_consolidating_pool_is_still_a_destination(tmp_path: Path) -> None:
+    stay = pool("stay", {"consolidateAfter": "Never", "budgets": [{"nodes": "100%"}]},
+                types=("m6i.2xlarge",))  # fmt: skip
+    manifests = [pool(disruption=_underutilized(after="30s"), weight=10), stay,
+                 deployment("web", 1, "1")]  # fmt: skip
+    room = {"at": "4m", "apply": deployment("room", 1, "1", on="stay")}
+    sim = Sim(tmp_path, manifests, [room]).run(239)
+    source = sim.node_of("web")
+    sim.run(400)
+    assert source in sim.disrupted()
+    assert sim.node_of("web") == sim.node_of("room")
 
 
 # --------------------------------------------------------------------------------- TTL
@@ -345,6 +369,19 @@ def test_a_blocking_pdb_arriving_during_validation_cancels_a_deletion(tmp_path: 
     assert len(sim.nodes()) == 2
 
 
+@mirrors(FILE, DEL + "does not delete nodes with pod churn, deletes nodes without pod churn")
+def test_a_node_with_recent_pod_churn_is_not_consolidated(tmp_path: Path) -> None:
+    churn = {"at": "5m", "apply": deployment("late", 1, "500m")}
+    manifests = [pool(disruption=_underutilized(after="3m"), types=("m6i.xlarge",)),
+                 deployment("big", 3, "2500m", spread=True)]  # fmt: skip
+    events = [{"at": "2m", "apply": deployment("small", 3, "1")}, scale("big", 0, "3m"), churn]
+    sim = Sim(tmp_path, manifests, events).run(301)
+    busy = sim.node_of("late")
+    sim.run(470)
+    assert busy not in sim.disrupted()
+    assert len(_consolidations(sim)) == 1  # the two quiet nodes: one goes, onto the other
+
+
 # --------------------------------------------------------------------------------- multi-node
 
 
@@ -383,6 +420,29 @@ def test_nodes_are_deleted_rather_than_merged_into_their_own_type(tmp_path: Path
     assert len(command["candidates"]) == 2
     assert command["replacements"] == []  # not 3 → 1 new node of the type they already are
     assert len(sim.nodes()) == 1
+
+
+@mirrors(FILE, MULTI + "should wait for the node TTL for non-empty nodes before consolidating (multi-node)" + ON_DEMAND)  # fmt: skip  # noqa: E501
+def test_multi_node_consolidation_waits_for_consolidate_after(tmp_path: Path) -> None:
+    sim = _freed(tmp_path, 3, types=("m6i.xlarge", "m6i.2xlarge"),
+                 disruption=_underutilized(after="4m"))  # fmt: skip
+    sim.run(FREED + 230)
+    assert sim.commands() == []
+    sim.run(FREED + 400)
+    first = _consolidations(sim)[0]
+    assert first["method"] == "multi-node-consolidation"
+    assert first["t"] >= FREED + 240
+
+
+@mirrors(FILE, MULTI + "should consolidate multiple empty nodes via multi-nodeclaim consolidation" + ON_DEMAND)  # fmt: skip  # noqa: E501
+def test_empty_nodes_go_together(tmp_path: Path) -> None:
+    manifests = [pool(disruption=_underutilized()), deployment("web", 3, "3", spread=True)]
+    sim = Sim(tmp_path, manifests, [scale("web", 0, "3m")]).run(FREED - 1)
+    before = {n.metadata.name for n in sim.nodes()}
+    sim.run(FREED + 300)
+    (command,) = sim.commands()
+    assert set(command["candidates"]) == before
+    assert sim.nodes() == []
 
 
 # --------------------------------------------------------------------------------- topology
