@@ -17,7 +17,17 @@ from agent.api.labels import (
     restricted_label_problem,
 )
 
-from .helpers import nodepool, pool_ok, pool_refused, with_field
+from .helpers import (
+    REQS,
+    claim_ok,
+    nodeclaim,
+    nodepool,
+    nodepool_with_requirements,
+    pool_ok,
+    pool_refused,
+    requirement,
+    with_field,
+)
 
 LABELS = "spec.template.metadata.labels"
 
@@ -163,3 +173,20 @@ def test_generated_prefixed_names_are_qualified_names(key: str) -> None:
 def test_label_value_problem_agrees_with_the_crd_pattern(value: str) -> None:
     expected = bool(VALUE_PATTERN.match(value)) and len(value) <= 63
     assert (label_value_problem(value) is None) is expected
+
+
+def test_the_node_class_label_is_karpenters_own() -> None:
+    """The provider's CRD admits it on a NodePool, but Karpenter's runtime validation refuses it:
+    Karpenter writes it on every NodeClaim (which may therefore require it)."""
+    key = "karpenter.k8s.aws/ec2nodeclass"
+    pool_refused(
+        nodepool_with_requirements(requirement(key, "In", "default")),
+        f"{REQS}[0].key",
+        "Karpenter sets it on every node itself",
+    )
+    pool_refused(
+        with_field(nodepool(), "spec.template.metadata.labels", {key: "default"}),
+        "spec.template.metadata.labels",
+        "is restricted",
+    )
+    claim_ok(nodeclaim(requirements=[requirement(key, "In", "default")]))

@@ -15,8 +15,6 @@ from agent.api.requirements import Requirement, requirement_allows
 from .helpers import (
     REQS,
     TEMPLATE,
-    claim_ok,
-    nodeclaim,
     nodepool,
     nodepool_with_requirements,
     pool_ok,
@@ -26,7 +24,7 @@ from .helpers import (
 )
 
 # Karpenter AWS provider v1: the karpenter.k8s.aws labels its NodePool CRD admits (Karpenter's
-# runtime validation then refuses the node class label: see test_the_node_class_label_is_...).
+# runtime validation then refuses the node class label: see test_labels.py).
 AWS_WELL_KNOWN = [
     "karpenter.k8s.aws/instance-tenancy",
     "karpenter.k8s.aws/capacity-reservation-type",
@@ -248,23 +246,6 @@ def test_requirements_are_required() -> None:
 )
 def test_valid_and_well_known_keys_are_accepted(key: str) -> None:
     pool_ok(nodepool_with_requirements(requirement(key, "Exists")))
-
-
-def test_the_node_class_label_is_karpenters_own() -> None:
-    """The provider's CRD admits it on a NodePool, but Karpenter's runtime validation refuses it:
-    Karpenter writes it on every NodeClaim (which may therefore require it)."""
-    key = "karpenter.k8s.aws/ec2nodeclass"
-    pool_refused(
-        nodepool_with_requirements(requirement(key, "In", "default")),
-        f"{REQS}[0].key",
-        "Karpenter sets it on every node itself",
-    )
-    pool_refused(
-        with_field(nodepool(), "spec.template.metadata.labels", {key: "default"}),
-        "spec.template.metadata.labels",
-        "is restricted",
-    )
-    claim_ok(nodeclaim(requirements=[requirement(key, "In", "default")]))
 
 
 def test_key_of_317_characters_is_refused() -> None:
