@@ -281,3 +281,59 @@ def test_the_cheapest_on_demand_type_wins_whatever_the_spot_prices() -> None:
     (launched,) = outcome.launched
     assert launched.instance_type == "test-instance1"
     assert INSTANCE_TYPE in launched.labels
+
+
+MIN_VALUES = CTX + "MinValues / "
+
+
+def _two_types(second_arch: str = "arm64") -> list[InstanceTypeOfferings]:
+    """A 1-vCPU type at 0.52 and a 4-vCPU one at 1.0, spot in one zone."""
+
+    def one(name: str, size: str, arch: str, price: float) -> InstanceTypeOfferings:
+        plain = fake_type(name, {"cpu": size, "memory": f"{size}Gi"}, arch=arch)
+        return InstanceTypeOfferings(
+            plain.instance_type, (Offering("test-zone-1", "spot", price, True),)
+        )
+
+    return [
+        one("instance-type-1", "1", "arm64", 0.52),
+        one("instance-type-2", "4", second_arch, 1.0),
+    ]
+
+
+def _apart_with(pool: list[dict[str, Any]], types: list[InstanceTypeOfferings]) -> None:
+    """Two pods that share only the bigger type launch apart, each claim with both types."""
+    w = World(types).apply(nodepool(requirements=pool))
+    batch = pods(2, requests={"cpu": "900m", "memory": "900Mi"})
+    outcome = w.provision(*batch)
+    assert len(outcome.hosts(batch)) == 2
+    assert all(len(launched.claim.options()) >= 2 for launched in outcome.launched)
+
+
+@mirrors(
+    SRC, MIN_VALUES + "should schedule respecting the minValues from instance-type requirements"
+)
+def test_min_values_on_instance_types_keep_two_options_per_claim() -> None:
+    pool = [{**req(INSTANCE_TYPE, "In", "instance-type-1", "instance-type-2"), "minValues": 2}]
+    _apart_with(pool, _two_types())
+
+
+@mirrors(SRC, MIN_VALUES + "should schedule and respect multiple requirement keys with minValues")
+def test_min_values_on_two_keys_keep_two_archs_per_claim() -> None:
+    pool = [
+        {**req(ARCH, "Exists"), "minValues": 2},
+        {**req(INSTANCE_TYPE, "In", "instance-type-1", "instance-type-2"), "minValues": 1},
+    ]
+    _apart_with(pool, _two_types(second_arch="amd64"))
+
+
+@mirrors(
+    SRC,
+    MIN_VALUES
+    + "schedule should fail if minimum number of InstanceTypes is not met as per the minValues in the requirement",  # noqa: E501
+)
+def test_min_values_above_the_types_there_are_schedule_nothing() -> None:
+    pool = [{**req(INSTANCE_TYPE, "Exists"), "minValues": 11}]
+    outcome, _ = _launch(pool, _ASSORTED[:10])
+    assert not outcome.launched
+    assert outcome.result.errors
