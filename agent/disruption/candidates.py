@@ -4,6 +4,8 @@ A node is a candidate when, as in Karpenter v1:
 
 * a NodeClaim owns it, it is initialized, and neither it nor its NodeClaim is being deleted or
   already part of a disruption command;
+* the provisioner has not just placed a pending pod on it (its NodeClaim is *nominated*: the pod
+  is on its way there);
 * its NodePool exists;
 * the node has no ``karpenter.sh/do-not-disrupt: "true"`` annotation (nor does its NodeClaim);
 * none of its active pods (static and DaemonSet pods included) has an active
@@ -118,6 +120,8 @@ class Snapshot:
     """The PodDisruptionBudgets with the pods they cover."""
     conditions: ConditionMemo = field(default_factory=ConditionMemo)
     """The claims' conditions by type (kept from pass to pass by the controller)."""
+    nominated: frozenset[str] = frozenset()
+    """NodeClaims the provisioner placed pending pods on that have not bound yet."""
     unblocks: datetime | None = None
     """The earliest time a pod's do-not-disrupt duration, found holding a node in this pass,
     runs out (nothing else tells the controller to look again then)."""
@@ -196,6 +200,8 @@ def node_blocker(
         return "node is being deleted"
     if (node.metadata.name or "") in busy:
         return "node is already being disrupted"
+    if claim.name in snapshot.nominated:
+        return "node is nominated for a pending pod"
     pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
     if pool not in snapshot.pools:
         return f"NodePool {pool or '(none)'} not found"

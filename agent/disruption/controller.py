@@ -225,6 +225,7 @@ class DisruptionController:
             unbound=self._pods.unbound(),
             budgets=self._budgets,
             conditions=self._conditions,
+            nominated=frozenset(self.provisioner.nominations.values()),
         )
 
     def _observe(self, event: WatchEvent) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent.api.base import Condition
-from agent.api.kube import Node, Pod
+from agent.api.base import Condition, parse_manifest
+from agent.api.kube import Deployment, Node, Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.disruption.candidates import DisruptionClass
 from agent.disruption.controller import pool_nodes
@@ -313,6 +313,25 @@ def test_a_nodeclaim_without_node_is_no_candidate(tmp_path: Path) -> None:
     found, held = sim.candidates("graceful")
     assert found == set()
     assert held[claim.name] in ("node is not registered", "node is not initialized")
+
+
+@mirrors(FILE, CF + "should not consider candidates that are nominated")
+def test_a_node_a_pending_pod_is_heading_to_is_no_candidate(tmp_path: Path) -> None:
+    sim = _one_node(tmp_path)
+    node = sim.node_of("web")
+    assert node in sim.candidates("graceful")[0]
+    late = deployment("late", 1, "500m")
+    sim.world.cluster.create(parse_manifest(Deployment, late))
+    sim.world.workloads.reconcile()
+    (pod,) = sim.pods("late")
+    assert not pod.spec.node_name
+    sim.world.provisioner.nominations[f"default/{pod.metadata.name}"] = sim.claim_of(node).name
+    found, held = sim.candidates("graceful")
+    assert node not in found
+    assert held[node] == "node is nominated for a pending pod"
+    sim.run(UP + 30)  # the pod binds: the nomination is spent
+    assert sim.pods("late")[0].spec.node_name == node
+    assert node in sim.candidates("graceful")[0]
 
 
 @mirrors(FILE, CF + "should not consider candidates that are deleting")
