@@ -261,8 +261,10 @@ class DriftController:
         reason = None
         if pool is not None and is_true(claim, "Launched"):
             types = self._types_if_due(claim, pool)
+            # the cloud's checks use the NodePool's EC2NodeClass, as Karpenter resolves it
+            current = classes.get(pool.spec.template.spec.node_class_ref.name)
             reason = drift_reason(
-                updated, pool, nodeclass, self.network, self.hashes, types, self.reservation
+                updated, pool, current, self.network, self.hashes, types, self.reservation
             )
             if types is not None and reason not in _BEFORE_TYPES:
                 self._types_checked[_key(claim)] = self.clock.now()

@@ -358,3 +358,21 @@ def test_a_type_offered_only_elsewhere_or_otherwise_is_not_found() -> None:
     assert drift_reason(zoned, pool, nodeclass, instance_types=[]) == "InstanceTypeNotFound"
     # without its check (the claim is young), nothing is found
     assert drift_reason(zoned, pool, nodeclass, instance_types=None) is None
+
+
+def test_the_cloud_checks_use_the_nodepools_nodeclass() -> None:
+    clock = VirtualClock()
+    cluster = SimulatedCluster(clock)
+    pool = _pool(nodeClassRef={"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "b"})
+    launched_from = _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    current = _nodeclass([ResolvedAMI(id="ami-new", requirements=AMD64)])
+    current = current.model_copy(
+        update={"metadata": current.metadata.model_copy(update={"name": "b"})}
+    )
+    claim = _claim(pool, launched_from)  # its own nodeClassRef still names "default"
+    for obj in (pool, launched_from, current, claim):
+        cluster.create(obj)
+    DriftController(cluster, clock, _ignore).reconcile()
+    drifted = condition(cluster.get(NodeClaim, "default-abcde"), "Drifted")
+    assert drifted is not None
+    assert drifted.reason == "AMIDrift"
