@@ -143,15 +143,16 @@ class Admission:
         """``doc`` is refused by the API server and by driftwave (and, with ``runtime``, by
         Karpenter's runtime validation too); driftwave's issues."""
         self.server_refusal(doc)
-        return self.refused_at_runtime_only(doc, runtime=runtime, admitted=False)
+        return self._refused_by_driftwave(doc, runtime)
 
-    def refused_at_runtime_only(
-        self, doc: dict[str, Any], runtime: bool = True, admitted: bool = True
-    ) -> list[Finding]:
-        """``doc`` is admitted by the API server (``admitted``) but Karpenter's runtime
-        validation refuses it (``runtime``), and driftwave refuses it before it is applied."""
-        if admitted:
-            self.stored(doc)
+    def refused_at_runtime_only(self, doc: dict[str, Any]) -> list[Finding]:
+        """``doc`` is admitted by the API server but Karpenter's runtime validation refuses it
+        (Karpenter would mark the NodePool not ready), and driftwave refuses it before it is
+        applied; driftwave's issues."""
+        self.stored(doc)
+        return self._refused_by_driftwave(doc, runtime=True)
+
+    def _refused_by_driftwave(self, doc: dict[str, Any], runtime: bool) -> list[Finding]:
         if runtime:
             valid, _ = self.karpenter_runtime(doc)
             assert not valid, "Karpenter's runtime validation accepts it"
