@@ -24,6 +24,7 @@ from agent.scheduling.taints import effective_node_taints, untolerated
 from agent.scheduling.typetable import TypeTable
 
 UNREGISTERED_TAINT = "karpenter.sh/unregistered"
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
 
 
 def _vector(table: TypeTable, quantities: dict[str, int | float | str]) -> np.ndarray:
@@ -156,23 +157,16 @@ def existing_capacity(
     return out
 
 
-def pool_capacity(
+def running_capacity(
     nodes: Sequence[Node], claims: Sequence[NodeClaim], table: TypeTable
-) -> tuple[dict[str, np.ndarray], dict[str, int]]:
-    """Per NodePool, the capacity of the nodes and launched NodeClaims it already runs (in
-    ``table``'s resource order) and how many there are: what its ``limits`` have left to give,
-    as Karpenter counts it (capacity, not allocatable; a NodeClaim without a node yet counts with
-    the capacity it reports; a node without a capacity of some resource takes its claim's)."""
-    used: dict[str, np.ndarray] = {}
-    count: dict[str, int] = {}
+) -> dict[str, tuple[str, np.ndarray]]:
+    """Node (or launched NodeClaim without a node yet) name → its NodePool and capacity (in
+    ``table``'s resource order), for the nodes of a NodePool that are not being deleted: what
+    its ``limits`` count, as Karpenter counts them (capacity, not allocatable; a node missing a
+    resource in its capacity takes its claim's)."""
+    out: dict[str, tuple[str, np.ndarray]] = {}
     by_provider = {c.status.provider_id: c for c in claims if c.status.provider_id}
     registered: set[str] = set()
-
-    def add(pool: str | None, capacity: np.ndarray) -> None:
-        if pool:
-            used[pool] = used[pool] + capacity if pool in used else capacity
-            count[pool] = count.get(pool, 0) + 1
-
     for node in nodes:
         if node.metadata.deletion_timestamp or node.status is None:
             continue
@@ -181,25 +175,23 @@ def pool_capacity(
             registered.add(node.spec.provider_id)
         capacity = _vector(table, dict(node.status.capacity))
         if owner is not None:
-            capacity = np.where(
-                capacity == 0, _vector(table, dict(owner.status.capacity)), capacity
-            )
-        pool = node.metadata.labels.get("karpenter.sh/nodepool")
-        add(
-            pool or (owner.metadata.labels.get("karpenter.sh/nodepool") if owner else None),
-            capacity,
-        )
+            claimed = _vector(table, dict(owner.status.capacity))
+            capacity = np.where(capacity == 0, claimed, capacity)
+        pool = node.metadata.labels.get(NODEPOOL_LABEL)
+        if not pool and owner is not None:
+            pool = owner.metadata.labels.get(NODEPOOL_LABEL)
+        if pool:
+            out[node.metadata.name or ""] = (pool, capacity)
     for claim in claims:
         launched = claim.status
         if claim.metadata.deletion_timestamp or not launched.provider_id:
             continue
         if launched.provider_id in registered or launched.node_name:
             continue
-        add(
-            claim.metadata.labels.get("karpenter.sh/nodepool"),
-            _vector(table, dict(launched.capacity)),
-        )
-    return used, count
+        pool = claim.metadata.labels.get(NODEPOOL_LABEL)
+        if pool:
+            out[claim.name] = (pool, _vector(table, dict(launched.capacity)))
+    return out
 
 
 def daemon_template(daemonset: DaemonSet) -> Pod:

@@ -10,7 +10,7 @@ go (on other nodes, or on replacements it would launch), as Karpenter's ``Simula
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from agent.catalog import Catalog
 from agent.cloud.port import InstanceTypeOfferings
 from agent.kube.port import Cluster
 from agent.provisioning.pools import build_pool, resource_order
-from agent.provisioning.state import daemon_template, existing_capacity, pool_capacity
+from agent.provisioning.state import daemon_template, existing_capacity, running_capacity
 from agent.scheduling.plans import ExistingNode, NodeMemo, PoolPlan
 from agent.scheduling.pods import HOSTNAME, PodRef, ShapeCache, shape_of
 from agent.scheduling.scheduler import Result
@@ -42,6 +42,8 @@ class ClusterView:
     bound: dict[str, list[PodRef]] = field(default_factory=dict)
     """Node name → the pods bound to it."""
     node_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    running: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
+    """Node name → its NodePool and capacity (what the pool's limits count)."""
     _free: np.ndarray | None = None
     _rows: dict[str, int] | None = None
 
@@ -163,8 +165,8 @@ def cluster_view(
     all_pods = cluster.list(Pod)
     nodes = cluster.list(Node)
     claims = cluster.list(NodeClaim)
-    if pools:
-        _take_running(pools, *pool_capacity(nodes, claims, pools[0].table))
+    running = running_capacity(nodes, claims, pools[0].table) if pools else {}
+    _take_running(pools, running.values())
     cache.shapes.retain(all_pods)
     cache.nodes.retain({n.metadata.name or "" for n in nodes})
     topology = Topology()
@@ -190,6 +192,7 @@ def cluster_view(
         ),
         topology=topology,
         node_labels={n.metadata.name or "": n.metadata.labels for n in nodes},
+        running=running,
     )
     counted = bool(topology.groups)
     for ref in bound_refs:
@@ -201,14 +204,32 @@ def cluster_view(
 
 
 def _take_running(
-    pools: Sequence[PoolPlan], capacity: Mapping[str, np.ndarray], count: Mapping[str, int]
+    pools: Sequence[PoolPlan], running: Iterable[tuple[str, np.ndarray]], sign: int = 1
 ) -> None:
-    """Take what each pool already runs off its limits (Karpenter's remaining resources)."""
+    """Take what each pool runs off its limits (Karpenter's remaining resources); with
+    ``sign=-1``, give it back (nodes a simulation removes)."""
+    by_pool: dict[str, tuple[np.ndarray, int]] = {}
+    for pool_name, capacity in running:
+        total, count = by_pool.get(pool_name, (np.zeros_like(capacity), 0))
+        by_pool[pool_name] = (total + capacity, count + 1)
     for pool in pools:
-        if pool.remaining is not None and pool.name in capacity:
-            pool.remaining = pool.remaining - capacity[pool.name]
+        if pool.name not in by_pool:
+            continue
+        total, count = by_pool[pool.name]
+        if pool.remaining is not None:
+            pool.remaining = pool.remaining - sign * total
         if pool.node_limit is not None:
-            pool.node_limit -= count.get(pool.name, 0)
+            pool.node_limit -= sign * count
+
+
+def _released(view: ClusterView, without: Collection[str]) -> list[PoolPlan]:
+    """The view's pools with the limits the nodes in ``without`` took given back (copies)."""
+    gone = [view.running[name] for name in without if name in view.running]
+    if not gone:
+        return view.pools
+    pools = [copy.copy(pool) for pool in view.pools]
+    _take_running(pools, gone, sign=-1)
+    return pools
 
 
 def simulate(
@@ -245,7 +266,7 @@ def simulate(
                 topology.record(ref.shape, view.domains(node), amount=-1)
         for ref in pods:
             topology.owned(ref.shape)
-    return solve(view.pools, pods, existing, topology, strategy)
+    return solve(_released(view, without), pods, existing, topology, strategy)
 
 
 def _smallest_request(index: Mapping[str, int], pods: Sequence[PodRef]) -> np.ndarray:

@@ -124,3 +124,16 @@ def test_a_node_limit_counts_running_nodes_and_new_claims(catalog: Catalog) -> N
     # two pods in different zones: one new node is left under the limit
     assert solve_with(catalog, {"nodes": "2"}, [node("n1")], "3", "3", apart=True) == (1, 1)
     assert solve_with(catalog, {"nodes": "3"}, [node("n1")], "3", "3", apart=True) == (2, 0)
+
+
+def test_a_simulation_without_a_node_gives_its_capacity_back(catalog: Catalog) -> None:
+    cluster = SimulatedCluster(VirtualClock())
+    cluster.create(nodepool({"cpu": "4"}))
+    cluster.create(node("n1"))
+    cluster.create(pod("filler", "3900m", "n1"))
+    pending = shapes_of([pod("p", "3")])
+    view = cluster_view(cluster, catalog, pending)
+    assert simulate(view, pending, strategy="karpenter").errors  # the pool is at its limit
+    replaced = simulate(view, pending, without=["n1"], strategy="karpenter")
+    assert replaced.errors == {}
+    assert len(replaced.claims) == 1
