@@ -430,10 +430,9 @@ class World:
                 for t in self.types
                 if t.instance_type.name == launched.instance_type
             )
-            room = {key: str(value) for key, value in instance.allocatable.items()}
-            room["cpu"] = f"{instance.allocatable['cpu']}m"
             labels = {**launched.labels, HOSTNAME: name}
-            self.cluster.create(node(name, labels, allocatable=room))
+            room, size = _quantities(instance.allocatable), _quantities(instance.capacity)
+            self.cluster.create(node(name, labels, allocatable=room, capacity=size))
             launched.labels[HOSTNAME] = name
         for one in placed:
             where = outcome.host(one)
@@ -461,6 +460,11 @@ class World:
         outcome = self.provision(*pending, strategy=strategy)
         self.bind(outcome, *(one for one in pending if outcome.scheduled(one)))
         return outcome
+
+
+def _quantities(amounts: Mapping[str, int]) -> dict[str, str]:
+    """Base units as quantities (CPU in millicores)."""
+    return {key: f"{value}m" if key == "cpu" else str(value) for key, value in amounts.items()}
 
 
 def _launch(claim: NewClaim) -> Launched:
