@@ -71,6 +71,9 @@ class PassContext:
     """Pod shapes and node requirements kept from earlier passes."""
     pool_nodes: dict[str, PoolNodes] | None = None
     """Per NodePool, its nodes and how many are disrupting (counted once per pass)."""
+    booting: set[str] | None = None
+    """Nodes (or NodeClaims not registered yet) not initialized: no simulation may count on
+    them for a candidate's pods (found once per pass)."""
     fresh: set[str] | None = None
     """Nodes inside their ``consolidateAfter`` window: no consolidation destination (found
     once per pass by the first consolidation method that asks)."""

@@ -6,7 +6,10 @@ pending now, are solved against the cluster
 without the candidates and without every node already being disrupted, with the NodePools free
 to plan new nodes (the replacements). A command is only possible when every candidate pod finds
 a place; pending pods that fit nowhere do not block it (Karpenter's
-``AllNonPendingPodsScheduled``).
+``AllNonPendingPodsScheduled``). Nor may a candidate pod count on a node that has not
+initialized yet (a NodeClaim still booting): whether it will ever take pods is not known, so such
+a placement fails the command (Karpenter's ``UninitializedNodeError``); pods of nodes already
+being disrupted may count on such nodes (their replacements).
 """
 
 from __future__ import annotations
@@ -40,7 +43,29 @@ def reschedule(
     if pending:
         waiting = {ref.key for ref in pending}
         result.errors = {k: v for k, v in result.errors.items() if k not in waiting}
+    if result.existing:
+        booting = _uninitialized(context)
+        candidate_pods = {ref.key for ref in moving}
+        for name, placed in result.existing.items():
+            if name in booting:
+                for ref in placed:
+                    if ref.key in candidate_pods:
+                        result.errors.setdefault(
+                            ref.key, f"would schedule against uninitialized node {name}"
+                        )
     return result
+
+
+def _uninitialized(context: PassContext) -> set[str]:
+    """Names (node, or NodeClaim before it registers) of the NodeClaims not initialized yet."""
+    if context.booting is None:
+        snapshot = context.snapshot
+        context.booting = {
+            claim.status.node_name or claim.name
+            for claim in snapshot.claims
+            if not snapshot.conditions.is_true(claim, "Initialized")
+        }
+    return context.booting
 
 
 def commit(context: PassContext, result: Result) -> None:

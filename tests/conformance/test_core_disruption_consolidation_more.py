@@ -1,0 +1,124 @@
+"""core-disruption: more of Karpenter's consolidation cases (pkg/controllers/disruption/
+consolidation_test.go): which node goes first, standalone pods, capacity Karpenter does not
+manage, nodes still initializing, budgets of other namespaces and NodePools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent.api.nodeclaim import NodeClaim
+from tests.conformance.karpenter import mirrors
+from tests.conformance.test_core_disruption_consolidation import (
+    FREED,
+    ON_DEMAND,
+    _consolidations,
+    _freed,
+    _types,
+    _underutilized,
+)
+from tests.conformance.test_core_disruption_kit import SUITE, Sim, deployment, pdb, pool, scale
+
+SUITE = SUITE
+FILE = "pkg/controllers/disruption/consolidation_test.go"
+REP = "Consolidation / Replace / "
+DEL = "Consolidation / Delete / "
+LIFE = "Consolidation / Node Lifetime Consideration / "
+
+
+def _two_and_one(tmp_path: Path, third: dict[str, Any]) -> Sim:
+    """Two xlarge nodes: after 3 m one runs two small pods, the other ``third`` alone."""
+    manifests = [pool(disruption=_underutilized(), types=("m6i.xlarge",)),
+                 deployment("big", 2, "2500m", spread=True)]  # fmt: skip
+    events = [{"at": "2m", "apply": deployment("small", 2, "500m")},
+              {"at": "150s", "apply": third}, scale("big", 0, "3m")]  # fmt: skip
+    sim = Sim(tmp_path, manifests, events).run(FREED - 1)
+    assert len({p.spec.node_name for p in sim.pods("small")}) == 1
+    return sim
+
+
+@mirrors(FILE, DEL + "can delete nodes, evicts pods without an ownerRef")
+def test_a_standalone_pod_does_not_keep_its_node(tmp_path: Path) -> None:
+    solo = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "solo"},
+            "spec": {"containers": [{"name": "c", "image": "c",
+                                     "resources": {"requests": {"cpu": "1"}}}]}}  # fmt: skip
+    sim = _two_and_one(tmp_path, solo)
+    lonely = next(p.spec.node_name for p in sim.pods() if p.metadata.name == "solo")
+    assert lonely != sim.node_of("small")
+    sim.run(FREED + 300)
+    (command,) = _consolidations(sim)
+    assert command["candidates"] == [lonely]  # the node with fewer pods, standalone or not
+    assert [n.metadata.name for n in sim.nodes()] == [sim.node_of("small")]
+    assert all(p.metadata.name != "solo" for p in sim.pods())  # evicted, never recreated
+
+
+@mirrors(FILE, LIFE + "should consolidate the node with best savings ratio first")
+def test_the_node_with_fewer_pods_to_move_goes_first(tmp_path: Path) -> None:
+    sim = _two_and_one(tmp_path, deployment("other", 1, "1"))
+    lonely = sim.node_of("other")
+    assert lonely != sim.node_of("small")
+    sim.run(FREED + 300)
+    (command,) = _consolidations(sim)
+    assert command["candidates"] == [lonely]
+    assert sim.summary()["podsLost"] == 0
+
+
+@mirrors(FILE, DEL + "won't delete node if it would require pods to schedule on an uninitialized node")  # fmt: skip  # noqa: E501
+def test_no_command_counts_on_a_node_still_initializing(tmp_path: Path) -> None:
+    sim = _freed(tmp_path, 2, types=("m6i.xlarge",), big="2500m")
+    sim.run(FREED + 70)  # both consolidatable, the decision not taken yet
+    controller = sim.world.disruption
+    single = sim.method("single-node-consolidation")
+
+    def decide() -> list[Any]:
+        context = controller.context()
+        chosen = controller.candidates_for(single, context)
+        return single.compute_commands(controller.budgets(context, single.reason), chosen, context)
+
+    assert len(decide()) == 1  # with both nodes initialized, one of them can go
+    first, second = sim.claims()
+    conditions = [c for c in first.status.conditions if c.type != "Initialized"]
+    status = first.status.model_copy(update={"conditions": conditions})
+    sim.world.cluster.update(first.model_copy(update={"status": status}))
+    controller.snapshot()  # the condition memo reads the claims afresh
+    assert decide() == []  # the other's pods would have to land on the one initializing
+    assert isinstance(second, NodeClaim)
+
+
+@mirrors(FILE, DEL + "can delete nodes, when non-Karpenter capacity can fit pods")
+def test_capacity_karpenter_does_not_manage_takes_the_pods(tmp_path: Path) -> None:
+    sim = _freed(tmp_path, 1)
+    (managed,) = sim.nodes()
+    labels = {k: v for k, v in managed.metadata.labels.items() if not k.startswith("karpenter")}
+    labels.pop("pool", None)
+    labels["kubernetes.io/hostname"] = "unmanaged"
+    meta = managed.metadata.model_copy(update={"name": "unmanaged", "uid": None, "labels": labels})
+    spec = managed.spec.model_copy(update={"provider_id": "aws:///us-east-1a/i-0unmanaged"})
+    sim.world.cluster.create(managed.model_copy(update={"metadata": meta, "spec": spec}))
+    sim.run(FREED + 300)
+    (command,) = _consolidations(sim)
+    assert command["candidates"] == [managed.metadata.name]
+    assert command["replacements"] == []
+    assert sim.node_of("small") == "unmanaged"
+    assert sim.claims() == []
+
+
+@mirrors(FILE, REP + "can replace nodes, PDB namespace must match" + ON_DEMAND)
+def test_a_budget_of_another_namespace_does_not_hold_the_node(tmp_path: Path) -> None:
+    elsewhere = pdb("small", maxUnavailable=0)
+    elsewhere["metadata"]["namespace"] = "other"
+    sim = _freed(tmp_path, 1, extra=(elsewhere,))
+    sim.run(FREED + 300)
+    (command,) = _consolidations(sim)
+    assert len(command["replacements"]) == 1
+    assert _types(sim) == ["m6i.large"]
+
+
+@mirrors(FILE, REP + "can replace nodes if another nodePool returns no instance types" + ON_DEMAND)  # fmt: skip  # noqa: E501
+def test_a_nodepool_offering_nothing_does_not_stop_a_replacement(tmp_path: Path) -> None:
+    nothing = pool("nothing", types=("m6i.xlarge",), capacity=("reserved",), weight=50)
+    sim = _freed(tmp_path, 1, extra=(nothing,))
+    sim.run(FREED + 300)
+    (command,) = _consolidations(sim)
+    assert len(command["replacements"]) == 1
+    assert _types(sim) == ["m6i.large"]
