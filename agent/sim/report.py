@@ -1,5 +1,6 @@
 """What a simulation ends with: NodeClaims (where each landed, its subnet and security groups,
-why it is drifted if it is, and the labels, annotations, taints and requirements it carries), pending pods and why, cost, timeline, summary."""
+why it is drifted if it is, and the labels, annotations, taints and requirements it carries),
+pending pods and why, cost, timeline, summary."""
 
 from __future__ import annotations
 
