@@ -7,17 +7,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agent.api.base import parse_manifest
+from agent.api.kube import PodDisruptionBudget
 from agent.api.nodeclaim import NodeClaim
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_disruption_consolidation import (
     FREED,
     ON_DEMAND,
     _consolidations,
+    _decided,
     _freed,
     _types,
     _underutilized,
 )
-from tests.conformance.test_core_disruption_kit import SUITE, Sim, deployment, pdb, pool, scale
+from tests.conformance.test_core_disruption_kit import (
+    DND,
+    SUITE,
+    Sim,
+    deployment,
+    pdb,
+    pool,
+    scale,
+)
 
 SUITE = SUITE
 FILE = "pkg/controllers/disruption/consolidation_test.go"
@@ -122,3 +133,63 @@ def test_a_nodepool_offering_nothing_does_not_stop_a_replacement(tmp_path: Path)
     (command,) = _consolidations(sim)
     assert len(command["replacements"]) == 1
     assert _types(sim) == ["m6i.large"]
+
+
+# --------------------------------------------------------------------------------- TTL wait
+
+TTL = "Consolidation / TTL / "
+
+
+@mirrors(FILE, TTL + "should not replace node if a pod schedules with a blocking PDB during the TTL wait")  # fmt: skip  # noqa: E501
+def test_a_blocking_pdb_arriving_during_validation_cancels_a_replacement(tmp_path: Path) -> None:
+    sim = _freed(tmp_path, 1)
+    _decided(sim, FREED + 300)
+    sim.world.cluster.create(parse_manifest(PodDisruptionBudget, pdb("small", maxUnavailable=0)))
+    sim.run(sim.t + 60)
+    assert sim.commands() == []
+    assert sim.events("DisruptionAbandoned")
+    assert _types(sim) == ["m6i.2xlarge"]
+
+
+@mirrors(FILE, TTL + "should not delete node if pods schedule with karpenter.sh/do-not-disrupt set to true during the TTL wait")  # fmt: skip  # noqa: E501
+def test_a_do_not_disrupt_pod_arriving_during_validation_cancels_a_deletion(
+    tmp_path: Path,
+) -> None:
+    sim = _freed(tmp_path, 2, types=("m6i.xlarge",), big="2500m")
+    _decided(sim, FREED + 300)
+    for index, node in enumerate(n.metadata.name or "" for n in sim.nodes()):
+        sim.add_pod({"metadata": {"name": f"late-{index}", "annotations": {DND: "true"}}}, node)
+    sim.run(sim.t + 60)
+    assert sim.commands() == []
+    assert len(sim.nodes()) == 2
+
+
+@mirrors(FILE, TTL + "should not consolidate if the action becomes invalid during the node TTL wait")  # fmt: skip  # noqa: E501
+def test_an_empty_node_that_gets_a_pod_during_validation_is_kept(tmp_path: Path) -> None:
+    manifests = [pool(disruption=_underutilized(after="0s")), deployment("web", 1, "3")]
+    sim = Sim(tmp_path, manifests, [scale("web", 0, "3m")]).run(FREED + 1)
+    _decided(sim, FREED + 60)
+    (node,) = [n.metadata.name or "" for n in sim.nodes()]
+    sim.add_pod({"metadata": {"name": "arrived", "annotations": {DND: "true"}}}, node)
+    sim.run(sim.t + 60)
+    assert sim.commands() == []
+    assert [n.metadata.name for n in sim.nodes()] == [node]
+
+
+# --------------------------------------------------------------------------------- spot
+
+
+@mirrors(FILE, REP + "won't replace node if any spot replacement is more expensive")
+def test_the_cheapest_spot_node_is_kept(tmp_path: Path) -> None:
+    sim = Sim(tmp_path, [pool(disruption=_underutilized(), capacity=("spot",)),
+                         deployment("web", 1, "1")]).run(900)  # fmt: skip
+    assert sim.commands() == []
+    assert len(sim.claims()) == 1
+
+
+@mirrors(FILE, REP + "cannot replace spot with spot if less than minimum InstanceTypes flexibility")  # fmt: skip  # noqa: E501
+def test_a_spot_node_with_few_cheaper_types_is_not_replaced(tmp_path: Path) -> None:
+    sim = _freed(tmp_path, 1, capacity=("spot",), types=("m6i.large", "m6i.2xlarge"))
+    sim.run(FREED + 600)
+    assert all(not c["replacements"] for c in sim.commands())
+    assert _types(sim) == ["m6i.2xlarge"]
