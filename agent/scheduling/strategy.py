@@ -305,9 +305,15 @@ def solve(
         theirs, _ = plan("karpenter", deadline)
     except OutOfTime:
         return ours
-    if (len(theirs.errors), theirs.hourly_cost) < (len(ours.errors), ours.hourly_cost):
+    if _rank(theirs) < _rank(ours):
         return theirs
     return ours
+
+
+def _rank(result: Result) -> tuple[int, float, int]:
+    """Which of two plans is better: fewer pods left out, then a lower price (to a millionth of
+    a dollar an hour, below which prices only differ by rounding), then fewer nodes."""
+    return len(result.errors), round(result.hourly_cost, 6), len(result.claims)
 
 
 def _copy_pool(pool: PoolPlan) -> PoolPlan:

@@ -400,7 +400,7 @@ class World:
         self.cluster.update(obj)
         return self
 
-    def provision(self, *pending: Pod, strategy: Strategy = "karpenter") -> Outcome:
+    def provision(self, *pending: Pod, strategy: Strategy = "driftwave") -> Outcome:
         """Where ``pending`` go, as the provisioner would place them now."""
         refs = shapes_of(pending)
         view = cluster_view(self.cluster, self.catalog, refs, lambda _pool: self.types)
@@ -454,7 +454,7 @@ class World:
             counts[where[key]] = counts.get(where[key], 0) + 1
         return sorted(counts.values())
 
-    def round(self, *pending: Pod, strategy: Strategy = "karpenter") -> Outcome:
+    def round(self, *pending: Pod, strategy: Strategy = "driftwave") -> Outcome:
         """Provision ``pending`` and bind the ones placed (one of Karpenter's
         ``ExpectProvisioned`` calls)."""
         outcome = self.provision(*pending, strategy=strategy)
