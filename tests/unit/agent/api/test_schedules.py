@@ -7,6 +7,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from agent.api.lint import lint
+from agent.api.nodepool import NodePool
 from agent.api.schedules import Recurrence, ScheduleError, parse_cron, time_zone
 
 H = timedelta(hours=1)
@@ -160,3 +162,31 @@ def test_the_next_firing_is_looked_for_to_the_end_of_the_fifth_year() -> None:
 def test_naive_times_are_refused() -> None:
     with pytest.raises(ScheduleError, match="no time zone"):
         Recurrence("@daily", H).next_fire(datetime(2026, 1, 1))
+
+
+def test_validation_warns_of_a_wrapping_range_that_karpenter_refuses() -> None:
+    budgets = [{"nodes": "0", "schedule": "0 9 * * sat-sun", "duration": "24h"}]
+    pool = NodePool.model_validate(
+        {
+            "apiVersion": "karpenter.sh/v1",
+            "kind": "NodePool",
+            "metadata": {"name": "p"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "nodeClassRef": {
+                            "group": "karpenter.k8s.aws",
+                            "kind": "EC2NodeClass",
+                            "name": "d",
+                        },
+                        "requirements": [],
+                    }
+                },
+                "disruption": {"budgets": budgets},
+            },
+        }
+    )
+    found = dict(lint(pool))
+    message = found["spec.disruption.budgets[0].schedule"]
+    assert "beginning of range (6) beyond end of range (0)" in message
+    assert "no disruption at all" in message
