@@ -10,12 +10,14 @@
   NodeClaim is rebuilt from the instance's tags, type, zone and lifecycle.
 * ``network_of`` / ``reservation_of``: DescribeInstances by id, for the drift checks: the subnet
   and security groups the claim's instance runs with, and its capacity reservation (None when it
-  cannot be described).
+  cannot be described). One description serves both for ``DESCRIBE_TTL`` (30 s), so a drift
+  check describes each instance once.
 """
 
 from __future__ import annotations
 
 import builtins
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -58,6 +60,8 @@ LIVE_STATES = ["pending", "running", "stopping", "stopped", "shutting-down"]
 UNREGISTERED = Taint("karpenter.sh/unregistered", "", "NoExecute")
 CLOUD_LABELS = {lbl.INSTANCE_TYPE, lbl.ZONE, CAPACITY_TYPE_LABEL}
 TypesOf = Callable[[EC2NodeClass], list[InstanceTypeOfferings]]
+DESCRIBE_TTL = 30.0
+"""Seconds an instance's description serves the drift checks."""
 
 
 class AWSCloud:
@@ -77,6 +81,7 @@ class AWSCloud:
         self._types = instance_types
         self._templates = launch_templates
         self.unavailable = unavailable
+        self._described: dict[str, tuple[float, dict[str, Any] | None]] = {}
 
     def name(self) -> str:
         """``"aws"``."""
@@ -171,9 +176,8 @@ class AWSCloud:
         """The subnet and security groups of the claim's instance, as EC2 describes it now;
         (None, None) when it cannot be described (then no network drift is found, as Karpenter
         finds none when its instance lookup fails)."""
-        try:
-            instance = self._describe_one(claim.status.provider_id or "")
-        except (CloudError, AWSError):
+        instance = self._recently_described(claim.status.provider_id or "")
+        if instance is None:
             return None, None
         groups = tuple(
             str(g["GroupId"]) for g in instance.get("SecurityGroups", []) if "GroupId" in g
@@ -184,9 +188,8 @@ class AWSCloud:
     def reservation_of(self, claim: NodeClaim) -> str | None:
         """The capacity reservation the claim's instance runs in, as EC2 describes it now (None:
         none, or it cannot be described)."""
-        try:
-            instance = self._describe_one(claim.status.provider_id or "")
-        except (CloudError, AWSError):
+        instance = self._recently_described(claim.status.provider_id or "")
+        if instance is None:
             return None
         found = instance.get("CapacityReservationId")
         return str(found) if found else None
@@ -209,6 +212,23 @@ class AWSCloud:
             for reservation in page.get("Reservations", [])
             for instance in reservation.get("Instances", [])
         ]
+
+    def _recently_described(self, provider_id: str) -> dict[str, Any] | None:
+        """The instance's description, at most ``DESCRIBE_TTL`` old (None: it cannot be
+        described)."""
+        now = time.monotonic()
+        kept = self._described.get(provider_id)
+        if kept is not None and now - kept[0] < DESCRIBE_TTL:
+            return kept[1]
+        try:
+            found: dict[str, Any] | None = self._describe_one(provider_id)
+        except (CloudError, AWSError):
+            found = None
+        if len(self._described) >= 1024:  # forget the stale ones now and then
+            kept_now = self._described.items()
+            self._described = {k: v for k, v in kept_now if now - v[0] < DESCRIBE_TTL}
+        self._described[provider_id] = (now, found)
+        return found
 
     def _describe_one(self, provider_id: str) -> dict[str, Any]:
         instance_id = provider_id.rsplit("/", 1)[-1]
