@@ -376,3 +376,22 @@ def test_the_cloud_checks_use_the_nodepools_nodeclass() -> None:
     drifted = condition(cluster.get(NodeClaim, "default-abcde"), "Drifted")
     assert drifted is not None
     assert drifted.reason == "AMIDrift"
+
+
+def test_the_controller_asks_the_cloud_for_the_instances_reservation() -> None:
+    clock = VirtualClock()
+    cluster = SimulatedCluster(clock)
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    for obj in (pool, nodeclass, _claim(pool, nodeclass)):
+        cluster.create(obj)
+    controller = DriftController(
+        cluster,
+        clock,
+        _ignore,
+        network=lambda _: ("subnet-1", ["sg-1"]),
+        reservation=lambda _: "cr-0gone",
+    )
+    assert controller.reconcile() == 1
+    drifted = condition(cluster.get(NodeClaim, "default-abcde"), "Drifted")
+    assert drifted is not None
+    assert drifted.reason == "CapacityReservationDrift"
