@@ -1,6 +1,7 @@
 """Consolidation of underutilized nodes (``WhenEmptyOrUnderutilized``), as Karpenter v1 does it.
 
-* **Multi-node**: take up to 100 candidates, cheapest to disrupt first (fewest pods), and find
+* **Multi-node**: take up to 100 candidates, best savings ratio first (:func:`savings_ratio`:
+  price per unit of disruption, the pods weighed by their eviction cost), and find
   by binary search the largest prefix whose pods fit on the remaining nodes plus at most one new
   node that costs less than the prefix did; those nodes go together.
 * **Single-node**: otherwise try each candidate alone: delete it when its pods fit elsewhere, or
@@ -35,14 +36,23 @@ from agent.disruption.consolidatable import Consolidatable
 from agent.disruption.simulation import reschedule
 from agent.scheduling.plans import NewClaim, min_values_unmet
 from agent.scheduling.strategy import Strategy
+from agent.termination.podrules import eviction_cost
 
 MAX_MULTI_CANDIDATES = 100
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 
 
+def savings_ratio(candidate: Candidate) -> float:
+    """The candidate's price per unit of disruption: 1 for the node itself plus each pod's
+    eviction cost (negative costs count as 0), as Karpenter weighs consolidation candidates."""
+    cost = 1.0 + sum(max(0.0, eviction_cost(pod)) for pod in candidate.pods)
+    return candidate.price / cost
+
+
 def _order(candidates: Sequence[Candidate]) -> list[Candidate]:
-    return sorted(candidates, key=lambda c: (len(c.pods), -c.price, c.name))
+    """Best savings ratio first (Karpenter's order), then by name."""
+    return sorted(candidates, key=lambda c: (-savings_ratio(c), c.name))
 
 
 def _is_spot_to_spot(candidates: Sequence[Candidate], replacement: NewClaim) -> bool:

@@ -10,12 +10,16 @@ The rules follow Karpenter v1:
   running such a pod is not a candidate for voluntary disruption, and the terminator does not
   evict the pod: a drain waits for it (or for ``terminationGracePeriod``);
 * a pod is **active** when it is neither terminal nor terminating (being deleted);
+* a pod's **eviction cost** weighs what moving it costs, 1 by default, raised or lowered by its
+  ``controller.kubernetes.io/pod-deletion-cost`` annotation (/ 2^27) and its priority (/ 2^25),
+  kept within [-10, 10] (Karpenter's ``EvictionCost``);
 * **reschedulable** pods are the ones a disruption moves: active (or a terminating StatefulSet
   pod, whose replacement cannot start before it is gone), not static, not DaemonSet pods.
 """
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 
 from agent.api.durations import parse_duration
@@ -91,6 +95,21 @@ def do_not_disrupt_until(pod: Pod) -> datetime | None:
     if duration is None or since is None:
         return None
     return since + duration
+
+
+DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+
+
+def eviction_cost(pod: Pod) -> float:
+    """What evicting ``pod`` costs a disruption (see the module docstring)."""
+    cost = 1.0
+    value = pod.metadata.annotations.get(DELETION_COST_ANNOTATION)
+    if value is not None:
+        with contextlib.suppress(ValueError):  # an unreadable value counts as absent
+            cost += float(value) / 2**27
+    if pod.spec.priority is not None:
+        cost += pod.spec.priority / 2**25
+    return min(10.0, max(-10.0, cost))
 
 
 def drainable(pod: Pod) -> bool:

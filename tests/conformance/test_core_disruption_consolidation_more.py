@@ -10,6 +10,7 @@ from typing import Any
 from agent.api.base import parse_manifest
 from agent.api.kube import PodDisruptionBudget
 from agent.api.nodeclaim import NodeClaim
+from agent.disruption.consolidation import _order, savings_ratio
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_disruption_consolidation import (
     FREED,
@@ -193,3 +194,53 @@ def test_a_spot_node_with_few_cheaper_types_is_not_replaced(tmp_path: Path) -> N
     sim.run(FREED + 600)
     assert all(not c["replacements"] for c in sim.commands())
     assert _types(sim) == ["m6i.2xlarge"]
+
+
+# --------------------------------------------------------------------------------- order
+
+SNC = "pkg/controllers/disruption/singlenodeconsolidation_test.go"
+SHUFFLE = "SingleNodeConsolidation / Candidate Shuffling / "
+COSTLY = {"controller.kubernetes.io/pod-deletion-cost": "2000000000"}
+
+
+def _costly_and_cheap(tmp_path: Path) -> Sim:
+    return _two_and_one_pods(
+        tmp_path,
+        deployment("costly", 1, "1", annotations=COSTLY),
+        deployment("cheap", 1, "1"),
+    )
+
+
+def _two_and_one_pods(tmp_path: Path, first: dict[str, Any], second: dict[str, Any]) -> Sim:
+    manifests = [pool(disruption=_underutilized(), types=("m6i.xlarge",)),
+                 deployment("big", 2, "2500m", spread=True)]  # fmt: skip
+    events = [{"at": "2m", "apply": first}, {"at": "150s", "apply": second},
+              scale("big", 0, "3m")]  # fmt: skip
+    return Sim(tmp_path, manifests, events).run(FREED - 1)
+
+
+@mirrors(SNC, SHUFFLE + "should sort candidates by savings ratio with different disruption costs")
+def test_a_pod_costly_to_evict_keeps_its_node_longer(tmp_path: Path) -> None:
+    sim = _costly_and_cheap(tmp_path)
+    costly, cheap = sim.node_of("costly"), sim.node_of("cheap")
+    assert costly != cheap
+    sim.run(FREED + 300)
+    (command,) = _consolidations(sim)
+    assert command["candidates"] == [cheap]
+    assert sim.node_of("cheap") == costly
+
+
+@mirrors(SNC, SHUFFLE + "should sort candidates by savings ratio descending")
+def test_candidates_are_tried_best_savings_ratio_first(tmp_path: Path) -> None:
+    sim = _freed(tmp_path, 3, types=("m6i.xlarge",), big="2500m",
+                 small=deployment("small", 3, "1", annotations=COSTLY))  # fmt: skip
+    sim.run(FREED + 70)
+    controller = sim.world.disruption
+    context = controller.context()
+    found = controller.candidates_for(sim.method("single-node-consolidation"), context)
+    assert len(found) == 3
+    ratios = [savings_ratio(c) for c in _order(found)]
+    assert ratios == sorted(ratios, reverse=True)
+    (node,) = {c.name for c in found if c.name == sim.nodes()[0].metadata.name}
+    one = next(c for c in found if c.name == node)
+    assert savings_ratio(one) == one.price / (1 + 10)  # the pod's cost is clamped to 10
