@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.api.kube import PodStatus
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_scheduling_kit import (
     ARCH,
@@ -14,6 +15,7 @@ from tests.conformance.test_core_scheduling_kit import (
     INSTANCE_TYPE,
     ZONE,
     World,
+    node,
     nodepool,
     pod,
     pods,
@@ -475,3 +477,79 @@ def test_required_capacity_types_limit_the_spread_then_widen() -> None:
     assert w.skew(CAPACITY_TYPE, LABELS) == [1, 3]
     w.round(*spread_pods(5, CAPACITY_SPREAD))
     assert w.skew(CAPACITY_TYPE, LABELS) == [4, 5]
+
+
+COMBINED = "Topology / Combined Hostname and Zonal Topology / "
+
+
+@mirrors(SRC, COMBINED + "should balance pods across NodePool requirements")
+def test_a_spread_over_a_label_two_nodepools_name_balances_across_its_values() -> None:
+    key = "capacity.spread.4-1"
+    w = World().apply(
+        nodepool(
+            "spot",
+            requirements=[req(CAPACITY_TYPE, "In", "spot"), req(key, "In", "2", "3", "4", "5")],
+        ),
+        nodepool(
+            "on-demand", requirements=[req(CAPACITY_TYPE, "In", "on-demand"), req(key, "In", "1")]
+        ),
+    )
+    batch = spread_pods(20, spread(key, LABELS))
+    outcome = w.round(*batch)
+    assert all(outcome.scheduled(one) for one in batch)
+    assert w.skew(key, LABELS) == [4, 4, 4, 4, 4]
+    assert w.skew(CAPACITY_TYPE, LABELS) == [4, 16]
+
+
+@mirrors(SRC, COMBINED + "should spread pods while respecting both constraints")
+def test_a_zone_a_nodepool_cannot_launch_in_still_counts() -> None:
+    both = (ZONE_SPREAD, spread(HOSTNAME, LABELS, schedule_anyway=True))
+    w = World().apply(
+        nodepool("a", requirements=[req(ZONE, "In", "test-zone-1", "test-zone-2")]),
+        nodepool("b", requirements=[req(ZONE, "In", "test-zone-3")], limits={"cpu": "0"}),
+    )
+    w.round(*spread_pods(10, *both))
+    assert w.skew(ZONE, LABELS) == [1, 1]
+    assert w.skew(HOSTNAME, LABELS) == [1, 1]
+
+
+@mirrors(SRC, COMBINED + "should spread pods while respecting both constraints")
+def test_capacity_type_and_hostname_spreads_hold_together_over_rounds() -> None:
+    both = (CAPACITY_SPREAD, spread(HOSTNAME, LABELS, max_skew=3))
+    w = world()
+    for count, skew in {2: [1, 1], 3: [2, 3], 5: [5, 5], 11: [10, 11]}.items():
+        w.round(*spread_pods(count, *both))
+        assert w.skew(CAPACITY_TYPE, LABELS) == skew
+        assert max(w.skew(HOSTNAME, LABELS)) <= 3
+
+
+def finished(one: Any, phase: str) -> Any:
+    """``one`` in a terminal ``phase``."""
+    return one.model_copy(update={"status": PodStatus.model_validate({"phase": phase})})
+
+
+@mirrors(
+    SRC,
+    ZONAL
+    + "should only count running/scheduled pods with matching labels scheduled to nodes with a corresponding domain",  # noqa: E501
+)
+def test_only_running_matching_pods_on_zoned_nodes_count() -> None:
+    w = world().apply(
+        node("first", {ZONE: "test-zone-1"}),
+        node("second", {ZONE: "test-zone-2"}),
+        node("third", {}),
+    )
+    w.apply(
+        pod(node_name="first"),
+        pod(labels=LABELS, node_name="third"),
+        pod(labels=LABELS, namespace="elsewhere", node_name="first"),
+        pod(labels=LABELS, node_name="first"),
+        pod(labels=LABELS, node_name="first"),
+        pod(labels=LABELS, node_name="second"),
+        *(
+            finished(pod(labels=LABELS, node_name="first"), phase)
+            for phase in ("Failed", "Succeeded")
+        ),
+    )
+    w.round(*spread_pods(2, ZONE_SPREAD))
+    assert w.skew(ZONE, LABELS) == [1, 2, 2]
