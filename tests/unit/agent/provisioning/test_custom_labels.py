@@ -87,7 +87,9 @@ def _deployment(name: str, replicas: int, **pod: Any) -> dict[str, Any]:
     }
 
 
-def _scenario(tmp_path: Path, *workloads: dict[str, Any]) -> Path:
+def _scenario(
+    tmp_path: Path, *workloads: dict[str, Any], events: list[dict[str, Any]] | None = None
+) -> Path:
     document = {
         "apiVersion": "driftwave.io/v1alpha1",
         "kind": "Scenario",
@@ -96,6 +98,7 @@ def _scenario(tmp_path: Path, *workloads: dict[str, Any]) -> Path:
             "cluster": {"name": "c", "kubernetesVersion": "1.31", "zones": ["us-east-1a"]},
             "amis": [IMAGE],
             "manifests": [_pool(), NODECLASS, *workloads],
+            "events": events or [],
             "until": "30m",
         },
     }
@@ -141,6 +144,25 @@ def test_a_pool_with_custom_label_requirements_runs_30_minutes_without_drift(
         if ledger:
             assert node.metadata.labels["tier"] == "silver"
     assert "silver" in tiers
+
+
+def test_drift_replacements_carry_the_labels_and_drift_no_further(tmp_path: Path) -> None:
+    newer = {**IMAGE, "id": "ami-0bb0", "name": "golden-2", "created": "2025-12-20T00:00:00Z"}
+    path = _scenario(tmp_path, _deployment("web", 3), events=[{"at": "5m", "publishAmi": newer}])
+    scenario, objects = load_scenario(path)
+    world = run(build_world(scenario, objects, seed=3), scenario)
+    result = report(world)
+    drifted = [e for e in result["timeline"] if e["type"] == "Drifted"]
+    assert drifted
+    assert {e["reason"] for e in drifted} == {"AMIDrift"}
+    assert len({e["object"] for e in drifted}) == len(drifted)  # each node drifts once
+    claims = world.cluster.list(NodeClaim)
+    assert claims
+    for claim in claims:
+        assert claim.status.image_id == "ami-0bb0"
+        assert claim.metadata.labels["team"] == "payments"
+        assert not any(c.type == "Drifted" for c in claim.status.conditions)
+    assert result["summary"]["podsLost"] == 0
 
 
 def claim_pods(result: dict[str, Any], name: str) -> list[str]:
