@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.api.kube import PodStatus
+from agent.api.kube import Pod, PodStatus
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_scheduling_kit import (
     ARCH,
@@ -553,3 +553,51 @@ def test_only_running_matching_pods_on_zoned_nodes_count() -> None:
     )
     w.round(*spread_pods(2, ZONE_SPREAD))
     assert w.skew(ZONE, LABELS) == [1, 2, 2]
+
+
+@mirrors(SRC, ZONAL + "should only schedule to minimum domains if already violating max skew")
+def test_a_skewed_spread_recovers_toward_the_emptiest_zones() -> None:
+    w = world()
+    first = spread_pods(9, ZONE_SPREAD, requests=BIG)
+    outcome = w.round(*first)
+    assert w.skew(ZONE, LABELS) == [3, 3, 3]
+    for one in first:
+        if outcome.node(one)[ZONE] != "test-zone-1":
+            w.cluster.delete(Pod, one.metadata.name or "", "default")
+    assert w.skew(ZONE, LABELS) == [3]
+    w.round(*spread_pods(3, ZONE_SPREAD, requests=BIG))
+    assert w.skew(ZONE, LABELS) == [1, 2, 3]
+
+
+@mirrors(
+    SRC,
+    CAPACITY
+    + "should only count running/scheduled pods with matching labels scheduled to nodes with a corresponding domain",  # noqa: E501
+)
+def test_only_running_matching_pods_on_nodes_with_a_capacity_type_count() -> None:
+    w = world().apply(
+        node("first", {CAPACITY_TYPE: "spot"}),
+        node("second", {CAPACITY_TYPE: "on-demand"}),
+        node("third", {}),
+    )
+    w.apply(
+        pod(node_name="first"),
+        pod(labels=LABELS, node_name="third"),
+        pod(labels=LABELS, namespace="elsewhere", node_name="first"),
+        *(
+            finished(pod(labels=LABELS, node_name="first"), phase)
+            for phase in ("Failed", "Succeeded")
+        ),
+        pod(labels=LABELS, node_name="first"),
+        pod(labels=LABELS, node_name="first"),
+        pod(labels=LABELS, node_name="second"),
+    )
+    w.round(*spread_pods(2, CAPACITY_SPREAD))
+    assert w.skew(CAPACITY_TYPE, LABELS) == [2, 3]
+
+
+@mirrors(SRC, CAPACITY + "should handle interdependent selectors")
+def test_pods_not_selected_by_their_own_hostname_spread_pack_together() -> None:
+    batch = pods(5, spread=[HOST_SPREAD])
+    outcome = world().provision(*batch)
+    assert len(outcome.hosts(batch)) == 1
