@@ -12,7 +12,12 @@ Emptiness and consolidation decisions wait for the validation period (15 s), dur
 controller makes no other decision (as Karpenter, whose pass waits); they are then re-checked
 against the cluster as it is (still candidates, still within budget, still possible for less
 money) and started, or dropped. Drift acts at once. Started commands are carried out by the
-orchestration queue (:mod:`agent.disruption.queue`).
+orchestration queue (:mod:`agent.disruption.queue`); each pass first releases the nodes a
+command no longer under way left tainted (e.g. across a restart).
+
+Nothing in the cluster changes when a budget window opens or a pod's do-not-disrupt duration
+runs out, so the controller also wakes itself at those times (and every minute while drift holds
+nodes).
 
 The scheduling simulations (where would this node's pods go?) solve a handful of pods each, so
 they use Karpenter's own order by default (``strategy``): it is what Karpenter's simulation
