@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.api.kube import Node, Taint
+from agent.api.kube import Node, Pod, Taint
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_scheduling_kit import (
     ARCH,
     HOSTNAME,
     ZONE,
     World,
+    fake_type,
     node,
     nodepool,
     pod,
@@ -210,3 +211,17 @@ def test_a_startup_taint_does_not_keep_pods_away() -> None:
     )
     one = pod()
     assert w.provision(one).scheduled(one)
+
+
+@mirrors(SRC, IN_FLIGHT + "should pack in-flight nodes before launching new nodes")
+def test_rounds_fill_in_flight_nodes_before_launching() -> None:
+    w = World([fake_type("medium", {"cpu": "4.25", "pods": "4"})]).apply(nodepool())
+    for count in (3, 7, 0, 5, 9, 1, 4, 8, 2, 6):
+        batch = pods(count, requests={"cpu": "1"})
+        outcome = w.round(*batch)
+        assert all(outcome.scheduled(one) for one in batch)
+    used: dict[str, int] = {}
+    for one in w.cluster.list(Pod):
+        used[one.spec.node_name or ""] = used.get(one.spec.node_name or "", 0) + 1000
+    free = [4150 - used.get(n.metadata.name or "", 0) for n in w.cluster.list(Node)]
+    assert sum(room >= 1000 for room in free) <= 1
