@@ -19,7 +19,8 @@ The checks run in Karpenter's order and the first that finds drift names the rea
    ``status.capacityReservations`` (a node in none, e.g. fallen back to on-demand, never drifts
    by this check).
 
-Checks 4 to 8 are the cloud provider's, and as Karpenter's AWS provider does, they stop without
+Checks 4 to 8 are the cloud provider's, made against the EC2NodeClass the NodePool names (as
+Karpenter resolves it), and as Karpenter's AWS provider does, they stop without
 finding drift when one of them cannot be made: an EC2NodeClass with no resolved images, a
 NodeClaim with no image, no resolved security groups or no resolved subnets. Security-group and
 subnet checks need what the instance was launched with (the ``network`` lookup the cloud
