@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.api.base import parse_manifest
-from agent.api.kube import PodDisruptionBudget
+from agent.api.kube import Deployment, PodDisruptionBudget
 from agent.api.nodeclaim import NodeClaim
 from agent.disruption.consolidation import _order, savings_ratio
 from tests.conformance.karpenter import mirrors
@@ -244,3 +244,19 @@ def test_candidates_are_tried_best_savings_ratio_first(tmp_path: Path) -> None:
     (node,) = {c.name for c in found if c.name == sim.nodes()[0].metadata.name}
     one = next(c for c in found if c.name == node)
     assert savings_ratio(one) == one.price / (1 + 10)  # the pod's cost is clamped to 10
+
+
+@mirrors(FILE, "Consolidation / Parallelization / should not schedule an additional node when receiving pending pods while consolidating")  # fmt: skip  # noqa: E501
+def test_a_pod_arriving_during_a_replacement_launches_no_extra_node(tmp_path: Path) -> None:
+    sim = _freed(tmp_path, 1)
+    while not sim.commands():
+        assert sim.t < FREED + 300, "no consolidation started"
+        sim.run(sim.t + 1)
+    (command,) = sim.commands()
+    assert len(command["replacements"]) == 1
+    sim.world.cluster.create(parse_manifest(Deployment, deployment("late", 1, "250m")))
+    sim.run(sim.t + 300)
+    created = [e for e in sim.events("CreatedNodeClaim") if e["t"] >= command["t"]]
+    assert len(created) == 1  # the replacement only
+    assert sim.pods("late")[0].spec.node_name
+    assert sim.summary()["pendingPods"] == 0
