@@ -34,7 +34,9 @@ SUITES: dict[str, str] = {
     "core-apis": "kubernetes-sigs/karpenter pkg/apis/v1",
     "core-scheduling": "kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling",
     "core-disruption": "kubernetes-sigs/karpenter pkg/controllers/disruption",
-    "core-nodeclaim-disruption": "kubernetes-sigs/karpenter pkg/controllers/nodeclaim/disruption",
+    "core-nodeclaim-disruption": (
+        "kubernetes-sigs/karpenter pkg/controllers/nodeclaim/disruption, nodeclaim/expiration"
+    ),
     "core-nodepool-hash": "kubernetes-sigs/karpenter pkg/controllers/nodepool/hash",
     "aws-apis": "aws/karpenter-provider-aws pkg/apis/v1",
     "aws-nodeclass-hash": "aws/karpenter-provider-aws pkg/controllers/nodeclass/hash",
