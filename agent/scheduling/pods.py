@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from agent.api.kube import LabelSelector, Pod, PodSpec, Toleration
+from agent.api.kube import LabelSelector, Pod, PodAffinityTerm, PodSpec, Toleration
 from agent.scheduling.requirements import (
     PreferredTerm,
     Requirements,
@@ -21,6 +21,8 @@ from agent.scheduling.requirements import (
 from agent.scheduling.resources import pod_requests
 
 HOSTNAME = "kubernetes.io/hostname"
+ALL_NAMESPACES = frozenset({"*"})
+"""The namespaces of an affinity term whose ``namespaceSelector`` is empty: every one."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,7 @@ def _terms(
         AffinityTerm(
             t.topology_key,
             LabelMatcher.from_selector(t.label_selector),
-            frozenset(t.namespaces or [namespace]),
+            _namespaces(t, namespace),
         )
         for t in affinity.required_during_scheduling_ignored_during_execution
     ]
@@ -144,12 +146,21 @@ def _terms(
         AffinityTerm(
             w.pod_affinity_term.topology_key,
             LabelMatcher.from_selector(w.pod_affinity_term.label_selector),
-            frozenset(w.pod_affinity_term.namespaces or [namespace]),
+            _namespaces(w.pod_affinity_term, namespace),
             w.weight,
         )
         for w in affinity.preferred_during_scheduling_ignored_during_execution
     ]
     return required, preferred
+
+
+def _namespaces(term: PodAffinityTerm, namespace: str) -> frozenset[str]:
+    """The namespaces an affinity term selects pods in: those listed, every namespace for an
+    empty ``namespaceSelector`` (:data:`ALL_NAMESPACES`), else the pod's own."""
+    selector = term.namespace_selector
+    if selector is not None and not selector.match_labels and not selector.match_expressions:
+        return ALL_NAMESPACES
+    return frozenset(term.namespaces or [namespace])
 
 
 def _narrowed(selector: LabelMatcher | None, keys: Sequence[str], pod: Pod) -> LabelMatcher | None:

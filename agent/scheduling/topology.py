@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from agent.scheduling.pods import (
+    ALL_NAMESPACES,
     HOSTNAME,
     AffinityTerm,
     LabelMatcher,
@@ -53,7 +54,7 @@ class TopologyGroup:
         """Whether pods of ``shape`` count in this group."""
         return (
             self.selector is not None
-            and shape.namespace in self.namespaces
+            and (shape.namespace in self.namespaces or self.namespaces == ALL_NAMESPACES)
             and self.selector.matches(shape.labels)
         )
 
@@ -250,6 +251,7 @@ class Topology:
         candidates = list(self._unindexed)
         for label, value in shape.labels.items():
             candidates.extend(self._by_label.get((shape.namespace, label, value), ()))
+            candidates.extend(self._by_label.get(("*", label, value), ()))
         return [g for g in candidates if g.selects(shape)]
 
     def inverse(self, shape: PodShape) -> list[TopologyGroup]:

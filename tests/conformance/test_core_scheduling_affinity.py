@@ -369,3 +369,11 @@ def test_affinity_follows_targets_of_listed_namespaces() -> None:
     follower = pod(affinity=[term(HOSTNAME, AFF, namespaces=["other-ns-list"])])
     outcome = world().provision(*spreaders(), target, follower)
     assert outcome.host(target) == outcome.host(follower)
+
+
+@mirrors(SRC, CTX + "should filter pod affinity topologies by namespace, empty namespace selector")
+def test_an_empty_namespace_selector_follows_targets_anywhere() -> None:
+    target = pod(labels=AFF, namespace="empty-ns-selector")
+    follower = pod(affinity=[term(HOSTNAME, AFF, namespaceSelector={})])
+    outcome = world().provision(*spreaders(), target, follower)
+    assert outcome.host(target) == outcome.host(follower)
