@@ -3,13 +3,15 @@
 Pods are taken largest first (CPU, then memory). Each pod tries, in turn: the existing nodes;
 the NodeClaims this solve already plans, fewest pods first; a new NodeClaim from each NodePool in
 weight order. Preferences count as requirements until a pod fits nowhere; then they are relaxed
-one at a time in Karpenter's order (see :class:`Attempt`); a pod that still fits nowhere is
-reported with the reason each NodePool gave.
+one at a time in Karpenter's order (see :class:`Attempt`); a pod that still fits nowhere goes to
+the back of the queue and is tried again while the solve makes progress
+(:class:`~agent.scheduling.queue.PodQueue`), and is reported with the reason each NodePool gave.
 
 With ``karpenter_order=False`` (driftwave's strategy, see :mod:`agent.scheduling.strategy`)
 the choices below differ from Karpenter, never the constraints a placement must meet:
 
-- pods with topology constraints go first, then those fewer NodePools can host (a pool's own
+- pods whose anti-affinity (zone and the like) targets other pending pods go after them; then
+  pods with topology constraints go first, then those fewer NodePools can host (a pool's own
   pods open its claims before pods a heavier pool could take fill them), each by its value at
   the LP's shadow prices (``value_weights``) of the first pool that can host it, largest first;
 - a pod joins the planned NodeClaim whose remaining room best matches it at the shadow prices

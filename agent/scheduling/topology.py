@@ -14,8 +14,9 @@ matches. Pods that carry the constraint *own* the group and are restricted by it
 - anti-affinity: domains holding no matching pod; and, inversely, a pod matched by another pod's
   anti-affinity term may not join a domain that pod is in.
 
-Domains of zones are known up front (every zone a NodePool can launch in); hostname domains appear
-as nodes and planned NodeClaims do.
+The domains of other keys are known up front (every zone, capacity type or label value a NodePool
+can launch with, see :mod:`agent.scheduling.domains`); hostname domains appear as nodes and planned
+NodeClaims do.
 """
 
 from __future__ import annotations
