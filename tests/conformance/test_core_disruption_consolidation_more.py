@@ -260,3 +260,35 @@ def test_a_pod_arriving_during_a_replacement_launches_no_extra_node(tmp_path: Pa
     assert len(created) == 1  # the replacement only
     assert sim.pods("late")[0].spec.node_name
     assert sim.summary()["pendingPods"] == 0
+
+
+def _zone_spread(app: str) -> dict[str, Any]:
+    constraint = {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": app}},
+    }
+    return {"topologySpreadConstraints": [constraint]}
+
+
+@mirrors(FILE, "Consolidation / Topology Consideration / can replace node maintaining zonal topology spread")  # fmt: skip  # noqa: E501
+def test_replacements_keep_a_zone_spread(tmp_path: Path) -> None:
+    zones = ("us-east-1a", "us-east-1b", "us-east-1c")
+    types = ("m6i.large", "m6i.xlarge", "m6i.2xlarge")
+    manifests = [pool(disruption=_underutilized(), types=types),
+                 deployment("big", 3, "6", **_zone_spread("big"))]  # fmt: skip
+    events = [{"at": "2m", "apply": deployment("small", 3, "1", **_zone_spread("small"))},
+              scale("big", 0, "3m")]  # fmt: skip
+    sim = Sim(tmp_path, manifests, events, zones=zones).run(FREED - 1)
+    assert _types(sim) == ["m6i.2xlarge"] * 3
+    sim.run(1200)
+    replaced = [c for c in _consolidations(sim) if c["replacements"]]
+    assert replaced
+    assert all(len(c["replacements"]) == 1 for c in replaced)
+    zone_of = {
+        n.metadata.name: n.metadata.labels["topology.kubernetes.io/zone"] for n in sim.nodes()
+    }
+    assert sorted(zone_of[p.spec.node_name] for p in sim.pods("small")) == list(zones)
+    assert set(_types(sim)) == {"m6i.large"}
+    assert sim.summary()["podsLost"] == 0
