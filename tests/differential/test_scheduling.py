@@ -14,10 +14,15 @@ launch), so what is compared is:
   zone spread, that its plan costs no more per hour than Karpenter's (each NodeClaim at its
   cheapest option).
 
-Zone spread is left out of all but the unscheduled pods because Karpenter's choice among
-equally-filled zones is not deterministic (it walks Go maps): the same request can land a
-NodeClaim in another zone, at that zone's spot price and beside other pods, from one call to the
-next.
+Fixed cases compare what is deterministic in Karpenter's answer: pods per domain of a spread over
+capacity types (with and without ``capacity-type Exists`` in the NodePool), of a zone spread with a
+preferred zone, the nodes of a hostname spread with ``matchLabelKeys``, and pods with affinity to
+pods of their own batch.
+
+In the generated workloads, zone spread is left out of all but the unscheduled pods because
+Karpenter's choice among equally-filled zones is not deterministic (it walks Go maps): the same
+request can land a NodeClaim in another zone, at that zone's spot price and beside other pods,
+from one call to the next.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -248,3 +254,161 @@ def test_nodepools_are_tried_in_karpenters_order(
         (claim["nodePool"], shape(claim["pods"])) for claim in theirs["nodeClaims"]
     )
     assert our_pools == their_pools
+
+
+CAPACITY = "karpenter.sh/capacity-type"
+
+
+def _pods(
+    name: str, count: int, spec: Manifest, labels: dict[str, str] | None = None
+) -> list[Manifest]:
+    """``count`` pods named ``name-i`` requesting 500m each, with ``spec`` fields."""
+    container = {"name": "app", "image": "app:1", "resources": {"requests": {"cpu": "500m"}}}
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-{i}",
+                "namespace": "default",
+                "labels": labels or {"app": name},
+            },
+            "spec": {"containers": [container], **spec},
+        }
+        for i in range(count)
+    ]
+
+
+def _their_domains(theirs: dict[str, Any], key: str) -> list[int]:
+    """Pods per single domain of ``key`` in Karpenter's NodeClaims, sorted."""
+    counts: Counter[str] = Counter()
+    for claim in theirs["nodeClaims"]:
+        (requirement,) = [r for r in claim["requirements"] if r["key"] == key]
+        assert requirement["operator"] == "In", requirement
+        (value,) = requirement["values"]
+        counts[value] += len(claim["pods"])
+    return sorted(counts.values())
+
+
+def _our_domains(result: Result, key: str) -> list[int]:
+    counts: Counter[str] = Counter()
+    for claim in result.claims:
+        (value,) = claim.requirements.get(key).values
+        counts[value] += len(claim.pods)
+    return sorted(counts.values())
+
+
+def _spread(key: str, app: str) -> Manifest:
+    return {
+        "maxSkew": 1,
+        "topologyKey": key,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": app}},
+    }
+
+
+CASES: dict[str, tuple[list[Manifest], list[Manifest], str]] = {
+    "capacity-type spread": (
+        [nodepool()],
+        _pods("web", 4, {"topologySpreadConstraints": [_spread(CAPACITY, "web")]}),
+        CAPACITY,
+    ),
+    "capacity-type spread, capacity-type Exists": (
+        [nodepool(requirements=[{"key": CAPACITY, "operator": "Exists"}])],
+        _pods("web", 4, {"topologySpreadConstraints": [_spread(CAPACITY, "web")]}),
+        CAPACITY,
+    ),
+    "zone spread with a preferred zone": (
+        [nodepool()],
+        _pods(
+            "web",
+            6,
+            {
+                "topologySpreadConstraints": [_spread(ZONE, "web")],
+                "affinity": {
+                    "nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "weight": 10,
+                                "preference": {
+                                    "matchExpressions": [
+                                        {"key": ZONE, "operator": "In", "values": ["us-east-1a"]}
+                                    ]
+                                },
+                            }
+                        ]
+                    }
+                },
+            },
+        ),
+        ZONE,
+    ),
+    "hostname spread with matchLabelKeys": (
+        [nodepool()],
+        [
+            *_pods(
+                "a",
+                2,
+                {
+                    "topologySpreadConstraints": [
+                        {**_spread(HOSTNAME, "web"), "matchLabelKeys": ["rev"]}
+                    ]
+                },
+                {"app": "web", "rev": "1"},
+            ),
+            *_pods(
+                "b",
+                2,
+                {
+                    "topologySpreadConstraints": [
+                        {**_spread(HOSTNAME, "web"), "matchLabelKeys": ["rev"]}
+                    ]
+                },
+                {"app": "web", "rev": "2"},
+            ),
+        ],
+        HOSTNAME,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_topology_domains_are_karpenters(karpenter_oracle: KarpenterOracle, case: str) -> None:
+    pools, pods, key = CASES[case]
+    theirs = karpenters(karpenter_oracle, pools, pods)
+    result = ours(pools, pods, "karpenter")
+    assert set(result.errors) == set(theirs["unschedulable"])
+    if key == HOSTNAME:
+        assert len(result.claims) == len(theirs["nodeClaims"])
+        assert sorted(len(c.pods) for c in result.claims) == sorted(
+            len(c["pods"]) for c in theirs["nodeClaims"]
+        )
+    else:
+        assert _our_domains(result, key) == _their_domains(theirs, key)
+
+
+def test_affinity_to_pods_of_the_same_batch_is_karpenters(
+    karpenter_oracle: KarpenterOracle,
+) -> None:
+    follow = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": HOSTNAME}
+    big = {"name": "app", "image": "app:1", "resources": {"requests": {"cpu": "1500m"}}}
+    web = [
+        {
+            **pod,
+            "spec": {
+                "containers": [big],
+                "affinity": {
+                    "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [follow]}
+                },
+            },
+        }
+        for pod in _pods("web", 2, {})
+    ]
+    pods = [*web, *_pods("db", 1, {})]
+    pools = [nodepool()]
+    theirs = karpenters(karpenter_oracle, pools, pods)
+    result = ours(pools, pods, "karpenter")
+    assert set(result.errors) == set(theirs["unschedulable"]) == set()
+    assert shares([sorted(p.key for p in c.pods) for c in result.claims]) == shares(
+        [claim["pods"] for claim in theirs["nodeClaims"]]
+    )
