@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.api.kube import Node, Pod, Taint
+from agent.api.base import parse_manifest
+from agent.api.kube import DaemonSet, Node, Pod, Taint
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_scheduling_kit import (
     ARCH,
@@ -225,3 +226,48 @@ def test_rounds_fill_in_flight_nodes_before_launching() -> None:
         used[one.spec.node_name or ""] = used.get(one.spec.node_name or "", 0) + 1000
     free = [4150 - used.get(n.metadata.name or "", 0) for n in w.cluster.list(Node)]
     assert sum(room >= 1000 for room in free) <= 1
+
+
+def daemonset(requests: dict[str, str]) -> DaemonSet:
+    """A DaemonSet whose pods request ``requests``."""
+    return parse_manifest(
+        DaemonSet,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": "agent", "namespace": "default", "uid": "ds-uid"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "agent"}},
+                "template": {
+                    "metadata": {"labels": {"app": "agent"}},
+                    "spec": {
+                        "containers": [
+                            {"name": "c", "image": "x", "resources": {"requests": requests}}
+                        ]
+                    },
+                },
+            },
+        },
+    )
+
+
+@mirrors(
+    SRC,
+    IN_FLIGHT
+    + "Daemonsets / should track daemonset usage separately so we know how many DS resources are remaining to be scheduled",  # noqa: E501
+)
+def test_a_bound_daemonset_pod_leaves_no_more_room_reserved_for_it() -> None:
+    w = world().apply(daemonset({"cpu": "1", "memory": "1Gi"}))
+    first = pod(requests={"cpu": "8"})
+    host = w.round(first).host(first)
+    w.cluster.delete(Pod, first.metadata.name or "", "default")
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "name": "agent",
+        "uid": "ds-uid",
+        "controller": True,
+    }
+    w.apply(pod(requests={"cpu": "1", "memory": "2Gi"}, node_name=host, owner=owner))
+    second = pod(requests={"cpu": "14.9"})
+    assert w.provision(second).host(second) == host
