@@ -60,3 +60,10 @@ class NodeClaim(KubeModel):
     def name(self) -> str:
         """The NodeClaim's name."""
         return self.metadata.name or ""
+
+    @property
+    def managed(self) -> bool:
+        """Whether the agent manages this NodeClaim: its ``nodeClassRef`` names an EC2NodeClass
+        (as Karpenter's AWS provider manages only those; others are another provisioner's)."""
+        ref = self.spec.node_class_ref
+        return ref.group == "karpenter.k8s.aws" and ref.kind == "EC2NodeClass"

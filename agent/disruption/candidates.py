@@ -229,6 +229,8 @@ def candidates(
     found: list[Candidate] = []
     held: dict[str, str] = {}
     for claim in snapshot.claims:
+        if not claim.managed:  # another provisioner's node: never a candidate, as in Karpenter
+            continue
         if wanted is not None:
             owner = snapshot.pools.get(claim.metadata.labels.get(NODEPOOL_LABEL, ""))
             if owner is None or not wanted(claim, owner):

@@ -81,12 +81,6 @@ def _unreserved(claim: NodeClaim) -> str | None:
     return None
 
 
-def managed(claim: NodeClaim) -> bool:
-    """Whether ``claim`` is this agent's: its ``nodeClassRef`` names an EC2NodeClass."""
-    ref = claim.spec.node_class_ref
-    return ref.group == "karpenter.k8s.aws" and ref.kind == "EC2NodeClass"
-
-
 def instance_type_missing(claim: NodeClaim, types: Sequence[InstanceTypeOfferings]) -> bool:
     """Whether ``claim``'s instance type is gone from ``types``: not listed (or not named by
     the claim's labels), or with no offering in the claim's zone and capacity type (check 3 of
@@ -231,7 +225,7 @@ class DriftController:
             present = {_key(c) for c in claims}
             self._types_checked = {k: v for k, v in self._types_checked.items() if k in present}
         for claim in claims:
-            if claim.metadata.deletion_timestamp or not managed(claim):
+            if claim.metadata.deletion_timestamp or not claim.managed:
                 continue
             changed += self._check(claim, pools, classes)
         return changed

@@ -18,7 +18,6 @@ from agent.api.durations import parse_duration
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
 from agent.kube.port import Cluster, NotFound, WatchEvent
-from agent.lifecycle.drift import managed
 
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 
@@ -63,7 +62,7 @@ class Expiration:
             claim = self.cluster.get(NodeClaim, name)
         except NotFound:
             return 0
-        if claim.metadata.deletion_timestamp or not managed(claim):
+        if claim.metadata.deletion_timestamp or not claim.managed:
             return 0
         when = expires_at(claim)
         if when is None:

@@ -18,7 +18,7 @@ from agent.api.kube import Node
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.clock import VirtualClock
-from agent.disruption.candidates import Candidate, Snapshot, node_blocker
+from agent.disruption.candidates import Candidate, Snapshot, candidates, node_blocker
 from agent.disruption.consolidatable import Consolidatable
 from agent.kube.pdbindex import BudgetIndex
 from agent.lifecycle.hashing import stamped
@@ -196,3 +196,33 @@ def test_neither_drifted_nor_consolidatable() -> None:
     assert bench.drifted() is None
     claim = bench.cluster.get(NodeClaim, "default-abcde")
     assert not node.consolidatable(claim, never, empty_only=True)
+
+
+@mirrors(
+    CONSOLIDATION,
+    UNDERUTILIZED + "should ignore NodeClaims not managed by this instance of Karpenter",
+)
+def test_unmanaged_claims_are_never_candidates() -> None:
+    clock = VirtualClock()
+    clock.advance(timedelta(minutes=5))
+    owner = pool()
+    node = Node.model_validate(
+        {"apiVersion": "v1", "kind": "Node",
+         "metadata": {"name": NODE, "labels": {"karpenter.sh/nodepool": owner.name}}}
+    )  # fmt: skip
+
+    def found(manifest: dict[str, Any]) -> tuple[int, int]:
+        snapshot = Snapshot(
+            now=clock.now(), nodes={NODE: node}, claims=[claim_of(manifest)],
+            pools={owner.name: owner}, pods_by_node={}, unbound=[],
+            budgets=BudgetIndex(lambda _: None),
+        )  # fmt: skip
+        chosen, held = candidates(snapshot, (), "graceful")
+        return len(chosen), len(held)
+
+    unmanaged = initialized(nodeclaim())
+    unmanaged["spec"]["nodeClassRef"] = {
+        "group": "karpenter.test.sh", "kind": "UnmanagedNodeClass", "name": "default",
+    }  # fmt: skip
+    assert found(initialized(nodeclaim())) == (1, 0)
+    assert found(unmanaged) == (0, 0)
