@@ -63,7 +63,5 @@ class NodeClaim(KubeModel):
 
     @property
     def managed(self) -> bool:
-        """Whether the agent manages this NodeClaim: its ``nodeClassRef`` names an EC2NodeClass
-        (as Karpenter's AWS provider manages only those; others are another provisioner's)."""
-        ref = self.spec.node_class_ref
-        return ref.group == "karpenter.k8s.aws" and ref.kind == "EC2NodeClass"
+        """Whether the agent manages this NodeClaim (see :attr:`NodeClassReference.managed`)."""
+        return self.spec.node_class_ref.managed

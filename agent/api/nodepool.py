@@ -113,6 +113,12 @@ class NodeClassReference(KubeModel):
     kind: str
     name: str
 
+    @property
+    def managed(self) -> bool:
+        """Whether it names an EC2NodeClass: the node class kind the agent manages, as Karpenter's
+        AWS provider does (a NodePool or NodeClaim of another kind is another provisioner's)."""
+        return self.group == "karpenter.k8s.aws" and self.kind == "EC2NodeClass"
+
     @model_validator(mode="after")
     def _not_empty(self) -> NodeClassReference:
         for field in ("group", "kind", "name"):
@@ -207,3 +213,9 @@ class NodePool(KubeModel):
     def name(self) -> str:
         """The NodePool's name."""
         return self.metadata.name or ""
+
+    @property
+    def managed(self) -> bool:
+        """Whether the agent provisions for this NodePool (see
+        :attr:`NodeClassReference.managed`)."""
+        return self.spec.template.spec.node_class_ref.managed

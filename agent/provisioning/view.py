@@ -139,7 +139,9 @@ def cluster_view(
     Karpenter's provisioner, which skips offerings in the unavailable-offerings cache);
     without, on the whole catalog. ``cache`` carries what earlier reads found."""
     cache = cache or ViewCache()
-    nodepools = [p for p in cluster.list(NodePool) if not p.metadata.deletion_timestamp]
+    nodepools = [
+        p for p in cluster.list(NodePool) if not p.metadata.deletion_timestamp and p.managed
+    ]
     daemons = [shape_of(daemon_template(d)) for d in cluster.list(DaemonSet)]
     order = resource_order(catalog)
     daemonsets = tuple(cluster.list(DaemonSet))
