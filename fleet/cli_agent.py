@@ -160,6 +160,7 @@ def agent_hash(
     """
     from agent.api.kinds import agent_kinds
     from agent.cli import hash as hashes
+    from agent.lifecycle.hashing import ca_bundle_problem
 
     for path in files:
         if str(path) != "-" and not path.exists():
@@ -173,6 +174,8 @@ def agent_hash(
         )
     if context is not None and kubeconfig is None:
         raise typer.BadParameter("only with --kubeconfig", param_hint="--context")
+    if ca_bundle is not None and (problem := ca_bundle_problem(ca_bundle)):
+        raise typer.BadParameter(problem, param_hint="--ca-bundle")
     try:
         if ca_file is not None:
             ca_bundle = hashes.ca_bundle_from_file(ca_file)

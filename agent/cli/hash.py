@@ -130,6 +130,10 @@ def ca_bundle_from_kubeconfig(path: Path, context: str | None = None) -> str:
         config = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise CABundleError(f"--kubeconfig: cannot read {path}: {exc.strerror}") from exc
+    except yaml.composer.ComposerError as exc:
+        raise CABundleError(
+            f"--kubeconfig: {path} holds several YAML documents (rule: a kubeconfig is one)"
+        ) from exc
     except yaml.YAMLError as exc:
         raise CABundleError(f"--kubeconfig: {path} is not YAML ({exc})") from exc
     if not isinstance(config, dict):

@@ -32,6 +32,7 @@ changes the hash.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from agent.api.defaulting import stored
@@ -49,6 +50,20 @@ NODECLASS_HASH = "karpenter.k8s.aws/ec2nodeclass-hash"
 NODECLASS_HASH_VERSION = "karpenter.k8s.aws/ec2nodeclass-hash-version"
 NODEPOOL_VERSION = "v3"
 NODECLASS_VERSION = "v5"
+
+
+def ca_bundle_problem(value: str) -> str | None:
+    """Why ``value`` is not a CA bundle as Karpenter's setting takes it, or None."""
+    if not value:
+        return "is empty (rule: leave it out when there is no CA bundle)"
+    try:
+        base64.b64decode(value, validate=True)
+    except ValueError:
+        return (
+            "is not base64 (rule: the CA certificates, PEM, base64-encoded, as Karpenter's "
+            "CLUSTER_CA_BUNDLE)"
+        )
+    return None
 
 
 def nodepool_manifest_hash(manifest: dict[str, Any]) -> str:

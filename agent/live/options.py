@@ -38,7 +38,12 @@ class LiveOptions:
 
 def check_live_options(options: LiveOptions) -> list[str]:
     """The problems with ``options``, each naming its option and the rule (none: valid)."""
+    from agent.lifecycle.hashing import ca_bundle_problem  # the hash's imports, only when run
+
     problems: list[str] = []
+    bundle = options.cluster_ca_bundle
+    if bundle is not None and (problem := ca_bundle_problem(bundle)):
+        problems.append(f"--cluster-ca-bundle: {problem}")
     if options.kubeconfig is not None and options.in_cluster:
         problems.append(
             "--kubeconfig and --in-cluster: give one (rule: a kubeconfig file outside the "

@@ -151,3 +151,15 @@ def test_bad_options_are_errors(tmp_path: Path) -> None:
     nothing = runner.invoke(app, ["agent", "hash", str(other)])
     assert nothing.exit_code == 1
     assert "no NodePool or EC2NodeClass" in nothing.stderr
+
+
+def test_a_ca_bundle_must_be_base64(tmp_path: Path) -> None:
+    manifests = _write(tmp_path / "class.yaml", NODECLASS)
+    result = runner.invoke(app, ["agent", "hash", "--ca-bundle", "not base64!!", str(manifests)])
+    assert result.exit_code == 1
+    assert "is not base64" in _plain(result.output)
+    (tmp_path / "two.yaml").write_text("a: 1\n---\nb: 2\n")
+    several = runner.invoke(app, ["agent", "hash", "--kubeconfig", str(tmp_path / "two.yaml"),
+                                  str(manifests)])  # fmt: skip
+    assert several.exit_code == 1
+    assert "several YAML documents" in several.stderr

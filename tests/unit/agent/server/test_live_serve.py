@@ -119,3 +119,6 @@ def test_live_options_name_each_problem(tmp_path: Path) -> None:
     assert check_live_options(LiveOptions(cluster_name="a", context="prod")) == [
         "--context: only with --kubeconfig"
     ]
+    (bundle,) = check_live_options(LiveOptions(cluster_name="a", cluster_ca_bundle="x y"))
+    assert bundle.startswith("--cluster-ca-bundle: is not base64")
+    assert check_live_options(LiveOptions(cluster_name="a", cluster_ca_bundle="Q0E=")) == []
