@@ -44,6 +44,22 @@ class PoolPlan:
             self.table.alloc >= self.daemon_overhead, axis=1
         )
 
+    def within_limits(self) -> BoolArray | None:
+        """Per type, whether a new NodeClaim of it keeps the pool within its limits: its
+        capacity is at most what the limits still allow (None: the pool has no limits)."""
+        if self.remaining is None:
+            return None
+        allowed: BoolArray = np.all(self.table.capacity <= self.remaining, axis=1)
+        return allowed
+
+    def limits_reason(self) -> str | None:
+        """Karpenter's error when every type of the pool would take it past its limits (no new
+        NodeClaim of the pool can be opened), else None."""
+        allowed = self.within_limits()
+        if allowed is None or np.any(self.base_mask & allowed):
+            return None
+        return f"all available instance types exceed limits for nodepool (NodePool={self.name})"
+
     @classmethod
     def plain(cls, table: TypeTable, name: str = "default") -> PoolPlan:
         """A pool with no requirements but its own name, no taints, limits or DaemonSets."""
@@ -177,6 +193,13 @@ class NewClaim:
         requirements = pool.requirements.copy()
         requirements.add(Requirement(HOSTNAME, "In", (hostname,)))
         return cls(pool, requirements, pool.base_mask.copy(), pool.daemon_overhead.copy(), hostname)
+
+    def limited(self, mask: BoolArray) -> BoolArray:
+        """``mask`` without the types that would take the pool past its limits while the claim
+        is being opened; a claim already opened keeps its options (Karpenter checks limits when
+        it opens a NodeClaim and takes its largest option off them, never when pods join it)."""
+        allowed = self.pool.within_limits() if self.reserved is None else None
+        return mask if allowed is None else mask & allowed
 
     def offering_prices(self) -> np.ndarray:
         """Per instance type, the cheapest offering the claim's zone and capacity type allow."""

@@ -262,6 +262,9 @@ class Scheduler:
             if pool.node_limit is not None and pool.node_limit <= 0:
                 reasons.append(f'nodepool "{pool.name}": node limits have been exhausted')
                 continue
+            if (over := pool.limits_reason()) is not None:
+                reasons.append(over)
+                continue
             planned = self._open_planned(pool, pod, attempt)
             if planned is not None:
                 self._commit_new(pool, planned, pod)
@@ -627,9 +630,8 @@ class Scheduler:
         merged.add(*pod_reqs.values())
         used = claim.used + vector
         table = pool.table
-        mask = claim.mask & table.mask(pod_reqs.values()) & np.all(table.alloc >= used, axis=1)
-        if pool.remaining is not None:
-            mask &= np.all(table.capacity <= pool.remaining, axis=1)
+        mask = claim.limited(claim.mask & table.mask(pod_reqs.values()))
+        mask &= np.all(table.alloc >= used, axis=1)
         zone = merged.get("topology.kubernetes.io/zone")
         mask &= np.isfinite(table.offering_price(zone, merged.get("karpenter.sh/capacity-type")))
         if claim.efficient is not None:
@@ -658,11 +660,8 @@ class Scheduler:
     def _repeat(self, claim: NewClaim, pod: PodRef, vector: np.ndarray) -> str | None:
         """Add a pod of the same shape and attempt as the claim's last one: taints,
         requirements and topology were checked then and cannot differ, only room can."""
-        table, pool = claim.pool.table, claim.pool
-        used = claim.used + vector
-        mask = claim.mask & np.all(table.alloc >= used, axis=1)
-        if pool.remaining is not None:
-            mask &= np.all(table.capacity <= pool.remaining, axis=1)
+        table, used = claim.pool.table, claim.used + vector
+        mask = claim.limited(claim.mask) & np.all(table.alloc >= used, axis=1)
         if not mask.any():
             return _no_fit(claim.requirements, used, table.resources)
         short = min_values_unmet(claim.requirements, table, mask)
