@@ -34,6 +34,11 @@ _PARTS = re.compile(r"([0-9]+)(ms|h|m|s)")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
+def _minor(version: str) -> int:
+    """The minor number of a ``1.NN`` Kubernetes version."""
+    return int(version.split(".")[1])
+
+
 def seconds(duration: str) -> float:
     """A scenario duration in seconds (``ms`` allowed besides h, m and s)."""
     return sum(int(n) * _UNITS[unit] for n, unit in _PARTS.findall(duration))
@@ -317,6 +322,33 @@ class ScenarioSpec(KubeModel):
                         "(rule: a subnet is in a zone of spec.cluster.zones)",
                         f"events[{index}].network.addSubnets[{number}].zone",
                     )
+        return self
+
+    @model_validator(mode="after")
+    def _events_fit_cluster(self) -> ScenarioSpec:
+        """Faults name a zone of the cluster; the control plane is never downgraded."""
+        zones = self.cluster.zones
+        version = self.cluster.kubernetes_version
+        timed = sorted(enumerate(self.events), key=lambda pair: seconds(pair[1].at))
+        for index, event in timed:
+            capacity = event.fault.insufficient_capacity if event.fault is not None else None
+            if capacity is not None and capacity.zone is not None and capacity.zone not in zones:
+                raise rule_error(
+                    f"zone {capacity.zone} is not one of the cluster's zones {zones} "
+                    "(rule: a fault names a zone of spec.cluster.zones)",
+                    f"events[{index}].fault.insufficientCapacity.zone",
+                )
+            wanted = event.kubernetes_version
+            if wanted is None:
+                continue
+            if _minor(wanted) < _minor(version):
+                raise rule_error(
+                    f"{wanted} at {event.at} would downgrade the control plane from {version} "
+                    "(rule: an EKS control plane is never downgraded; a kubernetesVersion event "
+                    "names the current version or a later one)",
+                    f"events[{index}].kubernetesVersion",
+                )
+            version = wanted
         return self
 
     @model_validator(mode="after")

@@ -64,6 +64,26 @@ CASES = [
         {"events": [{"at": "1m", "apply": {"apiVersion": "v1", "kind": "Pod"}}]},
         "spec.events[0].apply.metadata.name: required field is missing",
     ),
+    (
+        {"events": [{"at": "1m", "fault": {"insufficientCapacity": {"zone": "us-east-1z"}}}]},
+        "spec.events[0].fault.insufficientCapacity.zone: zone us-east-1z is not one of the "
+        "cluster's zones ['us-east-1a', 'us-east-1b', 'us-east-1c'] (rule: a fault names a zone "
+        "of spec.cluster.zones)",
+    ),
+    (
+        {"events": [{"at": "1m", "kubernetesVersion": "1.29"}]},
+        "spec.events[0].kubernetesVersion: 1.29 at 1m would downgrade the control plane from "
+        "1.30 (rule: an EKS control plane is never downgraded",
+    ),
+    (  # in time order: the upgrade at 1m comes first, the event at 90s goes back
+        {
+            "events": [
+                {"at": "90s", "kubernetesVersion": "1.30"},
+                {"at": "1m", "kubernetesVersion": "1.31"},
+            ]
+        },
+        "spec.events[0].kubernetesVersion: 1.30 at 90s would downgrade the control plane from 1.31",
+    ),
 ]
 
 
@@ -88,3 +108,15 @@ def test_a_valid_scenario_with_a_scale_event_passes_both(tmp_path: Path) -> None
     assert runner.invoke(app, ["validate", str(path)]).exit_code == 0
     result = runner.invoke(app, ["agent", "simulate", "--json", str(path)])
     assert result.exit_code == 0, result.output
+
+
+def test_upgrades_and_a_repeated_version_pass(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.yaml"
+    events = [
+        {"at": "30s", "kubernetesVersion": "1.30"},
+        {"at": "1m", "kubernetesVersion": "1.31"},
+        {"at": "90s", "fault": {"insufficientCapacity": {"zone": "us-east-1b", "for": "10s"}}},
+    ]
+    path.write_text(yaml.safe_dump(scenario(events=events)))
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 0, result.stdout + result.stderr
