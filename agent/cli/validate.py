@@ -90,9 +90,11 @@ def validate_paths(
     linters: Iterable[Linter] = (lint,),
 ) -> Report:
     """Validate every document of every file; unreadable files are reported as errors. A Scenario
-    is checked whole, as ``agent simulate`` reads it (its manifests, files, events and AMIs)."""
+    is checked whole, as ``agent simulate`` reads it (its manifests, files, events and AMIs), and
+    the linters' warnings cover the manifests it starts with and applies."""
     report = Report()
     linters = tuple(linters)
+    seen: set[tuple[str, int, str, str, str]] = set()
     for path in expand(paths):
         report.files += 1
         source = "<stdin>" if str(path) == STDIN else str(path)
@@ -107,9 +109,20 @@ def validate_paths(
         for doc in documents:
             report.documents += 1
             obj, findings = check_document(doc, kinds, linters)
-            report.findings.extend(findings)
             if isinstance(obj, Scenario):  # what it starts with, and its events, as simulate
-                report.findings.extend(scenario_objects(path, doc, obj)[1])
+                findings += scenario_objects(path, doc, obj, linters)[1]
+            for found in findings:  # a manifest file read by a scenario may be given too
+                if _where(found) not in seen:
+                    seen.add(_where(found))
+                    report.findings.append(found)
             if obj is not None:
                 report.objects.append(obj)
     return report
+
+
+def _where(found: Finding) -> tuple[str, int, str, str, str]:
+    """A finding's identity, its file named by its resolved path (reported once)."""
+    source = found.source
+    if source != "<stdin>":
+        source = str(Path(source).resolve())
+    return source, found.document, found.path, found.message, found.severity

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agent.api.base import KubeModel
 from agent.api.kinds import agent_kinds
-from agent.api.manifests import Document, Finding, ManifestSyntaxError, check_document
+from agent.api.manifests import Document, Finding, Linter, ManifestSyntaxError, check_document
 from agent.api.manifests import read_documents as read_manifest_file
 from agent.api.scenario import AMISpec, NetworkChange, NetworkSpec, Scenario, seconds
 from agent.cloud.simulated.amis import AMI, AMICatalog
@@ -71,10 +71,15 @@ def network(scenario: Scenario) -> SimulatedNetwork:
 
 
 def scenario_objects(
-    path: Path, doc: Document, scenario: Scenario
+    path: Path, doc: Document, scenario: Scenario, linters: Iterable[Linter] = ()
 ) -> tuple[list[KubeModel], list[Finding]]:
     """The objects ``scenario`` (document ``doc`` of file ``path``) starts with, and every error
-    about it: its manifests, the files it reads, its events and its AMIs."""
+    about it: its manifests, the files it reads, its events and its AMIs.
+
+    With ``linters`` (``driftwave validate``), the findings also hold their warnings about each
+    valid object of ``spec.manifests`` (path ``spec.manifests[N]...``), ``spec.manifestFiles``
+    (the file's own document) and ``apply`` events (``spec.events[N].apply...``)."""
+    linters = tuple(linters)
 
     def finding(field: str, message: str) -> Finding:
         return Finding(doc.source, doc.index, "Scenario", doc.name, field, message)
@@ -95,19 +100,25 @@ def scenario_objects(
             )
     objects: list[KubeModel] = []
     for manifest in docs:
-        model, problems = check_document(manifest, agent_kinds())
-        errors.extend(p for p in problems if p.severity == "error")
+        model, problems = check_document(manifest, agent_kinds(), linters)
+        errors.extend(_kept(model, problems))
         if isinstance(model, Scenario):
             errors.append(finding(manifest.prefix, "a Scenario cannot start with a Scenario"))
         elif model is not None:
             objects.append(model)
-    errors.extend(finding(f, m) for f, m in _event_problems(doc, scenario, objects))
+    events = _event_problems(doc, scenario, objects, linters)
+    errors.extend(p if isinstance(p, Finding) else finding(*p) for p in events)
     return objects, errors
 
 
+def _kept(model: KubeModel | None, problems: Iterable[Finding]) -> list[Finding]:
+    """The errors, and the linters' warnings (about a valid object: the only findings it has)."""
+    return [p for p in problems if p.severity == "error" or model is not None]
+
+
 def _event_problems(
-    doc: Document, scenario: Scenario, objects: Iterable[KubeModel]
-) -> Iterable[tuple[str, str]]:
+    doc: Document, scenario: Scenario, objects: Iterable[KubeModel], linters: tuple[Linter, ...]
+) -> Iterable[tuple[str, str] | Finding]:
     present = {_key(obj) for obj in objects}
     kinds = {kind for _, kind in agent_kinds()}
     try:
@@ -123,9 +134,14 @@ def _event_problems(
         where = f"spec.events[{index}]"
         if event.apply is not None:
             applied, problems = check_document(
-                Document(doc.source, doc.index, event.apply, f"{where}.apply"), agent_kinds()
+                Document(doc.source, doc.index, event.apply, f"{where}.apply"),
+                agent_kinds(),
+                linters,
             )
-            yield from ((p.path, p.message) for p in problems if p.severity == "error")
+            yield from (
+                (p.path, p.message) if p.severity == "error" else p
+                for p in _kept(applied, problems)
+            )
             if applied is not None:
                 present.add(_key(applied))
         if event.scale is not None:
