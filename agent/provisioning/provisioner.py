@@ -3,7 +3,11 @@
 A pending pod opens a batch; the batch closes after 1 s without new pending pods or 10 s after it
 opened, whichever comes first (Karpenter's ``BATCH_IDLE_DURATION`` / ``BATCH_MAX_DURATION``).
 Closing it solves all pending pods against the nodes, the in-flight NodeClaims and the NodePools,
-and creates one NodeClaim per planned node. Pods that fit nowhere are reported with the reasons.
+and creates one NodeClaim per planned node. Pods that fit nowhere are reported with the reasons
+(a reason repeated for the same pod within 5 minutes is not reported again, as Karpenter's event
+recorder dedupes them) and trigger provisioning again 10 s later while any pod is pending, as
+Karpenter's pod controller requeues provisionable pods: a later solve may place them (on nodes
+launched meanwhile, or beside pods whose zone is now known).
 """
 
 from __future__ import annotations
@@ -45,6 +49,10 @@ Recorder = Callable[[str, str, str, dict[str, Any]], None]
 
 BATCH_IDLE = timedelta(seconds=1)
 BATCH_MAX = timedelta(seconds=10)
+REQUEUE = timedelta(seconds=10)
+"""Karpenter's pod controller requeues a pod still provisionable after this long."""
+FAILED_DEDUPE = timedelta(minutes=5)
+"""Karpenter's recorder drops a pod's repeated FailedScheduling event within this long."""
 NODECLASS_LABEL = "karpenter.k8s.aws/ec2nodeclass"
 """The label naming a NodeClaim's EC2NodeClass (Karpenter's label for the node class kind)."""
 _NOT_LABELLED = WELL_KNOWN_LABELS | {HOSTNAME_LABEL, INITIALIZED_LABEL, "karpenter.sh/registered"}
@@ -85,6 +93,9 @@ class Provisioner:
     """Pod (``namespace/name``) → the NodeClaim the last solve planned it on (a new one, or an
     in-flight or registered one it was placed on)."""
     _batch: Batch | None = None
+    _requeued: bool = False
+    _failed: dict[str, tuple[str, datetime]] = field(default_factory=dict)
+    """Pod → the FailedScheduling reason last reported for it and when."""
     _random: random.Random = field(init=False)
     view_cache: ViewCache = field(default_factory=ViewCache)
     """Pod shapes and node requirements kept between reads of the cluster (the disruption
@@ -157,9 +168,23 @@ class Provisioner:
         for plan in result.claims:
             self.create_claim(plan, view.nodepools[plan.pool.name])
         self.pending_reasons = dict(result.errors)
+        now, failed = self.clock.now(), self._failed
+        self._failed = {pod: failed[pod] for pod in result.errors if pod in failed}
         for pod, reason in result.errors.items():
-            self.record("FailedScheduling", f"pod/{pod}", reason, {})
+            last = self._failed.get(pod)
+            if last is None or last[0] != reason or now - last[1] >= FAILED_DEDUPE:
+                self._failed[pod] = (reason, now)
+                self.record("FailedScheduling", f"pod/{pod}", reason, {})
+        if result.errors and not self._requeued:
+            self._requeued = True
+            self.clock.call_at(now + REQUEUE, self._requeue)
         return result
+
+    def _requeue(self) -> None:
+        """Karpenter's pod controller requeue: pods still pending trigger provisioning again."""
+        self._requeued = False
+        if self.pending_pods():
+            self.trigger()
 
     def create_claim(self, plan: NewClaim, pool: NodePool) -> NodeClaim:
         """Create the NodeClaim of one planned node (named after its NodePool)."""
@@ -273,4 +298,4 @@ def _quantities(used: dict[str, int]) -> dict[str, int | str]:
     return out
 
 
-__all__ = ["BATCH_IDLE", "BATCH_MAX", "PodRef", "Provisioner"]
+__all__ = ["BATCH_IDLE", "BATCH_MAX", "REQUEUE", "PodRef", "Provisioner"]
