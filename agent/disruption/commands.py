@@ -20,6 +20,7 @@ from agent.disruption.budgets import PoolNodes
 from agent.disruption.candidates import Candidate, DisruptionClass, Snapshot
 from agent.provisioning.view import ClusterView, ViewCache
 from agent.scheduling.plans import NewClaim
+from agent.scheduling.scheduler import Result
 
 
 @dataclass
@@ -77,6 +78,9 @@ class PassContext:
     fresh: set[str] | None = None
     """Nodes inside their ``consolidateAfter`` window: no consolidation destination (found
     once per pass by the first consolidation method that asks)."""
+    alone: Result | None = None
+    """Where the pending pods alone would go, the candidates left in place (found on first
+    use, forgotten when a command is committed)."""
     _view: ClusterView | None = None
 
     @property

@@ -153,6 +153,8 @@ class DisruptionController:
             self._budgets.pod_changed(pod)
         cluster.watch(self._observe)
         self._blocked: set[tuple[str, str]] = set()
+        self._unschedulable: set[str] = set()
+        """Drift candidates already reported held for pods with nowhere to go."""
         self._revisit: datetime | None = None
         self._unblocks: datetime | None = None
         """When a do-not-disrupt duration seen holding a node in the last pass runs out."""
@@ -192,6 +194,7 @@ class DisruptionController:
             if not acted or self._pending is not None:
                 break
         self.waiting_on_pods = bool(self.drift.blocked)
+        self._note_unschedulable()
         self._plan_revisit()
         return started
 
@@ -365,6 +368,19 @@ class DisruptionController:
             return 0
         self.queue.start(valid[0])
         return 1
+
+    def _note_unschedulable(self) -> None:
+        """Record once per hold when drift keeps a node because its pods would have nowhere to
+        go (Karpenter publishes ``DisruptionBlocked`` on the node)."""
+        held = self.drift.unschedulable
+        for node in sorted(held.keys() - self._unschedulable):
+            self.record(
+                "DisruptionBlocked",
+                f"node/{node}",
+                f"drift held: its pods would not schedule: {held[node]}",
+                {"method": self.drift.name},
+            )
+        self._unschedulable = set(held)
 
     def _note_blocked(
         self, method: DisruptionMethod, chosen: Sequence[Candidate], budgets: dict[str, int]
