@@ -54,9 +54,14 @@ def render(console: Console, result: dict[str, Any]) -> None:
     for column in ("node", "nodepool", "reason", "image → target", "pods", "action"):
         drifted.add_column(column)
     for row in result["drifted"]:
-        action = "replace" if row["action"] == "replace" else f"hold: {row['blocker']}"
-        if row.get("drainNote"):
-            action += f" ({row['drainNote']})"
+        if row["action"] == "replace":
+            action = "replace"
+            if row.get("drainNote"):
+                action += f" ({row['drainNote']})"
+        elif row["action"] == "delete":
+            action = f"delete: {row['deleteNote']}"
+        else:
+            action = f"hold: {row['blocker']}"
         drifted.add_row(
             row["node"],
             row["nodePool"],
@@ -67,7 +72,7 @@ def render(console: Console, result: dict[str, Any]) -> None:
         )
     console.print(drifted)
     if result["waves"]:
-        waves = Table(title="Replacement waves (within the Drifted budgets)", title_justify="left")
+        waves = Table(title="Disruption waves (within the Drifted budgets)", title_justify="left")
         for column in ("nodepool", "wave", "starts", "nodes"):
             waves.add_column(column)
         for wave in result["waves"]:
@@ -82,16 +87,17 @@ def render(console: Console, result: dict[str, Any]) -> None:
         console.print(waves)
     if result["haltedNodePools"]:
         console.print(f"drift halted on: {', '.join(result['haltedNodePools'])}")
+    counts = (
+        f"{result['replace']} to replace, {result['delete']} to delete without replacement, "
+        f"{result['held']} held"
+    )
     if not result["drifted"]:
         console.print("no node has drifted")
     elif result["etaSeconds"] is None:
-        console.print(
-            f"{result['replace']} to replace, {result['held']} held; no ETA: a "
-            "budget allows no drift disruption"
-        )
+        console.print(f"{counts}; no ETA: a budget allows no drift disruption")
     else:
         console.print(
-            f"{result['replace']} to replace, {result['held']} held; done in about "
+            f"{counts}; done in about "
             f"{result['etaSeconds']:.0f}s (by {result['eta']}, assuming "
             f"{result['replaceSecondsAssumed']:.0f}s per replacement)"
         )

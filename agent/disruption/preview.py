@@ -4,9 +4,11 @@ From the cluster as it stands, :func:`drift_preview` reports:
 
 * every drifted node: its NodeClaim, NodePool, drift reason and since when, its image and the
   image a replacement would get;
-* which of them drift would replace and which are held, with the blocker (a pod's
-  ``do-not-disrupt``, a PodDisruptionBudget that allows no disruption now, pods that would
-  have nowhere to go, the node's own annotation, a halted NodePool);
+* which of them drift would replace, which it would delete without a replacement (none of their
+  pods will be evicted, or they all fit elsewhere: Karpenter launches nothing for them; with a
+  ``terminationGracePeriod`` the node goes when it ends), and which are held, with the blocker
+  (a pod's ``do-not-disrupt``, a PodDisruptionBudget that allows no disruption now, pods that
+  would have nowhere to go, the node's own annotation, a halted NodePool);
 * the order of replacement (drift's own: empty nodes first, then oldest drift) and the waves
   the NodePool's ``Drifted`` budgets allow, each wave starting when the previous one is done
   and waiting for scheduled budget windows to open;
@@ -29,7 +31,13 @@ from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.cloud.amirules import first_fitting_image
 from agent.disruption.budgets import PoolNodes, allowed_by_budgets, next_change
-from agent.disruption.candidates import Candidate, node_blocker, pod_blocker
+from agent.disruption.candidates import (
+    Candidate,
+    Snapshot,
+    node_blocker,
+    pod_blocker,
+    will_move,
+)
 from agent.disruption.commands import PassContext
 from agent.disruption.controller import DisruptionController, pool_nodes
 from agent.lifecycle.conditions import condition, is_true
@@ -37,6 +45,8 @@ from agent.lifecycle.conditions import condition, is_true
 DEFAULT_REPLACE_SECONDS = 60.0
 """A replacement's launch, boot, readiness and drain, when the caller knows no better."""
 MAX_WAVES = 10_000
+DISRUPTED = ("replace", "delete")
+"""The actions of the nodes drift disrupts (in waves): with replacements, or without."""
 
 
 @dataclass
@@ -109,14 +119,18 @@ def drift_preview(
     replaceable = [r.candidate for r in rows if r.row["action"] == "replace" and r.candidate]
     if replaceable:
         budgets = dict.fromkeys(snapshot.pools, 10**9)
-        drift.compute_commands(budgets, replaceable, context)
+        commands = drift.compute_commands(budgets, replaceable, context)
+        alone = {c.name for cmd in commands if not cmd.replacements for c in cmd.candidates}
         for item in rows:
             why = drift.unschedulable.get(item.row["node"])
             if why is not None and item.row["action"] == "replace":
                 item.row["action"] = "hold"
                 item.row["blocker"] = f"its pods would have nowhere to go: {why}"
+            elif item.row["node"] in alone and item.row["action"] == "replace":
+                item.row["action"] = "delete"
+                item.row["deleteNote"] = _why_no_replacement(item.row, snapshot, claim_grace(item))
     order = sorted(
-        (r for r in rows if r.row["action"] == "replace" and r.candidate is not None),
+        (r for r in rows if r.row["action"] in DISRUPTED and r.candidate is not None),
         key=lambda r: (
             r.candidate.has_pods if r.candidate else False,
             r.row["since"],
@@ -131,7 +145,8 @@ def drift_preview(
     return {
         "at": now.isoformat().replace("+00:00", "Z"),
         "drifted": [r.row for r in rows],
-        "replace": len(order),
+        "replace": sum(1 for r in order if r.row["action"] == "replace"),
+        "delete": sum(1 for r in order if r.row["action"] == "delete"),
         "held": sum(1 for r in rows if r.row["action"] == "hold"),
         "waves": waves,
         "etaSeconds": None if unbounded else eta,
@@ -141,6 +156,32 @@ def drift_preview(
         "haltedNodePools": controller.halts.halted(),
         "replaceSecondsAssumed": replace_seconds,
     }
+
+
+def claim_grace(item: _Drifted) -> str | None:
+    """The candidate's NodeClaim ``terminationGracePeriod``, if any."""
+    if item.candidate is None:
+        return None
+    return item.candidate.claim.spec.termination_grace_period
+
+
+def _why_no_replacement(row: dict[str, Any], snapshot: Snapshot, grace: str | None) -> str:
+    """Why drift deletes the node without launching a replacement (as ``simulate`` does)."""
+    pods = snapshot.pods_by_node.get(row["node"], [])
+    staying = [
+        found
+        for pod in pods
+        if not will_move(pod, snapshot) and (found := pod_blocker(pod, snapshot)) is not None
+    ]
+    if any(will_move(pod, snapshot) for pod in pods):
+        return "no replacement: its pods fit on the other nodes"
+    if not staying:
+        return "no replacement: no pod of it needs a place"
+    when = f" when its terminationGracePeriod {grace} ends" if grace else ""
+    return (
+        f"no replacement: none of its pods will be evicted ({staying[0]}), so Karpenter "
+        f"launches nothing for them; the node is deleted{when}"
+    )
 
 
 def _blocker(

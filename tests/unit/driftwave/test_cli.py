@@ -244,8 +244,12 @@ def test_agent_plan_names_the_do_not_disrupt_blocker() -> None:
     assert len(held) == 1
     assert held[0]["nodePool"] == "batch"
     assert "karpenter.sh/do-not-disrupt" in held[0]["blocker"]
-    (replaced,) = [row for row in body["drifted"] if row["action"] == "replace"]
-    assert replaced["drainWaitSeconds"] == 1200
+    # reports: its only pod is do-not-disrupt, so drift deletes the node when its
+    # terminationGracePeriod ends and launches no replacement (as simulate does)
+    (deleted,) = [row for row in body["drifted"] if row["action"] == "delete"]
+    assert deleted["nodePool"] == "reports"
+    assert deleted["drainWaitSeconds"] == 1200
+    assert "no replacement" in deleted["deleteNote"]
     assert body["etaSeconds"] >= 1200
 
 
