@@ -183,7 +183,10 @@ class AWSCloud:
             str(g["GroupId"]) for g in instance.get("SecurityGroups", []) if "GroupId" in g
         )
         subnet = instance.get("SubnetId")
-        return (str(subnet) if subnet else None), groups
+        # EC2 always describes an instance with its security groups; one described without any
+        # (as moto describes a fleet's instances, whose launch template names them) cannot be
+        # checked, so it is not security-group drift
+        return (str(subnet) if subnet else None), (groups or None)
 
     def reservation_of(self, claim: NodeClaim) -> str | None:
         """The capacity reservation the claim's instance runs in, as EC2 describes it now (None:
