@@ -1,5 +1,9 @@
 """``driftwave``: the root command line (typer + rich); it mounts every command group.
 
+The command groups load when invoked (:mod:`driftwave.lazy`) and each command imports what it
+runs inside it, so ``driftwave --help`` (and a group's or a command's help) starts at once,
+without the simulator, the fleet database, Celery or the web stack.
+
 Exit codes: 0 ok, 1 any error."""
 
 from __future__ import annotations
@@ -12,18 +16,37 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from agent.api.kinds import agent_kinds
-from agent.api.lint import lint
-from agent.api.manifests import ManifestSyntaxError
-from agent.cli.migrate import migrate_file, result_json, write_atomically
-from agent.cli.validate import validate_paths
-from driftwave.services import api, db_app, scheduler, worker
-from fleet.cli_agent import agent_app
-from fleet.cli_fleet import fleet_app
-from fleet.cli_rollout import rollout_app
-from fleet.clicore import Group, JsonOpt, show_help_when_bare
-from fleet.domain.lint import fleet_lint
-from fleet.domain.manifests import fleet_kinds
+from driftwave.lazy import LazyGroup, Mount
+from driftwave.services import api, scheduler, worker
+from fleet.clicore import JsonOpt, show_help_when_bare
+
+
+class Driftwave(LazyGroup):
+    """The root group: its own commands, then the command groups, loaded when invoked."""
+
+    mounts = (
+        Mount(
+            "agent",
+            "fleet.cli_agent:agent_app",
+            "The per-cluster agent: serve its HTTP API over a simulated cluster, simulate a "
+            "scenario, preview what drift would do, or walk through the seed manifests.",
+        ),
+        Mount(
+            "fleet",
+            "fleet.cli_fleet:fleet_app",
+            "The clusters driftwave manages: their rings, accounts, agents and maintenance "
+            "windows.",
+        ),
+        Mount(
+            "db", "driftwave.services:db_app", "The fleet database's schema (Alembic migrations)."
+        ),
+        Mount(
+            "rollout",
+            "fleet.cli_rollout:rollout_app",
+            "Roll a Release (a new AMI or Kubernetes version) through a Fleet's rings in waves.",
+        ),
+    )
+
 
 app = typer.Typer(
     name="driftwave",
@@ -32,7 +55,7 @@ app = typer.Typer(
         "Start with `driftwave demo`; check manifests with `driftwave validate`; move "
         "Karpenter v1beta1 manifests to v1 with `driftwave migrate`."
     ),
-    cls=Group,
+    cls=Driftwave,
     add_completion=True,
     pretty_exceptions_enable=False,
 )
@@ -65,6 +88,12 @@ def validate(files: FilesArg, as_json: JsonOpt = False) -> None:
 
     Example: driftwave validate examples/v1
     """
+    from agent.api.kinds import agent_kinds
+    from agent.api.lint import lint
+    from agent.cli.validate import validate_paths
+    from fleet.domain.lint import fleet_lint
+    from fleet.domain.manifests import fleet_kinds
+
     _existing(files, "FILES")
     report = validate_paths(files, {**agent_kinds(), **fleet_kinds()}, (lint, fleet_lint))
     if as_json:
@@ -107,6 +136,10 @@ def migrate(
 
     Example: driftwave migrate nodepools-v1beta1.yaml -o nodepools-v1.yaml
     """
+    from agent.api.kinds import agent_kinds
+    from agent.api.manifests import ManifestSyntaxError
+    from agent.cli.migrate import migrate_file, result_json, write_atomically
+
     try:
         result = migrate_file(file, agent_kinds())
     except ManifestSyntaxError as exc:
@@ -198,13 +231,9 @@ def demo(
         print(json.dumps(result, indent=2))
 
 
-app.add_typer(agent_app)
-app.add_typer(fleet_app)
-app.add_typer(db_app)
 app.command()(scheduler)
 app.command()(worker)
 app.command()(api)
-app.add_typer(rollout_app)
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
 """The long-running processes: ``driftwave scheduler``, ``worker`` and ``api``, and ``db``.
 
 They live in the composition root because they wire the fleet's services to Celery (the
-scheduler sends step messages through it, the worker runs the step task).
+scheduler sends step messages through it, the worker runs the step task). What each runs (the
+fleet database, Celery, the web stack) is imported inside it, so the help loads none of it.
 """
 
 from __future__ import annotations
@@ -19,17 +20,6 @@ from rich.console import Console
 
 from fleet.cli_context import fail, fleet_context
 from fleet.clicore import Group, show_help_when_bare
-from fleet.db.engine import engine_from_settings, migrate, schema_revision
-from fleet.db.errors import DatabaseError
-from fleet.metrics import HttpMetricSource
-from fleet.runtime import SchedulerSettings
-from fleet.service.scheduler import Scheduler
-from fleet.service.views import Timing
-from fleet.settings import DatabaseSettings
-from workers.app import make_app
-from workers.dispatch import CeleryDispatcher
-from workers.runtime import worker_app
-from workers.settings import BrokerSettings, WorkerSettings
 
 
 def scheduler(
@@ -56,6 +46,15 @@ def scheduler(
 
     Example: driftwave scheduler --metrics-port 9102
     """
+    from fleet.db.errors import DatabaseError
+    from fleet.metrics import HttpMetricSource
+    from fleet.runtime import SchedulerSettings
+    from fleet.service.scheduler import Scheduler
+    from fleet.service.views import Timing
+    from workers.app import make_app
+    from workers.dispatch import CeleryDispatcher
+    from workers.settings import BrokerSettings
+
     settings = SchedulerSettings()
     holder = f"{socket.gethostname()}:{os.getpid()}"
     console = Console(highlight=False)
@@ -119,6 +118,9 @@ def worker(
 
     Example: driftwave worker --concurrency 8
     """
+    from workers.runtime import worker_app
+    from workers.settings import BrokerSettings, WorkerSettings
+
     settings = WorkerSettings() if concurrency is None else WorkerSettings(concurrency=concurrency)
     broker = BrokerSettings()
     app = worker_app(broker, settings)
@@ -146,6 +148,10 @@ def db_upgrade() -> None:
 
     Example: DRIFTWAVE_DATABASE_URL=postgresql://driftwave@db/driftwave driftwave db upgrade
     """
+    from fleet.db.engine import engine_from_settings, migrate, schema_revision
+    from fleet.db.errors import DatabaseError
+    from fleet.settings import DatabaseSettings
+
     engine = engine_from_settings(DatabaseSettings())
     try:
         migrate(engine)
@@ -192,6 +198,7 @@ def api(
     from fleet.api import ApiConfigError, serve
     from fleet.api.rbac import load_tokens
     from fleet.gateway import HttpAgentGateway
+    from fleet.runtime import SchedulerSettings
 
     if tokens_file is not None and token_file is not None:
         fail("--tokens-file and --token-file: give one (rule: roles come from the tokens file)")

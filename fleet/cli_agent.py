@@ -1,5 +1,8 @@
 """``driftwave agent``: the per-cluster agent's commands (simulate, plan, hash, serve,
-walkthrough)."""
+walkthrough).
+
+What a command runs (the simulator, the scheduler's solver, the web stack, the AWS and
+Kubernetes clients) is imported inside it, so ``driftwave agent --help`` loads none of it."""
 
 from __future__ import annotations
 
@@ -8,22 +11,15 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from agent.api.manifests import ManifestSyntaxError
-from agent.cli.demo import run_demo as run_walkthrough
-from agent.cli.plan import as_json as plan_json
-from agent.cli.plan import plan as drift_plan
-from agent.cli.plan import render as render_plan
-from agent.cli.simulate import as_json as sim_json
-from agent.cli.simulate import render, simulate
-from agent.live.options import LiveOptions
-from agent.sim.heap import tune_for_large_simulations
-from agent.sim.scenario_run import ScenarioError
 from fleet.clicore import Group, JsonOpt, show_help_when_bare, simulated_time_bar
+
+if TYPE_CHECKING:
+    from agent.live.options import LiveOptions
 
 
 class Driver(StrEnum):
@@ -84,6 +80,9 @@ def agent_simulate(
 
     Example: driftwave agent simulate examples/scenarios/seed-000-inflate.yaml
     """
+    from agent.cli.simulate import as_json as sim_json
+    from agent.cli.simulate import render, simulate
+
     if until is not None and not re.fullmatch(r"([0-9]+(ms|s|m|h))+", until):
         raise typer.BadParameter(
             f"{until!r} is not a duration such as 30s or 10m", param_hint="--until"
@@ -98,6 +97,10 @@ def agent_simulate(
 def _scenario_result(run: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
     """Run a scenario command with a progress bar of simulated time on stderr (when it is a
     terminal); an invalid scenario or manifest prints its findings, exit 1."""
+    from agent.api.manifests import ManifestSyntaxError
+    from agent.sim.heap import tune_for_large_simulations
+    from agent.sim.scenario_run import ScenarioError
+
     tune_for_large_simulations()
     try:
         with simulated_time_bar() as progress:
@@ -228,6 +231,10 @@ def agent_plan(
 
     Example: driftwave agent plan examples/scenarios/seed-001-budget-hours.yaml
     """
+    from agent.cli.plan import as_json as plan_json
+    from agent.cli.plan import plan as drift_plan
+    from agent.cli.plan import render as render_plan
+
     result = _scenario_result(lambda bar: drift_plan(scenario, seed, progress=bar))
     if as_json:
         print(plan_json(result))
@@ -405,6 +412,7 @@ def agent_serve(
     """
     # Imported here: the other commands need not load the web stack (FastAPI, uvicorn).
     from agent.server.serve import ServeError, ServeOptions, serve
+    from agent.sim.heap import tune_for_large_simulations
 
     live = _live_options(
         ctx,
@@ -494,6 +502,8 @@ def _live_options(ctx: typer.Context, **given: Any) -> LiveOptions | None:
         raise typer.BadParameter(f"not for {where}{others}{needs}", param_hint=_flag(wrong[0]))
     if not real:
         return None
+    from agent.live.options import LiveOptions
+
     if not given["cluster_name"]:
         raise typer.BadParameter(
             "the EKS cluster's name is required for a real cluster (or set DRIFTWAVE_CLUSTER_NAME)",
@@ -577,4 +587,6 @@ def agent_walkthrough() -> None:
 
     Example: driftwave agent walkthrough
     """
+    from agent.cli.demo import run_demo as run_walkthrough
+
     raise typer.Exit(run_walkthrough(Console(highlight=False)))

@@ -7,16 +7,12 @@ import getpass
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
-from pydantic import ValidationError
 
-from fleet.db.errors import DatabaseError
-from fleet.runtime import close_context, open_context
-from fleet.service.context import FleetContext
-from fleet.service.queries import RolloutNotFound
-from fleet.service.rollouts import CommandRefused
+if TYPE_CHECKING:
+    from fleet.service.context import FleetContext
 
 T = TypeVar("T")
 
@@ -49,6 +45,13 @@ def fail(message: str) -> NoReturn:
 def fleet_context(service: str = "driftwave-cli") -> Iterator[FleetContext]:
     """The fleet database named by ``DRIFTWAVE_DATABASE_URL`` (default: the embedded SQLite
     file ``.driftwave/fleet.db``), migrated, with the process's tracer."""
+    # Imported here: the fleet's stack (SQLAlchemy, the service layer) loads only for commands
+    # that open the database, so the help and the other commands start at once.
+    from pydantic import ValidationError
+
+    from fleet.db.errors import DatabaseError
+    from fleet.runtime import close_context, open_context
+
     try:
         ctx = open_context(service)
     except ValidationError as exc:
@@ -64,6 +67,10 @@ def fleet_context(service: str = "driftwave-cli") -> Iterator[FleetContext]:
 def run(call: Callable[[], T]) -> T:
     """Run a service call; a refused command, an unknown rollout or a database error prints
     ``error: ...`` and exits 1."""
+    from fleet.db.errors import DatabaseError
+    from fleet.service.queries import RolloutNotFound
+    from fleet.service.rollouts import CommandRefused
+
     try:
         return call()
     except (CommandRefused, RolloutNotFound) as exc:

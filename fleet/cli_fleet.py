@@ -1,4 +1,7 @@
-"""``driftwave fleet``: apply a Fleet manifest to the fleet database, list its clusters."""
+"""``driftwave fleet``: apply a Fleet manifest to the fleet database, list its clusters.
+
+The fleet's domain and service layer are imported inside the commands, so ``driftwave fleet
+--help`` loads neither."""
 
 from __future__ import annotations
 
@@ -9,14 +12,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from fleet.cli_context import ActorOpt, fleet_context, run
 from fleet.clicore import Group, JsonOpt, show_help_when_bare, table_console
-from fleet.domain.errors import ManifestError
-from fleet.domain.fleet import Fleet
-from fleet.domain.manifests import load_one
-from fleet.service.fleets import apply_fleet, list_clusters
 
 fleet_app = typer.Typer(
     name="fleet",
@@ -44,6 +42,11 @@ def fleet_apply(
 
     Example: driftwave fleet apply fleet/examples/fleet.yaml
     """
+    from fleet.domain.errors import ManifestError
+    from fleet.domain.fleet import Fleet
+    from fleet.domain.manifests import load_one
+    from fleet.service.fleets import apply_fleet
+
     try:
         loaded = load_one(file, Fleet)
     except ManifestError as exc:
@@ -89,6 +92,10 @@ def fleet_list(
 
     Example: driftwave fleet list --fleet payments
     """
+    from rich.table import Table
+
+    from fleet.service.fleets import list_clusters
+
     with fleet_context() as ctx:
         clusters = run(lambda: list_clusters(ctx, fleet))
     if as_json:

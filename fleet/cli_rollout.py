@@ -1,32 +1,28 @@
 """``driftwave rollout``: rolling a Release through a Fleet. ``plan`` (a dry run that prints the
 rings, waves, windows, gates and an estimate) lives here; the operational commands (start,
-status, pause, ...) in :mod:`fleet.cli_rollout_ops`."""
+status, pause, ...) in :mod:`fleet.cli_rollout_ops`. The fleet's domain and service layer are
+imported inside the commands, so ``driftwave rollout --help`` loads neither."""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Protocol
+from typing import TYPE_CHECKING, Annotated, Protocol
 
 import typer
 from rich.console import Console
 
-from agent.api.manifests import Finding
 from fleet import cli_rollout_ops as ops
 from fleet.cli_context import fail, fleet_context
 from fleet.clicore import Group, JsonOpt, show_help_when_bare
-from fleet.db.errors import NotFound
-from fleet.domain.errors import ManifestError
-from fleet.domain.fields import parse_time
-from fleet.domain.fleet import Fleet
-from fleet.domain.manifests import Loaded, load_one, release_fleet_findings
-from fleet.domain.model import FleetInfo, fleet_info, release_info
-from fleet.domain.plan import ClusterPlan, Plan, RingPlan
-from fleet.domain.planner import plan as plan_rollout
-from fleet.domain.release import Release
-from fleet.domain.windows import HORIZON
-from fleet.service.fleets import stored_fleet
+
+if TYPE_CHECKING:
+    from agent.api.manifests import Finding
+    from fleet.domain.manifests import Loaded
+    from fleet.domain.model import FleetInfo
+    from fleet.domain.plan import ClusterPlan, Plan, RingPlan
+    from fleet.domain.release import Release
 
 rollout_app = typer.Typer(
     name="rollout",
@@ -77,6 +73,10 @@ def rollout_plan(
 
     Example: driftwave rollout plan release.yaml --fleet fleet.yaml --at 2026-01-05T09:00:00Z
     """
+    from fleet.domain.manifests import release_fleet_findings
+    from fleet.domain.model import release_info
+    from fleet.domain.planner import plan as plan_rollout
+
     now = _now(at)
     loaded_release, fleet_data, fleet_warnings = _load(fleet, release)
     release_data = release_info(loaded_release.obj)
@@ -93,6 +93,8 @@ def rollout_plan(
 
 
 def _now(at: str | None) -> datetime:
+    from fleet.domain.fields import parse_time
+
     if at is None:
         return datetime.now(UTC)
     try:
@@ -104,6 +106,14 @@ def _now(at: str | None) -> datetime:
 def _load(fleet: Path | None, release: Path) -> tuple[Loaded[Release], FleetInfo, list[Finding]]:
     """Read the release and the fleet (its file, else the stored one); on any error print every
     finding and exit 1."""
+    from fleet.db.errors import NotFound
+    from fleet.domain.errors import ManifestError
+    from fleet.domain.fleet import Fleet
+    from fleet.domain.manifests import load_one
+    from fleet.domain.model import fleet_info
+    from fleet.domain.release import Release
+    from fleet.service.fleets import stored_fleet
+
     findings: list[Finding] = []
     loaded_fleet: Loaded[Fleet] | None = None
     loaded_release: Loaded[Release] | None = None
@@ -238,6 +248,8 @@ def _gates(ring: RingPlan) -> str:
 
 
 def _window(cluster: ClusterPlan) -> str:
+    from fleet.domain.windows import HORIZON
+
     if cluster.open_now:
         state = "always open" if cluster.always_open else "window open now"
     elif cluster.next_open is not None:

@@ -1,6 +1,9 @@
 """The operational ``driftwave rollout`` commands: start, status, list, pause, resume, abort,
 approve, rollback and audit. They act on the fleet database (``DRIFTWAVE_DATABASE_URL``); the
-scheduler (``driftwave scheduler``) carries the rollout out."""
+scheduler (``driftwave scheduler``) carries the rollout out.
+
+The fleet's domain and service layer are imported inside the commands, so the help loads
+neither."""
 
 from __future__ import annotations
 
@@ -11,19 +14,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.live import Live
 from rich.table import Table
 
 from fleet.cli_context import ActorOpt, fail, fleet_context, run
 from fleet.clicore import JsonOpt, table_console
-from fleet.db.errors import ReleaseConflict
-from fleet.domain.errors import ManifestError
-from fleet.domain.machine import TERMINAL, RolloutState
-from fleet.domain.manifests import load_one
-from fleet.domain.release import Release
-from fleet.service import rollouts
-from fleet.service.queries import audit_trail, list_rollouts, rollout_status
-from fleet.status_view import render_status
 
 RolloutArg = Annotated[str, typer.Argument(help="The rollout's id (see driftwave rollout list).")]
 
@@ -59,6 +53,13 @@ def start(
 
     Example: driftwave rollout start release.yaml --queue
     """
+    from fleet.db.errors import ReleaseConflict
+    from fleet.domain.errors import ManifestError
+    from fleet.domain.machine import RolloutState
+    from fleet.domain.manifests import load_one
+    from fleet.domain.release import Release
+    from fleet.service import rollouts
+
     try:
         loaded = load_one(release, Release)
     except ManifestError as exc:
@@ -93,6 +94,12 @@ def status(
 
     Example: driftwave rollout status ro-k2p9xq4m --watch
     """
+    from rich.live import Live
+
+    from fleet.domain.machine import TERMINAL, RolloutState
+    from fleet.service.queries import rollout_status
+    from fleet.status_view import render_status
+
     with fleet_context() as ctx:
         current = run(lambda: rollout_status(ctx, rollout))
         if as_json and not watch:
@@ -122,6 +129,8 @@ def list_(
 
     Example: driftwave rollout list --active
     """
+    from fleet.service.queries import list_rollouts
+
     with fleet_context() as ctx:
         rows = run(lambda: list_rollouts(ctx, active=active))
     if as_json:
@@ -137,8 +146,13 @@ def list_(
     table_console().print(table)
 
 
-def _command(name: str, call: Any, doc: str) -> Any:
+def _command(name: str, doc: str) -> Any:
+    """A command that calls :mod:`fleet.service.rollouts`' function of the same name."""
+
     def command(rollout: RolloutArg, actor: ActorOpt, as_json: JsonOpt = False) -> None:
+        from fleet.service import rollouts
+
+        call = getattr(rollouts, name)
         with fleet_context() as ctx:
             result = run(lambda: call(ctx, rollout, actor))
         if as_json:
@@ -157,25 +171,21 @@ def _summary(result: dict[str, Any]) -> str:
 
 pause = _command(
     "pause",
-    rollouts.pause,
     "Pause a rollout: no new step starts and it does not move on; steps already out finish.\n\n"
     "Example: driftwave rollout pause ro-k2p9xq4m",
 )
 resume = _command(
     "resume",
-    rollouts.resume,
     "Resume a paused rollout exactly where it stood.\n\n"
     "Example: driftwave rollout resume ro-k2p9xq4m",
 )
 abort = _command(
     "abort",
-    rollouts.abort,
     "Abort a rollout: nothing more starts; clusters keep what they have (roll them back with "
     "driftwave rollout rollback).\n\nExample: driftwave rollout abort ro-k2p9xq4m",
 )
 rollback = _command(
     "rollback",
-    rollouts.rollback,
     "Roll back every cluster the rollout has touched to what it ran before (ignores pauses, "
     "freezes and maintenance windows).\n\nExample: driftwave rollout rollback ro-k2p9xq4m",
 )
@@ -200,6 +210,8 @@ def approve(
 
     Example: driftwave rollout approve ro-k2p9xq4m --ring prod --comment "canary clean"
     """
+    from fleet.service import rollouts
+
     with fleet_context() as ctx:
         result = run(lambda: rollouts.approve(ctx, rollout, actor, ring, comment))
     if as_json:
@@ -216,6 +228,8 @@ def audit(rollout: RolloutArg, as_json: JsonOpt = False) -> None:
 
     Example: driftwave rollout audit ro-k2p9xq4m
     """
+    from fleet.service.queries import audit_trail
+
     with fleet_context() as ctx:
         rows = run(lambda: audit_trail(ctx, rollout))
     if as_json:

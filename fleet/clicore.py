@@ -14,10 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
-
-from fleet.db.engine import DriverMissing
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 """The ``--json`` option every command that prints a result offers."""
@@ -37,9 +34,19 @@ class Group(TyperGroup):
             if done.code == CLICK_USAGE_EXIT:
                 raise SystemExit(ERROR_EXIT) from None
             raise
-        except DriverMissing as exc:  # whatever the command: one line, not a traceback
+        except Exception as exc:  # a missing database driver, whatever the command: one line
+            if not driver_missing(exc):
+                raise
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(ERROR_EXIT) from None
+
+
+def driver_missing(exc: BaseException) -> bool:
+    """Whether ``exc`` is :class:`fleet.db.engine.DriverMissing`. Only that module raises it, so
+    it is looked up only when a command has loaded it: the fleet database's stack is not loaded
+    for commands that do not use it."""
+    engine = sys.modules.get("fleet.db.engine")
+    return engine is not None and isinstance(exc, engine.DriverMissing)
 
 
 def show_help_when_bare(ctx: typer.Context) -> None:
@@ -61,6 +68,8 @@ def table_console(stderr: bool = False) -> Console:
 def simulated_time_bar() -> Iterator[Callable[[float, float], None] | None]:
     """A progress bar of simulated time on stderr while a simulation runs (None, and nothing
     drawn, when stderr is not a terminal, so scripts and --json output stay clean)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     console = Console(stderr=True)
     if not console.is_terminal:
         yield None
