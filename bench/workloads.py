@@ -13,6 +13,9 @@ HOST = "kubernetes.io/hostname"
 MIB = 2**20
 CPUS = (100, 250, 500, 1000, 1500)
 MEMORIES = (100, 256, 512, 1024, 2048, 4096)
+VALUES = ("a", "b", "c", "d", "e", "f", "g")
+DISCOVERY_LABEL = "testing/cluster"
+"""The label every pod of Karpenter's test helpers carries (value ``unspecified``)."""
 
 
 def _shape(
@@ -36,17 +39,34 @@ def _shape(
 
 
 def diverse_pods(count: int, seed: int = 42) -> list[PodRef]:
-    """Karpenter's ``makeDiversePods``: five equal parts (no constraint, zonal spread, hostname
-    spread, zonal self pod-affinity, hostname self anti-affinity), random CPU and memory from
-    fixed sets, labels from ``a``..``g``; every pod is its own shape, as every Karpenter test pod
-    is its own object."""
+    """Karpenter's ``makeDiversePods`` (its scheduling benchmark's workload): ``count // 5`` pods
+    of each of five kinds, in this order,
+
+    * generic: label ``my-label`` from ``a``..``g``, no constraint;
+    * zonal spread and hostname spread: label ``my-label`` from ``a``..``g``, and a spread
+      (max skew 1, DoNotSchedule) whose selector is ``my-label`` with a value drawn on its own,
+      independent of the pod's label;
+    * zonal self pod-affinity: label ``my-affininity`` (Karpenter's spelling) from ``a``..``g``
+      and required zone affinity to pods with that label;
+    * hostname anti-affinity: label ``app: nginx`` and required hostname anti-affinity to
+      ``app: nginx``, so no two of them share a node;
+
+    then the remainder of ``count`` after ``5 * (count // 5)`` as generic pods at the end. Every
+    pod requests a CPU from 100m, 250m, 500m, 1, 1.5 and a memory from 100, 256, 512, 1024, 2048,
+    4096 MiB, drawn uniformly, and carries the ``testing/cluster: unspecified`` label Karpenter's
+    test pods carry; every pod is its own shape, as every Karpenter test pod is its own object.
+    The values are drawn from a seeded generator of Python's (Karpenter's come from one
+    ``math/rand`` stream shared by all its benchmarks, so its values depend on which ran first)."""
     rng = random.Random(seed)
 
-    def labels(key: str = "my-label") -> dict[str, str]:
-        return {key: rng.choice("abcdefg")}
+    def value() -> str:
+        return rng.choice(VALUES)
 
     def size() -> tuple[int, int]:
         return rng.choice(CPUS), rng.choice(MEMORIES)
+
+    def tagged(labels: dict[str, str]) -> dict[str, str]:
+        return {DISCOVERY_LABEL: "unspecified", **labels}
 
     fifth = count // 5
     pods: list[PodRef] = []
@@ -54,21 +74,27 @@ def diverse_pods(count: int, seed: int = 42) -> list[PodRef]:
     def add(prefix: str, shape: PodShape) -> None:
         pods.append(PodRef(f"{prefix}-{len(pods)}", "default", shape))
 
-    for _ in range(count - 4 * fifth):
-        add("generic", _shape(labels(), *size()))
+    def generic(n: int) -> None:
+        for _ in range(n):
+            own = tagged({"my-label": value()})
+            add("generic", _shape(own, *size()))
+
+    generic(fifth)
     for key in (ZONE, HOST):
         for _ in range(fifth):
-            matcher = LabelMatcher(tuple(labels().items()))
+            own = tagged({"my-label": value()})
+            matcher = LabelMatcher((("my-label", value()),))
             spread = (SpreadConstraint(key, 1, matcher, True),)
-            add("spread", _shape(labels(), *size(), spread=spread))
+            add("spread", _shape(own, *size(), spread=spread))
     for _ in range(fifth):
-        own = labels("my-affininity")
-        term = AffinityTerm(ZONE, LabelMatcher(tuple(own.items())), frozenset({"default"}))
-        add("affinity", _shape(own, *size(), affinity=(term,)))
+        picked = ("my-affininity", value())
+        term = AffinityTerm(ZONE, LabelMatcher((picked,)), frozenset({"default"}))
+        add("affinity", _shape(tagged(dict([picked])), *size(), affinity=(term,)))
+    nginx = LabelMatcher((("app", "nginx"),))
     for _ in range(fifth):
-        own = labels()
-        term = AffinityTerm(HOST, LabelMatcher(tuple(own.items())), frozenset({"default"}))
-        add("anti", _shape(own, *size(), anti_affinity=(term,)))
+        term = AffinityTerm(HOST, nginx, frozenset({"default"}))
+        add("anti", _shape(tagged({"app": "nginx"}), *size(), anti_affinity=(term,)))
+    generic(count - 5 * fifth)
     return pods
 
 

@@ -3,8 +3,13 @@
 Type ``i`` (from 0) has ``i+1`` vCPUs, ``2(i+1)`` GiB of memory and room for ``10(i+1)`` pods;
 100m of CPU and 10Mi of memory are reserved for the system (allocatable is capacity minus that).
 Every type is offered as spot in two zones and as on-demand in three, at a price of 0.1 per vCPU
-plus 0.1 per 10^9 bytes of memory per hour, the same price for every offering. Tests and
-benchmarks use these to compare with Karpenter's published figures; they are not real EC2 types.
+plus 0.1 per 10^9 bytes of memory per hour, the same price for every offering. These are the
+instance types of Karpenter's own scheduling benchmark (``fake.InstanceTypes(count)`` of its fake
+cloud provider): names, resources, overhead, offerings, zones and prices are the same (a
+differential test holds them to the oracle's). Of that provider's labels only the instance type
+and the architecture are carried (its operating systems, ``size``, ``special`` and ``integer``
+labels are left out: the benchmark's pods select none of them). Tests and benchmarks use these
+to compare with Karpenter's scheduler; they are not real EC2 types.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ Ops (fields as the Go side documents them):
   ``message``);
 * ``label-sets``: the well-known labels, restricted label domains and labels, and the known
   requirement values, as the AWS provider extends them.
+* ``benchmark-instance-types``: the instance types of Karpenter's own scheduling benchmark
+  (``fake.InstanceTypes(n)``) described; a ``schedule`` request with ``benchmark`` (and
+  ``benchmarkInstanceTypes``) builds the scheduler as that benchmark does, on those types.
 
 Objects go in as Karpenter's JSON (``karpenter.sh/v1``, ``karpenter.k8s.aws/v1``, core/v1 Pods)
 and are defaulted by the CRDs' schemas as the API server stores them. :func:`instance_type_spec`

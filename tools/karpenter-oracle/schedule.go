@@ -4,6 +4,12 @@
 // for a cluster with no nodes yet: static NodePools are left out, the rest ordered by
 // weight, every NodePool offered the request's instance types; then Solve, and the
 // instance-type options truncated to Karpenter's 600 cheapest as the provisioner does.
+//
+// Timing is that of Karpenter's scheduling benchmark: building the scheduler and its topology
+// is set-up, measured apart; what is timed is Solve alone, after a garbage collection (as the
+// Go benchmark framework collects before each run), each repeat on a freshly built scheduler.
+// With "benchmark": true the scheduler is built exactly as that benchmark builds it (see
+// benchmark.go).
 package main
 
 import (
@@ -11,6 +17,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"runtime"
 	"sort"
 	"time"
 
@@ -35,6 +42,12 @@ type scheduleRequest struct {
 	// Repeat solves this many times, each with a freshly built scheduler (default 1); the
 	// answer is the last solve's, with every solve's time.
 	Repeat int `json:"repeat"`
+	// Benchmark builds the scheduler as Karpenter's scheduling benchmark does: test.Options(),
+	// NumConcurrentReconciles(5).
+	Benchmark bool `json:"benchmark"`
+	// BenchmarkInstanceTypes, when above 0, offers the benchmark's n instance types
+	// (fake.InstanceTypes(n), see benchmark.go) instead of InstanceTypes.
+	BenchmarkInstanceTypes int `json:"benchmarkInstanceTypes"`
 }
 
 type plannedClaim struct {
@@ -48,9 +61,9 @@ type plannedClaim struct {
 type scheduleAnswer struct {
 	NodeClaims    []plannedClaim    `json:"nodeClaims"`
 	Unschedulable map[string]string `json:"unschedulable"`
-	// SolveSeconds is the time of each Solve (and the truncation that follows it) and
-	// SetupSeconds of building its scheduler and topology (NewTopology, NewScheduler), both
-	// measured here: no process start, JSON or reading of the request in them.
+	// SolveSeconds is the time of each Solve and SetupSeconds of building its scheduler and
+	// topology (NewTopology, NewScheduler), both measured here: no process start, JSON,
+	// reading of the request, garbage collection before the solve or truncation after it.
 	SolveSeconds []float64 `json:"solveSeconds"`
 	SetupSeconds []float64 `json:"setupSeconds"`
 }
@@ -75,8 +88,10 @@ func schedule(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err := readRequest(raw, &req); err != nil {
 		return nil, err
 	}
-	ctx, err := karpenterContext(ctx)
-	if err != nil {
+	var err error
+	if req.Benchmark {
+		ctx = benchmarkContext(ctx)
+	} else if ctx, err = karpenterContext(ctx); err != nil {
 		return nil, err
 	}
 	pods := make([]*corev1.Pod, 0, len(req.Pods))
@@ -110,43 +125,51 @@ func schedule(ctx context.Context, raw json.RawMessage) (any, error) {
 	answer := scheduleAnswer{}
 	var results provisioning.Results
 	for range max(req.Repeat, 1) {
-		its, err := buildInstanceTypes(req.InstanceTypes)
-		if err != nil {
+		var its []*cloudprovider.InstanceType
+		if req.BenchmarkInstanceTypes > 0 {
+			its = benchmarkInstanceTypes(req.BenchmarkInstanceTypes)
+		} else if its, err = buildInstanceTypes(req.InstanceTypes); err != nil {
 			return nil, err
 		}
 		start := time.Now()
-		scheduler, err := newScheduler(ctx, its, pools, pods)
+		scheduler, err := newScheduler(ctx, its, pools, pods, req.Benchmark)
 		if err != nil {
 			return nil, err
 		}
 		answer.SetupSeconds = append(answer.SetupSeconds, time.Since(start).Seconds())
+		runtime.GC()
 		start = time.Now()
 		results, err = scheduler.Solve(ctx, pods)
+		answer.SolveSeconds = append(answer.SolveSeconds, time.Since(start).Seconds())
 		if err != nil {
 			return nil, fmt.Errorf("solving: %w", err)
 		}
 		results = results.TruncateInstanceTypes(ctx, provisioning.MaxInstanceTypes)
-		answer.SolveSeconds = append(answer.SolveSeconds, time.Since(start).Seconds())
 	}
 	answer.NodeClaims, answer.Unschedulable = describe(results)
 	return answer, nil
 }
 
-// newScheduler builds the scheduler, as the provisioner does, for a cluster with no nodes;
-// its are fresh for each scheduler (it caches what it derives from them).
-func newScheduler(ctx context.Context, its []*cloudprovider.InstanceType, pools []*karpv1.NodePool, pods []*corev1.Pod) (*provisioning.Scheduler, error) {
+// newScheduler builds the scheduler, as the provisioner does (or, with benchmark, as
+// Karpenter's scheduling benchmark does), for a cluster with no nodes; its are fresh for each
+// scheduler (it caches what it derives from them).
+func newScheduler(ctx context.Context, its []*cloudprovider.InstanceType, pools []*karpv1.NodePool, pods []*corev1.Pod, benchmark bool) (*provisioning.Scheduler, error) {
 	byPool := map[string][]*cloudprovider.InstanceType{}
 	for _, pool := range pools {
 		byPool[pool.Name] = its
 	}
 	kube := kubeClient()
-	realClock := clock.RealClock{}
+	realClock := &clock.RealClock{}
+	var opts []provisioning.Options
+	if benchmark {
+		opts = benchmarkOptions()
+	}
 	cluster := state.NewCluster(realClock, kube, awsCloudProvider(kube, its, nil, nil))
-	topology, err := provisioning.NewTopology(ctx, kube, cluster, nil, pools, byPool, pods)
+	topology, err := provisioning.NewTopology(ctx, kube, cluster, nil, pools, byPool, pods, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("tracking topology counts: %w", err)
 	}
-	return provisioning.NewScheduler(ctx, kube, pools, cluster, nil, topology, byPool, nil, recorder(), realClock, nil, nil), nil
+	return provisioning.NewScheduler(ctx, kube, pools, cluster, nil, topology, byPool, nil, recorder(), realClock, nil, nil, opts...), nil
 }
 
 // describe lists the planned NodeClaims (pods sorted by namespace/name, instance types in

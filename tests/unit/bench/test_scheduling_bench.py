@@ -3,32 +3,80 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
-from bench.scheduling import main
+from bench.scheduling import failures, main, versus
 from tests.support.oracle import missing_oracle
 
 
-def _rows(capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
+def _rows(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
 
 
-def test_synthetic_runs_for_every_solver_schedule_every_pod(
+def test_synthetic_runs_schedule_every_pod_beside_karpenters_scheduler(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code = main(["--suite", "synthetic", "--sizes", "50,200", "--repeat", "2", "--json"])
     rows = _rows(capsys)
     assert code == 0
-    solvers = ["driftwave", "karpenter-order"] + ([] if missing_oracle() else ["karpenter"])
+    solvers = ["driftwave"] + ([] if missing_oracle() else ["karpenter-go"])
     assert {(r["solver"], r["pods"]) for r in rows} == {
         (solver, size) for solver in solvers for size in (50, 200)
     }
+    by_run = {(r["solver"], r["pods"]): r for r in rows}
     for row in rows:
         assert row["unscheduled"] == 0
-        assert row["violations"] == (None if row["solver"] == "karpenter" else 0)
         assert isinstance(row["seconds"], float)
         assert row["seconds"] > 0
+        if row["solver"] == "karpenter-go":
+            assert row["violations"] is None
+            assert row["vsKarpenterSpeed"] is None
+            assert row["setupSeconds"] >= 0
+            continue
+        assert row["violations"] == 0
+        theirs = by_run.get(("karpenter-go", row["pods"]))
+        if theirs is None:
+            assert row["vsKarpenterSpeed"] is None
+            continue
+        # the reference is the Karpenter run of the same size, same bench run
+        assert row["vsKarpenterSpeed"] == pytest.approx(
+            row["podsPerSec"] / theirs["podsPerSec"], abs=0.01
+        )
+        assert row["vsKarpenterCost"] == pytest.approx(
+            row["costPerHour"] / theirs["costPerHour"], abs=1e-4
+        )
+        assert row["vsKarpenterCost"] <= 1.0
+
+
+def test_karpenters_scheduler_is_left_out_above_its_size_limit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if missing_oracle():
+        pytest.skip("karpenter-oracle not built")
+    argv = ["--suite", "synthetic", "--sizes", "5,30", "--repeat", "1", "--karpenter-max-pods"]
+    code = main([*argv, "10", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0
+    rows = [json.loads(line) for line in captured.out.splitlines() if line]
+    assert [(r["solver"], r["pods"]) for r in rows] == [
+        ("karpenter-go", 5),
+        ("driftwave", 5),
+        ("driftwave", 30),
+    ]
+    assert "not run at 30 synthetic pods (above --karpenter-max-pods 10)" in captured.err
+
+
+def test_the_table_has_the_comparison_column(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["--suite", "synthetic", "--sizes", "10", "--repeat", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert lines[0].split()[-1] == "vsKarpenter"
+    if not missing_oracle():
+        assert lines[1].split()[1] == "karpenter-go"
+        assert lines[2].split()[1] == "driftwave"
+        assert lines[2].split()[-1].startswith("$")  # e.g. "0.52x $0.906"
 
 
 def test_without_the_oracle_the_bench_says_so_and_times_driftwave_alone(
@@ -40,7 +88,43 @@ def test_without_the_oracle_the_bench_says_so_and_times_driftwave_alone(
     assert code == 0
     assert "karpenter-oracle not built: Karpenter's own scheduler is not timed" in captured.err
     rows = [json.loads(line) for line in captured.out.splitlines() if line]
-    assert {r["solver"] for r in rows} == {"driftwave", "karpenter-order"}
+    assert [r["solver"] for r in rows] == ["driftwave"]
+    assert rows[0]["vsKarpenterSpeed"] is None
+
+
+def _row(solver: str, cost: float, **fields: Any) -> dict[str, Any]:
+    row = {
+        "suite": "synthetic",
+        "solver": solver,
+        "pods": 100,
+        "seconds": 0.5,
+        "podsPerSec": 200,
+        "unscheduled": 0,
+        "costPerHour": cost,
+        "violations": None if solver == "karpenter-go" else 0,
+    }
+    return row | fields
+
+
+def test_a_run_costing_more_than_karpenters_scheduler_fails() -> None:
+    theirs = _row("karpenter-go", 10.0, podsPerSec=50)
+    assert failures([theirs, _row("driftwave", 10.0)]) == []
+    (problem,) = failures([theirs, _row("driftwave", 10.5)])
+    assert "driftwave synthetic 100 pods: costs 10.5000 $/h, Karpenter's scheduler 10.0000" in (
+        problem
+    )
+    # another size has no reference
+    assert failures([theirs, _row("driftwave", 11.0, pods=200)]) == []
+    assert versus(_row("driftwave", 9.0), theirs) | {} == _row(
+        "driftwave", 9.0, vsKarpenterSpeed=4.0, vsKarpenterCost=0.9
+    )
+
+
+def test_unscheduled_pods_and_violations_fail() -> None:
+    assert len(failures([_row("driftwave", 1.0, unscheduled=2)])) == 1
+    assert len(failures([_row("driftwave", 1.0, violations=1)])) == 1
+    catalog = _row("driftwave", 1.0, unscheduled=2, suite="catalog")
+    assert failures([catalog]) == []
 
 
 def test_the_catalog_run_reports_cost_against_the_lp_bound(
