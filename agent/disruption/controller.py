@@ -19,6 +19,29 @@ Nothing in the cluster changes when a budget window opens or a pod's do-not-disr
 runs out, so the controller also wakes itself at those times (and every minute while drift holds
 nodes).
 
+Pacing (``pacing``) says when passes run and how much drift one pass decides:
+
+* ``driftwave`` (the default): a pass runs when the cluster changes (and on the 10 s poll); drift
+  decides every command the budgets allow in one pass, and the pass repeats at once while it
+  acts (at most ``MAX_PASSES`` in a row at one instant);
+* ``karpenter``: Karpenter's disruption controller (``pkg/controllers/disruption/controller.go``
+  in Karpenter v1), a singleton reconciler that no cluster change wakes: drift decides one
+  command per pass (the first candidate, in drift's order, whose pods all find a place); after a
+  pass that started a command the next pass starts at once (Karpenter's ``RequeueImmediately``,
+  1 ns; here the virtual clock's 1 us), after one that started nothing it comes after the
+  polling period (``pollingPeriod``, 10 s), and while a NodeClaim has not launched the pass
+  waits 1 s (Karpenter's cluster state is not synced then).
+  A consolidation decision's validation period is waited out before the next pass, as Karpenter's
+  pass waits in it. (Karpenter backs a pass that fails with an API error off exponentially; the
+  passes here do not fail, so that rule has no counterpart.) At scale its speed is bounded by
+  the cost of each pass: a snapshot of the cluster and one scheduling simulation per command.
+
+``charge_wall_time`` (simulations only: the clock is virtual) charges each pass's measured wall
+time to the clock, as a real controller spends it: the commands a pass decides start when its
+wall time has passed on the clock, and no other pass starts before then (a pass asked for
+meanwhile runs then). Off, a pass takes no simulated time, and a run's timeline depends on its
+inputs alone.
+
 The scheduling simulations (where would this node's pods go?) solve a handful of pods each, so
 they use Karpenter's own order by default (``strategy``): it is what Karpenter's simulation
 does, it needs no LP, and the pods a disruption evicts are then placed by the provisioner with
@@ -27,10 +50,11 @@ its own (cost-planned) strategy.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal, get_args
 
 from agent.api.kube import Node, Pod, PodDisruptionBudget
 from agent.api.labels import NODEPOOL_LABEL
@@ -58,12 +82,26 @@ from agent.scheduling.strategy import Strategy
 from agent.termination.podrules import is_daemon
 
 POLL = timedelta(seconds=10)
+"""The polling period (Karpenter's ``pollingPeriod``)."""
 HELD_REVISIT = timedelta(seconds=60)
 VALIDATION = timedelta(seconds=15)
+IMMEDIATELY = timedelta(microseconds=1)
+"""Karpenter's ``RequeueImmediately`` (1 ns) at the virtual clock's resolution: the next pass is a
+timer of its own, so the rest of the agent runs between two passes, as it would in Karpenter."""
+SYNC_WAIT = timedelta(seconds=1)
+"""Karpenter's pass waits this long while a NodeClaim has not launched (its cluster state is not
+synced: where the NodeClaim's capacity will be is not known yet)."""
 MAX_PASSES = 50
 """Passes in a row at one instant before the controller yields to the rest of the agent."""
+Pacing = Literal["driftwave", "karpenter"]
+"""When passes run and how much drift one pass decides (see the module docstring)."""
+PACINGS: tuple[Pacing, ...] = get_args(Pacing)
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 PriceOf = Callable[[NodeClaim], float]
+
+
+class PacingError(ValueError):
+    """A pacing that does not exist, or one set once the controller has started."""
 
 
 def _zero(claim: NodeClaim) -> float:
@@ -114,8 +152,12 @@ class DisruptionController:
         strategy: Strategy = "karpenter",
         price_of: PriceOf = _zero,
         pods: PodIndex | None = None,
+        pacing: Pacing = "driftwave",
+        charge_wall_time: bool = False,
     ) -> None:
-        """``pods`` may be an index of the cluster's pods shared with other controllers."""
+        """``pods`` may be an index of the cluster's pods shared with other controllers;
+        ``pacing`` and ``charge_wall_time``: see the module docstring (raises
+        :class:`PacingError` for a pacing that does not exist)."""
         self.cluster = cluster
         self.clock = clock
         self.catalog = catalog
@@ -158,13 +200,40 @@ class DisruptionController:
         self._revisit: datetime | None = None
         self._unblocks: datetime | None = None
         """When a do-not-disrupt duration seen holding a node in the last pass runs out."""
+        self.charge_wall_time = charge_wall_time
+        """Charge each pass's measured wall time to the (virtual) clock: simulations only."""
+        self.charged = timedelta(0)
+        """The wall time charged to the clock so far."""
+        self.passes = 0
+        """Passes run so far (validations included)."""
+        self._busy_until: datetime | None = None
+        self._deferred: list[Command] = []
+        self._pacing: Pacing = "driftwave"
+        self.pacing = pacing
+
+    @property
+    def pacing(self) -> Pacing:
+        """``driftwave`` or ``karpenter`` (see the module docstring); set before :meth:`start`."""
+        return self._pacing
+
+    @pacing.setter
+    def pacing(self, value: str) -> None:
+        if value not in PACINGS:
+            raise PacingError(f"unknown pacing {value!r} (one of {', '.join(PACINGS)})")
+        if self._ticking and value != self._pacing:
+            raise PacingError("the pacing is set before the controller starts")
+        self._pacing = "karpenter" if value == "karpenter" else "driftwave"
+        self.drift.one_per_pass = value == "karpenter"
 
     def start(self) -> None:
-        """Poll every 10 s from now on."""
+        """Poll every 10 s from now on (Karpenter's pacing: its first pass runs at once)."""
         if self._ticking:
             return
         self._ticking = True
-        self.clock.call_at(self.clock.now() + POLL, self._tick)
+        if self._pacing == "karpenter":
+            self.clock.call_at(self.clock.now(), self._reconcile)
+        else:
+            self.clock.call_at(self.clock.now() + POLL, self._tick)
 
     def _wake(self) -> None:
         self.run()
@@ -175,12 +244,14 @@ class DisruptionController:
         self.start()
 
     def run(self) -> int:
-        """Passes until no method acts (or a validation is pending); return commands started."""
-        if not self.enabled:
+        """Driftwave's pacing: passes until no method acts (or a validation is pending); return
+        the commands started (charging wall time: decided; they start once the pass's time has
+        passed). Nothing under Karpenter's pacing, whose passes run on their own schedule."""
+        if not self.enabled or self._pacing == "karpenter" or self._busy_until is not None:
             return 0
-        if self._pending is not None:
-            return self._validate()
         now = self.clock.now()
+        if self._pending is not None:
+            return self._charged(self._validate) if now >= self._pending.due else 0
         revisits = [t for t in (self.consolidatable.next_change, self._revisit) if t is not None]
         if not self.dirty and not any(t <= now for t in revisits):
             return 0
@@ -189,14 +260,78 @@ class DisruptionController:
         self._revisit = None
         started = 0
         for _ in range(MAX_PASSES):
-            acted = self.pass_once()
+            acted = self._charged(self.pass_once)
             started += acted
-            if not acted or self._pending is not None:
+            if not acted or self._pending is not None or self._busy_until is not None:
                 break
+        self._after_passes()
+        return started
+
+    def _after_passes(self) -> None:
         self.waiting_on_pods = bool(self.drift.blocked)
         self._note_unschedulable()
-        self._plan_revisit()
-        return started
+        if self._pacing == "driftwave":
+            self._plan_revisit()
+
+    def _reconcile(self) -> None:
+        """Karpenter's pacing: one pass, as one reconcile of Karpenter's singleton controller;
+        the next (see :meth:`_requeue`) once this one's wall time has passed when charged."""
+        if self.enabled and self._pending is not None and self.clock.now() < self._pending.due:
+            self.clock.call_at(self._pending.due, self._reconcile)
+            return
+        if self.enabled and not all(c.status.provider_id for c in self.cluster.list(NodeClaim)):
+            self.clock.call_at(self.clock.now() + SYNC_WAIT, self._reconcile)
+            return
+        acted = 0
+        if self.enabled:
+            acted = self._charged(self._validate if self._pending is not None else self.pass_once)
+            self._after_passes()
+        if self._busy_until is None:
+            self._requeue(acted > 0)
+
+    def _requeue(self, acted: bool) -> None:
+        """Karpenter's requeue: at once after a pass that started a command, after the
+        validation period while a consolidation decision waits in it, else after the polling
+        period."""
+        if self._pending is not None:
+            self.clock.call_at(self._pending.due, self._reconcile)
+            return
+        self.clock.call_at(self.clock.now() + (IMMEDIATELY if acted else POLL), self._reconcile)
+
+    def _charged(self, decide: Callable[[], int]) -> int:
+        """Run one pass (``decide``); charging wall time, measure it, and hold the commands it
+        decides (and the controller) until that time has passed on the clock."""
+        self.passes += 1
+        if not self.charge_wall_time:
+            return decide()
+        began = time.perf_counter()
+        decided = decide()
+        spent = timedelta(seconds=time.perf_counter() - began)
+        self.charged += spent
+        self._busy_until = self.clock.now() + spent
+        self.clock.call_at(self._busy_until, self._resume)
+        return decided
+
+    def _resume(self) -> None:
+        """A charged pass's wall time has passed: start the commands it decided, then go on as
+        the pacing says (driftwave: run the passes asked for meanwhile, or the next one)."""
+        self._busy_until = None
+        commands, self._deferred = self._deferred, []
+        for command in commands:
+            self.queue.start(command)
+        if self._pacing == "karpenter":
+            self._requeue(bool(commands))
+            return
+        if commands:
+            self.dirty = True  # the pass acted: the next one runs at once
+        self.run()
+
+    def _issue(self, command: Command) -> None:
+        """Start ``command``, or hold it until the charged pass's wall time has passed."""
+        if self.charge_wall_time:
+            self._deferred.append(command)
+        else:
+            self.queue.start(command)
 
     def _plan_revisit(self) -> None:
         """When nothing changes, look again at the next budget window edge for blocked pools,
@@ -327,10 +462,11 @@ class DisruptionController:
                 continue
             if method.validate:
                 self._pending = _Pending(method, commands[0], self.clock.now() + VALIDATION)
-                self.clock.call_at(self._pending.due, self._wake)
+                if self._pacing == "driftwave":
+                    self.clock.call_at(self._pending.due, self._wake)
                 return 0
             for command in commands:
-                self.queue.start(command)
+                self._issue(command)
             return len(commands)
         return 0
 
@@ -366,7 +502,7 @@ class DisruptionController:
                 {"method": method.name},
             )
             return 0
-        self.queue.start(valid[0])
+        self._issue(valid[0])
         return 1
 
     def _note_unschedulable(self) -> None:

@@ -7,7 +7,9 @@ before the candidate is drained). No validation period: drift acts at once.
 
 Karpenter decides one command per pass and re-runs the pass at once after acting; driftwave
 decides every command the budgets allow in one pass, each simulated with the nodes of the
-earlier ones already gone, which reaches the same decisions with one cluster read. A NodePool
+earlier ones already gone, which reaches the same decisions with one cluster read.
+``one_per_pass`` (the disruption controller's ``karpenter`` pacing) decides as Karpenter does:
+the first candidate whose pods all find a place, and no other in the pass. A NodePool
 whose drift is halted (repeated replacement failures, see :mod:`agent.disruption.halts`) is
 skipped.
 """
@@ -38,8 +40,11 @@ class Drift:
         strategy: Strategy,
         halted: Callable[[str], bool],
         drifted: Callable[[NodeClaim], bool] | None = None,
+        one_per_pass: bool = False,
     ) -> None:
         self.strategy = strategy
+        self.one_per_pass = one_per_pass
+        """Decide at most one command per pass, as Karpenter does (see the module docstring)."""
         self.halted = halted
         self.drifted = drifted or (lambda claim: is_true(claim, "Drifted"))
         """Whether a NodeClaim's ``Drifted`` condition is True (the controller keeps an index)."""
@@ -66,7 +71,8 @@ class Drift:
     def compute_commands(
         self, budgets: dict[str, int], candidates: Sequence[Candidate], context: PassContext
     ) -> list[Command]:
-        """One command per candidate, as many as the budgets allow."""
+        """One command per candidate, as many as the budgets allow (one at most with
+        ``one_per_pass``)."""
         memo = context.snapshot.conditions
 
         def since(candidate: Candidate) -> str:
@@ -101,4 +107,6 @@ class Drift:
             spend(budgets, [candidate])
             context.busy.add(candidate.name)
             commit(context, result)
+            if self.one_per_pass:
+                break
         return commands

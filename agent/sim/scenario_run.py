@@ -14,6 +14,7 @@ from agent.api.manifests import Document, Finding, check_document, read_document
 from agent.api.scenario import Event, NetworkChange, Scenario, seconds
 from agent.clock import EPOCH
 from agent.cloud.simulated.network import SimulatedSecurityGroup, SimulatedSubnet
+from agent.disruption.controller import Pacing
 from agent.kube.port import AlreadyExists, NotFound
 from agent.scheduling.strategy import Strategy
 from agent.sim.scenario_check import ami as scenario_ami
@@ -53,9 +54,12 @@ def build_world(
     seed: int = 1,
     strategy: Strategy = "driftwave",
     act: bool = True,
+    pacing: Pacing = "driftwave",
+    charge_wall_time: bool = False,
 ) -> World:
     """The world a scenario starts in, with its objects created; the provisioner schedules
-    with ``strategy``; ``act=False`` makes a dry run (see :class:`World`)."""
+    with ``strategy``; ``act=False`` makes a dry run; ``pacing`` and ``charge_wall_time`` are
+    the disruption controller's (see :class:`World`)."""
     cluster = scenario.spec.cluster
     amis = catalog(scenario)
     start = scenario.spec.start_time()
@@ -68,6 +72,8 @@ def build_world(
         strategy=strategy,
         act=act,
         network=network(scenario),
+        pacing=pacing,
+        charge_wall_time=charge_wall_time,
     )
     for obj in objects:
         world.cluster.create(obj)

@@ -29,7 +29,7 @@ from agent.cloud.simulated.cloud import SimulatedCloud
 from agent.cloud.simulated.network import SimulatedNetwork
 from agent.cloud.simulated.records import BootedInstance
 from agent.controllers import Controllers
-from agent.disruption.controller import POLL
+from agent.disruption.controller import POLL, Pacing
 from agent.kube.pdb import owner_replicas
 from agent.kube.pdbindex import BudgetIndex
 from agent.kube.port import NotFound, WatchEvent
@@ -68,10 +68,17 @@ class World:
         strategy: Strategy = "driftwave",
         act: bool = True,
         network: SimulatedNetwork | None = None,
+        pacing: Pacing = "driftwave",
+        charge_wall_time: bool = False,
     ) -> None:
         """``act=False`` makes a dry run: drift is detected but nothing is disrupted or
         expired (the drift preview's mode). ``network`` is the simulated VPC (by default the
-        open one: a subnet per zone that every selector term matches)."""
+        open one: a subnet per zone that every selector term matches). ``pacing`` is the
+        disruption controller's (``driftwave``, or Karpenter's: one drift command per pass);
+        ``charge_wall_time`` charges each disruption pass's measured wall time to the virtual
+        clock, as a real controller spends it (off by default: a run's timeline then depends on
+        its inputs alone). See :mod:`agent.disruption.controller`; raises
+        :class:`~agent.disruption.controller.PacingError` for an unknown pacing."""
         self.clock = VirtualClock(start)
         self.start = start
         self.kubernetes_version = kubernetes_version
@@ -111,6 +118,8 @@ class World:
         self.expiration = self.controllers.expiration
         self.terminator = self.controllers.terminator
         self.disruption = self.controllers.disruption
+        self.disruption.pacing = pacing
+        self.disruption.charge_wall_time = charge_wall_time
         self.binder = Binder(self.cluster)
         self.cluster.watch(self._on_change)
         self.controllers.start()

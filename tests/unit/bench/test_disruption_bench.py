@@ -1,52 +1,123 @@
-"""The disruption benchmark simulates a drift to convergence and reports measured rows."""
+"""The disruption benchmark simulates a drift to convergence under both pacings and reports rows
+against a minimum made from the simulator's constants."""
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
+from typing import Any
 
 import pytest
 
-from bench.disruption import main, measure
+from agent.cloud.simulated import cloud as simulated_cloud
+from agent.disruption.controller import Pacing
+from agent.sim.world import World
+from bench import disruption
+from bench.disruption import BenchError, failed, main, measure, minimum_seconds
 
 KEYS = {
     "nodes",
     "pods",
+    "pacing",
     "ratio",
     "simulatedSeconds",
     "wallSeconds",
+    "cpuSeconds",
     "peakRssMB",
     "pdbViolations",
     "allowed",
-    "replacementSeconds",
     "minimumSeconds",
+    "minimumConstants",
     "provisionWallSeconds",
+    "chargedSeconds",
+    "passes",
+    "converged",
+    "stoppedBy",
 }
 
 
-def test_a_small_cluster_drifts_to_the_new_image_within_its_budget() -> None:
-    row = measure(20)
+@pytest.mark.parametrize("pacing", ["driftwave", "karpenter"])
+def test_a_small_cluster_drifts_to_the_new_image_within_its_budget(pacing: Pacing) -> None:
+    row = measure(10, pacing=pacing)
     assert set(row) >= KEYS
-    assert row["converged"] is True
-    assert (row["nodes"], row["pods"], row["allowed"]) == (20, 200, 2)
+    assert row["pacing"] == pacing
+    assert (row["converged"], row["stoppedBy"]) == (True, None)
+    assert (row["nodes"], row["pods"], row["allowed"]) == (10, 100, 1)
+    assert row["nodesReplaced"] == 10
     assert row["pendingPods"] == 0
     assert row["pdbViolations"] == 0
-    assert row["driftReplacements"] == 20
-    assert row["replacementSeconds"] > 0
-    assert row["minimumSeconds"] == 10 * row["replacementSeconds"]
-    assert row["ratio"] >= 1.0 - 1e-6
+    # ten rounds of boot (30 s) and readiness (10 s): the constants, not the run
+    assert row["minimumConstants"] == {"boot": 30.0, "ready": 10.0, "drain": 0.0, "terminate": 0.0}
+    assert row["minimumSeconds"] == 10 * 40.0
+    assert row["simulatedSeconds"] >= row["minimumSeconds"]
     assert row["ratio"] == pytest.approx(row["simulatedSeconds"] / row["minimumSeconds"], 1e-3)
+    assert row["passes"] > 0
+    assert 0 < row["chargedSeconds"] <= row["wallSeconds"]
     assert row["wallSeconds"] > 0
     assert row["provisionWallSeconds"] > 0
     assert row["peakRssMB"] > 0
 
 
-def test_each_size_runs_in_a_child_and_prints_a_json_row(
+def test_the_minimum_is_read_from_the_simulator_s_boot_latency(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert minimum_seconds(100, 10) == 10 * 40.0
+    slower = simulated_cloud.DEFAULT_BOOT_LATENCY + timedelta(seconds=20)
+    monkeypatch.setattr(simulated_cloud, "DEFAULT_BOOT_LATENCY", slower)
+    assert minimum_seconds(100, 10) == 10 * 60.0
+    assert minimum_seconds(95, 10) == 10 * 60.0  # ceil(95 / 10) rounds
+    with pytest.raises(BenchError, match="not"):  # the world would not run with it
+        disruption.build(2, "10%", None)
+
+
+def test_a_slower_run_does_not_move_the_minimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    built = disruption.build
+
+    def slow_kubelets(*args: Any) -> World:
+        world = built(*args)
+        world.kubelet.ready_after += timedelta(seconds=20)  # each replacement 20 s slower
+        return world
+
+    monkeypatch.setattr(disruption, "build", slow_kubelets)
+    row = measure(10)
+    assert row["converged"] is True
+    assert row["minimumSeconds"] == 10 * 40.0
+    assert row["simulatedSeconds"] >= 10 * 60.0
+    assert row["ratio"] >= 1.5
+
+
+def test_each_size_and_pacing_runs_in_a_child_and_prints_a_json_row(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["--sizes", "5", "--pdb", "none", "--json"]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
-    row = json.loads(line)
-    assert (row["nodes"], row["pods"], row["pdb"], row["converged"]) == (5, 50, None, True)
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [row["pacing"] for row in rows] == ["driftwave", "karpenter"]
+    for row in rows:
+        assert (row["nodes"], row["pods"], row["pdb"], row["converged"]) == (5, 50, None, True)
+
+
+def test_a_karpenter_run_stopped_by_its_wall_cap_is_reported_not_hidden(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--sizes", "20", "--pacings", "karpenter", "--karpenter-cap", "0.5"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "did not converge within wall cap 0.5 s" in out
+    assert " NO " in out
+
+
+def _row(**fields: Any) -> dict[str, Any]:
+    row = {"pacing": "driftwave", "converged": True, "stoppedBy": None, "pdbViolations": 0}
+    return {**row, **fields}
+
+
+def test_which_rows_fail_the_run() -> None:
+    assert not failed(_row())
+    assert failed(_row(pdbViolations=1))
+    assert failed(_row(converged=False, stoppedBy="simulated deadline 9600 s"))
+    assert failed(_row(pacing="karpenter", converged=False, stoppedBy="simulated deadline 1 s"))
+    assert not failed(_row(pacing="karpenter", converged=False, stoppedBy="wall cap 120 s"))
+    assert failed(_row(pacing="karpenter", pdbViolations=2, stoppedBy="wall cap 120 s"))
 
 
 @pytest.mark.parametrize(
@@ -58,6 +129,10 @@ def test_each_size_runs_in_a_child_and_prints_a_json_row(
         ["--pdb", "half"],
         ["--budget", "101%"],
         ["--budget", "none"],
+        ["--pacings", "fast"],
+        ["--pacings", "driftwave,"],
+        ["--karpenter-cap", "0"],
+        ["--karpenter-cap", "soon"],
         ["--nope"],
     ],
 )
