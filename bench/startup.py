@@ -1,0 +1,234 @@
+"""Startup benchmark: how long the ``driftwave`` command line takes to answer.
+
+Each command runs in a fresh Python process, ``--repeat`` times (7 by default) after one untimed
+warm-up run, and the median and fastest wall-clock times are reported. The reference is a bare
+``python -c pass`` on the same interpreter, measured in the same run, so the ratio says how much
+the command line adds to starting Python on this machine, whatever its speed.
+
+Commands and targets:
+  python -c pass                   the reference
+  driftwave --help                 within 8x the reference (the groups are listed, not loaded)
+  driftwave <group> --help         agent, fleet, rollout and db: measured, no target
+  driftwave validate examples/v1   within 0.5 s (reads and checks the v1 example manifests)
+
+An installed package runs from compiled bytecode (installers compile the modules), so the runs
+share a bytecode cache of their own (a temporary ``PYTHONPYCACHEPREFIX``, filled by the warm-up
+run), whether or not the environment asks Python not to write bytecode; ``--no-bytecode-cache``
+runs with the environment as it is (every module is then compiled from source at every start).
+The machine's load average before and after is printed, as a hint of the noise. Prints a table,
+or one JSON row per command with ``--json``; the exit code is 1 when a target is missed or a
+command fails. Run: ``python -m bench.startup``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.cli import Parser, working
+
+ROOT = Path(__file__).resolve().parents[1]
+HELP_FACTOR = 8.0
+"""``driftwave --help`` answers within this many times a bare ``python -c pass``."""
+VALIDATE_SECONDS = 0.5
+"""``driftwave validate examples/v1`` answers within this many seconds."""
+GROUPS = ("agent", "fleet", "rollout", "db")
+
+
+@dataclass(frozen=True)
+class Case:
+    """A command line to time, and its target (none, a factor of the reference, or seconds)."""
+
+    label: str
+    argv: tuple[str, ...]
+    factor: float | None = None
+    seconds: float | None = None
+
+    def target(self, reference: float) -> float | None:
+        """The target in seconds, given the reference's median (None: no target)."""
+        if self.factor is not None:
+            return self.factor * reference
+        return self.seconds
+
+    def describe(self) -> str:
+        """The target for people: ``8x``, ``0.5 s`` or ``-``."""
+        if self.factor is not None:
+            return f"{self.factor:g}x"
+        return "-" if self.seconds is None else f"{self.seconds:g} s"
+
+
+def driftwave() -> tuple[str, ...]:
+    """How to start ``driftwave``: its console script beside this interpreter, as installed,
+    else ``python -m driftwave``."""
+    script = Path(sys.executable).parent / "driftwave"
+    if script.exists():
+        return (str(script),)
+    return (sys.executable, "-m", "driftwave")
+
+
+def cases() -> list[Case]:
+    """The reference, then the commands timed against it."""
+    cli = driftwave()
+    return [
+        Case("python -c pass", (sys.executable, "-c", "pass")),
+        Case("driftwave --help", (*cli, "--help"), factor=HELP_FACTOR),
+        *(Case(f"driftwave {group} --help", (*cli, group, "--help")) for group in GROUPS),
+        Case(
+            "driftwave validate examples/v1",
+            (*cli, "validate", "examples/v1"),
+            seconds=VALIDATE_SECONDS,
+        ),
+    ]
+
+
+def timed(argv: Sequence[str], env: Mapping[str, str], repeat: int) -> tuple[list[float], int]:
+    """(wall-clock seconds of ``repeat`` runs after one untimed warm-up, the last exit code)."""
+    subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    samples: list[float] = []
+    code = 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        done = subprocess.run(
+            argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        samples.append(time.perf_counter() - start)
+        code = done.returncode
+    return samples, code
+
+
+def measure(
+    repeat: int, env: Mapping[str, str], say: Callable[[str], None] = lambda _: None
+) -> list[dict[str, Any]]:
+    """One row per command: median, min and max seconds, ratio to the reference, target, met."""
+    rows: list[dict[str, Any]] = []
+    reference = 0.0
+    for case in cases():
+        say(f"timing {case.label}")
+        samples, code = timed(case.argv, env, repeat)
+        median = statistics.median(samples)
+        reference = reference or median
+        target = case.target(reference)
+        rows.append(
+            {
+                "command": case.label,
+                "seconds": round(median, 4),
+                "min": round(min(samples), 4),
+                "max": round(max(samples), 4),
+                "runs": len(samples),
+                "ratio": round(median / reference, 2),
+                "target": case.describe(),
+                "targetSeconds": None if target is None else round(target, 4),
+                "met": None if target is None else median <= target,
+                "exitCode": code,
+            }
+        )
+    return rows
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Time the commands; the exit code is 1 when a target is missed or a command fails."""
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--repeat",
+        type=_positive,
+        default=7,
+        help="timed runs per command; the median is reported (default: 7)",
+    )
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="run with the environment as it is, without a bytecode cache of the bench's own",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON row per command")
+    args = parser.parse_args(argv)
+    env = dict(os.environ)
+    cache = None if args.no_bytecode_cache else tempfile.mkdtemp(prefix="startup-pycache-")
+    if cache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = cache
+    load_before = os.getloadavg()[0]
+    try:
+        with working("timing the command line") as say:
+            rows = measure(args.repeat, env, say)
+    finally:
+        if cache is not None:
+            shutil.rmtree(cache, ignore_errors=True)
+    load_after = os.getloadavg()[0]
+    for index, row in enumerate(rows):
+        _emit(row, args.json, index == 0)
+    if not args.json:
+        bytecode = "as the environment has it" if cache is None else "cached"
+        print(
+            f"load average {load_before:.2f} before, {load_after:.2f} after "
+            f"({os.cpu_count()} CPUs); bytecode {bytecode}"
+        )
+    failed = [r for r in rows if r["exitCode"] != 0]
+    missed = [r for r in rows if r["met"] is False]
+    for row in failed:
+        print(f"FAILED: {row['command']} exited {row['exitCode']}", file=sys.stderr)
+    for row in missed:
+        print(
+            f"MISSED: {row['command']} took {row['seconds']:.3f} s, target {row['target']} "
+            f"({row['targetSeconds']:.3f} s)",
+            file=sys.stderr,
+        )
+    return 1 if failed or missed else 0
+
+
+COLUMNS = (
+    ("command", "command", "{:32}"),
+    ("median s", "seconds", "{:>8.3f}"),
+    ("min s", "min", "{:>7.3f}"),
+    ("ratio", "ratio", "{:>6.1f}"),
+    ("target", "target", "{:>7}"),
+    ("met", "met", "{:>4}"),
+)
+
+
+def _header() -> str:
+    return " ".join(fmt.replace(".3f", "").replace(".1f", "").format(t) for t, _, fmt in COLUMNS)
+
+
+def _line(row: dict[str, Any]) -> str:
+    cells = []
+    for _, key, fmt in COLUMNS:
+        value = row[key]
+        if key == "met":
+            value = "-" if value is None else ("yes" if value else "no")
+        cells.append(fmt.format(value))
+    return " ".join(cells)
+
+
+def _emit(row: dict[str, Any], as_json: bool, first: bool) -> None:
+    if as_json:
+        print(json.dumps(row), flush=True)
+        return
+    if first:
+        print(_header())
+    print(_line(row), flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
