@@ -20,7 +20,6 @@ from agent.api.manifests import (
     read_documents,
 )
 from agent.api.scenario import Scenario
-from agent.sim.scenario_check import scenario_objects
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -110,6 +109,8 @@ def validate_paths(
             report.documents += 1
             obj, findings = check_document(doc, kinds, linters)
             if isinstance(obj, Scenario):  # what it starts with, and its events, as simulate
+                from agent.sim.scenario_check import scenario_objects  # the simulated cloud
+
                 findings += scenario_objects(path, doc, obj, linters)[1]
             for found in findings:  # a manifest file read by a scenario may be given too
                 if _where(found) not in seen:
