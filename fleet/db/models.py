@@ -190,6 +190,8 @@ class Step(Base):
     error: Mapped[str | None] = mapped_column(Text)
     span_id: Mapped[str | None] = mapped_column(String(SPAN_ID))
     rollback_state: Mapped[str | None] = mapped_column(String(STATE))
+    version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """Grows by one with every update (the scheduler re-reads only steps whose version moved)."""
     previous: Mapped[dict[str, Any] | None] = mapped_column(json_type(nullable=True))
     """What the wave replaced on the cluster, as the agent reported at apply: ``previous``
     {class: {amiSelectorTerms, amiFamily}}, ``kubernetesVersionBefore``, ``imagesBefore``."""

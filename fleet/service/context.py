@@ -71,6 +71,40 @@ def audit(
     )
 
 
+def audit_many(
+    uow: UnitOfWork,
+    at: datetime,
+    actor: str,
+    action: str,
+    objects: list[tuple[str, str]],
+    *,
+    rollout_id: str | None = None,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+) -> None:
+    """:func:`audit` for many objects that saw the same change, in one flush."""
+    if not objects:
+        return
+    span_trace, span_id = current_ids()
+    uow.audit.append_many(
+        [
+            {
+                "at": at,
+                "actor": actor,
+                "action": action,
+                "object_type": kind,
+                "object_id": oid,
+                "rollout_id": rollout_id,
+                "before": before,
+                "after": after,
+                "trace_id": span_trace,
+                "span_id": span_id,
+            }
+            for kind, oid in objects
+        ]
+    )
+
+
 def rollout_context(rollout: Any) -> Any:
     """The context whose current span is the rollout's root span (None before it has one), so
     a span started in it joins the rollout's trace."""

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from fleet.credentials import AccountAccess
-from fleet.db.errors import NotFound
+from fleet.db.repositories.steps import StepContext
 from fleet.domain.machine import RollbackState, RolloutState, StepState
-from fleet.domain.model import release_info
+from fleet.domain.model import ReleaseInfo
+from fleet.domain.release import Release
 from fleet.gateway import AgentTarget
 from fleet.service.context import FleetContext
-from fleet.service.load import release_of
+from fleet.service.load import ReleaseCache
 from fleet.service.views import derived_span_id
 
 
@@ -40,47 +43,61 @@ class StepSnapshot:
     """The step's last result (the wave document, with the fleet's notes)."""
 
 
-def load_snapshot(ctx: FleetContext, step_id: str) -> StepSnapshot | None:
+def load_snapshot(
+    ctx: FleetContext, step_id: str, releases: ReleaseCache | None = None
+) -> StepSnapshot | None:
     """What a run needs to know about a step (None when there is no such step)."""
+    return load_snapshots(ctx, [step_id], releases).get(step_id)
+
+
+def load_snapshots(
+    ctx: FleetContext, step_ids: Iterable[str], releases: ReleaseCache | None = None
+) -> dict[str, StepSnapshot]:
+    """The snapshots of the steps of ``step_ids`` that exist, by id, in one read: one query for
+    the steps (only the columns a run needs), and a release's spec only when ``releases`` has not
+    validated its digest before."""
+    cache = releases or ReleaseCache()
     with ctx.reading() as uow:
-        try:
-            step = uow.steps.get(step_id)
-        except NotFound:
-            return None
-        rollout = uow.rollouts.get(step.rollout_id)
-        release = release_of(rollout)
-        wave = uow.waves.get(step.wave_id)
-        info = release_info(release)
-        ring = next(r for r in info.rings if r.name == wave.ring)
-        cluster = step.cluster
-        target = info.target.as_dict()
-        request: dict[str, Any] = {
-            "target": {k: v for k, v in target.items() if k != "nodeClasses"},
-            "rollout": rollout.id,
-            "release": release.name,
+        contexts = uow.steps.contexts(step_ids)
+        parsed = {
+            c.release_digest: cache.get(
+                c.release_digest, partial(uow.releases.spec_of, c.release_id)
+            )
+            for c in contexts.values()
         }
-        if "nodeClasses" in target:
-            request["nodeClasses"] = target["nodeClasses"]
-        contacts = [t for t in (step.heartbeat_at, step.dispatched_at) if t is not None]
-        return StepSnapshot(
-            step_id=step.id,
-            rollout_id=rollout.id,
-            fleet=rollout.fleet.name,
-            rollout_state=RolloutState(rollout.state),
-            state=StepState(step.state),
-            rollback=RollbackState(step.rollback_state) if step.rollback_state else None,
-            target=AgentTarget(
-                cluster.name,
-                cluster.agent_endpoint,
-                cluster.credentials_ref or "",
-                AccountAccess(cluster.account.role_arn, cluster.account.external_id),
-            ),
-            request=request,
-            last_contact=max(contacts) if contacts else None,
-            started_at=step.started_at,
-            deadline=ring.gates.convergence_timeout,
-            trace_id=rollout.trace_id,
-            wave_span=wave.span_id or derived_span_id(wave.id),
-            previous=step.previous,
-            result=step.result,
-        )
+    return {sid: _snapshot(c, *parsed[c.release_digest]) for sid, c in contexts.items()}
+
+
+def _snapshot(c: StepContext, release: Release, info: ReleaseInfo) -> StepSnapshot:
+    ring = next(r for r in info.rings if r.name == c.ring)
+    target = info.target.as_dict()
+    request: dict[str, Any] = {
+        "target": {k: v for k, v in target.items() if k != "nodeClasses"},
+        "rollout": c.rollout_id,
+        "release": release.name,
+    }
+    if "nodeClasses" in target:
+        request["nodeClasses"] = target["nodeClasses"]
+    contacts = [t for t in (c.heartbeat_at, c.dispatched_at) if t is not None]
+    return StepSnapshot(
+        step_id=c.step_id,
+        rollout_id=c.rollout_id,
+        fleet=c.fleet,
+        rollout_state=RolloutState(c.rollout_state),
+        state=StepState(c.state),
+        rollback=RollbackState(c.rollback_state) if c.rollback_state else None,
+        target=AgentTarget(
+            c.cluster,
+            c.endpoint,
+            c.credentials_ref or "",
+            AccountAccess(c.role_arn, c.external_id),
+        ),
+        request=request,
+        last_contact=max(contacts) if contacts else None,
+        started_at=c.started_at,
+        deadline=ring.gates.convergence_timeout,
+        trace_id=c.trace_id,
+        wave_span=c.wave_span_id or derived_span_id(c.wave_id),
+        previous=c.previous,
+        result=c.result,
+    )

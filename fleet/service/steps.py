@@ -30,6 +30,7 @@ from opentelemetry.trace import SpanKind
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
 from fleet.gateway import AgentGateway, AgentRejected, AgentUnreachable, WaveUnknown
 from fleet.service.context import FleetContext
+from fleet.service.load import ReleaseCache
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.step_snapshot import StepSnapshot, load_snapshot
 from fleet.service.step_writes import StepWrites
@@ -69,10 +70,11 @@ class StepRunner:
         self.max_backoff = max_backoff
         self.settle_grace = settle_grace
         self.writes = StepWrites(ctx)
+        self.releases = ReleaseCache()
 
     def run(self, message: StepMessage) -> RunOutcome:
         """Do the next piece of work of ``message``'s step."""
-        snap = load_snapshot(self.ctx, message.step_id)
+        snap = load_snapshot(self.ctx, message.step_id, self.releases)
         if snap is None:
             return _done(f"step {message.step_id} does not exist")
         context = context_from_traceparent(message.traceparent)

@@ -56,6 +56,25 @@ class AuditRepository(Repository):
         self._session.flush()
         return entry
 
+    @boundary("appending audit records")
+    def append_many(self, records: list[dict[str, Any]]) -> None:
+        """Append ``records`` (each with :meth:`append`'s keyword arguments) in one flush."""
+        for record in records:
+            aware(record["at"], "at", f"appending audit record {record.get('action')}")
+            if not record.get("actor") or not record.get("action"):
+                raise InvalidInput("appending audit records", "actor/action", "must not be empty")
+        self._session.add_all(
+            AuditEntry(
+                **{
+                    **record,
+                    "before": None if record.get("before") is None else dict(record["before"]),
+                    "after": None if record.get("after") is None else dict(record["after"]),
+                }
+            )
+            for record in records
+        )
+        self._session.flush()
+
     @boundary("listing audit records")
     def list(
         self,

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import selectinload
 
 from fleet.db.errors import NotFound
 from fleet.db.models import Cluster, Fleet
@@ -31,7 +32,11 @@ class ClusterRepository(Repository):
     ) -> list[Cluster]:
         """Clusters (of ``fleet``, in ``ring``), active ones only unless ``include_removed``;
         ordered by fleet name, then cluster name."""
-        statement = select(Cluster).join(Fleet, Cluster.fleet_id == Fleet.id)
+        statement = (
+            select(Cluster)
+            .join(Fleet, Cluster.fleet_id == Fleet.id)
+            .options(selectinload(Cluster.fleet).defer(Fleet.spec))
+        )
         if fleet is not None:
             statement = statement.where(Fleet.name == fleet)
         if ring is not None:
@@ -48,6 +53,7 @@ class ClusterRepository(Repository):
             select(Cluster)
             .join(Fleet, Cluster.fleet_id == Fleet.id)
             .where(Fleet.name == fleet, Cluster.name == name)
+            .options(selectinload(Cluster.fleet).defer(Fleet.spec))
         )
         cluster = self._session.scalars(statement).one_or_none()
         if cluster is None or (cluster.removed_at is not None and not include_removed):

@@ -71,6 +71,16 @@ class ReleaseRepository(Repository):
             raise NotFound(f"reading release {name}: no such release")
         return release
 
+    @boundary("reading the spec of release #{release_id}")
+    def spec_of(self, release_id: int) -> dict[str, Any]:
+        """The stored spec of the release with this id; :class:`NotFound` if absent."""
+        spec = self._session.scalars(
+            select(Release.spec).where(Release.id == release_id)
+        ).one_or_none()
+        if spec is None:
+            raise NotFound(f"reading release #{release_id}: no such release")
+        return dict(spec)
+
     @boundary("listing releases")
     def list(self, fleet: str | None = None) -> list[Release]:
         """Releases (of ``fleet``), oldest first."""

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import selectinload
 
 from fleet.db.errors import AlreadyExists, InvalidInput, NotFound, StaleState
 from fleet.db.models import ID, Cluster, Fleet, Release, Rollout, Step, Wave
@@ -24,6 +25,13 @@ from fleet.db.translate import boundary
 
 ROLLOUT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 """Rollout ids: 1-128 letters, digits, ``.``, ``_``, ``-`` (they appear in URLs and step ids)."""
+
+WITHOUT_FLEET_SPEC = (
+    selectinload(Rollout.fleet).defer(Fleet.spec),
+    selectinload(Rollout.release).selectinload(Release.fleet).defer(Fleet.spec),
+)
+"""A rollout's fleet loaded without its spec (the whole manifest: megabytes for a large fleet);
+reading ``rollout.fleet.spec`` inside the unit of work still loads it."""
 
 INITIAL_ROLLOUT_STATE = "planned"
 INITIAL_WAVE_STATE = "pending"
@@ -185,7 +193,7 @@ class RolloutRepository(Repository):
     def find(self, rollout_id: str, *, for_update: bool = False) -> Rollout | None:
         """Rollout ``rollout_id`` or None; ``for_update`` locks its row until the unit of work
         ends (so no other process advances it meanwhile)."""
-        statement = select(Rollout).where(Rollout.id == rollout_id)
+        statement = select(Rollout).where(Rollout.id == rollout_id).options(*WITHOUT_FLEET_SPEC)
         return self._session.scalars(self._locking(statement, Rollout, for_update)).one_or_none()
 
     @boundary("reading rollout {rollout_id}")
@@ -207,7 +215,7 @@ class RolloutRepository(Repository):
         limit: int | None = None,
     ) -> list[Rollout]:
         """Rollouts, oldest first, filtered by state, fleet, release and activity."""
-        statement = select(Rollout)
+        statement = select(Rollout).options(*WITHOUT_FLEET_SPEC)
         if states is not None:
             statement = statement.where(Rollout.state.in_([str(s) for s in states]))
         if fleet is not None:

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import selectinload
 
 from fleet.db.errors import NotFound
-from fleet.db.models import Cluster, Step, Wave
+from fleet.db.models import Account, Cluster, Fleet, Release, Rollout, Step, Wave
 from fleet.db.repositories.base import Repository, aware, checked_fields, states_of
 from fleet.db.translate import boundary
 
@@ -37,6 +39,111 @@ UPDATABLE = frozenset(
 """Fields :meth:`StepRepository.transition` may set beside the state."""
 
 
+@dataclass(frozen=True)
+class StepContext:
+    """A step with what a worker needs to run it, read in one query: the step's own fields, its
+    wave's ring and span, its rollout's state and trace, its release's id and digest (the spec
+    itself is read only when the caller does not know that digest yet), and its cluster's agent."""
+
+    step_id: str
+    state: str
+    rollback_state: str | None
+    attempts: int
+    dispatched_at: datetime | None
+    heartbeat_at: datetime | None
+    started_at: datetime | None
+    previous: dict[str, Any] | None
+    result: dict[str, Any] | None
+    wave_id: str
+    ring: str
+    wave_span_id: str | None
+    rollout_id: str
+    rollout_state: str
+    trace_id: str | None
+    fleet: str
+    release_id: int
+    release_name: str
+    release_digest: str
+    cluster: str
+    endpoint: str
+    credentials_ref: str | None
+    role_arn: str
+    external_id: str | None
+
+
+_CONTEXT_COLUMNS = (
+    Step.id,
+    Step.state,
+    Step.rollback_state,
+    Step.attempts,
+    Step.dispatched_at,
+    Step.heartbeat_at,
+    Step.started_at,
+    Step.previous,
+    Step.result,
+    Wave.id,
+    Wave.ring,
+    Wave.span_id,
+    Rollout.id,
+    Rollout.state,
+    Rollout.trace_id,
+    Fleet.name,
+    Release.id,
+    Release.name,
+    Release.digest,
+    Cluster.name,
+    Cluster.agent_endpoint,
+    Cluster.credentials_ref,
+    Account.role_arn,
+    Account.external_id,
+)
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """A step as the scheduler reads it (columns only, no entity): its fields, its cluster's
+    name, removal and maintenance windows, and ``mark``, which changes whenever any of them
+    may have (the step's ``version`` and its cluster's ``updated_at``)."""
+
+    id: str
+    wave_id: str
+    state: str
+    rollback_state: str | None
+    attempts: int
+    dispatched_at: datetime | None
+    heartbeat_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    result: dict[str, Any] | None
+    error: str | None
+    cluster: str
+    removed_at: datetime | None
+    maintenance_windows: list[dict[str, Any]]
+    mark: tuple[int, datetime]
+
+
+_ROW_COLUMNS = (
+    Step.id,
+    Step.wave_id,
+    Step.state,
+    Step.rollback_state,
+    Step.attempts,
+    Step.dispatched_at,
+    Step.heartbeat_at,
+    Step.started_at,
+    Step.finished_at,
+    Step.result,
+    Step.error,
+    Cluster.name,
+    Cluster.removed_at,
+    Cluster.maintenance_windows,
+    Step.version,
+    Cluster.updated_at,
+)
+CHUNK = 1000
+"""Ids per ``IN (...)`` list."""
+
+
 class StepRepository(Repository):
     """The steps of rollouts (written by the workers and the scheduler)."""
 
@@ -52,6 +159,7 @@ class StepRepository(Repository):
         position, then cluster name."""
         statement = (
             select(Step)
+            .options(selectinload(Step.cluster).selectinload(Cluster.fleet).defer(Fleet.spec))
             .join(Wave, Step.wave_id == Wave.id)
             .join(Cluster, Step.cluster_id == Cluster.id)
             .where(Step.rollout_id == rollout_id)
@@ -70,6 +178,53 @@ class StepRepository(Repository):
         if step is None:
             raise NotFound(f"reading step {step_id}: no such step")
         return step
+
+    @boundary("reading the context of steps {step_ids}")
+    def contexts(self, step_ids: Iterable[str]) -> dict[str, StepContext]:
+        """The :class:`StepContext` of each of ``step_ids`` that exists, by id, in one query
+        (no entity loaded: only the columns a run needs)."""
+        wanted = sorted(set(step_ids))
+        if not wanted:
+            return {}
+        statement = (
+            select(*_CONTEXT_COLUMNS)
+            .join(Wave, Step.wave_id == Wave.id)
+            .join(Rollout, Step.rollout_id == Rollout.id)
+            .join(Release, Rollout.release_id == Release.id)
+            .join(Fleet, Rollout.fleet_id == Fleet.id)
+            .join(Cluster, Step.cluster_id == Cluster.id)
+            .join(Account, Cluster.account_id == Account.id)
+            .where(Step.id.in_(wanted))
+        )
+        rows = self._session.execute(statement)
+        return {row[0]: StepContext(*row) for row in rows}
+
+    @boundary("reading the versions of the steps of rollout {rollout_id}")
+    def marks(self, rollout_id: str) -> dict[str, tuple[int, datetime]]:
+        """Every step of ``rollout_id`` by id, with its :attr:`StepRow.mark` (two small
+        columns a row: what an incremental reader compares to know what to read again)."""
+        statement = (
+            select(Step.id, Step.version, Cluster.updated_at)
+            .join(Cluster, Step.cluster_id == Cluster.id)
+            .where(Step.rollout_id == rollout_id)
+        )
+        return {sid: (version, seen) for sid, version, seen in self._session.execute(statement)}
+
+    @boundary("reading steps of a rollout")
+    def rows(self, step_ids: Iterable[str]) -> builtins.list[StepRow]:
+        """The :class:`StepRow` of each of ``step_ids`` that exists (read by chunks of ids)."""
+        wanted = sorted(set(step_ids))
+        out: builtins.list[StepRow] = []
+        for start in range(0, len(wanted), CHUNK):
+            statement = (
+                select(*_ROW_COLUMNS)
+                .join(Cluster, Step.cluster_id == Cluster.id)
+                .where(Step.id.in_(wanted[start : start + CHUNK]))
+            )
+            for row in self._session.execute(statement):
+                values = tuple(row)
+                out.append(StepRow(*values[:-2], mark=(values[-2], values[-1])))  # type: ignore[misc]
+        return out
 
     @boundary("counting the steps of rollout {rollout_id}")
     def counts(self, rollout_id: str, *, wave_id: str | None = None) -> dict[str, int]:
@@ -114,8 +269,50 @@ class StepRepository(Repository):
         doing = f"moving step {step_id} to {to_state}"
         values = checked_fields(fields, UPDATABLE, doing)
         values["state"] = str(to_state)
+        values["version"] = Step.version + 1
         if count_attempt:
             values["attempts"] = Step.attempts + 1
         return self._conditional_update(Step, step_id, states_of(from_states, doing), values)
+
+    @boundary("moving steps to {to_state}")
+    def transition_many(
+        self, step_ids: Iterable[str], from_states: Iterable[str], to_state: str, **fields: Any
+    ) -> builtins.list[str]:
+        """:meth:`transition` for many steps, by chunks of ids (one ``UPDATE ... WHERE id IN
+        (...) AND state IN (...) RETURNING id`` each); the ids of the steps that moved."""
+        doing = f"moving steps to {to_state}"
+        values = checked_fields(fields, UPDATABLE, doing)
+        values["state"] = str(to_state)
+        values["version"] = Step.version + 1
+        states = states_of(from_states, doing)
+        return self._update_many(sorted(set(step_ids)), states, values)
+
+    @boundary("touching steps")
+    def touch_many(self, step_ids: Iterable[str], **fields: Any) -> builtins.list[str]:
+        """Set ``fields`` on the steps of ``step_ids`` whatever their state; the ids found."""
+        values = checked_fields(fields, UPDATABLE, "touching steps")
+        values["version"] = Step.version + 1
+        return self._update_many(sorted(set(step_ids)), None, values)
+
+    def _update_many(
+        self, ids: builtins.list[str], states: builtins.list[str] | None, values: dict[str, Any]
+    ) -> builtins.list[str]:
+        moved: builtins.list[str] = []
+        for start in range(0, len(ids), CHUNK):
+            chunk = ids[start : start + CHUNK]
+            statement = update(Step).where(Step.id.in_(chunk))
+            if states is not None:
+                statement = statement.where(Step.state.in_(states))
+            statement = (
+                statement.values(**values)
+                .returning(Step.id)
+                .execution_options(synchronize_session=False)
+            )
+            moved.extend(self._session.execute(statement).scalars())
+        for sid in moved:
+            loaded = self._session.identity_map.get(self._session.identity_key(Step, sid))
+            if loaded is not None:
+                self._session.expire(loaded)
+        return moved
 
     transition_step = transition
