@@ -1,9 +1,11 @@
 """Startup benchmark: how long the ``driftwave`` command line takes to answer.
 
 Each command runs in a fresh Python process, ``--repeat`` times (7 by default) after one untimed
-warm-up run, and the median and fastest wall-clock times are reported. The reference is a bare
-``python -c pass`` on the same interpreter, measured in the same run, so the ratio says how much
-the command line adds to starting Python on this machine, whatever its speed.
+warm-up run, and the median and fastest wall-clock times are reported, with the median CPU time
+(user and system), which other processes competing for the machine disturb less. The reference
+is a bare ``python -c pass`` on the same interpreter, measured in the same run, so the ratio
+(of the medians) says how much the command line adds to starting Python on this machine,
+whatever its speed.
 
 Commands and targets:
   python -c pass                   the reference
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -92,45 +95,68 @@ def cases() -> list[Case]:
     ]
 
 
-def timed(argv: Sequence[str], env: Mapping[str, str], repeat: int) -> tuple[list[float], int]:
-    """(wall-clock seconds of ``repeat`` runs after one untimed warm-up, the last exit code)."""
+@dataclass(frozen=True)
+class Runs:
+    """What the timed runs of one command took."""
+
+    wall: list[float]
+    """Wall-clock seconds of each run."""
+    cpu: list[float]
+    """CPU seconds (user and system) of each run: less sensitive than wall time to other
+    processes competing for the machine."""
+    code: int
+    """The exit code of the last run."""
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(argv: Sequence[str], env: Mapping[str, str], repeat: int) -> Runs:
+    """``repeat`` runs of ``argv`` after one untimed warm-up."""
     subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    samples: list[float] = []
+    wall: list[float] = []
+    cpu: list[float] = []
     code = 0
     for _ in range(repeat):
+        used = _children_cpu()
         start = time.perf_counter()
         done = subprocess.run(
             argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        samples.append(time.perf_counter() - start)
+        wall.append(time.perf_counter() - start)
+        cpu.append(_children_cpu() - used)
         code = done.returncode
-    return samples, code
+    return Runs(wall, cpu, code)
 
 
 def measure(
     repeat: int, env: Mapping[str, str], say: Callable[[str], None] = lambda _: None
 ) -> list[dict[str, Any]]:
-    """One row per command: median, min and max seconds, ratio to the reference, target, met."""
+    """One row per command: median, min and max wall-clock seconds, median CPU seconds, ratio
+    of the medians to the reference's, target, met."""
     rows: list[dict[str, Any]] = []
     reference = 0.0
     for case in cases():
         say(f"timing {case.label}")
-        samples, code = timed(case.argv, env, repeat)
-        median = statistics.median(samples)
+        runs = timed(case.argv, env, repeat)
+        median = statistics.median(runs.wall)
         reference = reference or median
         target = case.target(reference)
         rows.append(
             {
                 "command": case.label,
                 "seconds": round(median, 4),
-                "min": round(min(samples), 4),
-                "max": round(max(samples), 4),
-                "runs": len(samples),
+                "min": round(min(runs.wall), 4),
+                "max": round(max(runs.wall), 4),
+                "cpu": round(statistics.median(runs.cpu), 4),
+                "runs": len(runs.wall),
                 "ratio": round(median / reference, 2),
                 "target": case.describe(),
                 "targetSeconds": None if target is None else round(target, 4),
                 "met": None if target is None else median <= target,
-                "exitCode": code,
+                "exitCode": runs.code,
             }
         )
     return rows
@@ -201,6 +227,7 @@ COLUMNS = (
     ("command", "command", "{:32}"),
     ("median s", "seconds", "{:>8.3f}"),
     ("min s", "min", "{:>7.3f}"),
+    ("cpu s", "cpu", "{:>7.3f}"),
     ("ratio", "ratio", "{:>6.1f}"),
     ("target", "target", "{:>7}"),
     ("met", "met", "{:>4}"),
