@@ -50,7 +50,7 @@ from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.taints import untolerated
 from agent.scheduling.topology import Signature, Topology, TopologyGroup
-from agent.scheduling.typetable import BoolArray
+from agent.scheduling.typetable import BoolArray, TypeTable
 
 
 class OutOfTime(Exception):
@@ -130,6 +130,7 @@ class Scheduler:
         self.claims: list[NewClaim] = []
         self._vectors: dict[int, np.ndarray | None] = {}
         self._free_shapes: dict[int, bool] = {}
+        self._efficient_zones: dict[tuple[int, Requirement], BoolArray] = {}
         self._enforced_cache: dict[tuple[Signature, Attempt], list[TopologyGroup]] = {}
         resources = {pool.table.resources for pool in self.pools}
         if len(resources) > 1:
@@ -328,9 +329,8 @@ class Scheduler:
         allowed = self._zone_choices(pod.shape, attempt)
         if allowed is not None:
             names = {self._zone_names[int(z)] for z in allowed}
-            order = np.array(
-                [e for e in order if table.zones[int(zones[e])] in names], dtype=np.int64
-            )
+            in_names = np.array([z in names for z in table.zones], dtype=np.bool_)
+            order = order[in_names[zones[order]]]
         for entry in order[:4]:
             row, zone = int(rows[entry]), table.zones[int(zones[entry])]
             claim = NewClaim.open(pool)
@@ -376,7 +376,9 @@ class Scheduler:
         room = self._room[:count]
         if not (steer and self.quotas.steered(pod.shape)):
             room = self.quotas.free_room(room)  # a steered pod takes a quota's own room
-        usable = (room >= vector).all(axis=1)
+        usable = room[:, 0] >= vector[0]  # (room >= vector).all(axis=1), a column at a time
+        for j in range(1, len(vector)):
+            usable &= room[:, j] >= vector[j]
         for blocked in self._hostname_blocks(pod.shape, attempt, count):
             usable &= ~blocked
         zones = self._zone_choices(pod.shape, attempt)
@@ -406,16 +408,24 @@ class Scheduler:
             if not within.any():
                 return False
             fits, score = fits[within], score[within]
+        # the best claim first (the first of a stable sort by score), the rest in order only
+        # when it does not take the pod
+        best = int(np.argmin(score))
+        if self._join(int(fits[best]), pod, attempt):
+            return True
         order = fits[np.argsort(score, kind="stable")]
-        for index in order:
-            claim = self.claims[int(index)]
-            if self._try_claim(claim, pod, attempt) is None:
-                self._room[int(index)] = self._headroom(claim)
-                self._pin(claim, int(index))
-                self._count_hostnames(pod.shape, int(index))
-                self.quotas.use(int(index), pod.shape)
-                return True
-        return False
+        return any(self._join(int(index), pod, attempt) for index in order[1:])
+
+    def _join(self, index: int, pod: PodRef, attempt: Attempt) -> bool:
+        """Add the pod to planned claim ``index`` if it takes it (see :meth:`_best_fit`)."""
+        claim = self.claims[index]
+        if self._try_claim(claim, pod, attempt) is not None:
+            return False
+        self._room[index] = self._headroom(claim)
+        self._pin(claim, index)
+        self._count_hostnames(pod.shape, index)
+        self.quotas.use(index, pod.shape)
+        return True
 
     def _zone_choices(self, shape: PodShape, attempt: Attempt) -> np.ndarray | None:
         """The zones (indexes) the pod's zone-keyed topology allows right now, or None."""
@@ -631,12 +641,11 @@ class Scheduler:
         used = claim.used + vector
         table = pool.table
         mask = claim.limited(claim.mask & table.mask(pod_reqs.values()))
-        mask &= np.all(table.alloc >= used, axis=1)
+        mask &= table.holding(used)
         zone = merged.get("topology.kubernetes.io/zone")
-        mask &= np.isfinite(table.offering_price(zone, merged.get("karpenter.sh/capacity-type")))
+        mask &= table.available(zone, merged.get("karpenter.sh/capacity-type"))
         if claim.efficient is not None:
-            zones = np.array([zone.has(z) for z in table.zones], dtype=np.bool_)
-            mask &= claim.efficient[:, zones].any(axis=1)
+            mask &= self._efficient_in(claim.efficient, table, zone)
         if not mask.any():
             return _no_fit(merged, used, table.resources)
         short = min_values_unmet(merged, table, mask)
@@ -648,6 +657,17 @@ class Scheduler:
         claim.last = (id(shape), attempt)
         self._record(shape, merged)
         return None
+
+    def _efficient_in(self, efficient: BoolArray, table: TypeTable, zone: Requirement) -> BoolArray:
+        """The types ``efficient`` (types by zones) marks cost-efficient in a zone ``zone``
+        allows (cached per solve)."""
+        key = (id(efficient), zone)
+        cached = self._efficient_zones.get(key)
+        if cached is None:
+            zones = np.array([zone.has(z) for z in table.zones], dtype=np.bool_)
+            cached = np.asarray(efficient[:, zones].any(axis=1), dtype=np.bool_)
+            self._efficient_zones[key] = cached
+        return cached
 
     def _free(self, shape: PodShape) -> bool:
         """Whether no topology group concerns pods of ``shape`` (cached per solve)."""
@@ -661,7 +681,7 @@ class Scheduler:
         """Add a pod of the same shape and attempt as the claim's last one: taints,
         requirements and topology were checked then and cannot differ, only room can."""
         table, used = claim.pool.table, claim.used + vector
-        mask = claim.limited(claim.mask) & np.all(table.alloc >= used, axis=1)
+        mask = claim.limited(claim.mask) & table.holding(used)
         if not mask.any():
             return _no_fit(claim.requirements, used, table.resources)
         short = min_values_unmet(claim.requirements, table, mask)

@@ -80,6 +80,10 @@ class TypeTable:
             [[t.capacity.get(r, 0) for r in self.resources] for t in types], dtype=np.int64
         ).reshape(len(types), len(self.resources))
         """Per type, its capacity (what NodePool limits count, as Karpenter's do)."""
+        self._alloc_columns = tuple(
+            np.ascontiguousarray(self.alloc[:, j]) for j in range(len(self.resources))
+        )
+        """``alloc`` by resource, each contiguous (for :meth:`holding`)."""
         self.zones = tuple(zones)
         self.capacity_types = tuple(capacity_types)
         self.price: FloatArray = np.full(
@@ -107,6 +111,7 @@ class TypeTable:
             self._columns[key] = _LabelColumn(codes, values)
         self._mask_cache: dict[Requirement, BoolArray] = {}
         self._price_cache: dict[tuple[Requirement | None, Requirement | None], FloatArray] = {}
+        self._available_cache: dict[tuple[Requirement | None, Requirement | None], BoolArray] = {}
 
     def __len__(self) -> int:
         return len(self.types)
@@ -120,6 +125,17 @@ class TypeTable:
                 if at is None:
                     raise KeyError(f"no instance type offers resource {name!r}")
                 out[at] = amount
+        return out
+
+    def holding(self, used: IntArray) -> BoolArray:
+        """Types whose allocatable holds ``used`` in every resource (``alloc >= used`` in every
+        column; the same as ``np.all(alloc >= used, axis=1)``, one column at a time)."""
+        columns = self._alloc_columns
+        if not columns:
+            return np.ones(len(self.types), dtype=np.bool_)
+        out: BoolArray = np.greater_equal(columns[0], used[0])
+        for j in range(1, len(columns)):
+            out &= columns[j] >= used[j]
         return out
 
     def requirement_mask(self, requirement: Requirement) -> BoolArray:
@@ -188,6 +204,17 @@ class TypeTable:
         prices.setflags(write=False)
         self._price_cache[key] = prices
         return prices
+
+    def available(self, zone: Requirement | None, capacity_type: Requirement | None) -> BoolArray:
+        """Per type, whether an offering within the allowed zones and capacity types is
+        available (a finite :meth:`offering_price`); cached per requirement pair."""
+        key = (zone, capacity_type)
+        cached = self._available_cache.get(key)
+        if cached is None:
+            cached = np.isfinite(self.offering_price(zone, capacity_type))
+            cached.setflags(write=False)
+            self._available_cache[key] = cached
+        return cached
 
     def capacity_type_choice(
         self, row: int, zone: Requirement | None, capacity_type: Requirement | None
