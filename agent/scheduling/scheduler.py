@@ -26,6 +26,7 @@ the choices below differ from Karpenter, never the constraints a placement must 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -431,7 +432,7 @@ class Scheduler:
         """The zones (indexes) the pod's zone-keyed topology allows right now, or None."""
         allowed: set[str] | None = None
         pod_zones = shape.alternatives[attempt.alternative].get(ZONE_KEY)
-        anywhere = Requirement(ZONE_KEY, "Exists")
+        anywhere = _exists(ZONE_KEY)
         for group in self._enforced(shape, attempt):
             if group.key != ZONE_KEY:
                 continue
@@ -701,7 +702,7 @@ class Scheduler:
             if group.key in domains:
                 continue
             if group.key not in requirements:
-                requirement = Requirement(group.key, "Exists")
+                requirement = _exists(group.key)
             else:
                 requirement = requirements.get(group.key)
             if not requirement.complement:
@@ -718,6 +719,12 @@ class Scheduler:
             biggest = pool.table.capacity[claim.mask].max(axis=0)
             pool.remaining = pool.remaining - biggest
             claim.reserved = biggest
+
+
+@functools.cache
+def _exists(key: str) -> Requirement:
+    """``key Exists`` (requirements are immutable, so one per key is shared)."""
+    return Requirement(key, "Exists")
 
 
 def _no_fit(requirements: Requirements, used: np.ndarray, resources: Sequence[str]) -> str:
