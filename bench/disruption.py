@@ -63,7 +63,7 @@ Reported per run:
 
 A run stops at convergence or at its deadline: (ceil(N / allowed) + 6) x 10 simulated minutes
 for the driftwave pacing; for Karpenter's, N x 10 simulated minutes or ``--karpenter-cap``
-(default 120 s) of wall time in the drift phase, whichever comes first. A run stopped early is
+(default 180 s) of wall time in the drift phase, whichever comes first. A run stopped early is
 reported as not converged, with ``stoppedBy``, the simulated seconds reached and the nodes
 replaced by then (``nodesReplaced``).
 
@@ -110,7 +110,7 @@ OLD_AMI, NEW_AMI = "ami-0000000000000b001", "ami-0000000000000b002"
 PUBLISH_AFTER = timedelta(minutes=10)
 PROVISION_LIMIT = timedelta(hours=1)
 COMMAND_TIMEOUT = timedelta(minutes=10)
-KARPENTER_CAP = 120.0
+KARPENTER_CAP = 180.0
 """Wall seconds of drift phase after which a Karpenter-pacing run stops (``--karpenter-cap``)."""
 SCENARIO = Template("""\
 apiVersion: driftwave.io/v1alpha1
