@@ -33,8 +33,11 @@ Pacing (``pacing``) says when passes run and how much drift one pass decides:
   waits 1 s (Karpenter's cluster state is not synced then).
   A consolidation decision's validation period is waited out before the next pass, as Karpenter's
   pass waits in it. (Karpenter backs a pass that fails with an API error off exponentially; the
-  passes here do not fail, so that rule has no counterpart.) At scale its speed is bounded by
-  the cost of each pass: a snapshot of the cluster and one scheduling simulation per command.
+  passes here do not fail, so that rule has no counterpart.) Its speed is bounded by the cost of
+  each pass (a snapshot of the cluster, and a scheduling simulation per drifted node tried: every
+  one of them in a pass that finds nothing) and by Karpenter's rule that no candidate's pod may
+  count on an uninitialized node: a second command within a round usually waits, its pods being
+  placed on the replacement of the one before until that replacement initializes.
 
 ``charge_wall_time`` (simulations only: the clock is virtual) charges each pass's measured wall
 time to the clock, as a real controller spends it: the commands a pass decides start when its
