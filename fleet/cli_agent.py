@@ -87,17 +87,28 @@ def agent_simulate(
         raise typer.BadParameter(
             f"{until!r} is not a duration such as 30s or 10m", param_hint="--until"
         )
-    result = _scenario_result(lambda bar: simulate(scenario, until, seed, strategy.value, bar))
+    result = _scenario_result(
+        scenario, lambda bar: simulate(scenario, until, seed, strategy.value, bar)
+    )
     if as_json:
         print(sim_json(result))
     else:
         render(Console(highlight=False), result)
 
 
-def _scenario_result(run: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+def _scenario_result(scenario: Path, run: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
     """Run a scenario command with a progress bar of simulated time on stderr (when it is a
-    terminal); an invalid scenario or manifest prints its findings, exit 1."""
-    from agent.api.manifests import ManifestSyntaxError
+    terminal); an invalid scenario or manifest prints its findings, exit 1. A file that is not
+    YAML (or is over a YAML limit) is refused before the simulator loads."""
+    from agent.api.manifests import ManifestSyntaxError, read_documents
+
+    try:
+        if str(scenario) != "-":  # (a file named -: read once, by the scenario's loader)
+            read_documents(scenario)
+    except ManifestSyntaxError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from exc
+
     from agent.sim.heap import tune_for_large_simulations
     from agent.sim.scenario_run import ScenarioError
 
@@ -235,7 +246,7 @@ def agent_plan(
     from agent.cli.plan import plan as drift_plan
     from agent.cli.plan import render as render_plan
 
-    result = _scenario_result(lambda bar: drift_plan(scenario, seed, progress=bar))
+    result = _scenario_result(scenario, lambda bar: drift_plan(scenario, seed, progress=bar))
     if as_json:
         print(plan_json(result))
     else:

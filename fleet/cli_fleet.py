@@ -45,7 +45,6 @@ def fleet_apply(
     from fleet.domain.errors import ManifestError
     from fleet.domain.fleet import Fleet
     from fleet.domain.manifests import load_one
-    from fleet.service.fleets import apply_fleet
 
     try:
         loaded = load_one(file, Fleet)
@@ -55,6 +54,8 @@ def fleet_apply(
         raise typer.Exit(1) from exc
     for warning in loaded.warnings:
         print(str(warning), file=sys.stderr)
+    from fleet.service.fleets import apply_fleet  # the fleet's database, once the file is valid
+
     with fleet_context() as ctx:
         result = run(lambda: apply_fleet(ctx, loaded.obj, actor))
     if as_json:

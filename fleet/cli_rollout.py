@@ -106,13 +106,11 @@ def _now(at: str | None) -> datetime:
 def _load(fleet: Path | None, release: Path) -> tuple[Loaded[Release], FleetInfo, list[Finding]]:
     """Read the release and the fleet (its file, else the stored one); on any error print every
     finding and exit 1."""
-    from fleet.db.errors import NotFound
     from fleet.domain.errors import ManifestError
     from fleet.domain.fleet import Fleet
     from fleet.domain.manifests import load_one
     from fleet.domain.model import fleet_info
     from fleet.domain.release import Release
-    from fleet.service.fleets import stored_fleet
 
     findings: list[Finding] = []
     loaded_fleet: Loaded[Fleet] | None = None
@@ -131,6 +129,9 @@ def _load(fleet: Path | None, release: Path) -> tuple[Loaded[Release], FleetInfo
         raise typer.Exit(1)
     if loaded_fleet is not None:
         return loaded_release, fleet_info(loaded_fleet.obj), list(loaded_fleet.warnings)
+    from fleet.db.errors import NotFound
+    from fleet.service.fleets import stored_fleet
+
     name = loaded_release.obj.spec.fleet
     with fleet_context() as ctx:
         try:

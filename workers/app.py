@@ -12,6 +12,7 @@ from celery import Celery
 from workers.settings import BrokerSettings, WorkerSettings
 
 STEP_TASK = "driftwave.step"
+STEPS_TASK = "driftwave.steps"
 
 
 def broker_url(broker: BrokerSettings) -> str:

@@ -1,21 +1,25 @@
-"""The one Celery task: carry a (rollout, wave, cluster) step to the cluster's agent.
+"""The Celery tasks: carry (rollout, wave, cluster) steps to the clusters' agents.
 
-The task is thin: it hands the message to the fleet's step runner, which does one short piece of
-work (apply, observe, roll back) and says whether to look again later; the task then re-queues
-itself with that delay (``retry`` with a countdown) instead of holding a worker while a cluster
-drifts. Everything the runner does is idempotent, so a redelivered or repeated message is
-harmless: the agent knows the wave by id, and a step only moves forward from the state it is in.
+``driftwave.step`` carries one step message, ``driftwave.steps`` a batch of them (the scheduler
+sends a wave's messages in batches). Both are thin: they hand the messages to the fleet's step
+runner, which does one short piece of work per step (apply, observe, roll back) and says whether
+to look again later; the task then re-queues what needs another look with that delay (a batch
+per delay, rounded up to the second) instead of holding a worker while a cluster drifts.
+Everything the runner does is idempotent, so a redelivered or repeated message is harmless: the
+agent knows the wave by id, and a step only moves forward from the state it is in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from celery import Celery, Task
 
 from fleet.service.ports import StepMessage
-from workers.app import STEP_TASK
+from workers.app import STEP_TASK, STEPS_TASK
+from workers.dispatch import send_batch
 
 
 class Outcome(Protocol):
@@ -34,10 +38,25 @@ class Runner(Protocol):
         """Do the next piece of work of the step; never raises for agent or data problems."""
         ...
 
+    def run_many(self, messages: Sequence[StepMessage]) -> Sequence[tuple[StepMessage, Outcome]]:
+        """:meth:`run` for each message; each with its outcome."""
+        ...
+
 
 def register_tasks(app: Celery, runner: Callable[[], Runner]) -> Task:
-    """Register the step task on ``app``; ``runner`` gives this process's step runner (built
-    once per worker process, after the fork)."""
+    """Register the step tasks on ``app``; ``runner`` gives this process's step runner (built
+    once per worker process, after the fork). Returns the single-step task."""
+    queue = str(app.conf.task_default_queue)
+
+    @app.task(name=STEPS_TASK)  # type: ignore[untyped-decorator]
+    def steps(payloads: list[dict[str, Any]]) -> None:
+        messages = [StepMessage.from_dict(p) for p in payloads]
+        again: dict[int, list[StepMessage]] = {}
+        for message, outcome in runner().run_many(messages):
+            if outcome.again_after is not None:
+                again.setdefault(math.ceil(outcome.again_after), []).append(message)
+        for delay, later in sorted(again.items()):
+            send_batch(app, later, queue=queue, countdown=delay)
 
     @app.task(bind=True, name=STEP_TASK, max_retries=None)  # type: ignore[untyped-decorator]
     def step(self: Task, payload: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from pydantic import Field, field_validator, model_validator
 from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
 from agent.api.labels import dns_subdomain_problem
 from agent.api.selectors import AMISelectorTerm
+from agent.service.requests import check_one_target
 from fleet.domain.fields import (
     DnsLabel,
     Duration,
@@ -80,8 +81,6 @@ class Target(KubeModel):
 
     @model_validator(mode="after")
     def _one_target(self) -> Target:
-        from agent.service.requests import check_one_target  # the agent service loads the solver
-
         check_one_target(
             self.ami_selector_terms, self.kubernetes_version, "a release rolls out one target"
         )

@@ -3,6 +3,7 @@ agents' gateway): sending step messages to workers, and reading a gate's metrics
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -49,6 +50,12 @@ class StepDispatcher(Protocol):
         """Queue ``message`` for a worker. Delivery is at least once: a message may arrive
         twice, and the step runner makes that harmless. Raises :class:`DispatchFailed` when the
         broker cannot take it (the scheduler retries on its next tick)."""
+        ...
+
+    def dispatch_many(self, messages: Sequence[StepMessage]) -> int:
+        """Queue ``messages`` (a wave's worth at once: the adapter may carry several in one
+        broker message); how many the broker took. Never raises for a broker that refused some:
+        those are sent again once their steps stay silent."""
         ...
 
 

@@ -36,7 +36,7 @@ from fleet.service.context import FleetContext, audit, audit_many
 from fleet.service.gating import gate
 from fleet.service.joiners import include_added
 from fleet.service.load import ReleaseCache, StepViews, load_view
-from fleet.service.ports import DispatchFailed, MetricSource, StepDispatcher
+from fleet.service.ports import MetricSource, StepDispatcher
 from fleet.service.queue import promote_queued
 from fleet.service.views import (
     Decision,
@@ -205,14 +205,7 @@ class Scheduler:
             return {check.name: self.metrics.read(check) for check in checks}
 
     def _send(self, sends: list[Send]) -> int:
-        sent = 0
-        for send in sends:
-            try:
-                self.dispatcher.dispatch(send.message)
-                sent += 1
-            except DispatchFailed as exc:
-                log.warning("%s; it is sent again when the step stays silent", exc)
-        return sent
+        return self.dispatcher.dispatch_many([send.message for send in sends]) if sends else 0
 
     def _apply(
         self,

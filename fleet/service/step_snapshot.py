@@ -43,13 +43,6 @@ class StepSnapshot:
     """The step's last result (the wave document, with the fleet's notes)."""
 
 
-def load_snapshot(
-    ctx: FleetContext, step_id: str, releases: ReleaseCache | None = None
-) -> StepSnapshot | None:
-    """What a run needs to know about a step (None when there is no such step)."""
-    return load_snapshots(ctx, [step_id], releases).get(step_id)
-
-
 def load_snapshots(
     ctx: FleetContext, step_ids: Iterable[str], releases: ReleaseCache | None = None
 ) -> dict[str, StepSnapshot]:

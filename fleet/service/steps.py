@@ -20,22 +20,28 @@ looked at again for up to ``settle_grace`` before it fails the step.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from opentelemetry.trace import SpanKind
 
+from fleet.db.errors import DatabaseError
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
 from fleet.gateway import AgentGateway, AgentRejected, AgentUnreachable, WaveUnknown
 from fleet.service.context import FleetContext
 from fleet.service.load import ReleaseCache
 from fleet.service.ports import StepAction, StepMessage
-from fleet.service.step_snapshot import StepSnapshot, load_snapshot
+from fleet.service.step_snapshot import StepSnapshot, load_snapshots
 from fleet.service.step_writes import StepWrites
 from fleet.service.truth import judge, never_applied, record_of, rollback_body
 from fleet.telemetry import context_from_traceparent, parent_context
+
+RETRY_AFTER = 1.0
+"""Seconds before a step that met a temporary database error is looked at again."""
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -74,9 +80,36 @@ class StepRunner:
 
     def run(self, message: StepMessage) -> RunOutcome:
         """Do the next piece of work of ``message``'s step."""
-        snap = load_snapshot(self.ctx, message.step_id, self.releases)
-        if snap is None:
-            return _done(f"step {message.step_id} does not exist")
+        return self.run_many([message])[0][1]
+
+    def run_many(self, messages: Sequence[StepMessage]) -> list[tuple[StepMessage, RunOutcome]]:
+        """Do the next piece of work of each message's step, one after the other, the steps
+        read in one query. A temporary database error (a lock timeout, a lost connection) on
+        one step says to look at it again in a second; any other error of one step is logged
+        and leaves that step to the scheduler's redispatch, without stopping the others."""
+        try:
+            snaps = load_snapshots(self.ctx, [m.step_id for m in messages], self.releases)
+        except DatabaseError as exc:
+            if not exc.temporary:
+                raise
+            return [(m, RunOutcome(RETRY_AFTER, f"database busy: {exc}")) for m in messages]
+        out: list[tuple[StepMessage, RunOutcome]] = []
+        for message in messages:
+            snap = snaps.get(message.step_id)
+            if snap is None:
+                out.append((message, _done(f"step {message.step_id} does not exist")))
+                continue
+            try:
+                out.append((message, self._traced(message, snap)))
+            except DatabaseError as exc:
+                if not exc.temporary:
+                    log.exception("step %s (%s) failed", message.step_id, message.action)
+                    out.append((message, _done(f"error: {exc}")))
+                else:
+                    out.append((message, RunOutcome(RETRY_AFTER, f"database busy: {exc}")))
+        return out
+
+    def _traced(self, message: StepMessage, snap: StepSnapshot) -> RunOutcome:
         context = context_from_traceparent(message.traceparent)
         if context is None and snap.trace_id:
             context = parent_context(snap.trace_id, snap.wave_span)

@@ -8,7 +8,7 @@ due, as workers would. Nothing sleeps.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -48,6 +48,12 @@ class ListBroker:
         for _ in range(self.copies):
             self.queue.append((self.now(), message))
         self.sent.append(message)
+
+    def dispatch_many(self, messages: Sequence[StepMessage]) -> int:
+        """Queue each of ``messages`` (see :meth:`dispatch`)."""
+        for message in messages:
+            self.dispatch(message)
+        return len(messages)
 
 
 @dataclass
