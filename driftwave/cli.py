@@ -88,14 +88,13 @@ def validate(files: FilesArg, as_json: JsonOpt = False) -> None:
 
     Example: driftwave validate examples/v1
     """
-    from agent.api.kinds import agent_kinds
     from agent.api.lint import lint
     from agent.cli.validate import validate_paths
-    from fleet.domain.lint import fleet_lint
-    from fleet.domain.manifests import fleet_kinds
+    from driftwave.kinds import Kinds
 
     _existing(files, "FILES")
-    report = validate_paths(files, {**agent_kinds(), **fleet_kinds()}, (lint, fleet_lint))
+    kinds = Kinds()
+    report = validate_paths(files, kinds, (lint, kinds.fleet_lint))
     if as_json:
         print(report.as_json())
     else:

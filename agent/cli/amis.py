@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.manifests import KARPENTER_KINDS, check_document, read_documents
@@ -26,10 +26,10 @@ from agent.cloud.amiresolve import (
     term_images,
 )
 from agent.cloud.amirules import ImageMatch, image_requirements, newest_per_requirements
-from agent.cloud.aws.amis import AWSImages
-from agent.cloud.aws.controlplane import ControlPlaneError, EKSControlPlane
-from agent.cloud.aws.errors import AWSError
-from agent.cloud.aws.session import AWSClients, AWSConfig
+
+if TYPE_CHECKING:
+    from agent.cloud.aws.amis import AWSImages
+    from agent.cloud.aws.session import AWSClients
 
 
 class AmisError(Exception):
@@ -76,6 +76,12 @@ def nodeclasses(path: Path) -> list[EC2NodeClass]:
 def report(request: AmisRequest) -> dict[str, Any]:
     """The images per node class (module docstring); raises AmisError."""
     classes = nodeclasses(request.path)
+    # Imported once the file is read: a bad file is refused without loading the AWS SDK.
+    from agent.cloud.aws.amis import AWSImages
+    from agent.cloud.aws.controlplane import ControlPlaneError
+    from agent.cloud.aws.errors import AWSError
+    from agent.cloud.aws.session import AWSClients, AWSConfig
+
     clients = AWSClients(AWSConfig(region=request.region, profile=request.profile))
     try:
         version = request.kubernetes_version or _cluster_version(clients, request.cluster_name)
@@ -96,6 +102,8 @@ def _cluster_version(clients: AWSClients, cluster_name: str | None) -> str:
                 "DRIFTWAVE_CLUSTER_NAME to read the EKS cluster's version)"
             ]
         )
+    from agent.cloud.aws.controlplane import EKSControlPlane
+
     return EKSControlPlane(clients, cluster_name, SystemClock()).version()
 
 

@@ -9,20 +9,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
-from agent.disruption.preview import drift_preview
-from agent.scheduling.strategy import Strategy
-from agent.sim.scenario_run import (
-    Progress,
-    build_world,
-    last_event_seconds,
-    load_scenario,
-    run,
-)
+if TYPE_CHECKING:
+    from agent.scheduling.strategy import Strategy
+    from agent.sim.scenario_run import Progress
 
 
 def plan(
@@ -32,6 +26,10 @@ def plan(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The preview for the scenario at ``path``; raises ScenarioError like ``simulate``."""
+    # Imported here: the simulator (and the scheduler's solver) loads only for a preview.
+    from agent.disruption.preview import drift_preview
+    from agent.sim.scenario_run import build_world, last_event_seconds, load_scenario, run
+
     scenario, objects = load_scenario(path)
     world = build_world(scenario, objects, seed=seed, strategy=strategy, act=False)
     at = last_event_seconds(scenario)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
-from agent.api.scenario import seconds
-from agent.scheduling.strategy import Strategy
-from agent.sim.report import report
-from agent.sim.scenario_run import Progress, build_world, load_scenario, run
+if TYPE_CHECKING:
+    from agent.scheduling.strategy import Strategy
+    from agent.sim.scenario_run import Progress
 
 
 def simulate(
@@ -23,6 +22,11 @@ def simulate(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run the scenario at ``path``; raises ScenarioError (or ManifestSyntaxError/OSError)."""
+    # Imported here: the simulator (and the scheduler's solver) loads only for a simulation.
+    from agent.api.scenario import seconds
+    from agent.sim.report import report
+    from agent.sim.scenario_run import build_world, load_scenario, run
+
     scenario, objects = load_scenario(path)
     world = build_world(scenario, objects, seed=seed, strategy=strategy)
     run(world, scenario, seconds(until) if until else None, progress)

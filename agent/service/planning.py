@@ -20,9 +20,6 @@ from agent.api.labels import NODEPOOL_LABEL
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodeclass_status import ResolvedAMI
 from agent.cloud.amirules import first_fitting_image
-from agent.disruption.controller import pool_nodes
-from agent.disruption.preview import _waves as budget_waves
-from agent.disruption.preview import drift_preview
 from agent.service.requests import PlanRequest, canonical, parse_request
 from agent.service.runtime import AgentRuntime
 from agent.service.status import images_of, rfc3339
@@ -31,6 +28,10 @@ from agent.service.targets import Resolution, covers_every_class, resolve_target
 
 def plan(world: AgentRuntime, request: Any) -> dict[str, Any]:
     """The plan for ``request`` (see the module docstring); raises InvalidRequest."""
+    from agent.disruption.controller import pool_nodes
+    from agent.disruption.preview import _waves as budget_waves
+    from agent.disruption.preview import drift_preview
+
     doing = "planning"
     parsed = parse_request(PlanRequest, request, doing)
     step = world.replace_seconds()

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclass_status import ResolvedAMI
 from agent.clock import Clock
-from agent.disruption.controller import DisruptionController
 from agent.kube.port import Cluster
+
+if TYPE_CHECKING:
+    from agent.disruption.controller import DisruptionController
 
 Listener = Callable[[str, str, str, dict[str, Any]], None]
 """What an event listener is called with: kind, object, reason, details."""

@@ -30,6 +30,7 @@ def test_one_run_of_each_command_reports_measured_seconds(
         assert row["runs"] == 1
         assert isinstance(row["seconds"], float)
         assert 0 < row["min"] <= row["seconds"] <= row["max"]
+        assert row["cpu"] > 0
         assert row["ratio"] > 0
     assert rows[0]["ratio"] == 1.0
     targets = {r["command"]: r["target"] for r in rows if r["met"] is not None}

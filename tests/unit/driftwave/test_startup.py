@@ -1,5 +1,6 @@
 """``driftwave`` answers at once: its help, a group's and a command's load none of the heavy
-libraries the commands run with, and every group and command is still listed as before."""
+libraries the commands run with, ``validate`` loads only the manifest models, and every group
+and command is still listed as before."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import typer
 from typer.testing import CliRunner
 
 from driftwave.cli import Driftwave, app
+from driftwave.kinds import FLEET_KINDS, Kinds
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -159,3 +161,27 @@ def test_a_mistyped_group_is_suggested_and_exits_1() -> None:
     result = runner.invoke(app, ["fleeet"], env={"COLUMNS": "120"})
     assert result.exit_code == 1
     assert "Did you mean 'fleet'?" in result.output
+
+
+def test_validate_loads_only_the_manifest_models() -> None:
+    argv = ["validate", "examples/v1"]
+    ((code, modules),) = _loaded([argv]).values()
+    assert code == 0
+    allowed = ("ruamel", "yaml", "agent.api", "agent.cloud")  # the models and their YAML
+    heavy = [m for m in _heavy(modules) if not m.startswith(allowed)]
+    assert not heavy, f"validate imported {sorted({m.split('.')[0] for m in heavy})}: {heavy[:20]}"
+
+
+def test_the_kinds_validate_checks_are_the_agents_and_the_fleets() -> None:
+    from agent.api.kinds import agent_kinds
+    from fleet.domain.manifests import fleet_kinds
+
+    kinds = Kinds()
+    assert set(FLEET_KINDS) == set(fleet_kinds())
+    assert len(kinds) == len({**agent_kinds(), **fleet_kinds()})
+    assert set(kinds) == set({**agent_kinds(), **fleet_kinds()})
+    assert ("driftwave.io/v1alpha1", "Fleet") in kinds
+    assert ("driftwave.io/v1alpha1", "Flet") not in kinds
+    assert not kinds.fleet_loaded
+    assert dict(kinds) == {**agent_kinds(), **fleet_kinds()}
+    assert kinds.fleet_loaded

@@ -1,0 +1,57 @@
+"""Every manifest kind ``driftwave validate`` checks: the agent's and the fleet's (Fleet and
+Release), the fleet's models imported only when a document is one of them.
+
+Most files checked are Karpenter's and Kubernetes' manifests; the fleet's models (and their
+linter) then need not load. :data:`FLEET_KINDS` names the fleet's kinds by (apiVersion, kind),
+so an unknown kind's message still lists them; a unit test checks it against
+:func:`fleet.domain.manifests.fleet_kinds`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from agent.api.base import KubeModel
+from agent.api.kinds import agent_kinds
+from agent.api.lint import LintWarning
+from agent.api.manifests import KindKey
+
+FLEET_API_VERSION = "driftwave.io/v1alpha1"
+FLEET_KINDS: tuple[KindKey, ...] = ((FLEET_API_VERSION, "Fleet"), (FLEET_API_VERSION, "Release"))
+"""The kinds :func:`fleet.domain.manifests.fleet_kinds` maps."""
+
+
+class Kinds(Mapping[KindKey, type[KubeModel]]):
+    """The agent's kinds and the fleet's (which take precedence, as in ``{**agent, **fleet}``),
+    mapped to their models; the fleet's models load at the first look-up of one of them."""
+
+    def __init__(self) -> None:
+        self.agent = agent_kinds()
+        self.fleet_loaded = False
+
+    def __getitem__(self, key: KindKey) -> type[KubeModel]:
+        if key in FLEET_KINDS:
+            from fleet.domain.manifests import fleet_kinds
+
+            self.fleet_loaded = True
+            return fleet_kinds()[key]
+        return self.agent[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in FLEET_KINDS or key in self.agent
+
+    def __iter__(self) -> Iterator[KindKey]:
+        yield from (key for key in self.agent if key not in FLEET_KINDS)
+        yield from FLEET_KINDS
+
+    def __len__(self) -> int:
+        return len(self.agent.keys() | set(FLEET_KINDS))
+
+    def fleet_lint(self, obj: KubeModel) -> Iterator[LintWarning]:
+        """The fleet linter's warnings for ``obj``: none before a fleet model was looked up (only
+        a Fleet or a Release, which only a look-up here makes, has any)."""
+        if not self.fleet_loaded:
+            return
+        from fleet.domain.lint import fleet_lint
+
+        yield from fleet_lint(obj)
