@@ -57,17 +57,21 @@ def audit(
 ) -> None:
     """Append an audit row, stamped with the current span (or ``trace_id`` outside one)."""
     span_trace, span_id = current_ids()
-    uow.audit.append(
-        at=at,
-        actor=actor,
-        action=action,
-        object_type=obj[0],
-        object_id=obj[1],
-        rollout_id=rollout_id,
-        before=before,
-        after=after,
-        trace_id=span_trace or trace_id,
-        span_id=span_id,
+    uow.audit.append_many(
+        [
+            {
+                "at": at,
+                "actor": actor,
+                "action": action,
+                "object_type": obj[0],
+                "object_id": obj[1],
+                "rollout_id": rollout_id,
+                "before": before,
+                "after": after,
+                "trace_id": span_trace or trace_id,
+                "span_id": span_id,
+            }
+        ]
     )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 
 from fleet.db.errors import InvalidInput
 from fleet.db.models import AuditEntry
@@ -58,22 +58,26 @@ class AuditRepository(Repository):
 
     @boundary("appending audit records")
     def append_many(self, records: list[dict[str, Any]]) -> None:
-        """Append ``records`` (each with :meth:`append`'s keyword arguments) in one flush."""
+        """Append ``records`` (each with :meth:`append`'s keyword arguments) in one statement."""
         for record in records:
             aware(record["at"], "at", f"appending audit record {record.get('action')}")
             if not record.get("actor") or not record.get("action"):
                 raise InvalidInput("appending audit records", "actor/action", "must not be empty")
-        self._session.add_all(
-            AuditEntry(
-                **{
-                    **record,
-                    "before": None if record.get("before") is None else dict(record["before"]),
-                    "after": None if record.get("after") is None else dict(record["after"]),
-                }
-            )
+        rows = [
+            {
+                "rollout_id": None,
+                "trace_id": None,
+                "span_id": None,
+                **record,
+                "before": None if record.get("before") is None else dict(record["before"]),
+                "after": None if record.get("after") is None else dict(record["after"]),
+            }
             for record in records
-        )
+        ]
+        # a plain INSERT (one statement for them all), not entities the session would track
         self._session.flush()
+        table: Any = AuditEntry.__table__
+        self._session.connection().execute(insert(table), rows)
 
     @boundary("listing audit records")
     def list(

@@ -87,14 +87,14 @@ class Repository:
         values: dict[str, Any],
     ) -> bool:
         """One ``UPDATE ... WHERE id = key AND state IN from_states``; True when a row matched."""
-        table: Any = entity
+        table: Any = entity.__table__
         statement = (
-            update(entity)
-            .where(table.id == key, table.state.in_(from_states))
-            .values(**values)
-            .execution_options(synchronize_session="fetch")
+            update(table).where(table.c.id == key, table.c.state.in_(from_states)).values(**values)
         )
-        result: Any = self._session.execute(statement)
+        # a plain UPDATE on the session's connection (after flushing pending changes): no ORM
+        # bulk-update machinery; an entity of the row already loaded is refreshed below
+        self._session.flush()
+        result: Any = self._session.connection().execute(statement)
         matched = int(result.rowcount) == 1
         loaded = self._session.identity_map.get(self._session.identity_key(entity, key))
         if matched and loaded is not None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import selectinload
 
 from fleet.db.errors import NotFound
@@ -72,13 +72,33 @@ class ClusterRepository(Repository):
     @boundary("recording the status of cluster {name} of fleet {fleet}")
     def record_status(
         self, fleet: str, name: str, status: Mapping[str, Any], seen_at: datetime
-    ) -> Cluster:
+    ) -> bool:
         """Store ``status`` (what the cluster's agent reported) as its last status, seen at
-        ``seen_at``; a status older than the one stored is ignored."""
+        ``seen_at``, in one guarded UPDATE; a status older than the one stored is ignored.
+        True when stored; :class:`NotFound` when the fleet has no such cluster."""
         aware(seen_at, "seen_at", f"recording the status of cluster {name} of fleet {fleet}")
-        cluster = self.get(fleet, name, include_removed=True)
-        if cluster.last_seen_at is None or cluster.last_seen_at <= seen_at:
-            cluster.last_status = dict(status)
-            cluster.last_seen_at = seen_at
-            self._session.flush()
-        return cluster
+        table: Any = Cluster.__table__
+        owner = select(Fleet.id).where(Fleet.name == fleet).scalar_subquery()
+        match = (table.c.fleet_id == owner, table.c.name == name)
+        newer = or_(table.c.last_seen_at.is_(None), table.c.last_seen_at <= seen_at)
+        self._session.flush()
+        stored = (
+            self._session.connection()
+            .execute(
+                update(table)
+                .where(*match, newer)
+                .values(last_status=dict(status), last_seen_at=seen_at)
+                .returning(table.c.id)
+            )
+            .scalar_one_or_none()
+        )
+        if stored is not None:
+            known = self._session.identity_map.get(self._session.identity_key(Cluster, stored))
+            if known is not None:
+                self._session.expire(known)
+            return True
+        if self._session.scalars(select(Cluster.id).where(*match)).one_or_none() is None:
+            raise NotFound(
+                f"recording the status of cluster {name} of fleet {fleet}: no such cluster"
+            )
+        return False
