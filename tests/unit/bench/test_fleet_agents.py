@@ -1,0 +1,53 @@
+"""The lightweight clusters of the fleet benchmark answer with the agent's own documents."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent.service.documents import StatusDocument, WaveDocument
+from bench.fleet_agents import OLD_IMAGE, LightAgents, image_of
+
+TARGET = {"amiSelectorTerms": [{"alias": "al2023@v20251216"}]}
+
+
+def _call(agents: LightAgents, method: str, path: str, body: object = None) -> tuple[int, Any]:
+    raw = json.dumps(body).encode() if body is not None else b""
+    status, answer = agents.handle(method, path, "Bearer t", raw)
+    return status, answer
+
+
+def test_status_and_waves_are_the_agents_documents_and_a_wave_converges_at_once() -> None:
+    agents = LightAgents("t", nodes=7)
+    status, before = _call(agents, "GET", "/c/dev-1/v1/status")
+    assert status == 200
+    StatusDocument.model_validate(before)
+    assert before["nodesByImage"] == {OLD_IMAGE: 7}
+    status, wave = _call(agents, "PUT", "/c/dev-1/v1/waves/w1", {"target": TARGET, "rollout": "r"})
+    assert status == 200
+    WaveDocument.model_validate(wave)
+    assert wave["phase"] == "converged"
+    assert wave["observed"]["holds"] is True
+    assert wave["imagesBefore"] == [OLD_IMAGE]
+    _, after = _call(agents, "GET", "/c/dev-1/v1/status")
+    assert after["nodesByImage"] == {image_of(TARGET["amiSelectorTerms"]): 7}
+    again = _call(agents, "PUT", "/c/dev-1/v1/waves/w1", {"target": TARGET})[1]
+    assert again["history"] == wave["history"]  # applying twice applies nothing twice
+
+
+def test_a_rollback_restores_the_previous_selection() -> None:
+    agents = LightAgents("t", nodes=3)
+    _call(agents, "PUT", "/c/a/v1/waves/w1", {"target": TARGET})
+    status, rolled = _call(agents, "POST", "/c/a/v1/waves/w1/rollback")
+    assert status == 200
+    WaveDocument.model_validate(rolled)
+    assert rolled["phase"] == "rolled-back"
+    assert rolled["observed"]["expected"] == "previous"
+    assert _call(agents, "GET", "/c/a/v1/status")[1]["nodesByImage"] == {OLD_IMAGE: 3}
+
+
+def test_unknown_waves_routes_and_tokens_are_refused() -> None:
+    agents = LightAgents("t", nodes=1)
+    assert _call(agents, "GET", "/c/a/v1/waves/nope")[0] == 404
+    assert _call(agents, "GET", "/elsewhere")[0] == 404
+    assert agents.handle("GET", "/c/a/v1/status", "Bearer wrong", b"")[0] == 401
