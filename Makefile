@@ -18,8 +18,8 @@ $(STAMP): requirements.lock pyproject.toml
 		> $(VENV)/uv-requirement.txt
 	@$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes \
 		-r $(VENV)/uv-requirement.txt
-	$(UV) pip sync --quiet --python $(PY) --require-hashes requirements.lock
-	$(UV) pip install --quiet --python $(PY) --no-deps -e .
+	$(UV) pip sync --quiet --compile-bytecode --python $(PY) --require-hashes requirements.lock
+	$(UV) pip install --quiet --compile-bytecode --python $(PY) --no-deps -e .
 	@touch $(STAMP)
 
 demo: install
@@ -40,10 +40,10 @@ pytest: install tools
 
 test: lint typecheck contracts pytest
 
-bench: install
-	$(PY) -m bench.manifests
-	$(PY) -m bench.scheduling
-	$(PY) -m bench.disruption
+# Every benchmark (startup, manifests, scheduling beside Karpenter's own, disruption, fleet);
+# the fleet benchmark runs against PostgreSQL and Redis, started as for the tests.
+bench: install tools
+	@eval "$$(bash .ci/services start)" && $(PY) -m bench
 
 schemas: install
 	$(PY) -c "from pathlib import Path; from agent.api.schemas import write_schemas; write_schemas(Path('deploy/schemas'))"
