@@ -121,6 +121,15 @@ class StepViews:
     def __init__(self) -> None:
         self._rows: dict[str, dict[str, StepRow]] = {}
         self._generation: dict[str, int] = {}
+        self._rings: dict[str, tuple[int, list[RingPolicy]]] = {}
+
+    def rings(self, rollout: Any, release: Release) -> list[RingPolicy]:
+        """The rollout's ring policies, computed again only when the rollout changed (its
+        ``version``): its stored plan is read only then."""
+        known = self._rings.get(rollout.id)
+        if known is None or known[0] != rollout.version:
+            known = self._rings[rollout.id] = (rollout.version, ring_policies(rollout, release))
+        return known[1]
 
     def read(self, uow: UnitOfWork, rollout: Any) -> list[StepRow]:
         """The steps of ``rollout`` as they stand now."""
@@ -144,6 +153,7 @@ class StepViews:
         for rid in set(self._rows) - keep:
             del self._rows[rid]
             self._generation.pop(rid, None)
+            self._rings.pop(rid, None)
 
 
 def _step_view(row: StepRow, now: datetime) -> StepView:
@@ -176,8 +186,9 @@ def load_view(
     """The rollout as the scheduler decides from it, at ``now`` (``steps`` and ``releases``:
     the scheduler's incremental readers; without them everything is read afresh)."""
     rid = rollout.id
+    steps = steps or StepViews()
     steps_by_wave: dict[str, list[StepView]] = {}
-    for row in (steps or StepViews()).read(uow, rollout):
+    for row in steps.read(uow, rollout):
         steps_by_wave.setdefault(row.wave_id, []).append(_step_view(row, now))
     waves = [
         WaveView(
@@ -203,7 +214,7 @@ def load_view(
         paused=rollout.paused,
         ring_index=rollout.ring_index,
         wave_index=rollout.wave_index,
-        rings=ring_policies(rollout, release),
+        rings=steps.rings(rollout, release),
         waves=waves,
         on_unreachable=release.spec.strategy.on_unreachable,
         approvals=frozenset(a.ring for a in uow.approvals.list(rid)),

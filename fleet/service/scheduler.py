@@ -132,7 +132,7 @@ class Scheduler:
             return report
         promote_queued(self.ctx, self.ctx.now())
         with self.ctx.reading() as uow:
-            ids = [r.id for r in uow.rollouts.active()]
+            ids = uow.rollouts.active_ids()
         self.steps.keep_only(ids)
         for rid in ids:
             try:
@@ -154,7 +154,7 @@ class Scheduler:
         for _ in range(2):
             sends: list[Send] = []
             with self.ctx.writing() as uow:
-                rollout = uow.rollouts.get(rid, for_update=True)
+                rollout = uow.rollouts.get(rid, for_update=True, plan=False)
                 now = self.ctx.now()
                 joined = include_added(uow, rollout, self._release(rollout), now)
                 view = load_view(uow, rollout, now, self.steps, self.releases)

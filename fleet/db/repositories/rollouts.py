@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import defer, selectinload
 
 from fleet.db.errors import AlreadyExists, InvalidInput, NotFound, StaleState
 from fleet.db.models import ID, Cluster, Fleet, Release, Rollout, Step, Wave
@@ -190,16 +190,21 @@ class RolloutRepository(Repository):
         self._session.flush()
 
     @boundary("reading rollout {rollout_id}")
-    def find(self, rollout_id: str, *, for_update: bool = False) -> Rollout | None:
+    def find(
+        self, rollout_id: str, *, for_update: bool = False, plan: bool = True
+    ) -> Rollout | None:
         """Rollout ``rollout_id`` or None; ``for_update`` locks its row until the unit of work
-        ends (so no other process advances it meanwhile)."""
+        ends (so no other process advances it meanwhile); ``plan=False`` leaves its plan (every
+        ring's clusters) to be read when first used, inside this unit of work."""
         statement = select(Rollout).where(Rollout.id == rollout_id).options(*WITHOUT_FLEET_SPEC)
+        if not plan:
+            statement = statement.options(defer(Rollout.plan))
         return self._session.scalars(self._locking(statement, Rollout, for_update)).one_or_none()
 
     @boundary("reading rollout {rollout_id}")
-    def get(self, rollout_id: str, *, for_update: bool = False) -> Rollout:
+    def get(self, rollout_id: str, *, for_update: bool = False, plan: bool = True) -> Rollout:
         """Rollout ``rollout_id`` (see :meth:`find`); :class:`NotFound` if absent."""
-        rollout = self.find(rollout_id, for_update=for_update)
+        rollout = self.find(rollout_id, for_update=for_update, plan=plan)
         if rollout is None:
             raise NotFound(f"reading rollout {rollout_id}: no such rollout")
         return rollout
@@ -230,6 +235,16 @@ class RolloutRepository(Repository):
             finished = Rollout.finished_at.is_(None)
             statement = statement.where(finished if active else ~finished)
         statement = statement.order_by(Rollout.created_at, Rollout.id).limit(limit)
+        return list(self._session.scalars(statement))
+
+    @boundary("listing the active rollouts")
+    def active_ids(self) -> builtins.list[str]:
+        """The ids of the rollouts not finished yet, oldest first (nothing else read)."""
+        statement = (
+            select(Rollout.id)
+            .where(Rollout.finished_at.is_(None))
+            .order_by(Rollout.created_at, Rollout.id)
+        )
         return list(self._session.scalars(statement))
 
     def active(self, fleet: str | None = None) -> builtins.list[Rollout]:

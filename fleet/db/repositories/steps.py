@@ -283,7 +283,7 @@ class StepRepository(Repository):
         doing = f"moving steps to {to_state}"
         values = checked_fields(fields, UPDATABLE, doing)
         values["state"] = str(to_state)
-        values["version"] = Step.version + 1
+        values["version"] = Step.__table__.c.version + 1
         states = states_of(from_states, doing)
         return self._update_many(sorted(set(step_ids)), states, values)
 
@@ -291,24 +291,22 @@ class StepRepository(Repository):
     def touch_many(self, step_ids: Iterable[str], **fields: Any) -> builtins.list[str]:
         """Set ``fields`` on the steps of ``step_ids`` whatever their state; the ids found."""
         values = checked_fields(fields, UPDATABLE, "touching steps")
-        values["version"] = Step.version + 1
+        values["version"] = Step.__table__.c.version + 1
         return self._update_many(sorted(set(step_ids)), None, values)
 
     def _update_many(
         self, ids: builtins.list[str], states: builtins.list[str] | None, values: dict[str, Any]
     ) -> builtins.list[str]:
         moved: builtins.list[str] = []
+        table: Any = Step.__table__
+        self._session.flush()
         for start in range(0, len(ids), CHUNK):
             chunk = ids[start : start + CHUNK]
-            statement = update(Step).where(Step.id.in_(chunk))
+            statement = update(table).where(table.c.id.in_(chunk))
             if states is not None:
-                statement = statement.where(Step.state.in_(states))
-            statement = (
-                statement.values(**values)
-                .returning(Step.id)
-                .execution_options(synchronize_session=False)
-            )
-            moved.extend(self._session.execute(statement).scalars())
+                statement = statement.where(table.c.state.in_(states))
+            statement = statement.values(**values).returning(table.c.id)
+            moved.extend(self._session.connection().execute(statement).scalars())
         for sid in moved:
             loaded = self._session.identity_map.get(self._session.identity_key(Step, sid))
             if loaded is not None:
