@@ -302,6 +302,11 @@ def measure(clusters: int, db_base: str, redis_url: str, timeout: float) -> dict
             "DRIFTWAVE_BROKER_QUEUE": f"bench-{token[:8]}",
             "DRIFTWAVE_TRACE_FILE": str(folder / "traces.jsonl"),
             "COLUMNS": "200",
+            # compiled modules kept between processes, as an installed package has them (a
+            # machine that sets PYTHONDONTWRITEBYTECODE would compile every module in every
+            # process, which is start-up cost, not the control plane's)
+            "PYTHONDONTWRITEBYTECODE": "",
+            "PYTHONPYCACHEPREFIX": str(ROOT / ".bench-cache" / "pycache"),
             "PYTHONPATH": os.pathsep.join(
                 p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
             ),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from celery import Celery
+from celery.signals import worker_process_init
 
 from fleet.gateway import HttpAgentGateway
 from fleet.runtime import StepSettings, open_context
@@ -47,5 +48,12 @@ def worker_app(
 ) -> Celery:
     """The Celery app a ``driftwave worker`` runs: the broker from settings and the step task."""
     app = make_app(broker or BrokerSettings(), worker)
-    register_tasks(app, _PerProcess(step or StepSettings()))
+    runners = _PerProcess(step or StepSettings())
+    register_tasks(app, runners)
+
+    def ready(**_: object) -> None:
+        runners()  # each pool process builds its runner as it starts, not at its first step
+
+    # weak=False: the receiver lives as long as the app, not as long as this frame
+    worker_process_init.connect(ready, weak=False)
     return app
