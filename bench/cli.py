@@ -20,6 +20,17 @@ class Parser(argparse.ArgumentParser):
         self.exit(1, f"{self.prog}: error: {message}\n")
 
 
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
 @contextmanager
 def working(label: str) -> Iterator[Callable[[str], None]]:
     """A spinner on stderr saying what is being measured (drawn only on a terminal, so the

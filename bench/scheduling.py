@@ -51,7 +51,7 @@ from agent.scheduling.strategy import demand_of, solve, zone_demand
 from agent.scheduling.typetable import TypeTable
 from agent.scheduling.verify import violations
 from bench import karpenter
-from bench.cli import Parser, working
+from bench.cli import Parser, positive, working
 from bench.workloads import diverse_pods, realistic_pods
 from tests.support.oracle import KarpenterOracle
 
@@ -248,33 +248,22 @@ def _row(
     }
 
 
-def _positive(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the suites; the exit code is 1 when a run of ours fails (see :func:`failures`)."""
     parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", choices=("synthetic", "catalog", "all"), default="all")
     parser.add_argument("--solver", choices=(*SOLVERS, KARPENTER, "all"), default="all")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="synthetic pod counts")
-    parser.add_argument("--catalog-pods", type=_positive, default=10000)
+    parser.add_argument("--catalog-pods", type=positive, default=10000)
     parser.add_argument(
         "--repeat",
-        type=_positive,
+        type=positive,
         default=3,
         help="solves per run; the median time is reported (default: 3)",
     )
     parser.add_argument(
         "--karpenter-max-pods",
-        type=_positive,
+        type=positive,
         default=KARPENTER_MAX_PODS,
         help="the largest synthetic size Karpenter's scheduler runs at "
         f"(default: {KARPENTER_MAX_PODS})",

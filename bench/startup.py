@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.cli import Parser, working
+from bench.cli import Parser, positive, working
 
 ROOT = Path(__file__).resolve().parents[1]
 HELP_FACTOR = 8.0
@@ -162,23 +162,12 @@ def measure(
     return rows
 
 
-def _positive(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Time the commands; the exit code is 1 when a target is missed or a command fails."""
     parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--repeat",
-        type=_positive,
+        type=positive,
         default=7,
         help="timed runs per command; the median is reported (default: 7)",
     )
