@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from rich.console import Console
 
@@ -18,6 +19,23 @@ class Parser(argparse.ArgumentParser):
         """Print the usage and the error, then exit 1."""
         self.print_usage(sys.stderr)
         self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def emit(
+    row: dict[str, Any],
+    as_json: bool,
+    first: bool,
+    header: Callable[[], str],
+    line: Callable[[dict[str, Any]], str],
+) -> None:
+    """Print one benchmark row: a JSON line with ``as_json``, else a table line (the header
+    first, before the ``first`` row)."""
+    if as_json:
+        print(json.dumps(row), flush=True)
+        return
+    if first:
+        print(header())
+    print(line(row), flush=True)
 
 
 def positive(text: str) -> int:

@@ -46,6 +46,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -55,7 +56,7 @@ import redis
 import yaml
 
 from bench import procstat
-from bench.cli import Parser, working
+from bench.cli import Parser, emit, working
 from driftwave.demo.processes import die_with_parent
 
 DRIFTWAVE = Path(sys.executable).parent / "driftwave"
@@ -437,14 +438,13 @@ COLUMNS: tuple[tuple[str, Cell], ...] = (
 )
 
 
-def _emit(row: dict[str, Any], as_json: bool, first: bool) -> None:
-    if as_json:
-        print(json.dumps(row), flush=True)
-        return
-    if first:
-        print("CPU in ms per step (sched, workers, pg, redis, start, total)")
-        print(" ".join(f"{title:>{len(cell(row))}}" for title, cell in COLUMNS))
-    print(" ".join(cell(row) for _, cell in COLUMNS), flush=True)
+def _header(row: dict[str, Any]) -> str:
+    titles = " ".join(f"{title:>{len(cell(row))}}" for title, cell in COLUMNS)
+    return f"CPU in ms per step (sched, workers, pg, redis, start, total)\n{titles}"
+
+
+def _line(row: dict[str, Any]) -> str:
+    return " ".join(cell(row) for _, cell in COLUMNS)
 
 
 def _sizes(text: str) -> list[int]:
@@ -488,7 +488,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"fleet bench, {clusters} clusters: {exc}", file=sys.stderr)
                 return 1
             rows.append(row)
-            _emit(row, args.json, len(rows) == 1)
+            emit(row, args.json, len(rows) == 1, partial(_header, row), _line)
     missed = problems(rows)
     for line in missed:
         print(f"MISSED: {line}", file=sys.stderr)

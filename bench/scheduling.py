@@ -30,7 +30,6 @@ Prints a table, or one JSON row per run with ``--json``. Run: ``make bench``.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -51,7 +50,7 @@ from agent.scheduling.strategy import demand_of, solve, zone_demand
 from agent.scheduling.typetable import TypeTable
 from agent.scheduling.verify import violations
 from bench import karpenter
-from bench.cli import Parser, positive, working
+from bench.cli import Parser, emit, positive, working
 from bench.workloads import diverse_pods, realistic_pods
 from tests.support.oracle import KarpenterOracle
 
@@ -294,9 +293,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     rows: list[dict[str, Any]] = []
 
-    def emit(row: dict[str, Any]) -> None:
+    def record(row: dict[str, Any]) -> None:
         rows.append(row)
-        _emit(row, args.json, len(rows) == 1)
+        emit(row, args.json, len(rows) == 1, _header, _line)
 
     with working("measuring the scheduling") as say, _oracle(with_karpenter) as oracle:
         for suite, size in runs:
@@ -304,14 +303,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             if oracle is not None and not (suite == "synthetic" and size in skipped):
                 say(f"measuring {KARPENTER} on {size} pods of the {suite} suite")
                 reference = run_karpenter(oracle, suite, size, args.repeat)
-                emit(reference)
+                record(reference)
             for solver in ours:
                 say(f"measuring {solver} on {size} pods of the {suite} suite")
                 if suite == "synthetic":
                     row = run_synthetic(solver, size, args.repeat)
                 else:
                     row = run_catalog(solver, size, args.repeat)
-                emit(versus(row, reference))
+                record(versus(row, reference))
     if problems := failures(rows):
         print(f"FAILED: {len(problems)} run(s)", file=sys.stderr)
         for problem in problems:
@@ -367,15 +366,6 @@ def _versus_cell(row: dict[str, Any]) -> str | None:
     speed_text = "-" if speed is None else f"{speed:.2f}x" if speed < 10 else f"{speed:.0f}x"
     cost_text = "-" if cost is None else f"${cost:.3f}"
     return f"{speed_text} {cost_text}"
-
-
-def _emit(row: dict[str, Any], as_json: bool, first: bool) -> None:
-    if as_json:
-        print(json.dumps(row), flush=True)
-        return
-    if first:
-        print(_header())
-    print(_line(row), flush=True)
 
 
 if __name__ == "__main__":

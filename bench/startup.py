@@ -25,7 +25,6 @@ command fails. Run: ``python -m bench.startup``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -39,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.cli import Parser, positive, working
+from bench.cli import Parser, emit, positive, working
 
 ROOT = Path(__file__).resolve().parents[1]
 HELP_FACTOR = 8.0
@@ -192,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(cache, ignore_errors=True)
     load_after = os.getloadavg()[0]
     for index, row in enumerate(rows):
-        _emit(row, args.json, index == 0)
+        emit(row, args.json, index == 0, _header, _line)
     if not args.json:
         bytecode = "as the environment has it" if cache is None else "cached"
         print(
@@ -235,15 +234,6 @@ def _line(row: dict[str, Any]) -> str:
             value = "-" if value is None else ("yes" if value else "no")
         cells.append(fmt.format(value))
     return " ".join(cells)
-
-
-def _emit(row: dict[str, Any], as_json: bool, first: bool) -> None:
-    if as_json:
-        print(json.dumps(row), flush=True)
-        return
-    if first:
-        print(_header())
-    print(_line(row), flush=True)
 
 
 if __name__ == "__main__":
