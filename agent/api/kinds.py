@@ -5,12 +5,19 @@ from __future__ import annotations
 from agent.api.base import KubeModel
 from agent.api.kube import KUBE_KINDS
 from agent.api.manifests import KARPENTER_KINDS, KindKey
-from agent.api.scenario import Scenario
 
-AGENT_KINDS: dict[KindKey, type[KubeModel]] = {("driftwave.io/v1alpha1", "Scenario"): Scenario}
-"""driftwave's own kinds that the agent reads."""
+SCENARIO_KIND: KindKey = ("driftwave.io/v1alpha1", "Scenario")
+"""driftwave's own kind that the agent reads (:class:`agent.api.scenario.Scenario`)."""
+
+
+def manifest_kinds() -> dict[KindKey, type[KubeModel]]:
+    """The Karpenter and Kubernetes kinds the agent validates, mapped to their models: every
+    kind of :func:`agent_kinds` but the Scenario, whose models are imported only when needed."""
+    return {**KARPENTER_KINDS, **KUBE_KINDS}
 
 
 def agent_kinds() -> dict[KindKey, type[KubeModel]]:
     """Every (apiVersion, kind) the agent validates, mapped to its model."""
-    return {**KARPENTER_KINDS, **KUBE_KINDS, **AGENT_KINDS}
+    from agent.api.scenario import Scenario
+
+    return {**manifest_kinds(), SCENARIO_KIND: Scenario}

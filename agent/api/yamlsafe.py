@@ -19,15 +19,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from ruamel.yaml import YAML
-from ruamel.yaml.constructor import ConstructorError as RuamelConstructorError
-from ruamel.yaml.constructor import RoundTripConstructor
-from ruamel.yaml.error import MarkedYAMLError as RuamelMarkedError
-from ruamel.yaml.error import YAMLError as RuamelYAMLError
-from ruamel.yaml.nodes import ScalarNode
+
+if TYPE_CHECKING:  # ruamel loads with the round trip (migrate), not to read plain data
+    from ruamel.yaml import YAML
 
 
 @dataclass(frozen=True)
@@ -125,7 +122,9 @@ def _add(open_sizes: list[int], anchors: dict[str, int], anchor: str | None, siz
 _PARSER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _unbuildable(node: Any, document: int | None) -> str:
+def unbuildable(node: Any, document: int | None) -> str:
+    """The reason for a node whose value cannot be built as its tag: where it is and the tag,
+    never the value (it may be a secret)."""
     tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
     mark = node.start_mark
     where = f"document {document}, " if document else ""
@@ -162,7 +161,7 @@ class _BoundedLoader(_PARSER):  # type: ignore[misc]
         except (yaml.YAMLError, YamlError):
             raise
         except Exception as exc:  # a library constructor failing on a value it cannot build
-            raise YamlError(_unbuildable(node, self.document)) from exc
+            raise YamlError(unbuildable(node, self.document)) from exc
 
 
 def load_all(text: str, limits: YamlLimits = LIMITS) -> list[Any]:
@@ -192,28 +191,17 @@ def load_single(text: str, limits: YamlLimits = LIMITS) -> Any:
     return documents[0] if documents else None
 
 
-class _RoundTripConstructor(RoundTripConstructor):
-    """ruamel's round-trip constructor, naming a value it cannot build instead of failing."""
-
-    def construct_object(self, node: Any, deep: bool = False) -> Any:
-        try:
-            return super().construct_object(node, deep=deep)
-        except RuamelConstructorError as exc:
-            if isinstance(node, ScalarNode):  # its message would echo the value
-                raise YamlError(_unbuildable(node, None)) from exc
-            raise
-        except (RuamelYAMLError, YamlError):
-            raise
-        except Exception as exc:  # a library constructor failing on a value it cannot build
-            raise YamlError(_unbuildable(node, None)) from exc
-
-
 def load_round_trip(loader: YAML, text: str, limits: YamlLimits = LIMITS) -> list[Any]:
     """Every document of ``text`` read by ruamel ``loader`` (round trip: comments and order kept).
 
     The same limits and errors as :func:`load_all`."""
+    from ruamel.yaml.error import MarkedYAMLError as RuamelMarkedError
+    from ruamel.yaml.error import YAMLError as RuamelYAMLError
+
+    from agent.api.yamlsafe_roundtrip import RoundTripConstructor
+
     check_limits(text, limits)
-    loader.Constructor = _RoundTripConstructor
+    loader.Constructor = RoundTripConstructor
     documents: list[Any] = []
     try:
         for data in loader.load_all(text):

@@ -4,9 +4,11 @@ registered by the caller); print each finding as ``FILE:DOC kind/name: field.pat
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeGuard
 
 from agent.api.base import KubeModel
 from agent.api.lint import lint
@@ -19,7 +21,9 @@ from agent.api.manifests import (
     check_document,
     read_documents,
 )
-from agent.api.scenario import Scenario
+
+if TYPE_CHECKING:  # its models load only when a document is a Scenario (driftwave.kinds)
+    from agent.api.scenario import Scenario
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -108,7 +112,7 @@ def validate_paths(
         for doc in documents:
             report.documents += 1
             obj, findings = check_document(doc, kinds, linters)
-            if isinstance(obj, Scenario):  # what it starts with, and its events, as simulate
+            if _is_scenario(obj):  # what it starts with, and its events, as simulate
                 from agent.sim.scenario_check import scenario_objects  # the simulated cloud
 
                 findings += scenario_objects(path, doc, obj, linters)[1]
@@ -119,6 +123,13 @@ def validate_paths(
             if obj is not None:
                 report.objects.append(obj)
     return report
+
+
+def _is_scenario(obj: KubeModel | None) -> TypeGuard[Scenario]:
+    """Whether ``obj`` is a :class:`~agent.api.scenario.Scenario`, without importing its module
+    (none is unless the module was imported, by a look-up of its kind)."""
+    scenario = sys.modules.get("agent.api.scenario")
+    return scenario is not None and isinstance(obj, scenario.Scenario)
 
 
 def _where(found: Finding) -> tuple[str, int, str, str, str]:
