@@ -54,7 +54,8 @@ def diverse_pods(count: int, seed: int = 42) -> list[PodRef]:
     then the remainder of ``count`` after ``5 * (count // 5)`` as generic pods at the end. Every
     pod requests a CPU from 100m, 250m, 500m, 1, 1.5 and a memory from 100, 256, 512, 1024, 2048,
     4096 MiB, drawn uniformly, and carries the ``testing/cluster: unspecified`` label Karpenter's
-    test pods carry; every pod is its own shape, as every Karpenter test pod is its own object.
+    test pods carry. Identical pods share one shape, as :func:`agent.scheduling.pods.shapes_of`
+    makes the product's identical pods share one (a test holds the two to the same grouping).
     The values are drawn from a seeded generator of Python's (Karpenter's come from one
     ``math/rand`` stream shared by all its benchmarks, so its values depend on which ran first)."""
     rng = random.Random(seed)
@@ -70,9 +71,17 @@ def diverse_pods(count: int, seed: int = 42) -> list[PodRef]:
 
     fifth = count // 5
     pods: list[PodRef] = []
+    shapes: dict[tuple[object, ...], PodShape] = {}
 
     def add(prefix: str, shape: PodShape) -> None:
-        pods.append(PodRef(f"{prefix}-{len(pods)}", "default", shape))
+        key = (
+            tuple(sorted(shape.labels.items())),
+            tuple(sorted(shape.requests.items())),
+            shape.spread,
+            shape.affinity,
+            shape.anti_affinity,
+        )
+        pods.append(PodRef(f"{prefix}-{len(pods)}", "default", shapes.setdefault(key, shape)))
 
     def generic(n: int) -> None:
         for _ in range(n):

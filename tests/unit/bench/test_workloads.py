@@ -9,7 +9,14 @@ import pytest
 
 from agent.api.base import parse_manifest
 from agent.api.kube import Pod
-from agent.scheduling.pods import AffinityTerm, LabelMatcher, PodRef, SpreadConstraint, shape_of
+from agent.scheduling.pods import (
+    AffinityTerm,
+    LabelMatcher,
+    PodRef,
+    SpreadConstraint,
+    shape_of,
+    shapes_of,
+)
 from bench.workloads import diverse_pods, pod_manifest, realistic_pods
 
 ZONE = "topology.kubernetes.io/zone"
@@ -43,7 +50,21 @@ def test_five_kinds_in_karpenters_order_with_the_remainder_generic_at_the_end(co
     )
     assert [_kind(pod) for pod in pods] == expected
     assert len({pod.key for pod in pods}) == count
-    assert len({id(pod.shape) for pod in pods}) == count  # each pod its own object
+
+
+def test_identical_pods_share_a_shape_as_the_products_reading_of_their_manifests_does() -> None:
+    pods = diverse_pods(1000)
+    read = shapes_of(parse_manifest(Pod, pod_manifest(pod)) for pod in pods)
+
+    def groups(refs: list[PodRef]) -> set[frozenset[int]]:
+        by_shape: dict[int, set[int]] = {}
+        for index, ref in enumerate(refs):
+            by_shape.setdefault(id(ref.shape), set()).add(index)
+        return {frozenset(members) for members in by_shape.values()}
+
+    ours = groups(pods)
+    assert ours == groups(read)
+    assert 1 < len(ours) < len(pods)  # some pods are identical, not all
 
 
 def test_labels_selectors_and_sizes_are_karpenters() -> None:
