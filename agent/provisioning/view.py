@@ -44,6 +44,9 @@ class ClusterView:
     node_labels: dict[str, dict[str, str]] = field(default_factory=dict)
     running: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
     """Node name → its NodePool and capacity (what the pool's limits count)."""
+    released: tuple[frozenset[str], list[PoolPlan]] | None = None
+    """The last nodes :func:`simulate` was asked to do without, and the pools with what they
+    took off the limits given back."""
     _free: np.ndarray | None = None
     _rows: dict[str, int] | None = None
 
@@ -225,12 +228,22 @@ def _take_running(
 
 
 def _released(view: ClusterView, without: Collection[str]) -> list[PoolPlan]:
-    """The view's pools with the limits the nodes in ``without`` took given back (copies)."""
-    gone = [view.running[name] for name in without if name in view.running]
-    if not gone:
+    """The view's pools with the limits the nodes in ``without`` took given back (copies; the
+    solver copies them again before changing them). A disruption pass asks again and again
+    with one more node gone each time, so the answer for the last set asked about is kept and
+    only the nodes added since are given back."""
+    running = view.running
+    names = frozenset(name for name in without if name in running)
+    if not names:
         return view.pools
-    pools = [copy.copy(pool) for pool in view.pools]
-    _take_running(pools, gone, sign=-1)
+    last = view.released
+    if last is not None and last[0] <= names:
+        base, given_back = last[1], last[0]
+    else:
+        base, given_back = view.pools, frozenset()
+    pools = [copy.copy(pool) for pool in base]
+    _take_running(pools, [running[name] for name in names - given_back], sign=-1)
+    view.released = (names, pools)
     return pools
 
 

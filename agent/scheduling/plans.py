@@ -104,8 +104,8 @@ def node_requirements(name: str, labels: Mapping[str, str]) -> Requirements:
 class NodeMemo:
     """What is computed from nodes' labels and allocatable resources, remembered across reads
     of the cluster. An entry is kept while the node's labels (or allocatable) are the same
-    mapping object: models are copied, never changed in place, so new values mean a new
-    mapping, and the entry holds the mapping, so its identity cannot be reused."""
+    mapping object, or an equal one (a copy of the node): models are copied, never changed in
+    place, so the mapping an entry holds keeps its values."""
 
     def __init__(self) -> None:
         self._requirements: dict[str, tuple[Mapping[str, str], Requirements]] = {}
@@ -116,7 +116,9 @@ class NodeMemo:
     def requirements(self, name: str, labels: Mapping[str, str]) -> Requirements:
         """The requirements of node ``name`` with ``labels`` (shared: never change them)."""
         hit = self._requirements.get(name)
-        if hit is not None and hit[0] is labels:
+        if hit is not None and (hit[0] is labels or hit[0] == labels):
+            if hit[0] is not labels:  # a copy of the node with the same labels
+                self._requirements[name] = (labels, hit[1])
             return hit[1]
         if len(self._labels) > 20 * len(self._requirements) + 1000:
             self._labels.clear()  # labels unique to nodes that are gone pile up otherwise
@@ -141,8 +143,12 @@ class NodeMemo:
         """Node ``name``'s ``quantities`` as a vector in ``table``'s resource order, from
         ``compute`` the first time (shared: never change it)."""
         hit = self._allocatable.get(name)
-        if hit is not None and hit[0] is quantities and hit[1] == table.resources:
-            return hit[2]
+        if hit is not None and hit[1] == table.resources:
+            if hit[0] is quantities:
+                return hit[2]
+            if hit[0] == quantities:  # a copy of the node with the same quantities
+                self._allocatable[name] = (quantities, hit[1], hit[2])
+                return hit[2]
         found = compute()
         self._allocatable[name] = (quantities, tuple(table.resources), found)
         return found

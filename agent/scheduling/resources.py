@@ -12,6 +12,7 @@ pod; its docstring works an example through.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
@@ -37,7 +38,19 @@ def to_base_units(name: str, quantity: int | float | str | Fraction) -> int:
     """A quantity of resource ``name`` in base units, rounded up as Kubernetes rounds
     (``MilliValue`` for cpu, ``Value`` for everything else): ``("cpu", "500m")`` → 500,
     ``("memory", "1Gi")`` → 1073741824, ``("cpu", "0.1m")`` → 1."""
-    value = quantity if isinstance(quantity, Fraction) else parse_quantity(quantity)
+    if isinstance(quantity, Fraction):
+        return _rounded(name, quantity)
+    return _parsed(name, quantity)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _parsed(name: str, quantity: int | float | str) -> int:
+    """:func:`to_base_units` of a quantity as written (few distinct ones recur: every node of
+    a type has the same capacity, so a controller's passes parse each once)."""
+    return _rounded(name, parse_quantity(quantity))
+
+
+def _rounded(name: str, value: Fraction) -> int:
     return math.ceil(value * 1000) if name == CPU else math.ceil(value)
 
 

@@ -137,3 +137,26 @@ def test_a_simulation_without_a_node_gives_its_capacity_back(catalog: Catalog) -
     replaced = simulate(view, pending, without=["n1"], strategy="karpenter")
     assert replaced.errors == {}
     assert len(replaced.claims) == 1
+
+
+def test_nodes_given_back_one_more_at_a_time_or_fewer_count_as_asked(catalog: Catalog) -> None:
+    # a disruption pass asks with one more node gone each time (the answer for the last set is
+    # kept and extended); a smaller or different set is answered afresh: every answer is the
+    # one a fresh view gives
+    cluster = SimulatedCluster(VirtualClock())
+    cluster.create(nodepool({"cpu": "12"}))
+    for name in ("n1", "n2", "n3"):
+        cluster.create(node(name))
+        cluster.create(pod(f"filler-{name}", "3900m", name))
+    pending = shapes_of([pod("p", "7")])  # needs an 8-vCPU type: two nodes' worth of the limit
+    view = cluster_view(cluster, catalog, pending)
+
+    def launched(*without: str, fresh: bool = False) -> tuple[int, int]:
+        on = cluster_view(cluster, catalog, pending) if fresh else view
+        result = simulate(on, pending, without=list(without), strategy="karpenter")
+        return len(result.claims), len(result.errors)
+
+    asked = [(), ("n1",), ("n1", "n2"), ("n1", "n2", "n3"), ("n3",), (), ("n2",), ("n2", "n3")]
+    answers = [launched(*without) for without in asked]
+    assert answers == [launched(*without, fresh=True) for without in asked]
+    assert answers[:5] == [(0, 1), (0, 1), (1, 0), (1, 0), (0, 1)]  # 0, 4, 8, 12, 4 vCPUs back
