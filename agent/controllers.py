@@ -26,7 +26,7 @@ from agent.clock import Clock
 from agent.cloud.port import CloudProvider, InstanceTypeOfferings
 from agent.disruption.controller import DisruptionController
 from agent.kube.podindex import PodIndex
-from agent.kube.port import Cluster, WatchEvent
+from agent.kube.port import Cluster, NotFound, WatchEvent
 from agent.lifecycle.drift import DriftController, NetworkLookup
 from agent.lifecycle.expiration import Expiration
 from agent.lifecycle.hashing import SpecMemo
@@ -136,11 +136,11 @@ class Controllers:
 
     def nominations(self) -> dict[str, str]:
         """Pod → node of the NodeClaim the provisioner planned it on (once registered)."""
-        nodes = {
-            c.name: c.status.node_name for c in self.cluster.list(NodeClaim) if c.status.node_name
-        }
-        return {
-            pod: nodes[claim]
-            for pod, claim in self.provisioner.nominations.items()
-            if nodes.get(claim)
-        }
+        nominated = self.provisioner.nominations
+        nodes: dict[str, str | None] = {}
+        for claim in set(nominated.values()):
+            try:
+                nodes[claim] = self.cluster.get(NodeClaim, claim).status.node_name
+            except NotFound:
+                nodes[claim] = None
+        return {pod: node for pod, claim in nominated.items() if (node := nodes[claim])}

@@ -73,6 +73,10 @@ class Drift:
     ) -> list[Command]:
         """One command per candidate, as many as the budgets allow (one at most with
         ``one_per_pass``)."""
+        self.unschedulable = {}
+        self.blocked = {}
+        if not any(budgets.get(c.pool.name, 0) > 0 for c in candidates):
+            return []  # no candidate's NodePool has budget left: nothing to order or try
         memo = context.snapshot.conditions
 
         def since(candidate: Candidate) -> str:
@@ -81,8 +85,6 @@ class Drift:
 
         ordered = sorted(candidates, key=lambda c: (c.has_pods, since(c), c.name))
         commands: list[Command] = []
-        self.unschedulable = {}
-        self.blocked = {}
         for candidate in ordered:
             if budgets.get(candidate.pool.name, 0) <= 0:
                 continue

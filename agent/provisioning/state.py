@@ -9,8 +9,10 @@ well-known ephemeral ones (they go away once it is ready), so pods planned on it
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +29,8 @@ UNREGISTERED_TAINT = "karpenter.sh/unregistered"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 
 
-def _vector(table: TypeTable, quantities: dict[str, int | float | str]) -> np.ndarray:
+def _parse(table: TypeTable, quantities: Mapping[str, Any]) -> np.ndarray:
+    """Written quantities as a vector in ``table``'s resource order."""
     out = np.zeros(len(table.resources), dtype=np.int64)
     for name, quantity in quantities.items():
         at = table.resource_index.get(name)
@@ -71,12 +74,9 @@ def _bound_usage(
     bound = [pod for pod in pods if pod.spec.node_name]
     if shapes is None:
         shapes = [shape_of(pod) for pod in bound]
-    counts: dict[tuple[str, int], int] = {}
-    by_id: dict[int, PodShape] = {}
-    for pod, shape in zip(bound, shapes, strict=True):
-        key = (pod.spec.node_name or "", id(shape))
-        counts[key] = counts.get(key, 0) + 1
-        by_id[id(shape)] = shape
+    names = [pod.spec.node_name or "" for pod in bound]
+    counts = Counter(zip(names, map(id, shapes), strict=True))
+    by_id = {id(shape): shape for shape in shapes}
     vectors = {at: _base_vector(table, shape.requests) for at, shape in by_id.items()}
     used: dict[str, np.ndarray] = {}
     daemon_used: dict[str, np.ndarray] = {}
@@ -116,11 +116,9 @@ def existing_capacity(
             continue
         quantities = node.status.allocatable
         if known is None:
-            allocatable = _vector(table, dict(quantities))
+            allocatable = _parse(table, quantities)
         else:
-            allocatable = known.allocatable(
-                name, quantities, table, partial(_vector, table, dict(quantities))
-            )
+            allocatable = known.vector(name, quantities, table, partial(_parse, table, quantities))
         taints: list[Taint] = [t for t in node.spec.taints if t.key != UNREGISTERED_TAINT]
         owner = by_provider.get(node.spec.provider_id or "")
         if owner is not None and not _initialized(owner):
@@ -148,7 +146,7 @@ def existing_capacity(
             claim.name,
             dict(claim.metadata.labels),
             list(claim.spec.taints or ()),
-            _vector(table, dict(launched.allocatable)),
+            _parse(table, launched.allocatable),
             empty.copy(),
             pool=claim.metadata.labels.get("karpenter.sh/nodepool"),
         )
@@ -158,12 +156,23 @@ def existing_capacity(
 
 
 def running_capacity(
-    nodes: Sequence[Node], claims: Sequence[NodeClaim], table: TypeTable
+    nodes: Sequence[Node],
+    claims: Sequence[NodeClaim],
+    table: TypeTable,
+    known: NodeMemo | None = None,
 ) -> dict[str, tuple[str, np.ndarray]]:
     """Node (or launched NodeClaim without a node yet) name → its NodePool and capacity (in
     ``table``'s resource order), for the nodes of a NodePool that are not being deleted: what
     its ``limits`` count, as Karpenter counts them (capacity, not allocatable; a node missing a
-    resource in its capacity takes its claim's)."""
+    resource in its capacity takes its claim's). ``known`` remembers the vectors from one call
+    to the next."""
+
+    def _vector(name: str, quantities: Mapping[str, Any]) -> np.ndarray:
+        if known is None:
+            return _parse(table, quantities)
+        compute = partial(_parse, table, quantities)
+        return known.vector(name, quantities, table, compute, which="capacity")
+
     out: dict[str, tuple[str, np.ndarray]] = {}
     by_provider = {c.status.provider_id: c for c in claims if c.status.provider_id}
     registered: set[str] = set()
@@ -173,9 +182,9 @@ def running_capacity(
         owner = by_provider.get(node.spec.provider_id or "")
         if node.spec.provider_id:
             registered.add(node.spec.provider_id)
-        capacity = _vector(table, dict(node.status.capacity))
+        capacity = _vector(node.metadata.name or "", node.status.capacity)
         if owner is not None:
-            claimed = _vector(table, dict(owner.status.capacity))
+            claimed = _vector(owner.name, owner.status.capacity)
             capacity = np.where(capacity == 0, claimed, capacity)
         pool = node.metadata.labels.get(NODEPOOL_LABEL)
         if not pool and owner is not None:
@@ -190,7 +199,7 @@ def running_capacity(
             continue
         pool = claim.metadata.labels.get(NODEPOOL_LABEL)
         if pool:
-            out[claim.name] = (pool, _vector(table, dict(launched.capacity)))
+            out[claim.name] = (pool, _vector(claim.name, launched.capacity))
     return out
 
 

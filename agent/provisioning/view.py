@@ -170,15 +170,15 @@ def cluster_view(
     all_pods = cluster.list(Pod)
     nodes = cluster.list(Node)
     claims = cluster.list(NodeClaim)
-    running = running_capacity(nodes, claims, pools[0].table) if pools else {}
+    cache.nodes.retain({n.metadata.name or "" for n in nodes}, {c.name for c in claims})
+    running = running_capacity(nodes, claims, pools[0].table, cache.nodes) if pools else {}
     _take_running(pools, running.values())
     cache.shapes.retain(all_pods)
-    cache.nodes.retain({n.metadata.name or "" for n in nodes})
     topology = Topology()
     bound_pods = [p for p in all_pods if p.spec.node_name]
     bound_refs = cache.shapes.refs(bound_pods)
-    for ref in [*pending, *bound_refs]:
-        topology.owned(ref.shape)
+    for shape in {id(ref.shape): ref.shape for ref in (*pending, *bound_refs)}.values():
+        topology.owned(shape)  # each shape once, in the order first seen
     view = ClusterView(
         nodepools={p.name: p for p in nodepools},
         pools=pools,

@@ -109,7 +109,8 @@ class NodeMemo:
 
     def __init__(self) -> None:
         self._requirements: dict[str, tuple[Mapping[str, str], Requirements]] = {}
-        self._allocatable: dict[str, tuple[object, tuple[str, ...], IntArray]] = {}
+        self._vectors: dict[tuple[str, str], tuple[object, tuple[str, ...], IntArray]] = {}
+        """(object name, which quantities) → the quantities, the resource order, the vector."""
         self._labels: dict[tuple[str, str], Requirement] = {}
         """``key In [value]`` per label seen: nodes share them (requirements are immutable)."""
 
@@ -133,31 +134,36 @@ class NodeMemo:
             found = self._labels[(key, value)] = Requirement(key, "In", (value,))
         return found
 
-    def allocatable(
+    def vector(
         self,
         name: str,
         quantities: Mapping[str, object],
         table: TypeTable,
         compute: Callable[[], IntArray],
+        which: str = "allocatable",
     ) -> IntArray:
-        """Node ``name``'s ``quantities`` as a vector in ``table``'s resource order, from
-        ``compute`` the first time (shared: never change it)."""
-        hit = self._allocatable.get(name)
+        """``quantities`` of the node (or NodeClaim) ``name`` (its allocatable, or ``which``
+        other ones) as a vector in ``table``'s resource order, from ``compute`` the first time
+        (shared: never change it)."""
+        key = (name, which)
+        hit = self._vectors.get(key)
         if hit is not None and hit[1] == table.resources:
             if hit[0] is quantities:
                 return hit[2]
-            if hit[0] == quantities:  # a copy of the node with the same quantities
-                self._allocatable[name] = (quantities, hit[1], hit[2])
+            if hit[0] == quantities:  # a copy of the object with the same quantities
+                self._vectors[key] = (quantities, hit[1], hit[2])
                 return hit[2]
         found = compute()
-        self._allocatable[name] = (quantities, tuple(table.resources), found)
+        self._vectors[key] = (quantities, tuple(table.resources), found)
         return found
 
-    def retain(self, names: set[str]) -> None:
-        """Forget the nodes not named in ``names``."""
-        if len(self._requirements) + len(self._allocatable) > 2 * len(names) + 20:
-            self._requirements = {n: h for n, h in self._requirements.items() if n in names}
-            self._allocatable = {n: h for n, h in self._allocatable.items() if n in names}
+    def retain(self, nodes: set[str], claims: set[str] | None = None) -> None:
+        """Forget the nodes not named in ``nodes`` (and the NodeClaims not in ``claims``)."""
+        if len(self._requirements) > len(nodes) + 20:
+            self._requirements = {n: h for n, h in self._requirements.items() if n in nodes}
+        names = nodes | claims if claims else nodes
+        if len(self._vectors) > 2 * len(names) + 20:
+            self._vectors = {k: h for k, h in self._vectors.items() if k[0] in names}
 
 
 _placeholders = itertools.count(1)
