@@ -247,9 +247,11 @@ def make_scheduler(
 
 
 PORTFOLIO_MAX_PODS = 1000
-"""Up to this many pods, ``driftwave`` also solves in Karpenter's order (a few milliseconds at
-this size) and keeps the cheaper plan: with few pods, rounding the LP's plan up to whole nodes
-can cost more than it saves."""
+"""Up to this many pods, ``driftwave`` also solves in Karpenter's order and keeps the cheaper
+plan: with few pods, rounding the LP's plan up to whole nodes can cost more than it saves. That
+solve takes milliseconds for most batches, but pods that constrain each other (hostname
+anti-affinity, spread) make Karpenter's order try every pod on every planned node, so it gets
+the same time limit as the safety net's."""
 
 SAFETY_NET_MAX_PODS = 5000
 """Above :data:`PORTFOLIO_MAX_PODS` and up to this many pods, ``driftwave`` solves in
@@ -258,6 +260,9 @@ for at most :data:`SAFETY_NET_TIME` times as long as its own solve took (at leas
 :data:`SAFETY_NET_MIN_SECONDS`), and keeps the cheaper plan."""
 
 SAFETY_NET_TIME = 2.0
+"""The solve in Karpenter's order (portfolio or safety net) may take at most this many times as
+long as ``driftwave``'s own solve took, and at least :data:`SAFETY_NET_MIN_SECONDS`; past that,
+``driftwave``'s plan stands."""
 SAFETY_NET_MIN_SECONDS = 0.25
 
 SAFETY_NET_TOLERANCE = 0.10
@@ -295,12 +300,11 @@ def solve(
     ours, planned = plan(strategy)
     if strategy == "karpenter" or not pools or len(pods) > SAFETY_NET_MAX_PODS:
         return ours
-    deadline = None
-    if len(pods) > PORTFOLIO_MAX_PODS:
-        if not (planned > 0 and ours.hourly_cost > (1 + SAFETY_NET_TOLERANCE) * planned):
-            return ours
-        now = time.perf_counter()
-        deadline = now + max(SAFETY_NET_MIN_SECONDS, SAFETY_NET_TIME * (now - start))
+    missed = planned > 0 and ours.hourly_cost > (1 + SAFETY_NET_TOLERANCE) * planned
+    if len(pods) > PORTFOLIO_MAX_PODS and not missed:
+        return ours
+    now = time.perf_counter()
+    deadline = now + max(SAFETY_NET_MIN_SECONDS, SAFETY_NET_TIME * (now - start))
     try:
         theirs, _ = plan("karpenter", deadline)
     except OutOfTime:
