@@ -18,6 +18,10 @@ BENCHMARKS = ("startup", "manifests", "scheduling", "disruption", "fleet")
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks named in ``argv`` (default: all of them)."""
     names = list(argv if argv is not None else sys.argv[1:]) or list(BENCHMARKS)
+    if any(n in ("-h", "--help") for n in names):
+        print(f"usage: python -m bench [{' '.join(BENCHMARKS)}]\n\n{__doc__}")
+        print("One benchmark's own options: python -m bench.NAME --help")
+        return 0
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         print(
