@@ -13,7 +13,7 @@ from agent.cloud.simulated import cloud as simulated_cloud
 from agent.disruption.controller import Pacing
 from agent.sim.world import World
 from bench import disruption
-from bench.disruption import BenchError, failed, main, measure, minimum_seconds
+from bench.disruption import BenchError, failed, main, measure, minimum_seconds, missed
 
 KEYS = {
     "nodes",
@@ -143,3 +143,15 @@ def test_a_bad_argument_is_named_and_exits_1(
         main(argv)
     assert exit_info.value.code == 1
     assert argv[0] in capsys.readouterr().err
+
+
+def test_only_a_driftwave_run_of_5000_nodes_is_held_to_the_targets() -> None:
+    big = {"nodes": 5000, "pacing": "driftwave", "wallSeconds": 59.0, "peakRssMB": 480.0}
+    assert missed(big) == []
+    slow = missed({**big, "wallSeconds": 82.1, "peakRssMB": 512.0})
+    assert slow == [
+        "5000 nodes, driftwave pacing: 82.1 s wall, target 60 s",
+        "5000 nodes, driftwave pacing: 512.0 MB, target 500 MB",
+    ]
+    assert missed({**big, "pacing": "karpenter", "wallSeconds": 183.0}) == []
+    assert missed({**big, "nodes": 1000, "wallSeconds": 90.0}) == []

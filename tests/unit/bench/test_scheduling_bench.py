@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench.scheduling import failures, main, versus
+from bench.scheduling import failures, main, missed, versus
 from tests.support.oracle import missing_oracle
 
 
@@ -146,3 +146,23 @@ def test_a_bad_suite_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--suite", "nope"])
     assert exit_info.value.code == 1
     assert "--suite" in capsys.readouterr().err
+
+
+def test_driftwaves_rows_are_held_to_the_targets_at_their_sizes_only() -> None:
+    at_5000 = _row("driftwave", 1.0, pods=5000, podsPerSec=10_000, vsKarpenterSpeed=5.0)
+    assert missed([at_5000, _row("driftwave", 1.0, pods=50, podsPerSec=10)]) == []
+    slow = _row("driftwave", 1.0, pods=5000, podsPerSec=2776, vsKarpenterSpeed=14.0)
+    assert missed([slow]) == ["driftwave synthetic 5000 pods: 2776 pods/s, target 10,000"]
+    behind = _row("driftwave", 1.0, pods=5000, podsPerSec=12_000, vsKarpenterSpeed=4.2)
+    assert missed([behind]) == [
+        "driftwave synthetic 5000 pods: 4.2 x Karpenter's scheduler's speed, target 5"
+    ]
+    assert missed([_row("driftwave", 1.0, pods=20000, podsPerSec=4999)]) == [
+        "driftwave synthetic 20000 pods: 4999 pods/s, target 5,000"
+    ]
+    assert missed([_row("karpenter-go", 1.0, pods=5000, podsPerSec=10)]) == []
+    catalog = _row("driftwave", 1.0, suite="catalog", pods=10000, costOverBound=1.018)
+    assert missed([catalog]) == []
+    assert missed([catalog | {"costOverBound": 1.06}]) == [
+        "driftwave catalog 10000 pods: 1.060 x the LP bound, target 1.05"
+    ]
