@@ -101,7 +101,7 @@ from agent.lifecycle.conditions import is_true
 from agent.sim.heap import tune_for_large_simulations
 from agent.sim.scenario_run import build_world, load_scenario
 from agent.sim.world import World
-from bench.cli import Parser, working
+from bench.cli import Parser, emit, working
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (100, 1000, 5000)
@@ -413,7 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         row = json.loads(child.stdout.splitlines()[-1])
         failures += failed(row)
         misses += missed(row)
-        _emit(row, args.json, number == 0)
+        emit(row, args.json, number == 0, lambda: HEADER, _line)
     if not args.json:
         print(
             "min s = ceil(nodes / allowed) x (boot + ready + drain + terminate) = "
@@ -439,12 +439,8 @@ LINE = (
 )
 
 
-def _emit(row: dict[str, Any], as_json: bool, first: bool) -> None:
-    if as_json:
-        print(json.dumps(row), flush=True)
-        return
-    if first:
-        print(HEADER)
+def _line(row: dict[str, Any]) -> str:
+    """A row as the table's line (and, for a run that did not converge, why, on the next)."""
     done = row["converged"]
     ratio = "n/a" if row["ratio"] is None else f"{row['ratio']:.3f}"
     fields = {
@@ -453,13 +449,14 @@ def _emit(row: dict[str, Any], as_json: bool, first: bool) -> None:
         "sim": f"{row['simulatedSeconds']:.1f}" if done else f">{row['simulatedSeconds']:.0f}",
         "ratio": ratio if done else f">{ratio}",
     }
-    print(LINE.format(**fields))
-    if not done:
-        print(
-            f"      did not converge within {row['stoppedBy']}: "
-            f"{row['nodesReplaced']} of {row['nodes']} nodes replaced "
-            f"in {row['simulatedSeconds']:.0f} simulated s"
-        )
+    line = LINE.format(**fields)
+    if done:
+        return line
+    return (
+        f"{line}\n      did not converge within {row['stoppedBy']}: "
+        f"{row['nodesReplaced']} of {row['nodes']} nodes replaced "
+        f"in {row['simulatedSeconds']:.0f} simulated s"
+    )
 
 
 if __name__ == "__main__":

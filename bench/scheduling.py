@@ -251,7 +251,8 @@ def _row(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the suites; the exit code is 1 when a run of ours fails (see :func:`failures`)."""
+    """Run the suites; the exit code is 1 when a run of ours fails (see :func:`failures`) or
+    misses a target (see :func:`missed`)."""
     parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", choices=("synthetic", "catalog", "all"), default="all")
     parser.add_argument("--solver", choices=(*SOLVERS, KARPENTER, "all"), default="all")
