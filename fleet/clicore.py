@@ -7,17 +7,45 @@ or what it describes, and the message names the argument or field and the rule.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-"""The ``--json`` option every command that prints a result offers."""
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON (the same as -o json).")
+]
+"""The ``--json`` option every command that prints a result offers: an alias of ``-o json``."""
+
+
+class Output(StrEnum):
+    """The formats ``-o/--output`` offers, as kubectl's: a table for people, a wider table with
+    more columns, or the data as JSON or YAML for scripts."""
+
+    TABLE = "table"
+    WIDE = "wide"
+    JSON = "json"
+    YAML = "yaml"
+
+
+OutputOpt = Annotated[
+    Output | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Output format: table (default), wide (more columns), json or yaml.",
+        case_sensitive=False,
+        show_default=False,
+    ),
+]
+"""The ``-o/--output`` option of every listing and status command; pass its value and
+``--json``'s to :func:`output_format` (or straight to :func:`emit`)."""
 
 CLICK_USAGE_EXIT = 2
 ERROR_EXIT = 1
@@ -47,6 +75,73 @@ def driver_missing(exc: BaseException) -> bool:
     for commands that do not use it."""
     engine = sys.modules.get("fleet.db.engine")
     return engine is not None and isinstance(exc, engine.DriverMissing)
+
+
+class OutputUsageError(typer.BadParameter):
+    """A usage error of ``-o/--output`` and ``--json`` (exit 1, the message as it is)."""
+
+    def format_message(self) -> str:
+        """The message alone: it names the options itself."""
+        return self.message
+
+
+def output_format(output: Output | str | None, as_json: bool = False) -> Output:
+    """The format asked for by ``-o/--output`` and ``--json`` (table when neither is given).
+
+    ``--json`` is ``-o json``; given with another ``-o`` it is a usage error naming both (exit
+    1). An unknown format is a usage error naming the option and the formats allowed."""
+    if output is not None and not isinstance(output, Output):
+        try:
+            output = Output(str(output).lower())
+        except ValueError:
+            allowed = ", ".join(o.value for o in Output)
+            raise OutputUsageError(
+                f"-o/--output: {str(output)!r} is not a format; use one of {allowed}"
+            ) from None
+    if as_json and output not in (None, Output.JSON):
+        raise OutputUsageError(
+            f"--json and -o/--output {output} conflict: --json means -o json; give one of them"
+        )
+    if as_json:
+        return Output.JSON
+    return output if output is not None else Output.TABLE
+
+
+def emit(
+    data: Any,
+    output: Output | str | None,
+    *,
+    table: Callable[[Any], None],
+    wide: Callable[[Any], None] | None = None,
+    as_json: bool = False,
+) -> None:
+    """Print a command's result in the format asked for.
+
+    ``json`` prints ``data`` as JSON (indented 2); ``yaml`` prints the same data as YAML (the
+    JSON's values, so both parse back to equal data); ``table`` calls ``table(data)``; ``wide``
+    calls ``wide(data)``, or ``table(data)`` when the command has no wider view. ``output`` and
+    ``as_json`` are as :func:`output_format` takes them."""
+    chosen = output_format(output, as_json)
+    if chosen is Output.JSON:
+        print(json.dumps(data, indent=2))
+    elif chosen is Output.YAML:
+        print(as_yaml(data), end="")
+    elif chosen is Output.WIDE and wide is not None:
+        wide(data)
+    else:
+        table(data)
+
+
+def as_yaml(data: Any) -> str:
+    """``data`` as a YAML document (block style, keys in their order). Passed through JSON
+    first, so the YAML holds exactly what ``-o json`` prints (enums as their strings)."""
+    import yaml  # only the commands that print YAML load it
+
+    plain = json.loads(json.dumps(data))
+    text: str = yaml.safe_dump(
+        plain, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1 << 16
+    )
+    return text
 
 
 def show_help_when_bare(ctx: typer.Context) -> None:
