@@ -71,17 +71,25 @@ def refuse_taken(uow: UnitOfWork, rollout: Any) -> None:
     """Raise :class:`ClustersHeld` when ``rollout``, ended, would take its clusters back to roll
     them back while another live rollout holds them (rolling back is touching them again; the
     agent refuses to roll a wave back under a later one anyway). Takes the fleet's lock."""
-    fleet = rollout.fleet.name
-    lock_fleet(uow, fleet)
+    lock_fleet(uow, rollout.fleet.name)
+    held = taken(uow, rollout)
+    if held is not None:
+        raise held
+
+
+def taken(uow: UnitOfWork, rollout: Any) -> ClustersHeld | None:
+    """The refusal :func:`refuse_taken` raises, or None (a read: no lock is taken, so a status
+    may say whether a rollback would be refused)."""
     applied = {s.cluster.name for s in uow.steps.list(rollout.id) if s.state in APPLIED_STEP}
-    holds = holders(uow, fleet, applied, _target(rollout), exclude=rollout.id)
-    if holds:
-        raise ClustersHeld(
-            rollout.release.name,
-            holds,
-            what=f"rolling back rollout {rollout.id}",
-            hint="wait for it to end, or abort or roll it back first",
-        )
+    holds = holders(uow, rollout.fleet.name, applied, _target(rollout), exclude=rollout.id)
+    if not holds:
+        return None
+    return ClustersHeld(
+        rollout.release.name,
+        holds,
+        what=f"rolling back rollout {rollout.id}",
+        hint="wait for it to end, or abort or roll it back first",
+    )
 
 
 def waiting_reason(holds: list[Hold]) -> str:

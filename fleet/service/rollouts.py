@@ -16,7 +16,9 @@ process, joins the same trace.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind
@@ -155,10 +157,7 @@ def pause(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """Stop forward progress (no new step, no next wave); steps already out continue."""
 
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        if _state(rollout) in TERMINAL or _state(rollout) is RolloutState.ROLLING_BACK:
-            raise CommandRefused(f"rollout {rid} is {rollout.state}: there is nothing to pause")
-        if rollout.paused:
-            raise CommandRefused(f"rollout {rid} is already paused")
+        _refuse(refusal("pause", standing(rollout)))
         uow.rollouts.update(rollout, now=now, paused=True)
         return {"paused": False}, {"paused": True, "state": rollout.state}
 
@@ -169,8 +168,7 @@ def resume(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """Let a paused rollout go on exactly where it stood."""
 
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        if not rollout.paused:
-            raise CommandRefused(f"rollout {rid} is not paused")
+        _refuse(refusal("resume", standing(rollout)))
         uow.rollouts.update(rollout, now=now, paused=False)
         return {"paused": True}, {"paused": False, "state": rollout.state}
 
@@ -183,7 +181,7 @@ def abort(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
 
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         before = _state(rollout)
-        _allowed(rid, before, RolloutState.ABORTED)
+        _refuse(refusal("abort", standing(rollout)))
         for step in uow.steps.list(rid, states=[StepState.PENDING]):
             uow.steps.transition(step.id, [StepState.PENDING], StepState.CANCELLED, finished_at=now)
         for wave in uow.waves.list(rid):
@@ -224,17 +222,14 @@ def approve(
         raise CommandRefused(f"rollout {rid}: name the ring approved (rule: ring is required)")
 
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        if _state(rollout) is not RolloutState.AWAITING_APPROVAL:
-            raise CommandRefused(
-                f"rollout {rid} is {rollout.state}: it is not waiting for an approval (no ring "
-                f"waits, so ring {ring} cannot be approved)"
-            )
-        waiting = _ring_name(uow, rollout)
-        if ring != waiting:
-            raise CommandRefused(f"rollout {rid} waits for approval of ring {waiting}, not {ring}")
-        refusal = may_approve(waiting) if may_approve is not None else None
-        if refusal:
-            raise CommandForbidden(refusal)
+        waiting = (
+            _ring_name(uow, rollout) if rollout.state == RolloutState.AWAITING_APPROVAL else None
+        )
+        _refuse(refusal("approve", standing(rollout, waiting_ring=waiting), ring=ring))
+        assert waiting is not None
+        refused = may_approve(waiting) if may_approve is not None else None
+        if refused:
+            raise CommandForbidden(refused)
         uow.approvals.add(rid, waiting, actor, now, comment)
         return {"state": rollout.state}, {"state": rollout.state, "approved": waiting}
 
@@ -255,13 +250,12 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
 
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         before = _state(rollout)
-        _allowed(rid, before, RolloutState.ROLLING_BACK)
-        if before not in HOLDS_CLUSTERS:
-            refuse_taken(uow, rollout)
+        steps = uow.steps.list(rid)
+        here = standing(rollout, steps=[(s.state, s.rollback_state) for s in steps])
+        _refuse(refusal("rollback", here, taken=lambda: refuse_taken(uow, rollout)))
         touched = 0
-        again = RollbackState.FAILED if before is RolloutState.ROLLBACK_FAILED else None
-        for step in uow.steps.list(rid):
-            if step.state in APPLIED_STEP and step.rollback_state in (None, again):
+        for step in steps:
+            if rolls_back(before, step.state, step.rollback_state):
                 uow.steps.transition(
                     step.id, [step.state], step.state, rollback_state=RollbackState.REQUESTED
                 )
@@ -270,11 +264,6 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
                 uow.steps.transition(
                     step.id, [StepState.PENDING], StepState.CANCELLED, finished_at=now
                 )
-        if not touched:
-            raise CommandRefused(
-                f"rollout {rid} is {rollout.state}: no cluster has anything to roll back "
-                "(no wave reached one, or every one is rolled back already)"
-            )
         uow.rollouts.update(
             rollout,
             now=now,
@@ -287,8 +276,94 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     return _command(ctx, rid, actor, "rollback", change)
 
 
-def _allowed(rid: str, current: RolloutState, wanted: RolloutState) -> None:
+Command = Literal["pause", "resume", "abort", "rollback", "approve"]
+ROLES: dict[Command, str] = {
+    "pause": "operator",
+    "resume": "operator",
+    "abort": "operator",
+    "rollback": "operator",
+    "approve": "approver",
+}
+"""The API role each command needs (:mod:`fleet.api.rbac`)."""
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What the operator commands' rules read of a rollout."""
+
+    id: str
+    state: RolloutState
+    paused: bool
+    waiting_ring: str | None = None
+    """The ring an ``awaiting-approval`` rollout waits for."""
+    steps: tuple[tuple[str, str | None], ...] = ()
+    """Each step's (state, rollback state): what a rollback would touch."""
+
+
+def standing(
+    rollout: Any,
+    *,
+    waiting_ring: str | None = None,
+    steps: Iterable[tuple[str, str | None]] = (),
+) -> Standing:
+    """A rollout row's :class:`Standing`."""
+    return Standing(
+        rollout.id, RolloutState(rollout.state), bool(rollout.paused), waiting_ring, tuple(steps)
+    )
+
+
+def rolls_back(state: RolloutState, step: str, rollback: str | None) -> bool:
+    """Whether a rollback from ``state`` rolls back a step in ``step`` / ``rollback`` (a step
+    the wave may have reached, not rolled back yet, or whose rollback failed when the rollout
+    is ``rollback-failed``)."""
+    again = RollbackState.FAILED if state is RolloutState.ROLLBACK_FAILED else None
+    return step in APPLIED_STEP and rollback in (None, again)
+
+
+def refusal(
+    command: Command,
+    rollout: Standing,
+    *,
+    ring: str | None = None,
+    taken: Callable[[], str | None] = lambda: None,
+) -> str | None:
+    """Why ``command`` is refused on ``rollout`` as it stands (None: the rollout's state allows
+    it). The commands raise this message; ``rollout status`` shows it beside each action.
+
+    ``ring``: the ring an approval names (None: the ring that waits). ``taken()``: why another
+    live rollout keeps an ended rollout from being rolled back (called only then; it may raise
+    its own refusal instead)."""
+    rid, state = rollout.id, rollout.state
+    if command == "pause":
+        if state in TERMINAL or state is RolloutState.ROLLING_BACK:
+            return f"rollout {rid} is {state}: there is nothing to pause"
+        return f"rollout {rid} is already paused" if rollout.paused else None
+    if command == "resume":
+        return None if rollout.paused else f"rollout {rid} is not paused"
+    if command == "approve":
+        if state is not RolloutState.AWAITING_APPROVAL:
+            also = f" (no ring waits, so ring {ring} cannot be approved)" if ring else ""
+            return f"rollout {rid} is {state}: it is not waiting for an approval{also}"
+        if ring is not None and ring != rollout.waiting_ring:
+            return f"rollout {rid} waits for approval of ring {rollout.waiting_ring}, not {ring}"
+        return None
+    wanted = RolloutState.ABORTED if command == "abort" else RolloutState.ROLLING_BACK
     try:
-        check_transition(rid, current, wanted)
+        check_transition(rid, state, wanted)
     except IllegalTransition as exc:
-        raise CommandRefused(str(exc)) from exc
+        return str(exc)
+    if command == "abort":
+        return None
+    if state not in HOLDS_CLUSTERS and (held := taken()):
+        return held
+    if not any(rolls_back(state, step, back) for step, back in rollout.steps):
+        return (
+            f"rollout {rid} is {state}: no cluster has anything to roll back "
+            "(no wave reached one, or every one is rolled back already)"
+        )
+    return None
+
+
+def _refuse(why: str | None) -> None:
+    if why:
+        raise CommandRefused(why)
