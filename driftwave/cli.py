@@ -18,7 +18,7 @@ from rich.console import Console
 
 from driftwave.lazy import LazyGroup, Mount
 from driftwave.services import api, scheduler, worker
-from fleet.clicore import JsonOpt, show_help_when_bare
+from fleet.clicore import JsonOpt, Output, OutputOpt, emit, output_format, show_help_when_bare
 
 
 class Driftwave(LazyGroup):
@@ -78,7 +78,7 @@ def _existing(paths: list[Path], param: str) -> None:
 
 
 @app.command()
-def validate(files: FilesArg, as_json: JsonOpt = False) -> None:
+def validate(files: FilesArg, output: OutputOpt = None, as_json: JsonOpt = False) -> None:
     """Check manifests against Karpenter v1's schema and rules, and driftwave's own kinds
     (Fleet, Release, Scenario).
 
@@ -92,12 +92,12 @@ def validate(files: FilesArg, as_json: JsonOpt = False) -> None:
     from agent.cli.validate import validate_paths
     from driftwave.kinds import Kinds
 
+    chosen = output_format(output, as_json)
     _existing(files, "FILES")
     kinds = Kinds()
     report = validate_paths(files, kinds, (lint, kinds.fleet_lint))
-    if as_json:
-        print(report.as_json())
-    else:
+
+    def table(_: object) -> None:
         console = Console(highlight=False)
         for finding in report.findings:
             style = "red" if finding.severity == "error" else "yellow"
@@ -106,6 +106,8 @@ def validate(files: FilesArg, as_json: JsonOpt = False) -> None:
         console.print(
             ("ok: " if ok else "invalid: ") + report.summary(), style="green" if ok else "red"
         )
+
+    emit(json.loads(report.as_json()), chosen, table=table)
     raise typer.Exit(1 if report.errors else 0)
 
 
@@ -201,6 +203,7 @@ def demo(
             file_okay=False,
         ),
     ] = None,
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Roll a new AMI through a fleet of simulated clusters, on the embedded default (no servers).
@@ -210,14 +213,17 @@ def demo(
     applies a Fleet of 12 clusters in four rings (canary, dev, staging, prod) and a Release
     pinning a newer AL2023 AMI, shows the rollout live (prod waits for approval: the demo
     approves it), then prints a table per ring / wave / cluster and writes an HTML report and
-    a trace file (JSON lines, one span per line). --json prints the summary as JSON.
+    a trace file (JSON lines, one span per line). -o json (or --json) and -o yaml print the
+    summary as data on stdout, the live view going to stderr.
 
     Example: driftwave demo --faulty-ami
     """
     from driftwave.demo.processes import DemoError
     from driftwave.demo.run import DemoOptions, run_demo
 
-    console = Console(highlight=False, stderr=as_json)
+    chosen = output_format(output, as_json)
+    data_out = chosen in (Output.JSON, Output.YAML)
+    console = Console(highlight=False, stderr=data_out)
     options = DemoOptions(
         clusters=clusters, nodes=nodes, faulty=faulty_ami, speed=speed, workdir=workdir
     )
@@ -226,8 +232,8 @@ def demo(
     except DemoError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(1) from exc
-    if as_json:
-        print(json.dumps(result, indent=2))
+    if data_out:
+        emit(result, chosen, table=lambda _: None)
 
 
 app.command()(scheduler)

@@ -6,6 +6,7 @@ Kubernetes clients) is imported inside it, so ``driftwave agent --help`` loads n
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -16,7 +17,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from fleet.clicore import Group, JsonOpt, show_help_when_bare, simulated_time_bar
+from fleet.clicore import (
+    Group,
+    JsonOpt,
+    OutputOpt,
+    emit,
+    output_format,
+    show_help_when_bare,
+    simulated_time_bar,
+)
 
 if TYPE_CHECKING:
     from agent.live.options import LiveOptions
@@ -53,6 +62,7 @@ def agent_simulate(
     scenario: Annotated[
         Path, typer.Argument(help="A driftwave.io/v1alpha1 Scenario file.", exists=True)
     ],
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
     until: Annotated[
         str | None,
@@ -74,8 +84,9 @@ def agent_simulate(
 
     Prints the NodeClaims launched (instance type, zone, capacity type, image, pods), the pods
     left pending and why, the cost per hour and the timeline (drift, disruptions with method
-    and reason, evictions, PDB refusals, terminations); --json adds the summary (most nodes
-    disrupted at once per NodePool, PDB violations, pods lost, nodes per image over time).
+    and reason, evictions, PDB refusals, terminations); -o json or -o yaml adds the summary
+    (most nodes disrupted at once per NodePool, PDB violations, pods lost, nodes per image over
+    time).
     Exit code 1 when the scenario or a manifest it loads is invalid.
 
     Example: driftwave agent simulate examples/scenarios/seed-000-inflate.yaml
@@ -83,6 +94,7 @@ def agent_simulate(
     from agent.cli.simulate import as_json as sim_json
     from agent.cli.simulate import render, simulate
 
+    chosen = output_format(output, as_json)
     if until is not None and not re.fullmatch(r"([0-9]+(ms|s|m|h))+", until):
         raise typer.BadParameter(
             f"{until!r} is not a duration such as 30s or 10m", param_hint="--until"
@@ -90,10 +102,8 @@ def agent_simulate(
     result = _scenario_result(
         scenario, lambda bar: simulate(scenario, until, seed, strategy.value, bar)
     )
-    if as_json:
-        print(sim_json(result))
-    else:
-        render(Console(highlight=False), result)
+    data = json.loads(sim_json(result))
+    emit(data, chosen, table=lambda _: render(Console(highlight=False), result))
 
 
 def _scenario_result(scenario: Path, run: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
@@ -135,6 +145,7 @@ def agent_hash(
             show_default=False,
         ),
     ],
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
     ca_bundle: Annotated[
         str | None,
@@ -164,8 +175,8 @@ def agent_hash(
     stamped, and each row says whether driftwave's agrees. An EC2NodeClass's
     hash includes the cluster's CA bundle, as in Karpenter: give the one
     Karpenter runs with (--ca-bundle, --ca-file or --kubeconfig); without one
-    the hash is as where none is set. --json prints a list of {kind, name,
-    hash, hashVersion}. Exit code 1 on an invalid manifest or option.
+    the hash is as where none is set. -o json (or yaml) prints a list of
+    {kind, name, hash, hashVersion}. Exit code 1 on an invalid manifest or option.
 
     Example:
 
@@ -176,6 +187,7 @@ def agent_hash(
     from agent.cli import hash as hashes
     from agent.lifecycle.hashing import ca_bundle_problem
 
+    chosen = output_format(output, as_json)
     for path in files:
         if str(path) != "-" and not path.exists():
             raise typer.BadParameter(f"{path} does not exist", param_hint="FILES")
@@ -206,9 +218,12 @@ def agent_hash(
     if not found:
         print("error: no NodePool or EC2NodeClass in the files", file=sys.stderr)
         raise typer.Exit(1)
-    if as_json:
-        print(hashes.as_json(found))
-        return
+    emit(json.loads(hashes.as_json(found)), chosen, table=lambda _: _hash_table(found, ca_bundle))
+
+
+def _hash_table(found: list[Any], ca_bundle: str | None) -> None:
+    from agent.cli import hash as hashes
+
     if ca_bundle is None and any(s.kind == "EC2NodeClass" for s in found):
         print(
             "note: no CA bundle given; EC2NodeClass hashes are as where Karpenter has none "
@@ -230,6 +245,7 @@ def agent_plan(
     scenario: Annotated[
         Path, typer.Argument(help="A driftwave.io/v1alpha1 Scenario file.", exists=True)
     ],
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
     seed: Annotated[int, typer.Option(help="Seed for names, ids and prices.")] = 1,
 ) -> None:
@@ -246,11 +262,10 @@ def agent_plan(
     from agent.cli.plan import plan as drift_plan
     from agent.cli.plan import render as render_plan
 
+    chosen = output_format(output, as_json)
     result = _scenario_result(scenario, lambda bar: drift_plan(scenario, seed, progress=bar))
-    if as_json:
-        print(plan_json(result))
-    else:
-        render_plan(Console(highlight=False), result)
+    data = json.loads(plan_json(result))
+    emit(data, chosen, table=lambda _: render_plan(Console(highlight=False), result))
 
 
 @agent_app.command("serve")
@@ -555,6 +570,7 @@ def agent_amis(
     ] = None,
     region: Annotated[str | None, typer.Option(envvar="AWS_REGION", help="AWS region.")] = None,
     profile: Annotated[str | None, typer.Option(help="AWS profile (else the usual chain).")] = None,
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the images each EC2NodeClass in the file selects in AWS, which
@@ -575,6 +591,7 @@ def agent_amis(
     from agent.cli.amis import as_json as amis_json
     from agent.cli.amis import render as render_amis
 
+    chosen = output_format(output, as_json)
     request = AmisRequest(nodeclass, kubernetes_version, cluster_name, region, profile)
     try:
         result = report(request)
@@ -582,10 +599,7 @@ def agent_amis(
         for line in exc.lines:
             print(f"error: {line}", file=sys.stderr)
         raise typer.Exit(1) from exc
-    if as_json:
-        print(amis_json(result))
-    else:
-        render_amis(result)
+    emit(json.loads(amis_json(result)), chosen, table=lambda _: render_amis(result))
     if any(nc.get("error") for nc in result["nodeClasses"]):
         raise typer.Exit(1)
 

@@ -5,16 +5,23 @@ The fleet's domain and service layer are imported inside the commands, so ``drif
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from fleet.cli_context import ActorOpt, fleet_context, run
-from fleet.clicore import Group, JsonOpt, show_help_when_bare, table_console
+from fleet.clicore import (
+    Group,
+    JsonOpt,
+    OutputOpt,
+    emit,
+    output_format,
+    show_help_when_bare,
+    table_console,
+)
 
 fleet_app = typer.Typer(
     name="fleet",
@@ -31,6 +38,7 @@ def fleet_apply(
         typer.Argument(help="A driftwave.io/v1alpha1 Fleet file.", exists=True, dir_okay=False),
     ],
     actor: ActorOpt,
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Store a Fleet in the fleet database, like kubectl apply: clusters it adds are added,
@@ -46,6 +54,7 @@ def fleet_apply(
     from fleet.domain.fleet import Fleet
     from fleet.domain.manifests import load_one
 
+    chosen = output_format(output, as_json)  # a usage error before anything is stored
     try:
         loaded = load_one(file, Fleet)
     except ManifestError as exc:
@@ -58,57 +67,100 @@ def fleet_apply(
 
     with fleet_context() as ctx:
         result = run(lambda: apply_fleet(ctx, loaded.obj, actor))
-    if as_json:
-        print(
-            json.dumps(
-                {
-                    "fleet": result.fleet,
-                    "generation": result.generation,
-                    "added": list(result.added),
-                    "changed": list(result.changed),
-                    "removed": list(result.removed),
-                },
-                indent=2,
-            )
-        )
-        return
+    data = {
+        "fleet": result.fleet,
+        "generation": result.generation,
+        "added": list(result.added),
+        "changed": list(result.changed),
+        "removed": list(result.removed),
+        "unchanged": result.unchanged,
+    }
+    emit(data, chosen, table=_applied)
+
+
+def _applied(data: dict[str, Any]) -> None:
     console = Console(highlight=False)
-    if result.unchanged:
-        console.print(f"fleet/{result.fleet} unchanged (generation {result.generation})")
+    fleet, generation = data["fleet"], data["generation"]
+    if data["unchanged"]:
+        console.print(f"fleet/{fleet} unchanged (generation {generation})")
         return
-    console.print(f"fleet/{result.fleet} applied (generation {result.generation})")
-    for verb, names in (("added", result.added), ("changed", result.changed)):
-        for name in names:
+    console.print(f"fleet/{fleet} applied (generation {generation})")
+    for verb in ("added", "changed"):
+        for name in data[verb]:
             console.print(f"  cluster/{name} {verb}")
-    for name in result.removed:
+    for name in data["removed"]:
         console.print(f"  cluster/{name} removed (kept for history)", style="yellow")
 
 
 @fleet_app.command("list")
 def fleet_list(
     fleet: Annotated[str | None, typer.Option(help="Only this fleet's clusters.")] = None,
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List the clusters of the applied fleets: ring, account, region, agent and windows.
+    """List the clusters of the applied fleets: ring, account, region, agent and maintenance
+    windows.
 
-    Example: driftwave fleet list --fleet payments
+    -o wide adds each cluster's labels, its agent's last contact and health; -o json and -o
+    yaml print every field.
+
+    Example: driftwave fleet list --fleet payments -o wide
     """
-    from rich.table import Table
-
+    chosen = output_format(output, as_json)
     from fleet.service.fleets import list_clusters
 
     with fleet_context() as ctx:
         clusters = run(lambda: list_clusters(ctx, fleet))
-    if as_json:
-        print(json.dumps(clusters, indent=2))
-        return
+    emit(clusters, chosen, table=lambda rows: _clusters(rows, False), wide=_clusters_wide)
+
+
+def _clusters_wide(clusters: list[dict[str, Any]]) -> None:
+    _clusters(clusters, True)
+
+
+def _clusters(clusters: list[dict[str, Any]], wide: bool) -> None:
+    from rich.table import Table
+
     if not clusters:
         print("no clusters: apply a Fleet first (driftwave fleet apply FLEET.yaml)")
         return
-    table = Table("FLEET", "CLUSTER", "RING", "ACCOUNT", "REGION", "AGENT", "WINDOWS", box=None)
+    columns = ["FLEET", "CLUSTER", "RING", "ACCOUNT", "REGION", "AGENT", "WINDOWS"]
+    if wide:
+        columns += ["LABELS", "LAST CONTACT", "HEALTH"]
+    table = Table(*columns, box=None)
     for c in clusters:
-        windows = str(c["windows"]) if c["windows"] else "always open"
-        table.add_row(
-            c["fleet"], c["name"], c["ring"], c["account"], c["region"], c["endpoint"], windows
-        )
+        row = [c["fleet"], c["name"], c["ring"], c["account"], c["region"], c["endpoint"]]
+        row.append(windows_text(c))
+        if wide:
+            contact = c.get("contact") or {}
+            labels = c.get("labels") or {}
+            row.append(", ".join(f"{k}={v}" for k, v in labels.items()) or "-")
+            row.append(contact.get("lastContact") or c.get("lastSeen") or "-")
+            row.append(_health(contact))
+        table.add_row(*(str(cell) for cell in row))
     table_console().print(table)
+
+
+def windows_text(cluster: dict[str, Any]) -> str:
+    """A cluster's maintenance windows written out, ``schedule for duration (timeZone)`` joined
+    by ``; ``; ``always open`` when it has none (a count when only the count is known)."""
+    windows = cluster.get("maintenanceWindows")
+    if windows is None:
+        count = cluster.get("windows") or 0
+        return f"{count} window(s)" if count else "always open"
+    if not windows:
+        return "always open"
+    return "; ".join(_window(w) for w in windows)
+
+
+def _window(window: dict[str, Any]) -> str:
+    zone = window.get("timeZone") or "UTC"
+    return f"{window.get('schedule', '?')} for {window.get('duration', '?')} ({zone})"
+
+
+def _health(contact: dict[str, Any]) -> str:
+    health = contact.get("health")
+    if not health:
+        return "-"
+    message = contact.get("message")
+    return f"{health}: {message}" if message else str(health)

@@ -5,7 +5,6 @@ imported inside the commands, so ``driftwave rollout --help`` loads neither."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Protocol
@@ -15,7 +14,7 @@ from rich.console import Console
 
 from fleet import cli_rollout_ops as ops
 from fleet.cli_context import fail, fleet_context
-from fleet.clicore import Group, JsonOpt, show_help_when_bare
+from fleet.clicore import Group, JsonOpt, OutputOpt, emit, output_format, show_help_when_bare
 
 if TYPE_CHECKING:
     from agent.api.manifests import Finding
@@ -53,6 +52,7 @@ def rollout_plan(
             dir_okay=False,
         ),
     ] = None,
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
     at: Annotated[
         str | None,
@@ -77,6 +77,7 @@ def rollout_plan(
     from fleet.domain.model import release_info
     from fleet.domain.planner import plan as plan_rollout
 
+    chosen = output_format(output, as_json)
     now = _now(at)
     loaded_release, fleet_data, fleet_warnings = _load(fleet, release)
     release_data = release_info(loaded_release.obj)
@@ -86,10 +87,7 @@ def rollout_plan(
     if any(f.severity == "error" for f in warnings):
         raise typer.Exit(1)
     result = plan_rollout(fleet_data, release_data, now)
-    if as_json:
-        print(json.dumps(result.as_dict(), indent=2))
-    else:
-        render(Console(highlight=False), result)
+    emit(result.as_dict(), chosen, table=lambda _: render(Console(highlight=False), result))
 
 
 def _now(at: str | None) -> datetime:

@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 
 from fleet.cli_context import ActorOpt, fail, fleet_context, run
-from fleet.clicore import JsonOpt, table_console
+from fleet.clicore import JsonOpt, Output, OutputOpt, emit, output_format, table_console
 
 RolloutArg = Annotated[str, typer.Argument(help="The rollout's id (see driftwave rollout list).")]
 
@@ -36,6 +36,7 @@ def start(
             "(state queued) instead of refusing; it starts once no rollout holds them.",
         ),
     ] = False,
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Start rolling a Release through its Fleet (applied before with driftwave fleet apply).
@@ -55,11 +56,11 @@ def start(
     """
     from fleet.db.errors import ReleaseConflict
     from fleet.domain.errors import ManifestError
-    from fleet.domain.machine import RolloutState
     from fleet.domain.manifests import load_one
     from fleet.domain.release import Release
     from fleet.service import rollouts
 
+    chosen = output_format(output, as_json)  # a usage error before anything is stored
     try:
         loaded = load_one(release, Release)
     except ManifestError as exc:
@@ -71,9 +72,12 @@ def start(
             result = run(lambda: rollouts.start_rollout(ctx, loaded.obj, actor, queue=queue))
         except ReleaseConflict as exc:
             fail(f"{exc} (give the changed release a new metadata.name)")
-    if as_json:
-        print(json.dumps(result, indent=2))
-        return
+    emit(result, chosen, table=_started)
+
+
+def _started(result: dict[str, Any]) -> None:
+    from fleet.domain.machine import RolloutState
+
     if result["state"] == RolloutState.QUEUED:
         print(f"rollout {result['id']} queued: {result['reason']}")
     else:
@@ -84,6 +88,7 @@ def start(
 
 def status(
     rollout: RolloutArg,
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
     watch: Annotated[
         bool, typer.Option("--watch", "-w", help="Refresh until the rollout ends (Ctrl-C stops).")
@@ -92,8 +97,13 @@ def status(
 ) -> None:
     """Show where a rollout stands: each ring's waves and gates, each cluster's step.
 
+    With --watch the view refreshes until the rollout ends; with -o json or -o yaml the
+    rollout's final state is printed then.
+
     Example: driftwave rollout status ro-k2p9xq4m --watch
     """
+    chosen = output_format(output, as_json)
+    data_out = chosen in (Output.JSON, Output.YAML)
     from rich.live import Live
 
     from fleet.domain.machine import TERMINAL, RolloutState
@@ -102,12 +112,9 @@ def status(
 
     with fleet_context() as ctx:
         current = run(lambda: rollout_status(ctx, rollout))
-        if as_json and not watch:
-            print(json.dumps(current, indent=2))
-            return
-        console = table_console()
+        console = table_console(stderr=data_out and watch)  # stdout holds only the data
         if not watch:
-            console.print(render_status(current))
+            emit(current, chosen, table=lambda shown: console.print(render_status(shown)))
             return
         try:
             with Live(render_status(current), console=console, refresh_per_second=4) as live:
@@ -117,48 +124,65 @@ def status(
                     live.update(render_status(current))
         except KeyboardInterrupt:
             pass
-        if as_json:
-            print(json.dumps(current, indent=2))
+        if data_out:
+            emit(current, chosen, table=lambda _: None)
 
 
 def list_(
     active: Annotated[bool, typer.Option(help="Only rollouts not finished yet.")] = False,
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List rollouts, oldest first.
 
-    Example: driftwave rollout list --active
+    -o wide adds the reason each rollout stands where it does and when it finished.
+
+    Example: driftwave rollout list --active -o wide
     """
+    chosen = output_format(output, as_json)
     from fleet.service.queries import list_rollouts
 
     with fleet_context() as ctx:
         rows = run(lambda: list_rollouts(ctx, active=active))
-    if as_json:
-        print(json.dumps(rows, indent=2))
-        return
-    table = Table("ID", "RELEASE", "FLEET", "STATE", "STEPS", "CREATED", box=None)
+    emit(rows, chosen, table=lambda shown: _rollouts(shown, False), wide=_rollouts_wide)
+
+
+def _rollouts_wide(rows: list[dict[str, Any]]) -> None:
+    _rollouts(rows, True)
+
+
+def _rollouts(rows: list[dict[str, Any]], wide: bool) -> None:
+    columns = ["ID", "RELEASE", "FLEET", "STATE", "STEPS", "CREATED"]
+    if wide:
+        columns += ["FINISHED", "REASON"]
+    table = Table(*columns, box=None)
     for row in rows:
         steps = ", ".join(f"{n} {s}" for s, n in sorted(row["steps"].items()))
         state = row["state"] + (" (paused)" if row["paused"] else "")
         if row["queuedBehind"]:
             state += f" (waiting for rollout {row['queuedBehind']} to end)"
-        table.add_row(row["id"], row["release"], row["fleet"], state, steps, row["createdAt"])
+        cells = [row["id"], row["release"], row["fleet"], state, steps, row["createdAt"]]
+        if wide:
+            cells += [row.get("finishedAt") or "-", row.get("reason") or "-"]
+        table.add_row(*cells)
     table_console().print(table)
 
 
 def _command(name: str, doc: str) -> Any:
     """A command that calls :mod:`fleet.service.rollouts`' function of the same name."""
 
-    def command(rollout: RolloutArg, actor: ActorOpt, as_json: JsonOpt = False) -> None:
+    def command(
+        rollout: RolloutArg, actor: ActorOpt, output: OutputOpt = None, as_json: JsonOpt = False
+    ) -> None:
         from fleet.service import rollouts
 
+        chosen = output_format(output, as_json)  # a usage error before anything changes
         call = getattr(rollouts, name)
         with fleet_context() as ctx:
             result = run(lambda: call(ctx, rollout, actor))
-        if as_json:
-            print(json.dumps(result, indent=2))
-        else:
-            print(f"rollout {rollout}: {name} done ({_summary(result)})")
+        emit(
+            result, chosen, table=lambda r: print(f"rollout {rollout}: {name} done ({_summary(r)})")
+        )
 
     command.__doc__ = doc
     command.__name__ = name
@@ -201,6 +225,7 @@ def approve(
         ),
     ],
     comment: Annotated[str, typer.Option(help="Why, for the audit log.")] = "",
+    output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Approve the ring a rollout waits for (rings with requireApproval: true).
@@ -212,38 +237,73 @@ def approve(
     """
     from fleet.service import rollouts
 
+    chosen = output_format(output, as_json)  # a usage error before anything changes
     with fleet_context() as ctx:
         result = run(lambda: rollouts.approve(ctx, rollout, actor, ring, comment))
-    if as_json:
-        print(json.dumps(result, indent=2))
-    else:
-        print(f"rollout {rollout}: ring {result['approved']} approved by {actor}")
+    emit(
+        result,
+        chosen,
+        table=lambda r: print(f"rollout {rollout}: ring {r['approved']} approved by {actor}"),
+    )
 
 
-def audit(rollout: RolloutArg, as_json: JsonOpt = False) -> None:
+def audit(rollout: RolloutArg, output: OutputOpt = None, as_json: JsonOpt = False) -> None:
     """Print a rollout's audit trail.
 
-    Every command and transition: who did it, when, what changed, and the trace and span it
-    belongs to.
+    Every command and transition: who did it, when, what changed and why, and the trace and
+    span it belongs to. Values are shown whole (long ones wrap); -o wide shows the before and
+    after of each change apart, with the whole trace and span ids.
 
-    Example: driftwave rollout audit ro-k2p9xq4m
+    Example: driftwave rollout audit ro-k2p9xq4m -o wide
     """
+    chosen = output_format(output, as_json)
     from fleet.service.queries import audit_trail
 
     with fleet_context() as ctx:
         rows = run(lambda: audit_trail(ctx, rollout))
-    if as_json:
-        print(json.dumps(rows, indent=2))
-        return
-    table = Table("TIME", "ACTOR", "ACTION", "OBJECT", "CHANGE", "TRACE/SPAN", box=None)
+    emit(rows, chosen, table=lambda shown: _audit(shown, False), wide=_audit_wide)
+
+
+def _audit_wide(rows: list[dict[str, Any]]) -> None:
+    _audit(rows, True)
+
+
+def _audit(rows: list[dict[str, Any]], wide: bool) -> None:
+    table = Table(box=None)
+    for name in ("TIME", "ACTOR", "ACTION", "OBJECT"):
+        table.add_column(name, no_wrap=name == "TIME")
+    changes = ("BEFORE", "AFTER") if wide else ("CHANGE",)
+    for name in (*changes, "REASON"):
+        table.add_column(name, overflow="fold", ratio=1)
+    table.add_column("TRACE/SPAN", overflow="fold")
     for row in rows:
-        change = f"{_brief(row['before'])} → {_brief(row['after'])}"
-        trace = f"{(row['traceId'] or '-')[:12]}…/{row['spanId'] or '-'}"
-        table.add_row(row["at"], row["actor"], row["action"], row["object"], change, trace)
+        before, after = row.get("before"), row.get("after")
+        if wide:
+            change = [_values(before), _values(after)]
+            trace = f"{row.get('traceId') or '-'}/{row.get('spanId') or '-'}"
+        else:
+            change = [f"{_values(before)} → {_values(after)}"]
+            trace = f"{(row.get('traceId') or '-')[:12]}…/{row.get('spanId') or '-'}"
+        table.add_row(
+            row["at"], row["actor"], row["action"], row["object"], *change, audit_reason(row), trace
+        )
     table_console().print(table)
 
 
-def _brief(value: dict[str, Any] | None) -> str:
+def audit_reason(row: dict[str, Any]) -> str:
+    """An audit entry's reason: its ``reason``, else the ``reason`` its ``after`` recorded, else
+    ``-``."""
+    after = row.get("after")
+    reason = row.get("reason") or (after.get("reason") if isinstance(after, dict) else None)
+    return str(reason) if reason else "-"
+
+
+def _values(value: dict[str, Any] | None) -> str:
+    """A before or after, whole: ``key=value`` pairs (values that are not text as JSON)."""
     if not value:
         return "-"
-    return ", ".join(f"{k}={v}" for k, v in value.items() if k != "reason")[:80]
+    return ", ".join(
+        f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+        for k, v in value.items()
+        if k != "reason"
+    )
