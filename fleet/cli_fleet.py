@@ -38,17 +38,21 @@ def fleet_apply(
         typer.Argument(help="A driftwave.io/v1alpha1 Fleet file.", exists=True, dir_okay=False),
     ],
     actor: ActorOpt,
+    reason: Annotated[
+        str | None,
+        typer.Option(help="Why the Fleet changes (kept in its audit, at most 1000 characters)."),
+    ] = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Store a Fleet in the fleet database, like kubectl apply: clusters it adds are added,
     changed ones updated, clusters it no longer lists are marked removed (kept for history;
-    running rollouts skip them).
+    running rollouts skip them). Each change is audited, before and after, with the reason.
 
     The database is DRIFTWAVE_DATABASE_URL (default: the embedded SQLite file
     .driftwave/fleet.db). An invalid file prints its findings and changes nothing (exit 1).
 
-    Example: driftwave fleet apply fleet/examples/fleet.yaml
+    Example: driftwave fleet apply fleet/examples/fleet.yaml --reason "CHG-1234: prod windows"
     """
     from fleet.domain.errors import ManifestError
     from fleet.domain.fleet import Fleet
@@ -66,7 +70,7 @@ def fleet_apply(
     from fleet.service.fleets import apply_fleet  # the fleet's database, once the file is valid
 
     with fleet_context() as ctx:
-        result = run(lambda: apply_fleet(ctx, loaded.obj, actor))
+        result = run(lambda: apply_fleet(ctx, loaded.obj, actor, reason))
     data = {
         "fleet": result.fleet,
         "generation": result.generation,

@@ -13,6 +13,7 @@ from workers.settings import BrokerSettings, WorkerSettings
 
 STEP_TASK = "driftwave.step"
 STEPS_TASK = "driftwave.steps"
+PROBES_TASK = "driftwave.probes"
 
 
 def broker_url(broker: BrokerSettings) -> str:

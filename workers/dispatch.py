@@ -1,7 +1,8 @@
 """The :class:`~fleet.service.ports.StepDispatcher` adapter over Celery: a step message becomes a
 ``driftwave.step`` task on the steps queue, and many at once become ``driftwave.steps`` tasks of
 up to ``batch`` messages each (a wave of 6,000 clusters is 120 broker messages, not 6,000; a
-worker runs a batch's steps one after the other, reading them in one query)."""
+worker runs a batch's steps one after the other, reading them in one query). A contact probe
+message (a batch of clusters) becomes one ``driftwave.probes`` task."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from collections.abc import Sequence
 from celery import Celery
 from kombu.exceptions import KombuError
 
-from fleet.service.ports import DispatchFailed, StepMessage
-from workers.app import STEP_TASK, STEPS_TASK
+from fleet.service.ports import DispatchFailed, ProbeMessage, StepMessage
+from workers.app import PROBES_TASK, STEP_TASK, STEPS_TASK
 
 BATCH = 50
 """Step messages per ``driftwave.steps`` task."""
@@ -49,6 +50,28 @@ class CeleryDispatcher:
         except (KombuError, OSError) as exc:
             log.warning(
                 "queueing %d step message(s): %s; they are sent again when their steps stay silent",
+                len(messages) - sent,
+                exc,
+            )
+        return sent
+
+    def dispatch_probes(self, messages: Sequence[ProbeMessage]) -> int:
+        """See :meth:`fleet.service.ports.StepDispatcher.dispatch_probes`: one task per
+        message, all on one broker connection."""
+        sent = 0
+        try:
+            with self._app.producer_or_acquire() as producer:
+                for message in messages:
+                    self._app.send_task(
+                        PROBES_TASK,
+                        args=[message.to_dict()],
+                        queue=self._queue,
+                        producer=producer,
+                    )
+                    sent += 1
+        except (KombuError, OSError) as exc:
+            log.warning(
+                "queueing %d probe message(s): %s; they are sent at the next probe interval",
                 len(messages) - sent,
                 exc,
             )

@@ -1,10 +1,12 @@
 """The Celery tasks: carry (rollout, wave, cluster) steps to the clusters' agents.
 
 ``driftwave.step`` carries one step message, ``driftwave.steps`` a batch of them (the scheduler
-sends a wave's messages in batches). Both are thin: they hand the messages to the fleet's step
-runner, which does one short piece of work per step (apply, observe, roll back) and says whether
-to look again later; the task then re-queues what needs another look with that delay (a batch
-per delay, rounded up to the second) instead of holding a worker while a cluster drifts.
+sends a wave's messages in batches); ``driftwave.probes`` a batch of clusters whose agents to
+contact once (:mod:`fleet.service.contact`). All are thin: they hand the messages to the fleet's
+step runner (or prober), which does one short piece of work per step (apply, observe, roll
+back) and says whether to look again later; the task then re-queues what needs another look
+with that delay (a batch per delay, rounded up to the second) instead of holding a worker while
+a cluster drifts.
 Everything the runner does is idempotent, so a redelivered or repeated message is harmless: the
 agent knows the wave by id, and a step only moves forward from the state it is in.
 """
@@ -17,8 +19,8 @@ from typing import Any, Protocol
 
 from celery import Celery, Task
 
-from fleet.service.ports import StepMessage
-from workers.app import STEP_TASK, STEPS_TASK
+from fleet.service.ports import ProbeMessage, StepMessage
+from workers.app import PROBES_TASK, STEP_TASK, STEPS_TASK
 from workers.dispatch import send_batch
 
 
@@ -43,10 +45,29 @@ class Runner(Protocol):
         ...
 
 
-def register_tasks(app: Celery, runner: Callable[[], Runner]) -> Task:
-    """Register the step tasks on ``app``; ``runner`` gives this process's step runner (built
-    once per worker process, after the fork). Returns the single-step task."""
+class Prober(Protocol):
+    """The fleet's contact prober, as the task sees it."""
+
+    def probe(self, message: ProbeMessage) -> object:
+        """Contact the message's clusters once and record the answers; never raises for agent
+        problems."""
+        ...
+
+
+def register_tasks(
+    app: Celery, runner: Callable[[], Runner], prober: Callable[[], Prober] | None = None
+) -> Task:
+    """Register the step tasks (and, given ``prober``, the probe task) on ``app``; ``runner``
+    and ``prober`` give this process's step runner and prober (built once per worker process,
+    after the fork). Returns the single-step task."""
     queue = str(app.conf.task_default_queue)
+
+    if prober is not None:
+        build_prober = prober
+
+        @app.task(name=PROBES_TASK)  # type: ignore[untyped-decorator]
+        def probes(payload: dict[str, Any]) -> None:
+            build_prober().probe(ProbeMessage.from_dict(payload))
 
     @app.task(name=STEPS_TASK)  # type: ignore[untyped-decorator]
     def steps(payloads: list[dict[str, Any]]) -> None:

@@ -24,6 +24,7 @@ __all__ = [
     "CommandResult",
     "ErrorDocument",
     "ErrorField",
+    "FleetAuditDocument",
     "FleetsDocument",
     "Health",
     "Notice",
@@ -92,24 +93,50 @@ class FleetsDocument(Document):
     fleets: list[str]
 
 
+class MaintenanceWindowDocument(Document):
+    """A cluster's maintenance window: a cron schedule read in a time zone, open for a
+    duration after each firing."""
+
+    schedule: str | None = Field(description='Five cron fields, e.g. "0 22 * * 1-5".')
+    duration: str | None = Field(description='How long it stays open, e.g. "4h".')
+    time_zone: str = Field(description='IANA time zone, e.g. "Europe/Paris".')
+
+
+class ContactDocument(Document):
+    """The fleet's contact with the cluster's agent (probes and steps)."""
+
+    last_contact: str | None = Field(description="When the agent last answered (null: never).")
+    health: Literal["healthy", "degraded", "unreachable", "stale", "unknown"] = Field(
+        description="healthy: answered, no problem; degraded: answered, a problem named; "
+        "unreachable: the last attempt failed; stale: no answer within three probe intervals; "
+        "unknown: never attempted."
+    )
+    message: str = Field(description="Why: the problem, the gateway's error, or the age.")
+    last_attempt: str | None = Field(description="When the fleet last tried (null: never).")
+
+
 class ClusterDocument(Document):
     """An active cluster of a fleet, where it lives and when its agent was last heard from."""
 
     fleet: str
     name: str
     ring: str
+    ring_index: int = Field(description="The ring's place in the promotion order (from 0).")
     account: str
     region: str
     labels: dict[str, str]
     endpoint: str
     windows: int = Field(description="How many maintenance windows it has.")
+    maintenance_windows: list[MaintenanceWindowDocument]
     last_seen: str | None
+    contact: ContactDocument
 
 
 class ClustersDocument(Document):
     """``GET /v1/fleets/{name}/clusters``."""
 
     fleet: str
+    rings: list[str] = Field(description="The fleet's rings in promotion order.")
     clusters: list[ClusterDocument]
 
 
@@ -353,7 +380,7 @@ class RolloutStatus(Document):
 
 
 class AuditEntry(Document):
-    """One audit row: who did what to which object, when, in which span."""
+    """One audit row: who did what to which object, when, why, in which span."""
 
     id: int
     at: str | None
@@ -362,6 +389,9 @@ class AuditEntry(Document):
     object: str = Field(description="TYPE/ID, e.g. rollout/r-20261102-ab12.")
     before: Any
     after: Any
+    reason: str | None = Field(
+        description="Why the change was made: a transition's reason, an apply's --reason."
+    )
     trace_id: str | None
     span_id: str | None
 
@@ -370,6 +400,17 @@ class AuditDocument(Document):
     """``GET /v1/rollouts/{id}/audit``: the rollout's audit rows, oldest first."""
 
     rollout: str
+    entries: list[AuditEntry]
+    last_id: int | None = Field(
+        description="The last entry's id: pass it as ?after= to read only newer ones."
+    )
+
+
+class FleetAuditDocument(Document):
+    """``GET /v1/fleets/{name}/audit``: the fleet's applies and its clusters' changes, oldest
+    first."""
+
+    fleet: str
     entries: list[AuditEntry]
     last_id: int | None = Field(
         description="The last entry's id: pass it as ?after= to read only newer ones."

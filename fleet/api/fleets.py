@@ -1,35 +1,66 @@
-"""The fleet routes: apply a Fleet manifest, list the fleets and a fleet's clusters.
+"""The fleet routes: apply a Fleet manifest, list the fleets, a fleet's clusters and audit.
 
 ``PUT /v1/fleets/{name}`` is declarative, like ``kubectl apply``: the body is the whole Fleet
 (JSON, or YAML with ``Content-Type: application/yaml``), whose ``metadata.name`` must be the name
-in the path; the answer says what changed (201 on the first apply, 200 after) and carries the
-manifest's warnings.
+in the path; ``?reason=`` says why (kept in the audit); the answer says what changed (201 on the
+first apply, 200 after) and carries the manifest's warnings. ``GET /v1/fleets/{name}/audit``
+reads the fleet's applies and its clusters' changes, before and after.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
 from agent.api.manifests import Finding
 from agent.server.common import error_response
 from fleet.api.bodies import manifest
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, api_state, needs, v1_responses
-from fleet.api.documents import ApplyDocument, ClustersDocument, ErrorDocument, FleetsDocument
+from fleet.api.documents import (
+    ApplyDocument,
+    ClustersDocument,
+    ErrorDocument,
+    FleetAuditDocument,
+    FleetsDocument,
+)
 from fleet.api.errors import InvalidRequest, NotFoundError
 from fleet.db.errors import NotFound
 from fleet.db.specs import ApplyResult
 from fleet.domain.fleet import Fleet
 from fleet.gateway import GatewayError
-from fleet.service.fleets import agent_target, apply_fleet, fleet_names, list_clusters
+from fleet.service.fleets import (
+    REASON_MAX,
+    agent_target,
+    apply_fleet,
+    fleet_audit,
+    fleet_names,
+    fleet_rings,
+    list_clusters,
+)
 
 YAML_OR_JSON = ("application/json", "application/yaml")
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorDocument, "description": "No fleet of that name has been applied."}
 }
+ReasonQuery = Annotated[
+    str | None,
+    Query(max_length=REASON_MAX, description="Why the Fleet is applied (kept in its audit)."),
+]
+AfterQuery = Annotated[
+    int | None, Query(ge=0, description="Only the entries after this audit id (for polling).")
+]
+AuditLimit = Annotated[int, Query(ge=1, le=10_000, description="At most this many entries.")]
+
+
+def fleet_missing(name: str) -> NotFoundError:
+    """The 404 of a fleet never applied."""
+    return NotFoundError(
+        f"fleet {name!r} has not been applied (PUT /v1/fleets/{name} first)",
+        code="fleet_not_found",
+    )
 
 
 def manifest_body(model: str) -> dict[str, Any]:
@@ -81,9 +112,12 @@ def add_fleet_routes(app: FastAPI) -> None:
         ),
         openapi_extra=manifest_body("Fleet"),
     )
-    def put_fleet(name: str, body: Body, ctx: Ctx, actor: Actor) -> JSONResponse:
+    def put_fleet(
+        name: str, body: Body, ctx: Ctx, actor: Actor, reason: ReasonQuery = None
+    ) -> JSONResponse:
         """Apply a Fleet manifest: clusters it adds are added, changed ones updated, those it
-        no longer lists marked removed. ``metadata.name`` must equal the path's name."""
+        no longer lists marked removed. ``metadata.name`` must equal the path's name;
+        ``?reason=`` is kept in the audit with what changed."""
         loaded = manifest(body, Fleet)
         if loaded.obj.name != name:
             problem = (
@@ -94,7 +128,7 @@ def add_fleet_routes(app: FastAPI) -> None:
                 f"the manifest names another fleet: metadata.name {problem}",
                 [("metadata.name", problem)],
             )
-        result = apply_fleet(ctx, loaded.obj, actor)
+        result = apply_fleet(ctx, loaded.obj, actor, reason)
         created = result.generation == 1
         return JSONResponse(
             apply_document(result, notices(loaded.warnings)),
@@ -121,15 +155,33 @@ def add_fleet_routes(app: FastAPI) -> None:
         responses=v1_responses({200: {"model": ClustersDocument}, **NOT_FOUND}),
     )
     def get_clusters(name: str, ctx: Ctx) -> JSONResponse:
-        """The fleet's active clusters: ring, account, region, labels, agent, last seen."""
+        """The fleet's rings in promotion order and its active clusters: ring, account,
+        region, labels, maintenance windows, agent, last contact and health."""
         try:
+            rings = fleet_rings(ctx, name)
             clusters = list_clusters(ctx, name)
         except NotFound as exc:
-            raise NotFoundError(
-                f"fleet {name!r} has not been applied (PUT /v1/fleets/{name} first)",
-                code="fleet_not_found",
-            ) from exc
-        return JSONResponse({"fleet": name, "clusters": clusters})
+            raise fleet_missing(name) from exc
+        return JSONResponse({"fleet": name, "rings": rings, "clusters": clusters})
+
+    @app.get(
+        f"{V1}/fleets/{{name}}/audit",
+        summary="A fleet's audit trail",
+        tags=["fleets"],
+        dependencies=V1_AUTH,
+        responses=v1_responses({200: {"model": FleetAuditDocument}, **NOT_FOUND}),
+    )
+    def get_fleet_audit(
+        name: str, ctx: Ctx, after: AfterQuery = None, limit: AuditLimit = 1000
+    ) -> JSONResponse:
+        """The fleet's audit trail, oldest first: each apply (who, why, the rings and freezes
+        before and after) and each cluster added, changed or removed (before and after)."""
+        try:
+            entries = fleet_audit(ctx, name, after_id=after, limit=limit)
+        except NotFound as exc:
+            raise fleet_missing(name) from exc
+        last = entries[-1]["id"] if entries else after
+        return JSONResponse({"fleet": name, "entries": entries, "lastId": last})
 
     @app.get(
         f"{V1}/fleets/{{name}}/clusters/{{cluster}}/agent",

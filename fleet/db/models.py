@@ -88,6 +88,13 @@ class Cluster(Base):
     removed_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     last_status: Mapped[dict[str, Any] | None] = mapped_column(json_type(nullable=True))
     last_seen_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """When the cluster's agent last answered (a probe, or a step reading its status)."""
+    last_contact_attempt: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """When the fleet last tried to reach the agent (answered or not)."""
+    last_contact_error: Mapped[str | None] = mapped_column(Text)
+    """Why that last attempt failed (None when it succeeded)."""
+    probe_sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime, index=True)
+    """When the scheduler last queued a contact probe of the cluster."""
 
     fleet: Mapped[Fleet] = relationship(lazy="selectin")
     account: Mapped[Account] = relationship(lazy="selectin")
@@ -242,6 +249,8 @@ class AuditEntry(Base):
     after: Mapped[dict[str, Any] | None] = mapped_column(json_type(nullable=True))
     trace_id: Mapped[str | None] = mapped_column(String(TRACE_ID))
     span_id: Mapped[str | None] = mapped_column(String(SPAN_ID))
+    reason: Mapped[str | None] = mapped_column(Text)
+    """Why the change was made (a transition's reason, an apply's ``--reason``)."""
 
 
 class SchedulerLease(Base):

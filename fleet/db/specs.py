@@ -62,13 +62,36 @@ class ApplyResult:
     removed: tuple[str, ...] = ()
     accounts_added: tuple[str, ...] = ()
     accounts_changed: tuple[str, ...] = ()
+    clusters: Mapping[str, ClusterChange] = field(default_factory=dict)
+    """What changed on each cluster added, changed or removed, by name."""
+    fleet_changes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """The Fleet's own fields that changed (``rings``, ``freezes``): {field: {before, after}}."""
 
     @property
     def unchanged(self) -> bool:
-        """True when the apply changed no cluster and no account."""
+        """True when the apply changed no cluster, no account, no ring and no freeze."""
         return not any(
-            (self.added, self.changed, self.removed, self.accounts_added, self.accounts_changed)
+            (
+                self.added,
+                self.changed,
+                self.removed,
+                self.accounts_added,
+                self.accounts_changed,
+                self.fleet_changes,
+            )
         )
+
+
+@dataclass(frozen=True)
+class ClusterChange:
+    """One cluster's change in an apply: its row id and the fields that changed, before and
+    after (``ring``, ``endpoint``, ``labels``, ``maintenanceWindows``, ``account``, ``region``,
+    ``credentialsRef``: only the fact it changed); ``before`` is None for a cluster added,
+    ``after`` None for one removed."""
+
+    cluster_id: int
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any] | None
 
 
 @dataclass(frozen=True)

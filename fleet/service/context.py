@@ -54,8 +54,10 @@ def audit(
     before: dict[str, Any] | None = None,
     after: dict[str, Any] | None = None,
     trace_id: str | None = None,
+    reason: str | None = None,
 ) -> None:
-    """Append an audit row, stamped with the current span (or ``trace_id`` outside one)."""
+    """Append an audit row, stamped with the current span (or ``trace_id`` outside one), with
+    why the change was made (``reason``)."""
     span_trace, span_id = current_ids()
     uow.audit.append_many(
         [
@@ -70,6 +72,7 @@ def audit(
                 "after": after,
                 "trace_id": span_trace or trace_id,
                 "span_id": span_id,
+                "reason": reason or None,
             }
         ]
     )
@@ -85,8 +88,11 @@ def audit_many(
     rollout_id: str | None = None,
     before: dict[str, Any] | None = None,
     after: dict[str, Any] | None = None,
+    reason: str | None = None,
+    changes: dict[tuple[str, str], tuple[Any, Any]] | None = None,
 ) -> None:
-    """:func:`audit` for many objects that saw the same change, in one flush."""
+    """:func:`audit` for many objects that saw the same change, in one flush; ``changes``
+    gives some objects their own (before, after)."""
     if not objects:
         return
     span_trace, span_id = current_ids()
@@ -99,14 +105,35 @@ def audit_many(
                 "object_type": kind,
                 "object_id": oid,
                 "rollout_id": rollout_id,
-                "before": before,
-                "after": after,
+                "before": (changes or {}).get((kind, oid), (before, after))[0],
+                "after": (changes or {}).get((kind, oid), (before, after))[1],
                 "trace_id": span_trace,
                 "span_id": span_id,
+                "reason": reason or None,
             }
             for kind, oid in objects
         ]
     )
+
+
+def audit_entry(row: Any) -> dict[str, Any]:
+    """An audit row as the API and the CLI show it (contract C): ``reason`` is the row's, or
+    for rows written before it had one, ``after["reason"]``."""
+    at = row.at.astimezone(UTC).isoformat().replace("+00:00", "Z") if row.at else None
+    after = row.after if isinstance(row.after, dict) else {}
+    reason = row.reason if row.reason is not None else after.get("reason")
+    return {
+        "id": row.id,
+        "at": at,
+        "actor": row.actor,
+        "action": row.action,
+        "object": f"{row.object_type}/{row.object_id}",
+        "before": row.before,
+        "after": row.after,
+        "reason": str(reason) if reason else None,
+        "traceId": row.trace_id,
+        "spanId": row.span_id,
+    }
 
 
 def rollout_context(rollout: Any) -> Any:

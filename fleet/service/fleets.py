@@ -1,8 +1,12 @@
-"""Fleet commands: apply a Fleet manifest to the database, list its clusters.
+"""Fleet commands: apply a Fleet manifest to the database, list its clusters, read its audit.
 
 Applying is declarative, like ``kubectl apply``: clusters the manifest adds are added, changed
 ones updated, and clusters it no longer lists are marked removed (kept for history; a rollout
-skips their pending steps). Every apply is an audit row with what changed.
+skips their pending steps). Every apply is audited (contract C), with the operator's reason: a
+``fleet.apply`` row (what changed, the rings and freezes before and after), one row per cluster
+added, changed or removed (``cluster/FLEET/NAME``, the changed fields before and after), and a
+``fleet.changed`` row in the trail of each live rollout whose cluster (or whose Fleet's rings or
+freezes) changed, so "a maintenance window removed mid-rollout" shows where the rollout is read.
 """
 
 from __future__ import annotations
@@ -10,38 +14,130 @@ from __future__ import annotations
 from typing import Any
 
 from fleet.credentials import AccountAccess
-from fleet.db.errors import NotFound
+from fleet.db.errors import InvalidInput, NotFound
 from fleet.db.specs import ApplyResult, fleet_spec_from_manifest
+from fleet.db.uow import UnitOfWork
 from fleet.domain.fleet import Fleet
 from fleet.domain.model import FleetInfo, fleet_info
 from fleet.gateway import AgentTarget
-from fleet.service.context import FleetContext, audit
+from fleet.service.contact import ProbePolicy, contact_of
+from fleet.service.context import FleetContext, audit, audit_entry, audit_many
+
+REASON_MAX = 1000
+"""The longest reason an apply may carry (characters)."""
 
 
-def apply_fleet(ctx: FleetContext, fleet: Fleet, actor: str) -> ApplyResult:
-    """Store ``fleet`` (a validated manifest) and say what changed."""
+def check_reason(reason: str | None, doing: str) -> str | None:
+    """``reason`` stripped (None when empty); :class:`InvalidInput` when too long or when it
+    holds control characters."""
+    text = (reason or "").strip()
+    if len(text) > REASON_MAX:
+        raise InvalidInput(doing, "reason", f"at most {REASON_MAX} characters (got {len(text)})")
+    if any(ord(ch) < 32 and ch not in "\t\n" for ch in text):
+        raise InvalidInput(doing, "reason", "must not contain control characters")
+    return text or None
+
+
+def apply_fleet(
+    ctx: FleetContext, fleet: Fleet, actor: str, reason: str | None = None
+) -> ApplyResult:
+    """Store ``fleet`` (a validated manifest), audit what changed with ``reason`` (see the
+    module docstring) and say what changed."""
     manifest = fleet.to_manifest()
+    why = check_reason(reason, f"applying fleet {fleet.name}")
     now = ctx.now()
     with (
         ctx.tracer.start_as_current_span("fleet.apply", attributes={"driftwave.fleet": fleet.name}),
         ctx.writing() as uow,
     ):
         result = uow.fleets.apply(fleet_spec_from_manifest(manifest), now)
+        own = result.fleet_changes
         audit(
             uow,
             now,
             actor,
             "fleet.apply",
             ("fleet", fleet.name),
+            before={k: v["before"] for k, v in own.items()} or None,
             after={
                 "generation": result.generation,
                 "added": list(result.added),
                 "changed": list(result.changed),
                 "removed": list(result.removed),
+                **{k: v["after"] for k, v in own.items()},
             },
+            reason=why,
         )
+        _audit_clusters(uow, now, actor, result, why)
         uow.commit()
     return result
+
+
+def _audit_clusters(
+    uow: UnitOfWork, now: Any, actor: str, result: ApplyResult, reason: str | None
+) -> None:
+    """The per-cluster rows of an apply, and the ``fleet.changed`` rows of live rollouts."""
+    fleet = result.fleet
+    for action, names in (
+        ("cluster.added", result.added),
+        ("cluster.changed", result.changed),
+        ("cluster.removed", result.removed),
+    ):
+        changes = {
+            ("cluster", f"{fleet}/{n}"): (
+                _plain(result.clusters[n].before),
+                _plain(result.clusters[n].after),
+            )
+            for n in names
+        }
+        audit_many(uow, now, actor, action, list(changes), reason=reason, changes=changes)
+    touched = {result.clusters[n].cluster_id: n for n in (*result.changed, *result.removed)}
+    live = uow.clusters.live_rollouts(list(touched))
+    for cluster_id, rollouts in sorted(live.items()):
+        name = touched[cluster_id]
+        change = result.clusters[name]
+        for rid in rollouts:
+            audit(
+                uow,
+                now,
+                actor,
+                "fleet.changed",
+                ("cluster", f"{fleet}/{name}"),
+                rollout_id=rid,
+                before=_plain(change.before),
+                after=_plain(change.after) if change.after is not None else {"removed": True},
+                reason=reason,
+            )
+    if result.fleet_changes:
+        for rollout in uow.rollouts.list(fleet=fleet, active=True):
+            audit(
+                uow,
+                now,
+                actor,
+                "fleet.changed",
+                ("fleet", fleet),
+                rollout_id=rollout.id,
+                before={k: v["before"] for k, v in result.fleet_changes.items()},
+                after={k: v["after"] for k, v in result.fleet_changes.items()},
+                reason=reason,
+            )
+
+
+def _plain(value: Any) -> Any:
+    """A mapping as a plain dict (None stays None)."""
+    return None if value is None else dict(value)
+
+
+def fleet_audit(
+    ctx: FleetContext, name: str, *, after_id: int | None = None, limit: int = 1000
+) -> list[dict[str, Any]]:
+    """The audit rows of fleet ``name`` (its applies and its clusters' changes), oldest first;
+    raises :class:`fleet.db.errors.NotFound` for a fleet never applied."""
+    with ctx.reading() as uow:
+        uow.fleets.get(name)
+        return [
+            audit_entry(row) for row in uow.audit.list_fleet(name, after_id=after_id, limit=limit)
+        ]
 
 
 def stored_fleet(ctx: FleetContext, name: str) -> FleetInfo:
@@ -62,8 +158,13 @@ def fleet_names(ctx: FleetContext) -> list[str]:
         return [f.name for f in uow.fleets.list()]
 
 
-def list_clusters(ctx: FleetContext, fleet: str | None = None) -> list[dict[str, Any]]:
-    """Every active cluster (of ``fleet``), with its ring, where it lives and its last status."""
+def list_clusters(
+    ctx: FleetContext, fleet: str | None = None, probes: ProbePolicy | None = None
+) -> list[dict[str, Any]]:
+    """Every active cluster (of ``fleet``), with its ring (and the ring's place in the
+    promotion order), where it lives, its maintenance windows, its last status and its contact
+    (contract B; stale after three of ``probes``' intervals)."""
+    now = ctx.now()
     with ctx.reading() as uow:
         if fleet is not None:
             uow.fleets.get(fleet)
@@ -73,18 +174,48 @@ def list_clusters(ctx: FleetContext, fleet: str | None = None) -> list[dict[str,
                 "fleet": c.fleet.name,
                 "name": c.name,
                 "ring": c.ring,
+                "ringIndex": _ring_index(c.fleet.rings, c.ring),
                 "account": c.account.name,
                 "region": c.region.name,
                 "labels": dict(c.labels),
                 "endpoint": c.agent_endpoint,
                 "windows": len(c.maintenance_windows),
+                "maintenanceWindows": [_window(w) for w in c.maintenance_windows],
                 "lastSeen": c.last_seen_at.isoformat() if c.last_seen_at else None,
+                "contact": contact_of(c, now, probes),
             }
             for c in rows
         ]
 
 
-__all__ = ["NotFound", "apply_fleet", "fleet_names", "list_clusters", "stored_fleet"]
+def fleet_rings(ctx: FleetContext, name: str) -> list[str]:
+    """The rings of fleet ``name`` in promotion order; raises NotFound."""
+    with ctx.reading() as uow:
+        return list(uow.fleets.get(name).rings)
+
+
+def _ring_index(rings: list[str], ring: str) -> int:
+    return rings.index(ring) if ring in rings else len(rings)
+
+
+def _window(window: dict[str, Any]) -> dict[str, Any]:
+    """A stored maintenance window as contract B shows it."""
+    return {
+        "schedule": window.get("schedule"),
+        "duration": window.get("duration"),
+        "timeZone": window.get("timeZone") or "UTC",
+    }
+
+
+__all__ = [
+    "NotFound",
+    "apply_fleet",
+    "fleet_audit",
+    "fleet_names",
+    "fleet_rings",
+    "list_clusters",
+    "stored_fleet",
+]
 
 
 def agent_target(ctx: FleetContext, fleet: str, name: str) -> AgentTarget:

@@ -1,5 +1,6 @@
 """The ports the fleet's services reach the outside through (besides the database and the
-agents' gateway): sending step messages to workers, and reading a gate's metrics."""
+agents' gateway): sending step and contact-probe messages to workers, and reading a gate's
+metrics."""
 
 from __future__ import annotations
 
@@ -43,8 +44,33 @@ class StepMessage:
             raise ValueError(f"not a step message: {data!r}") from exc
 
 
+@dataclass(frozen=True)
+class ProbeMessage:
+    """A batch of clusters (by id) whose agents a worker should contact once and record the
+    answer (:mod:`fleet.service.contact`)."""
+
+    clusters: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The message as JSON-ready data (the Celery payload)."""
+        return {"clusters": list(self.clusters)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProbeMessage:
+        """Read a message sent by :meth:`to_dict`; raises ValueError when malformed."""
+        try:
+            clusters = data["clusters"]
+            if not isinstance(clusters, list) or not all(
+                isinstance(c, int) and not isinstance(c, bool) for c in clusters
+            ):
+                raise TypeError("clusters must be a list of integers")
+            return cls(tuple(clusters))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a probe message: {data!r}") from exc
+
+
 class StepDispatcher(Protocol):
-    """Sends step messages to the workers."""
+    """Sends step messages (and contact probes) to the workers."""
 
     def dispatch(self, message: StepMessage) -> None:
         """Queue ``message`` for a worker. Delivery is at least once: a message may arrive
@@ -56,6 +82,11 @@ class StepDispatcher(Protocol):
         """Queue ``messages`` (a wave's worth at once: the adapter may carry several in one
         broker message); how many the broker took. Never raises for a broker that refused some:
         those are sent again once their steps stay silent."""
+        ...
+
+    def dispatch_probes(self, messages: Sequence[ProbeMessage]) -> int:
+        """Queue contact probes (each message one batch of clusters); how many messages the
+        broker took. Never raises: a probe lost is sent again at the next probe interval."""
         ...
 
 

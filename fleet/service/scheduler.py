@@ -16,6 +16,10 @@ its ticks, so it takes over a killed holder at most ``lease_ttl`` plus one inter
 
 While a rollout waits (a maintenance window, a freeze, a soak, an approval), its stored reason
 is what it waits for (:mod:`fleet.service.waiting`), not the transition that led there.
+
+At the end of each tick the leader also queues contact probes of the clusters not heard from
+within the probe interval (:mod:`fleet.service.contact`), so an idle cluster's contact and
+health stay known.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from fleet.db.uow import UnitOfWork
 from fleet.domain.machine import TERMINAL, RolloutState
 from fleet.domain.release import Release
 from fleet.service.advance import decide
+from fleet.service.contact import ProbePolicy, queue_probes
 from fleet.service.context import FleetContext, audit, audit_many
 from fleet.service.gating import gate
 from fleet.service.joiners import include_added
@@ -66,6 +71,16 @@ def _batch_key(effect: Any) -> tuple[Any, ...] | None:
     return None
 
 
+def _gate_reason(effect: RecordGate) -> str:
+    """Why a gate evaluation ended as it did, in words (the failing checks' messages)."""
+    if effect.passed is not False:
+        return "gate passed" if effect.passed else "gate pending: a check has no reading yet"
+    failing = [
+        f"{c.get('name')}: {c.get('message')}" for c in effect.checks if c.get("passed") is False
+    ]
+    return "gate failed: " + ("; ".join(failing) or "a check failed")
+
+
 LEASE = "scheduler"
 LEASE_TTL = timedelta(seconds=6)
 """How long the lease outlives its holder's last renewal (a standby takes over after it)."""
@@ -85,6 +100,8 @@ class TickReport:
     waiting: dict[str, str] = field(default_factory=dict)
     states: dict[str, str] = field(default_factory=dict)
     leader: bool = True
+    probed: int = 0
+    """Clusters whose contact probe was queued."""
 
 
 class Scheduler:
@@ -99,8 +116,10 @@ class Scheduler:
         holder: str,
         timing: Timing | None = None,
         lease_ttl: timedelta = LEASE_TTL,
+        probes: ProbePolicy | None = None,
     ) -> None:
         self.ctx = ctx
+        self.probes = probes or ProbePolicy()
         self.dispatcher = dispatcher
         self.metrics = metrics
         self.holder = holder
@@ -147,7 +166,19 @@ class Scheduler:
                 if not exc.temporary:
                     raise
                 log.warning("advancing rollout %s: %s; next tick", rid, exc)
+        if report.leader:
+            report.probed = self._probe()
         return report
+
+    def _probe(self) -> int:
+        """Queue the contact probes due (a temporary database error: next tick)."""
+        try:
+            return queue_probes(self.ctx, self.dispatcher, self.probes, self.ctx.now())
+        except DatabaseError as exc:
+            if not exc.temporary:
+                raise
+            log.warning("queueing contact probes: %s; next tick", exc)
+            return 0
 
     def _advance(self, rid: str, report: TickReport) -> None:
         readings: Readings | None = None
@@ -293,6 +324,7 @@ class Scheduler:
                 rollout_id=rid,
                 before=before,
                 after={**after, "reason": effect.reason},
+                reason=effect.reason,
             )
         elif isinstance(effect, SetWave):
             wave = uow.waves.get(effect.wave_id)
@@ -351,6 +383,7 @@ class Scheduler:
                 ("wave", effect.wave_id),
                 rollout_id=rid,
                 after={"passed": effect.passed, "failedClusters": list(effect.failed_clusters)},
+                reason=_gate_reason(effect),
             )
 
     def _wave_span(

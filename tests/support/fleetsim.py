@@ -25,7 +25,7 @@ from fleet.domain.release import Release
 from fleet.gateway import InProcessAgentGateway
 from fleet.service.context import FleetContext
 from fleet.service.fleets import apply_fleet
-from fleet.service.ports import MetricQuery, StepMessage
+from fleet.service.ports import MetricQuery, ProbeMessage, StepMessage
 from fleet.service.scheduler import Scheduler
 from fleet.service.steps import StepRunner
 from fleet.service.views import Timing
@@ -42,6 +42,8 @@ class ListBroker:
     """How many times each message is delivered (more than 1: a broker redelivering)."""
     queue: list[tuple[datetime, StepMessage]] = field(default_factory=list)
     sent: list[StepMessage] = field(default_factory=list)
+    probes: list[ProbeMessage] = field(default_factory=list)
+    """Contact probes queued (kept, not run: a test runs them with a ContactProber)."""
 
     def dispatch(self, message: StepMessage) -> None:
         """Queue ``message`` (``copies`` times) for now."""
@@ -53,6 +55,11 @@ class ListBroker:
         """Queue each of ``messages`` (see :meth:`dispatch`)."""
         for message in messages:
             self.dispatch(message)
+        return len(messages)
+
+    def dispatch_probes(self, messages: Sequence[ProbeMessage]) -> int:
+        """Keep the probe ``messages`` in :attr:`probes`."""
+        self.probes.extend(messages)
         return len(messages)
 
 

@@ -3,11 +3,12 @@ repository has no such method and the database's triggers refuse both."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import and_, insert, or_, select
 
 from fleet.db.errors import InvalidInput
 from fleet.db.models import AuditEntry
@@ -32,9 +33,11 @@ class AuditRepository(Repository):
         after: Mapping[str, Any] | None = None,
         trace_id: str | None = None,
         span_id: str | None = None,
+        reason: str | None = None,
     ) -> AuditEntry:
         """Append one record: who (``actor``) did what (``action``) to which object, when, the
-        object's state before and after, and the trace and span it happened in."""
+        object's state before and after, why (``reason``), and the trace and span it happened
+        in."""
         doing = f"appending audit record {action} of {object_type}/{object_id}"
         aware(at, "at", doing)
         for field, value in (("actor", actor), ("action", action), ("object_type", object_type)):
@@ -51,6 +54,7 @@ class AuditRepository(Repository):
             after=None if after is None else dict(after),
             trace_id=trace_id,
             span_id=span_id,
+            reason=reason,
         )
         self._session.add(entry)
         self._session.flush()
@@ -68,6 +72,7 @@ class AuditRepository(Repository):
                 "rollout_id": None,
                 "trace_id": None,
                 "span_id": None,
+                "reason": None,
                 **record,
                 "before": None if record.get("before") is None else dict(record["before"]),
                 "after": None if record.get("after") is None else dict(record["after"]),
@@ -100,4 +105,24 @@ class AuditRepository(Repository):
             statement = statement.where(AuditEntry.object_id == object_id)
         if after_id is not None:
             statement = statement.where(AuditEntry.id > after_id)
-        return list(self._session.scalars(statement.order_by(AuditEntry.id).limit(limit)))
+        return builtins.list(self._session.scalars(statement.order_by(AuditEntry.id).limit(limit)))
+
+    @boundary("listing the audit records of fleet {fleet}")
+    def list_fleet(
+        self, fleet: str, *, after_id: int | None = None, limit: int | None = None
+    ) -> builtins.list[AuditEntry]:
+        """The records of the fleet ``fleet`` itself (``fleet/NAME``) and of its clusters
+        (``cluster/NAME/CLUSTER``), oldest first; ``after_id`` continues a previous page."""
+        prefix = fleet.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/"
+        statement = select(AuditEntry).where(
+            or_(
+                and_(AuditEntry.object_type == "fleet", AuditEntry.object_id == fleet),
+                and_(
+                    AuditEntry.object_type == "cluster",
+                    AuditEntry.object_id.like(prefix + "%", escape="\\"),
+                ),
+            )
+        )
+        if after_id is not None:
+            statement = statement.where(AuditEntry.id > after_id)
+        return builtins.list(self._session.scalars(statement.order_by(AuditEntry.id).limit(limit)))

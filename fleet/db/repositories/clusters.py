@@ -1,4 +1,5 @@
-"""Clusters: listing and reading them (active ones unless asked), and recording agent status.
+"""Clusters: listing and reading them (active ones unless asked), recording agent status and
+the fleet's contact with each agent (probes queued, answers, failures).
 
 Clusters are written by :meth:`FleetRepository.apply`; a cluster dropped from the Fleet keeps
 its row with ``removed_at`` set, so the history of past rollouts still names it.
@@ -6,7 +7,8 @@ its row with ``removed_at`` set, so the history of past rollouts still names it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import builtins
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -14,9 +16,12 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import selectinload
 
 from fleet.db.errors import NotFound
-from fleet.db.models import Cluster, Fleet
+from fleet.db.models import Cluster, Fleet, Rollout, Step
 from fleet.db.repositories.base import Repository, aware
 from fleet.db.translate import boundary
+
+CHUNK = 500
+"""Cluster ids per statement (within every database's limit on bound parameters)."""
 
 
 class ClusterRepository(Repository):
@@ -87,7 +92,12 @@ class ClusterRepository(Repository):
             .execute(
                 update(table)
                 .where(*match, newer)
-                .values(last_status=dict(status), last_seen_at=seen_at)
+                .values(
+                    last_status=dict(status),
+                    last_seen_at=seen_at,
+                    last_contact_attempt=seen_at,
+                    last_contact_error=None,
+                )
                 .returning(table.c.id)
             )
             .scalar_one_or_none()
@@ -102,3 +112,78 @@ class ClusterRepository(Repository):
                 f"recording the status of cluster {name} of fleet {fleet}: no such cluster"
             )
         return False
+
+    @boundary("choosing clusters to probe")
+    def due_for_probe(self, cutoff: datetime, limit: int) -> builtins.list[int]:
+        """The ids of at most ``limit`` active clusters neither probed nor contacted since
+        ``cutoff``, those probed longest ago (or never) first."""
+        aware(cutoff, "cutoff", "choosing clusters to probe")
+        statement = (
+            select(Cluster.id)
+            .where(
+                Cluster.removed_at.is_(None),
+                or_(Cluster.probe_sent_at.is_(None), Cluster.probe_sent_at < cutoff),
+                or_(Cluster.last_contact_attempt.is_(None), Cluster.last_contact_attempt < cutoff),
+            )
+            .order_by(Cluster.probe_sent_at.is_not(None), Cluster.probe_sent_at, Cluster.id)
+            .limit(limit)
+        )
+        return builtins.list(self._session.scalars(statement))
+
+    @boundary("marking clusters probed")
+    def mark_probed(self, ids: Sequence[int], at: datetime) -> None:
+        """Record that a probe of each of ``ids`` was queued at ``at`` (in one statement; the
+        clusters' ``updated_at`` is left alone: the manifest did not change)."""
+        aware(at, "at", "marking clusters probed")
+        table: Any = Cluster.__table__
+        self._session.flush()
+        for start in range(0, len(ids), CHUNK):
+            chunk = builtins.list(ids[start : start + CHUNK])
+            self._session.connection().execute(
+                update(table).where(table.c.id.in_(chunk)).values(probe_sent_at=at)
+            )
+
+    @boundary("reading clusters to probe")
+    def by_ids(self, ids: Sequence[int]) -> builtins.list[Cluster]:
+        """The active clusters among ``ids`` (with their fleet and account), by id."""
+        statement = (
+            select(Cluster)
+            .where(Cluster.id.in_(ids), Cluster.removed_at.is_(None))
+            .options(selectinload(Cluster.fleet).defer(Fleet.spec))
+            .order_by(Cluster.id)
+        )
+        return builtins.list(self._session.scalars(statement))
+
+    @boundary("recording a failed contact with cluster #{cluster_id}")
+    def record_contact_failure(self, cluster_id: int, error: str, at: datetime) -> None:
+        """Record that reaching the cluster's agent at ``at`` failed with ``error`` (ignored
+        when a newer attempt is already recorded)."""
+        aware(at, "at", f"recording a failed contact with cluster #{cluster_id}")
+        table: Any = Cluster.__table__
+        newer = or_(table.c.last_contact_attempt.is_(None), table.c.last_contact_attempt <= at)
+        self._session.flush()
+        self._session.connection().execute(
+            update(table)
+            .where(table.c.id == cluster_id, newer)
+            .values(last_contact_attempt=at, last_contact_error=error)
+        )
+        known = self._session.identity_map.get(self._session.identity_key(Cluster, cluster_id))
+        if known is not None:
+            self._session.expire(known)
+
+    @boundary("finding the live rollouts of clusters")
+    def live_rollouts(self, ids: Sequence[int]) -> dict[int, builtins.list[str]]:
+        """For each of the cluster ``ids`` a live (unfinished) rollout has a step on, those
+        rollouts' ids (sorted)."""
+        if not ids:
+            return {}
+        statement = (
+            select(Step.cluster_id, Step.rollout_id)
+            .join(Rollout, Step.rollout_id == Rollout.id)
+            .where(Step.cluster_id.in_(ids), Rollout.finished_at.is_(None))
+            .distinct()
+        )
+        out: dict[int, builtins.list[str]] = {}
+        for cluster_id, rollout_id in self._session.execute(statement):
+            out.setdefault(cluster_id, []).append(rollout_id)
+        return {cid: sorted(rids) for cid, rids in out.items()}

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from fleet.db.errors import InvalidInput, NotFound
 from fleet.db.models import Account, Cluster, Fleet, Region
 from fleet.db.repositories.base import Repository, aware
-from fleet.db.specs import AccountSpec, ApplyResult, ClusterSpec, FleetSpec
+from fleet.db.specs import AccountSpec, ApplyResult, ClusterChange, ClusterSpec, FleetSpec
 from fleet.db.translate import boundary
 
 
@@ -81,6 +81,45 @@ def _differs(entity: Any, values: dict[str, Any]) -> bool:
     return any(getattr(entity, name) != value for name, value in values.items())
 
 
+AUDITED = {
+    "ring": "ring",
+    "agent_endpoint": "endpoint",
+    "labels": "labels",
+    "maintenance_windows": "maintenanceWindows",
+    "account_id": "account",
+    "region_id": "region",
+    "credentials_ref": "credentialsRef",
+}
+"""The cluster columns an apply audits, by their name in the manifest."""
+
+
+def _shown(column: str, value: Any, names: dict[tuple[str, Any], str]) -> Any:
+    """A column's value as the audit shows it: account and region by name, the credentials
+    reference never (only that it changed)."""
+    if column == "credentials_ref":
+        return "(set)" if value else None
+    if column in ("account_id", "region_id"):
+        return names.get((column, value), value)
+    return _plain(value)
+
+
+def _change(
+    cluster: Cluster | None, values: dict[str, Any] | None, names: dict[tuple[str, Any], str]
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(before, after) of the audited fields that differ between ``cluster`` and ``values``
+    (every audited field when one side is missing)."""
+    columns = [
+        c for c in AUDITED if cluster is None or values is None or getattr(cluster, c) != values[c]
+    ]
+    before = (
+        None
+        if cluster is None
+        else {AUDITED[c]: _shown(c, getattr(cluster, c), names) for c in columns}
+    )
+    after = None if values is None else {AUDITED[c]: _shown(c, values[c], names) for c in columns}
+    return before, after
+
+
 class FleetRepository(Repository):
     """Fleets, their accounts and the regions their clusters run in."""
 
@@ -90,11 +129,20 @@ class FleetRepository(Repository):
         doing = f"applying fleet {spec.name}"
         aware(now, "now", doing)
         validate_fleet_spec(spec, doing)
-        fleet = self._upsert_fleet(spec, now)
+        fleet, fleet_changes = self._upsert_fleet(spec, now)
         regions = self._regions({c.region for c in spec.clusters})
         accounts, added_accounts, changed_accounts = self._accounts(fleet, spec.accounts)
-        added, changed, removed = self._clusters(fleet, spec.clusters, accounts, regions, now)
+        names: dict[tuple[str, Any], str] = {("region_id", r.id): n for n, r in regions.items()}
+        names.update({("account_id", a.id): n for n, a in accounts.items()})
+        changes: dict[str, ClusterChange] = {}
+        new: list[Cluster] = []
+        added, changed, removed = self._clusters(
+            fleet, spec.clusters, accounts, regions, now, (names, changes, new)
+        )
         self._session.flush()
+        for cluster in new:  # their ids exist only now
+            change = changes[cluster.name]
+            changes[cluster.name] = ClusterChange(cluster.id, change.before, change.after)
         return ApplyResult(
             fleet=fleet.name,
             generation=fleet.generation,
@@ -103,23 +151,33 @@ class FleetRepository(Repository):
             removed=tuple(removed),
             accounts_added=tuple(added_accounts),
             accounts_changed=tuple(changed_accounts),
+            clusters=changes,
+            fleet_changes=fleet_changes,
         )
 
-    def _upsert_fleet(self, spec: FleetSpec, now: datetime) -> Fleet:
+    def _upsert_fleet(
+        self, spec: FleetSpec, now: datetime
+    ) -> tuple[Fleet, dict[str, dict[str, Any]]]:
         statement = select(Fleet).where(Fleet.name == spec.name)
         fleet = self._session.scalars(
             self._locking(statement, Fleet, self._scope.write)
         ).one_or_none()
+        rings, freezes = list(spec.rings), _plain([dict(f) for f in spec.freezes])
+        changes: dict[str, dict[str, Any]] = {}
         if fleet is None:
             fleet = Fleet(name=spec.name, generation=0)
             self._session.add(fleet)
-        fleet.rings = list(spec.rings)
-        fleet.freezes = _plain([dict(f) for f in spec.freezes])
+        else:
+            for field, value in (("rings", rings), ("freezes", freezes)):
+                if getattr(fleet, field) != value:
+                    changes[field] = {"before": getattr(fleet, field), "after": value}
+        fleet.rings = rings
+        fleet.freezes = freezes
         fleet.spec = _plain(dict(spec.manifest))
         fleet.generation += 1
         fleet.applied_at = now
         self._session.flush()
-        return fleet
+        return fleet, changes
 
     def _regions(self, names: set[str]) -> dict[str, Region]:
         """The regions named, inserted if missing (regions are shared: another fleet's apply
@@ -161,7 +219,11 @@ class FleetRepository(Repository):
         accounts: dict[str, Account],
         regions: dict[str, Region],
         now: datetime,
+        audit: tuple[dict[tuple[str, Any], str], dict[str, ClusterChange], list[Cluster]],
     ) -> tuple[list[str], list[str], list[str]]:
+        """Add, change, bring back and remove clusters; record each one's change in
+        ``audit[1]`` and the new clusters in ``audit[2]`` (their ids are 0 until the flush)."""
+        names, changes, new = audit
         existing = {
             c.name: c
             for c in self._session.scalars(select(Cluster).where(Cluster.fleet_id == fleet.id))
@@ -175,11 +237,15 @@ class FleetRepository(Repository):
             if cluster is None:
                 cluster = Cluster(fleet=fleet, name=spec.name, created_at=now)
                 self._session.add(cluster)
+                new.append(cluster)
                 added.append(spec.name)
+                changes[spec.name] = ClusterChange(0, *_change(None, values, names))
             elif cluster.removed_at is not None:
                 added.append(spec.name)
+                changes[spec.name] = ClusterChange(cluster.id, *_change(None, values, names))
             elif _differs(cluster, values):
                 changed.append(spec.name)
+                changes[spec.name] = ClusterChange(cluster.id, *_change(cluster, values, names))
             else:
                 continue
             for name, value in values.items():
@@ -192,6 +258,8 @@ class FleetRepository(Repository):
             name for name, c in existing.items() if name not in listed and c.removed_at is None
         )
         for name in removed:
+            before, _ = _change(existing[name], None, names)
+            changes[name] = ClusterChange(existing[name].id, before, None)
             existing[name].removed_at = now
             existing[name].updated_at = now
         return sorted(added), sorted(changed), removed

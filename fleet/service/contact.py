@@ -1,0 +1,232 @@
+"""Contact with the clusters' agents: the fleet knows each cluster from the cluster itself.
+
+The scheduler (only the lease holder) queues contact probes at each tick (:func:`queue_probes`):
+at most ``per_tick`` active clusters neither probed nor contacted within the probe interval,
+those probed longest ago first, in messages of up to ``batch`` clusters. A worker runs a
+message with :class:`ContactProber`: it reads the agent's ``/v1/status`` through the gateway
+(short timeout) and records the answer (``last_seen_at``, ``last_status``) or why it failed
+(``last_contact_error``); a step reading a cluster's status counts as contact too.
+
+A cluster's health (:func:`health`), read from what was recorded:
+
+* ``unknown``: never attempted;
+* ``unreachable``: the last attempt failed (the message is the gateway's error);
+* ``stale``: no answer within three probe intervals (probes not running, workers down);
+* ``degraded``: the agent answered and names a problem (drift halted, failed launches or
+  registrations in its last 30 minutes);
+* ``healthy``: the agent answered and names none.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from fleet.credentials import AccountAccess
+from fleet.gateway import AgentGateway, AgentTarget, GatewayError
+from fleet.service.context import FleetContext
+from fleet.service.ports import ProbeMessage, StepDispatcher
+
+BATCH = 100
+"""Clusters per probe message."""
+STALE_INTERVALS = 3
+"""Probe intervals without an answer after which a cluster's contact is stale."""
+DEFAULT_INTERVAL = timedelta(seconds=60)
+log = logging.getLogger(__name__)
+_USERINFO = re.compile(r"(\w+://)[^/@\s]+@")
+
+
+@dataclass(frozen=True)
+class ProbePolicy:
+    """How often the scheduler probes each cluster (``interval``; zero: never) and at most how
+    many clusters per tick, in messages of ``batch`` clusters."""
+
+    interval: timedelta = DEFAULT_INTERVAL
+    per_tick: int = 1000
+    batch: int = BATCH
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the scheduler probes at all."""
+        return self.interval > timedelta(0) and self.per_tick > 0
+
+    @property
+    def stale_after(self) -> timedelta:
+        """How long without an answer makes a contact stale (three intervals; with probes off,
+        three default intervals)."""
+        return STALE_INTERVALS * (self.interval if self.enabled else DEFAULT_INTERVAL)
+
+
+def queue_probes(
+    ctx: FleetContext, dispatcher: StepDispatcher, policy: ProbePolicy, now: datetime
+) -> int:
+    """Pick the clusters due for a probe, mark them probed and queue their probe messages;
+    how many clusters were queued (0 when probes are off or none is due)."""
+    if not policy.enabled:
+        return 0
+    with ctx.writing() as uow:
+        ids = uow.clusters.due_for_probe(now - policy.interval, policy.per_tick)
+        if not ids:
+            uow.rollback()
+            return 0
+        uow.clusters.mark_probed(ids, now)
+        uow.commit()
+    size = max(1, policy.batch)
+    messages = [ProbeMessage(tuple(ids[i : i + size])) for i in range(0, len(ids), size)]
+    taken = dispatcher.dispatch_probes(messages)
+    if taken < len(messages):
+        log.warning("the broker took %d of %d probe message(s)", taken, len(messages))
+    return len(ids)
+
+
+def problems(status: Mapping[str, Any] | None) -> list[str]:
+    """The problems an agent's status names (none for a healthy cluster)."""
+    if not status:
+        return []
+    found: list[str] = []
+    for halt in status.get("driftHalted") or []:
+        if isinstance(halt, Mapping):
+            pool, why = halt.get("nodePool", "?"), halt.get("reason", "")
+            found.append(f"drift halted on NodePool {pool}" + (f" ({why})" if why else ""))
+    for key, words in (
+        ("launchFailures", "failed launch(es)"),
+        ("registrationFailures", "failed registration(s)"),
+    ):
+        count = status.get(key)
+        if isinstance(count, int) and count > 0:
+            found.append(f"{count} {words} in the last 30 minutes")
+    if status.get("ready") is False:
+        found.append("the agent is not ready")
+    return found
+
+
+def _ago(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 120:
+        return f"{seconds:.0f} s ago"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min ago"
+    return f"{seconds / 3600:.1f} h ago"
+
+
+def health(
+    *,
+    last_seen: datetime | None,
+    last_attempt: datetime | None,
+    error: str | None,
+    status: Mapping[str, Any] | None,
+    now: datetime,
+    stale_after: timedelta,
+) -> tuple[str, str]:
+    """(health, message) of a cluster from its recorded contact (see the module docstring)."""
+    if last_attempt is None and last_seen is None:
+        return "unknown", "never contacted"
+    if error is not None:
+        return "unreachable", error
+    if last_seen is None or now - last_seen > stale_after:
+        since = f"last answer {_ago((now - last_seen).total_seconds())}" if last_seen else "none"
+        return "stale", (
+            f"no answer from the agent for more than {stale_after.total_seconds():.0f} s ({since})"
+        )
+    named = problems(status)
+    if named:
+        return "degraded", "; ".join(named)
+    return "healthy", f"agent answered {_ago((now - last_seen).total_seconds())}"
+
+
+def _iso(at: datetime | None) -> str | None:
+    return at.astimezone(UTC).isoformat().replace("+00:00", "Z") if at else None
+
+
+def contact_of(cluster: Any, now: datetime, policy: ProbePolicy | None = None) -> dict[str, Any]:
+    """A cluster row's ``contact`` document (contract B)."""
+    state, message = health(
+        last_seen=cluster.last_seen_at,
+        last_attempt=cluster.last_contact_attempt,
+        error=cluster.last_contact_error,
+        status=cluster.last_status,
+        now=now,
+        stale_after=(policy or ProbePolicy()).stale_after,
+    )
+    return {
+        "lastContact": _iso(cluster.last_seen_at),
+        "health": state,
+        "message": message,
+        "lastAttempt": _iso(cluster.last_contact_attempt),
+    }
+
+
+def scrub(message: str) -> str:
+    """An error message fit for the record: credentials in URLs removed, bounded length."""
+    return _USERINFO.sub(r"\1", message)[:1000]
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """What one probe message did: clusters that answered and those that did not."""
+
+    reached: tuple[str, ...]
+    failed: tuple[str, ...]
+
+
+class ContactProber:
+    """Contacts clusters' agents once and records the answers (the worker side of a probe).
+
+    ``gateway`` should have a short timeout; up to ``parallel`` agents are called at once, so
+    a batch of unreachable agents costs about ``batch / parallel`` timeouts, not ``batch``."""
+
+    def __init__(self, ctx: FleetContext, gateway: AgentGateway, *, parallel: int = 8) -> None:
+        self.ctx = ctx
+        self.gateway = gateway
+        self.parallel = max(1, parallel)
+
+    def probe(self, message: ProbeMessage) -> ProbeReport:
+        """Probe the message's clusters (removed ones are skipped) and record each outcome."""
+        with self.ctx.reading() as uow:
+            targets = [
+                (
+                    c.id,
+                    c.fleet.name,
+                    AgentTarget(
+                        c.name,
+                        c.agent_endpoint,
+                        c.credentials_ref or "",
+                        AccountAccess(c.account.role_arn, c.account.external_id),
+                    ),
+                )
+                for c in uow.clusters.by_ids(list(message.clusters))
+            ]
+        if not targets:
+            return ProbeReport((), ())
+        with ThreadPoolExecutor(max_workers=min(self.parallel, len(targets))) as pool:
+            answers = list(pool.map(lambda t: self._call(t[2]), targets))
+        return self._record(targets, answers)
+
+    def _call(self, target: AgentTarget) -> tuple[datetime, dict[str, Any] | str]:
+        try:
+            return self.ctx.now(), self.gateway.status(target)
+        except GatewayError as exc:
+            return self.ctx.now(), scrub(str(exc))
+
+    def _record(
+        self,
+        targets: Sequence[tuple[int, str, AgentTarget]],
+        answers: Sequence[tuple[datetime, dict[str, Any] | str]],
+    ) -> ProbeReport:
+        reached: list[str] = []
+        failed: list[str] = []
+        with self.ctx.writing() as uow:
+            for (cid, fleet, target), (at, answer) in zip(targets, answers, strict=True):
+                if isinstance(answer, dict):
+                    uow.clusters.record_status(fleet, target.cluster, answer, at)
+                    reached.append(target.cluster)
+                else:
+                    uow.clusters.record_contact_failure(cid, answer, at)
+                    failed.append(target.cluster)
+            uow.commit()
+        return ProbeReport(tuple(reached), tuple(failed))
