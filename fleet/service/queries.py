@@ -9,8 +9,10 @@ from typing import Any
 
 from fleet.db.errors import NotFound
 from fleet.db.uow import UnitOfWork
-from fleet.service.context import FleetContext
+from fleet.service.context import FleetContext, audit_entry
+from fleet.service.holds import taken
 from fleet.service.load import load_view, release_of
+from fleet.service.progress import actions, position, progress_of
 from fleet.service.waiting import document, waits
 
 
@@ -75,7 +77,10 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
             by_wave.setdefault(step.wave_id, []).append(step)
         rings: list[dict[str, Any]] = []
         clusters: list[dict[str, Any]] = []
+        gates: dict[str, list[Any] | None] = {}
         for wave in waves:
+            gate = _gate(uow, wave.id)
+            gates[wave.id] = gate["checks"] if gate else None
             if not rings or rings[-1]["name"] != wave.ring:
                 rings.append({"name": wave.ring, "index": wave.ring_index, "waves": []})
             members = sorted(by_wave.get(wave.id, []), key=lambda s: s.cluster.name)
@@ -88,7 +93,7 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
                     "startedAt": iso(wave.started_at),
                     "soakUntil": iso(wave.soak_until),
                     "finishedAt": iso(wave.finished_at),
-                    "gate": _gate(uow, wave.id),
+                    "gate": gate,
                 }
             )
             clusters.extend(_step(s, wave) for s in members)
@@ -97,9 +102,24 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
             for a in uow.approvals.list(rid)
         ]
         now = ctx.now()
-        waiting, held = waits(load_view(uow, rollout, now), now)
+        view = load_view(uow, rollout, now)
+        waiting, held = waits(view, now)
         for cluster in clusters:
             cluster["waiting"] = document(held.get(cluster["step"]), now)
+        rolled = progress_of(
+            view,
+            now,
+            stored=rollout.reason,
+            wait=waiting,
+            finished={w.id: w.finished_at for w in waves},
+            gates=gates,
+            queued_behind=rollout.queued_behind,
+        )
+        refusals = actions(
+            view,
+            [(s.state, s.rollback_state) for s in steps],
+            lambda: _taken(uow, rollout),
+        )
         return {
             "id": rollout.id,
             "state": rollout.state,
@@ -121,7 +141,15 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
             "rings": rings,
             "clusters": clusters,
             "approvals": approvals,
+            "position": position(view),
+            "progress": rolled,
+            "actions": refusals,
         }
+
+
+def _taken(uow: UnitOfWork, rollout: Any) -> str | None:
+    held = taken(uow, rollout)
+    return str(held) if held is not None else None
 
 
 def list_rollouts(
@@ -153,21 +181,12 @@ def list_rollouts(
 def audit_trail(
     ctx: FleetContext, rid: str, *, after_id: int | None = None, limit: int = 10_000
 ) -> list[dict[str, Any]]:
-    """The audit rows of a rollout, oldest first; raises :class:`RolloutNotFound`."""
+    """The audit rows of a rollout, oldest first, each with its reason (contract C); raises
+    :class:`RolloutNotFound`."""
     with ctx.reading() as uow:
         if uow.rollouts.find(rid) is None:
             raise RolloutNotFound(f"rollout {rid} does not exist")
         return [
-            {
-                "id": row.id,
-                "at": iso(row.at),
-                "actor": row.actor,
-                "action": row.action,
-                "object": f"{row.object_type}/{row.object_id}",
-                "before": row.before,
-                "after": row.after,
-                "traceId": row.trace_id,
-                "spanId": row.span_id,
-            }
+            audit_entry(row)
             for row in uow.audit.list(rollout_id=rid, after_id=after_id, limit=limit)
         ]
