@@ -27,6 +27,8 @@ from rich.live import Live
 from agent.api.base import parse_manifest
 from driftwave.demo.plots import Sample
 from driftwave.demo.processes import Children, DemoError, wait_healthy
+from driftwave.demo.report import write_report
+from driftwave.demo.sampling import Sampler
 from driftwave.demo.setup import (
     agents_config,
     fleet_manifest,
@@ -34,7 +36,7 @@ from driftwave.demo.setup import (
     release_manifest,
     write_yaml,
 )
-from driftwave.demo.summary import print_summary, summary, write_report
+from driftwave.demo.summary import print_summary, summary
 from fleet.domain.fleet import Fleet
 from fleet.domain.machine import TERMINAL, RolloutState
 from fleet.domain.release import Release
@@ -85,8 +87,9 @@ def _environment(workdir: Path) -> dict[str, str]:
     return env
 
 
-SAMPLE_EVERY = 2.0
-"""Seconds between two samples of the clusters' nodes per image."""
+TICK = 0.25
+"""Seconds between two turns of the demo's loop (a scheduler tick, a sample of the clusters
+whose nodes are changing: :mod:`driftwave.demo.sampling`)."""
 
 
 def _statuses(clusters: list[Any]) -> dict[str, dict[str, Any]]:
@@ -145,6 +148,41 @@ def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
     return _finish(result, before, after, samples, workdir, console)
 
 
+class _Progress:
+    """The rollout as it runs: on a terminal, the live status view (transient, so the summary
+    printed at the end is the only table left); otherwise one line each time the rollout's
+    state or reason changes (no table, so piped output holds one summary table)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live = (
+            Live(console=console, refresh_per_second=4, transient=True)
+            if console.is_terminal
+            else None
+        )
+        self.last: tuple[str, str] | None = None
+
+    def __enter__(self) -> _Progress:
+        if self.live is not None:
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.live is not None:
+            self.live.__exit__(*exc)
+
+    def update(self, status: dict[str, Any]) -> None:
+        """Show the rollout's status now."""
+        if self.live is not None:
+            self.live.update(render_status(status))
+            return
+        now = (str(status["state"]), str(status.get("reason") or ""))
+        if now != self.last:
+            self.last = now
+            stamp = time.strftime("%H:%M:%SZ", time.gmtime())
+            self.console.print(f"{stamp}  {now[0]}: {now[1]}", soft_wrap=True, markup=False)
+
+
 def _interrupt(signum: int, frame: Any) -> None:
     """SIGTERM ends the demo like Ctrl-C: its children are stopped on the way out."""
     del signum, frame
@@ -159,8 +197,8 @@ def _rollout(
     clusters: list[Any],
     children: Children,
 ) -> tuple[str, dict[str, list[Sample]]]:
-    """Run the rollout to its end; its id, and each cluster's nodes per image sampled every
-    :data:`SAMPLE_EVERY` seconds (for the report's plots)."""
+    """Run the rollout to its end; its id, and each cluster's nodes per image over the rollout
+    (seconds since it started; for the report's plots)."""
     ctx = open_context(
         "driftwave-demo",
         DatabaseSettings(url=env["DRIFTWAVE_DATABASE_URL"]),
@@ -183,17 +221,15 @@ def _rollout(
             timing=Timing(redispatch_after=timedelta(seconds=20)),
         )
         deadline = time.monotonic() + options.timeout
-        samples: dict[str, list[Sample]] = {}
-        begun, next_sample = time.monotonic(), 0.0
-        with Live(console=console, refresh_per_second=4, transient=False) as live:
+        progress = _Progress(console)
+        with Sampler(clusters) as sampler, progress:
+            sampler.sample(full=True)
             while True:
-                if time.monotonic() >= next_sample:
-                    next_sample = time.monotonic() + SAMPLE_EVERY
-                    _sample(clusters, samples, time.monotonic() - begun)
                 children.check()
                 scheduler.tick()
                 status = rollout_status(ctx, rid)
-                live.update(render_status(status))
+                sampler.sample(status)
+                progress.update(status)
                 state = RolloutState(status["state"])
                 if state in TERMINAL:
                     break
@@ -202,22 +238,12 @@ def _rollout(
                     approve(ctx, rid, APPROVER, ring, "the demo approves every ring")
                 if time.monotonic() > deadline:
                     raise DemoError(f"the rollout did not end within {options.timeout:.0f}s")
-                threading.Event().wait(0.25)
+                threading.Event().wait(TICK)
+            sampler.sample(full=True)
         scheduler.release()
-        _sample(clusters, samples, time.monotonic() - begun)
-        return rid, samples
+        return rid, sampler.series(status.get("startedAt"))
     finally:
         close_context(ctx)
-
-
-def _sample(clusters: list[Any], samples: dict[str, list[Sample]], seconds: float) -> None:
-    """Add each cluster's nodes per image now (a cluster that does not answer is left out)."""
-    try:
-        statuses = _statuses(clusters)
-    except httpx.HTTPError:
-        return
-    for name, status in statuses.items():
-        samples.setdefault(name, []).append((seconds, dict(status.get("nodesByImage") or {})))
 
 
 def _finish(

@@ -1,18 +1,20 @@
-"""The demo's results: the ``--json`` summary (rollout, rings with waves and gates, clusters),
-the terminal table per ring / wave / cluster, and the self-contained HTML report."""
+"""The demo's results: the ``--json`` summary (rollout, rings with waves and gates, clusters)
+and the one table per ring / wave / cluster printed at the end (whole names at any width; the
+HTML report is :mod:`driftwave.demo.report`)."""
 
 from __future__ import annotations
 
-import html
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
-from driftwave.demo import plots
-from driftwave.demo.plots import Sample
 from driftwave.demo.setup import NEW_RELEASE
+
+STATE_STYLE = {"converged": "green", "rolled-back": "yellow", "failed": "red", "untouched": "dim"}
+COLUMNS = ("RING", "WAVE", "CLUSTER", "STATE", "IMAGE BEFORE → AFTER", "NODES", "REPLACED", "TIME")
 
 
 def cluster_state(step: dict[str, Any]) -> str:
@@ -26,6 +28,24 @@ def cluster_state(step: dict[str, Any]) -> str:
     return "failed"
 
 
+def _wave(wave: dict[str, Any], soak_seconds: float | None) -> dict[str, Any]:
+    gate = wave.get("gate") or {}
+    return {
+        "index": wave["index"],
+        "clusters": wave["clusters"],
+        "state": wave["state"],
+        "startedAt": wave["startedAt"],
+        "finishedAt": wave["finishedAt"],
+        "soakUntil": wave.get("soakUntil"),
+        "soakSeconds": soak_seconds,
+        "gate": {
+            "passed": bool(gate.get("passed")),
+            "evaluatedAt": gate.get("evaluatedAt"),
+            "checks": gate.get("checks", []),
+        },
+    }
+
+
 def summary(
     status: dict[str, Any],
     before: dict[str, dict[str, Any]],
@@ -34,24 +54,9 @@ def summary(
     report: Path,
 ) -> dict[str, Any]:
     """The ``--json`` summary; ``before``/``after`` are each cluster's agent status."""
+    soaks = {r["name"]: r.get("soakSeconds") for r in (status.get("plan") or {}).get("rings", [])}
     rings = [
-        {
-            "name": ring["name"],
-            "waves": [
-                {
-                    "index": wave["index"],
-                    "clusters": wave["clusters"],
-                    "state": wave["state"],
-                    "startedAt": wave["startedAt"],
-                    "finishedAt": wave["finishedAt"],
-                    "gate": {
-                        "passed": bool(wave["gate"] and wave["gate"]["passed"]),
-                        "checks": (wave["gate"] or {}).get("checks", []),
-                    },
-                }
-                for wave in ring["waves"]
-            ],
-        }
+        {"name": ring["name"], "waves": [_wave(w, soaks.get(ring["name"])) for w in ring["waves"]]}
         for ring in status["rings"]
     ]
     clusters = []
@@ -73,6 +78,7 @@ def summary(
                 "costAfter": float(last.get("costPerHour") or 0.0),
                 "state": cluster_state(step),
                 "step": step["state"],
+                "seconds": _seconds(step.get("startedAt"), step.get("finishedAt")),
             }
         )
     return {
@@ -88,9 +94,41 @@ def summary(
         },
         "rings": rings,
         "clusters": clusters,
+        "images": image_names([*before.values(), *after.values()]),
         "traceFile": str(trace_file),
         "report": str(report),
     }
+
+
+def image_names(statuses: list[dict[str, Any]]) -> dict[str, str]:
+    """Each image some node of ``statuses`` runs, named by the selector terms of the
+    EC2NodeClass that resolves to it (``ami-0abc…`` → ``al2023@v20251216``)."""
+    names: dict[str, str] = {}
+    used = {image for status in statuses for image in status.get("nodesByImage") or {}}
+    for status in statuses:
+        for nodeclass in status.get("nodeClasses") or []:
+            terms = [
+                str(t.get("alias") or t.get("name") or t.get("id") or "")
+                for t in nodeclass.get("amiSelectorTerms") or []
+            ]
+            label = ", ".join(t for t in terms if t)
+            for image in nodeclass.get("images") or []:
+                if label and image in used:
+                    names.setdefault(str(image), label)
+    return names
+
+
+def _seconds(start: str | None, end: str | None) -> float | None:
+    """Seconds from ``start`` to ``end`` (RFC 3339), or None when either is missing or they
+    are out of order (a rolled-back step restarts its clock)."""
+    if not start or not end:
+        return None
+    took = (_time(end) - _time(start)).total_seconds()
+    return took if took >= 0 else None
+
+
+def _time(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def _main_image(status: dict[str, Any]) -> str | None:
@@ -99,123 +137,103 @@ def _main_image(status: dict[str, Any]) -> str | None:
     return max(by_image, key=lambda image: by_image[image]) if by_image else None
 
 
-def print_summary(console: Console, result: dict[str, Any]) -> None:
-    """The table per ring / wave / cluster, then where the report and trace are."""
-    rollout = result["rollout"]
-    table = Table(
-        "RING",
-        "WAVE",
-        "CLUSTER",
-        "STATE",
-        "NODES",
-        "REPLACED",
-        "IMAGE BEFORE",
-        "IMAGE AFTER",
-        "GATE",
-        title=f"rollout {rollout['id']}: {rollout['state']}",
-        box=None,
-    )
+def duration(seconds: float | None) -> str:
+    """``3.0s``, ``2m05s``, ``1h02m``; ``-`` for None."""
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    return f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def summary_rows(result: dict[str, Any]) -> list[tuple[str, ...]]:
+    """The summary table's rows (cells as text, in :data:`COLUMNS` order), wave by wave."""
     by_name = {c["name"]: c for c in result["clusters"]}
+    rows: list[tuple[str, ...]] = []
     for ring in result["rings"]:
         for wave in ring["waves"]:
-            gate = (
-                "passed"
-                if wave["gate"]["passed"]
-                else ("failed" if wave["gate"]["checks"] else "-")
-            )
             for name in wave["clusters"]:
                 c = by_name[name]
-                table.add_row(
-                    ring["name"],
-                    str(wave["index"]),
-                    name,
-                    c["state"],
-                    str(c["nodes"]),
-                    str(c["nodesReplaced"]),
-                    c["imageBefore"] or "-",
-                    c["imageAfter"] or "-",
-                    gate,
+                before, after = c["imageBefore"] or "-", c["imageAfter"] or "-"
+                images = f"{before} (unchanged)" if before == after else f"{before} → {after}"
+                rows.append(
+                    (
+                        ring["name"],
+                        str(wave["index"]),
+                        name,
+                        c["state"],
+                        images,
+                        str(c["nodes"] if c["nodes"] is not None else "-"),
+                        str(c["nodesReplaced"]),
+                        duration(c.get("seconds")),
+                    )
                 )
-    console.print(table)
-    console.print(rollout["reason"], style="dim")
-    console.print(f"report: {result['report']}")
-    console.print(f"trace:  {result['traceFile']} (trace id {rollout['traceId']})")
+    return rows
 
 
-def _plots(result: dict[str, Any], samples: dict[str, list[Sample]]) -> list[str]:
-    """The report's plot section."""
-    parts = ["<h2>Waves over time</h2>", plots.wave_timeline(result["rings"])]
-    parts.append("<h2>Nodes per image over time</h2><div class='plots'>")
-    for cluster in result["clusters"]:
-        series = samples.get(cluster["name"], [])
-        images: list[str] = []
-        for _, counts in series:
-            images += [image for image in counts if image not in images]
-        parts.append(plots.nodes_per_image(cluster["name"], series, images))
-    parts.append("</div><h2>Cost per hour before and after</h2>")
-    costs = [(c["name"], c["costBefore"], c["costAfter"]) for c in result["clusters"]]
-    parts.append(plots.cost_before_after(costs))
-    return parts
+def summary_lines(result: dict[str, Any]) -> list[Text]:
+    """The summary table as lines of text: columns padded to their widest cell, every cell
+    whole (a narrow terminal or a pipe wraps or scrolls a line; it never cuts a name)."""
+    rows = summary_rows(result)
+    widths = [max(len(cell) for cell in column) for column in zip(COLUMNS, *rows, strict=False)]
+    numeric = {"WAVE", "NODES", "REPLACED", "TIME"}
+
+    def line(cells: tuple[str, ...], header: bool = False) -> Text:
+        text = Text(style="bold" if header else "")
+        for index, (column, cell, width) in enumerate(zip(COLUMNS, cells, widths, strict=True)):
+            padded = cell.rjust(width) if column in numeric else cell.ljust(width)
+            if index == len(COLUMNS) - 1:
+                padded = padded.rstrip()
+            style = "" if header or column != "STATE" else STATE_STYLE.get(cell, "")
+            text.append(padded, style=style)
+            if index < len(COLUMNS) - 1:
+                text.append("  ")
+        return text
+
+    return [line(COLUMNS, header=True), *(line(row) for row in rows)]
 
 
-def write_report(
-    path: Path,
-    result: dict[str, Any],
-    audit: list[dict[str, Any]],
-    samples: dict[str, list[Sample]] | None = None,
-) -> Path:
-    """A self-contained HTML report: the rollout, its plots (nodes per image over time per
-    cluster, the waves over time, cost per hour before and after), each wave with its gate
-    checks, each cluster, and the audit trail with trace ids (no scripts, no network)."""
-    e = html.escape
-    rollout = result["rollout"]
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>driftwave rollout {e(rollout['id'])}</title>",
-        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;"
-        "margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
-        ".failed,.halted{color:#b00}.converged,.succeeded,.passed{color:#070}"
-        ".rolled-back{color:#a60}</style></head><body>",
-        f"<h1>Rollout {e(rollout['id'])}: <span class='{e(rollout['state'])}'>"
-        f"{e(rollout['state'])}</span></h1>",
-        f"<p>Release {e(rollout['release'])} (target {e(rollout['targetImage'])}); "
-        f"{e(rollout['reason'] or '')}. Trace id <code>{e(rollout['traceId'] or '')}</code>.</p>",
-        *_plots(result, samples or {}),
-        "<h2>Waves</h2><table><tr><th>Ring</th><th>Wave</th><th>Clusters</th><th>Started</th>"
-        "<th>Finished</th><th>Gate</th></tr>",
-    ]
+def failed_gates(result: dict[str, Any]) -> list[str]:
+    """One line per failed check of each wave whose gate failed (``gate of canary wave 1
+    failed: steps: canary-1: drift halted ...``)."""
+    lines = []
     for ring in result["rings"]:
         for wave in ring["waves"]:
-            checks = "<br>".join(
-                f"{'✔' if c.get('passed') else '✘'} {e(c['name'])}: {e(str(c.get('message', '')))}"
-                for c in wave["gate"]["checks"]
-            )
-            parts.append(
-                f"<tr><td>{e(ring['name'])}</td><td>{wave['index']}</td>"
-                f"<td>{e(', '.join(wave['clusters']))}</td><td>{e(wave['startedAt'] or '')}</td>"
-                f"<td>{e(wave['finishedAt'] or '')}</td><td>{checks}</td></tr>"
-            )
-    parts.append(
-        "</table><h2>Clusters</h2><table><tr><th>Cluster</th><th>Ring</th><th>State</th>"
-        "<th>Nodes</th><th>Replaced</th><th>Image before</th><th>Image after</th></tr>"
-    )
-    for c in result["clusters"]:
-        parts.append(
-            f"<tr><td>{e(c['name'])}</td><td>{e(c['ring'])}</td>"
-            f"<td class='{e(c['state'])}'>{e(c['state'])}</td><td>{c['nodes']}</td>"
-            f"<td>{c['nodesReplaced']}</td><td>{e(c['imageBefore'] or '')}</td>"
-            f"<td>{e(c['imageAfter'] or '')}</td></tr>"
-        )
-    parts.append(
-        "</table><h2>Audit trail</h2><table><tr><th>Time</th><th>Actor</th><th>Action</th>"
-        "<th>Object</th><th>After</th><th>Trace / span</th></tr>"
-    )
-    for row in audit:
-        parts.append(
-            f"<tr><td>{e(row['at'])}</td><td>{e(row['actor'])}</td><td>{e(row['action'])}</td>"
-            f"<td>{e(row['object'])}</td><td>{e(str(row['after'] or ''))[:160]}</td>"
-            f"<td><code>{e(row['traceId'] or '')}/{e(row['spanId'] or '')}</code></td></tr>"
-        )
-    parts.append("</table></body></html>")
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+            gate = wave["gate"]
+            if gate["passed"] or not gate["checks"]:
+                continue
+            for check in gate["checks"]:
+                if check.get("passed") is False:
+                    lines.append(
+                        f"gate of {ring['name']} wave {wave['index']} failed: "
+                        f"{check['name']}: {check.get('message', '')}"
+                    )
+    return lines
+
+
+def print_summary(console: Console, result: dict[str, Any]) -> None:
+    """The one summary table (ring / wave / cluster / state / images / nodes / replaced /
+    time), the rollout's outcome, the images' names, then where the report and trace are.
+    Nothing is cut to the console's width."""
+    rollout = result["rollout"]
+
+    def out(text: str | Text, style: str = "") -> None:
+        console.print(text, style=style, soft_wrap=True, markup=False, highlight=False)
+
+    out(Text.assemble(f"rollout {rollout['id']}: ", (rollout["state"], _style(rollout))))
+    for line in summary_lines(result):
+        out(line)
+    out(rollout["reason"] or "", style="dim")
+    for failure in failed_gates(result):
+        out(failure, style="red")
+    for image, name in sorted(result.get("images", {}).items()):
+        out(f"{image} = {name}", style="dim")
+    out(f"report: {result['report']}")
+    out(f"trace:  {result['traceFile']} (trace id {rollout['traceId']})")
+
+
+def _style(rollout: dict[str, Any]) -> str:
+    return {"succeeded": "green", "rolled-back": "yellow"}.get(rollout["state"], "red")
