@@ -33,8 +33,8 @@ from agent.server.common import publish_models
 from agent.server.tracing import TraceMiddleware
 from fleet import prometheus
 from fleet.api.dashboard import add_dashboard
-from fleet.api.deps import V1, V1_AUTH, ApiState, Who, fleet_context
-from fleet.api.documents import ApproveRequest, Health
+from fleet.api.deps import V1, V1_AUTH, ApiState, Who, api_state, fleet_context, v1_responses
+from fleet.api.documents import ApproveRequest, Health, WhoAmI
 from fleet.api.errors import install_handlers
 from fleet.api.fleets import add_fleet_routes
 from fleet.api.rbac import AccessControl, Grant
@@ -119,11 +119,21 @@ def _metrics(app: FastAPI, ctx: FleetContext, heartbeat: HeartbeatPolicy) -> Non
 
 
 def _whoami(app: FastAPI) -> None:
-    @app.get(f"{V1}/whoami", summary="Who the token is", tags=["auth"], dependencies=V1_AUTH)
-    def whoami(who: Who) -> JSONResponse:
-        """The token's name, role and the rings it may approve (null: every ring)."""
+    @app.get(
+        f"{V1}/whoami",
+        summary="Who the token is",
+        tags=["auth"],
+        dependencies=V1_AUTH,
+        responses=v1_responses({200: {"model": WhoAmI}}),
+    )
+    def whoami(who: Who, request: Request) -> JSONResponse:
+        """The token's name, role and the rings it may approve (null: every ring), and the
+        names of the API's tokens by role (``people``; empty when authentication is off), so a
+        person can see who may do what they may not."""
         rings = sorted(who.rings) if who.rings is not None else None
-        return JSONResponse({"name": who.name, "role": who.role, "rings": rings})
+        access = api_state(request).access
+        people = access.people() if access is not None else {}
+        return JSONResponse({"name": who.name, "role": who.role, "rings": rings, "people": people})
 
 
 def _health(app: FastAPI, heartbeat: HeartbeatPolicy) -> None:

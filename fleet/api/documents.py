@@ -34,6 +34,7 @@ __all__ = [
     "RolloutSummary",
     "RolloutsDocument",
     "StartRequest",
+    "WhoAmI",
 ]
 
 
@@ -350,6 +351,75 @@ class ApprovalDocument(Document):
     comment: str
 
 
+class PositionDocument(Document):
+    """The ring and wave under way, numbered from 1, with their totals."""
+
+    ring: str
+    ring_number: int = Field(description="The ring's place in the rollout, from 1.")
+    rings: int = Field(description="How many rings the rollout rolls.")
+    wave: int = Field(description="The wave's place in its ring, from 1.")
+    waves: int = Field(description="How many waves the ring has.")
+
+
+class NextEvent(Document):
+    """The next event a rollout expects."""
+
+    event: str = Field(description='E.g. "soak of wave 2 of 3 of ring staging ends".')
+    at: str | None = Field(description="When (RFC 3339 UTC; null: nothing says, e.g. approval).")
+    in_seconds: float | None = Field(description="Seconds from the read to ``at`` (0 once due).")
+
+
+class ApprovalWait(Document):
+    """The ring a rollout waits to have approved, and who may approve it."""
+
+    ring: str
+    requires: str = Field(description="The role and rings a token needs to approve it.")
+    approvers: list[str] | None = Field(
+        description="The names of the tokens that may approve it (null: authentication off)."
+    )
+
+
+class ProgressDocument(Document):
+    """Why a rollout stands where it stands, what comes next, and when it should end."""
+
+    reason: str = Field(
+        description="In words: what it waits for, the wave's clusters so far, a failed gate's "
+        "checks (observed against threshold, with units), failed rollbacks and their errors."
+    )
+    next: NextEvent | None = Field(description="The next expected event (null once ended).")
+    eta: str | None = Field(
+        description="The estimated end in the fleet's (wall-clock) time, RFC 3339 UTC; null when "
+        "not estimated (ended, paused, queued, rolling back)."
+    )
+    eta_seconds: float | None = Field(description="Seconds from the read to ``eta``.")
+    eta_basis: str = Field(description="How the estimate was made and what it excludes.")
+    approval: ApprovalWait | None = Field(description="The approval waited for, if any.")
+
+
+class ActionDocument(Document):
+    """Whether an operator command is allowed by the rollout's state now."""
+
+    allowed: bool
+    role: Literal["operator", "approver"] = Field(description="The API role it needs.")
+    why: str = Field(description="The command's own refusal when not allowed (else empty).")
+
+
+class ApproveAction(ActionDocument):
+    """The approve command, and the ring it would approve."""
+
+    ring: str | None = Field(description="The ring waiting for approval (null: none waits).")
+
+
+class ActionsDocument(Document):
+    """Each operator command and whether the rollout's state allows it."""
+
+    pause: ActionDocument
+    resume: ActionDocument
+    abort: ActionDocument
+    rollback: ActionDocument
+    approve: ApproveAction
+
+
 class RolloutStatus(Document):
     """``GET /v1/rollouts/{id}``: everything about one rollout."""
 
@@ -377,6 +447,11 @@ class RolloutStatus(Document):
     rings: list[RingStatus]
     clusters: list[StepStatus]
     approvals: list[ApprovalDocument]
+    position: PositionDocument | None = Field(
+        description="The ring and wave under way (null before the first ring starts)."
+    )
+    progress: ProgressDocument
+    actions: ActionsDocument
 
 
 class AuditEntry(Document):
@@ -414,6 +489,18 @@ class FleetAuditDocument(Document):
     entries: list[AuditEntry]
     last_id: int | None = Field(
         description="The last entry's id: pass it as ?after= to read only newer ones."
+    )
+
+
+class WhoAmI(Document):
+    """``GET /v1/whoami``: the token's name, role and rings, and the tokens' names by role."""
+
+    name: str
+    role: Literal["viewer", "operator", "approver", "admin"]
+    rings: list[str] | None = Field(description="The rings it may approve (null: every ring).")
+    people: dict[str, list[str]] = Field(
+        description="Token names by role (viewer, operator, approver, admin); empty when "
+        "authentication is off."
     )
 
 

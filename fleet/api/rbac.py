@@ -72,6 +72,19 @@ class AccessControl:
             )
         self._grants = [(h.encode("ascii"), g) for h, g in sorted(grants.items())]
 
+    def grants(self) -> list[Grant]:
+        """Every token's grant, by name (tokens without a name are left out: they name no
+        one)."""
+        return sorted((g for _, g in self._grants if g.name), key=lambda g: g.name)
+
+    def approvers(self, ring: str) -> list[str]:
+        """The names of the tokens that may approve ``ring`` (:meth:`Grant.may_approve`)."""
+        return [g.name for g in self.grants() if g.may_approve(ring) is None]
+
+    def people(self) -> dict[str, list[str]]:
+        """The token names by role (every role listed, in :data:`ROLES` order)."""
+        return {role: [g.name for g in self.grants() if g.role == role] for role in ROLES}
+
     def identify(self, authorization: str | None) -> Grant | None:
         """The grant of the token an ``Authorization: Bearer`` header carries (None: unknown)."""
         presented = presented_hash(authorization)

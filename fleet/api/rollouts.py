@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Query
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
 from fleet.api.bodies import approve_request
-from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, Who, needs, v1_responses
+from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, Who, api_state, needs, v1_responses
 from fleet.api.documents import (
     ApproveRequest,
     AuditDocument,
@@ -80,10 +80,17 @@ def _reading(app: FastAPI) -> None:
         dependencies=V1_AUTH,
         responses=v1_responses({200: {"model": RolloutStatus}, **NOT_FOUND}),
     )
-    def get_rollout(rollout_id: str, ctx: Ctx) -> JSONResponse:
+    def get_rollout(rollout_id: str, ctx: Ctx, request: Request) -> JSONResponse:
         """Everything about one rollout: rings, waves and gates, each cluster's step,
-        approvals, the plan."""
-        return JSONResponse(rollout_status(ctx, rollout_id))
+        approvals, the plan; where it stands, what comes next and when, and which commands
+        its state allows (``progress.approval.approvers``: the names of the tokens that may
+        approve the waiting ring; null when authentication is off)."""
+        status = rollout_status(ctx, rollout_id)
+        access = api_state(request).access
+        waiting = status["progress"]["approval"]
+        if waiting is not None and access is not None:
+            waiting["approvers"] = access.approvers(waiting["ring"])
+        return JSONResponse(status)
 
     @app.get(
         f"{ROLLOUT}/audit",
