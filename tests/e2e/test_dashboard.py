@@ -1,23 +1,36 @@
 """The dashboard in a real headless Chromium (Debian's, driven by Playwright; nothing is
-downloaded): the overview of a fleet of simulated clusters, a rollout updating live as the real
-scheduler advances it, an approver's click moving a gated rollout on, a viewer's click refused
-by the API with the reason shown. Screenshots of each page go to ``test-artifacts/screenshots``
-(or ``$DRIFTWAVE_ARTIFACTS/screenshots``)."""
+downloaded): a rollout updating live as the real scheduler advances it, with its soak counting
+down and its ETA; a viewer offered no Approve but told who may approve, an approver's click
+moving the gated rollout on; the overview of a four-ring fleet in promotion order with every
+rollout that matters (two halted beside a succeeded one), colours ranking danger, each
+cluster's agent health and last contact; a halted rollout offering no Approve; units on every
+number; audit trails with reason and before → after, and the Fleet's own changes (a maintenance
+window removed). Screenshots go to ``test-artifacts/screenshots/dashboard-*.png`` (or
+``$DRIFTWAVE_ARTIFACTS/screenshots``)."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from agent.server.auth import hash_token
 from fleet.api.rbac import AccessControl, Grant
 from fleet.gateway import InProcessAgentGateway
+from tests.support.dashboardsim import (
+    PROMOTION,
+    add_window,
+    fleet_doc,
+    four_rings,
+    history,
+    seconds_in,
+)
 from tests.support.fleetsim import FleetHarness
 from tests.unit.fleet.api.helpers import STRATEGY, release_doc, serving
 from tests.unit.fleet.service.test_waiting import windowed
@@ -26,7 +39,15 @@ CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("DRIFTWAVE_ARTIFACTS", ROOT / "test-artifacts")) / "screenshots"
 RINGS = {"canary": ["can-1", "can-2"], "prod": ["prod-1", "prod-2", "prod-3"]}
-ROLES = {"vera": "viewer", "otto": "operator", "ada": "approver"}
+ROLES = {"vera": "viewer", "otto": "operator", "ada": "approver", "root": "admin"}
+RED, AMBER, BLUE, GREEN = (
+    "rgb(207, 34, 46)",
+    "rgb(154, 103, 0)",
+    "rgb(9, 105, 218)",
+    "rgb(26, 127, 55)",
+)
+HEALTH = ("healthy", "degraded", "unreachable", "stale", "unknown")
+AGO = re.compile(r"^(just now|\d+[dhms0-9 ]* ago)$")
 
 
 @pytest.fixture(scope="module")
@@ -58,14 +79,27 @@ def signed_in(browser: Browser, url: str, who: str) -> Page:
     return page
 
 
-def shot(page: Page, name: str) -> None:
+def shot(page: Page, what: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"dashboard-{what}.png"), full_page=True)
 
 
 def state(harness: FleetHarness, rid: str) -> str:
     with harness.ctx.reading() as uow:
         return str(uow.rollouts.get(rid).state)
+
+
+def colour(locator: Locator) -> str:
+    """The computed text colour of the (first) element."""
+    return str(locator.first.evaluate("e => getComputedStyle(e).color"))
+
+
+def counts_down(countdown: Locator) -> tuple[int, int]:
+    """The seconds a countdown shows, read twice 1.5 s apart (it ticks in the browser)."""
+    expect(countdown).to_contain_text(re.compile(r"in \d"))
+    first = seconds_in(countdown.inner_text())
+    countdown.page.wait_for_timeout(1500)
+    return first, seconds_in(countdown.inner_text())
 
 
 def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Browser) -> None:
@@ -87,25 +121,45 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
         assert started.status_code == 201, started.text
         rid = started.json()["id"]
         expect(viewer.locator(f"tr[data-rollout='{rid}']")).to_be_visible()
-        shot(viewer, "overview")
 
         viewer.goto(f"{url}/ui/#/rollouts/{rid}")
         heading = viewer.locator("h1 .badge").first
         expect(heading).to_have_attribute("data-state", "planned")
-        harness.run_until(lambda: state(harness, rid) != "planned", limit=timedelta(minutes=30))
-        expect(heading).not_to_have_attribute("data-state", "planned")  # updated without a reload
+        harness.run_until(lambda: state(harness, rid) == "soaking", limit=timedelta(minutes=30))
+        expect(heading).to_have_attribute("data-state", "soaking")  # updated without a reload
+        expect(viewer.locator("#position")).to_have_text("ring canary (1 of 2) · wave 1 of 1")
+        soak = viewer.locator("#view .next").first
+        expect(soak).to_contain_text("soak")
+        first, second = counts_down(soak.locator(".countdown"))
+        assert 0 < second < first <= 120, (first, second)  # the time left of a 2m soak
+        expect(viewer.locator("#view .eta").first).to_contain_text(re.compile(r"ETA done in \d"))
+        shot(viewer, "countdown")
+
         harness.run_until(
             lambda: state(harness, rid) == "awaiting-approval", limit=timedelta(hours=2)
         )
         expect(heading).to_have_attribute("data-state", "awaiting-approval")
         expect(viewer.locator("tr[data-cluster=can-1] .badge").first).to_have_text("verified")
-
-        viewer.once("dialog", lambda dialog: dialog.accept())
-        viewer.click("[data-action=approve]")
-        expect(viewer.locator("#toast")).to_contain_text("approve refused (403)")
-        expect(viewer.locator("#toast")).to_contain_text("this needs the approver role")
-        assert state(harness, rid) == "awaiting-approval"
-        shot(viewer, "rollout-viewer-refused")
+        # a viewer is offered no Approve, and told who may approve
+        expect(viewer.locator("#actions button")).to_have_count(0)
+        denied = viewer.locator("[data-denied=approve]")
+        expect(denied).to_contain_text("approve of ring prod needs an approver or higher: ada")
+        expect(viewer.locator("[data-denied=pause]")).to_contain_text(
+            "pause needs an operator or higher: otto, ada, root"
+        )
+        # units: gate checks as observed / threshold with their units, nodes and %
+        checks = viewer.locator("table.checks").first
+        convergence = checks.locator("tr[data-check=convergence]")
+        expect(convergence).to_contain_text("time to converge")
+        expect(convergence.locator(".measure")).to_have_text(re.compile(r"^\d\S* s? ?/ 30m00s$"))
+        expect(checks.locator("tr[data-check=pendingPods] .measure")).to_have_text(
+            "0 pods / 0 pods"
+        )
+        canary = viewer.locator("#steps tr[data-cluster=can-1]")
+        expect(canary).to_contain_text("canary · wave 1")
+        expect(canary).to_contain_text(re.compile(r"20 nodes.*\d+ of 20 nodes \(\d+%\)"))
+        assert "5.299767" not in viewer.locator("#view").inner_text()
+        shot(viewer, "viewer-who-may")
 
         fleet = httpx.get(
             f"{url}/v1/rollouts/{rid}", headers={"Authorization": "Bearer vera-token"}, timeout=10
@@ -113,23 +167,36 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
         viewer.goto(f"{url}/ui/#/clusters/{fleet}/prod-1")  # watches prod-1 while it is replaced
         expect(viewer.locator("#nodes-chart polyline")).to_have_count(1)
         expect(viewer.locator("#preview")).to_have_count(0)  # nothing drifted yet
+        expect(viewer.locator("#agent-status")).to_contain_text(
+            re.compile(r"20 nodes .* \$\d+\.\d\d/h")
+        )
 
         approver = signed_in(browser, url, "ada")
         approver.goto(f"{url}/ui/#/rollouts/{rid}")
         expect(approver.locator("h1 .badge").first).to_have_attribute(
             "data-state", "awaiting-approval"
         )
+        expect(approver.locator("[data-denied=approve]")).to_have_count(0)
         approver.once("dialog", lambda dialog: dialog.accept())
         approver.click("[data-action=approve]")
         expect(approver.locator("#toast")).to_contain_text("approved prod")
+        harness.run_until(
+            lambda: harness.agents["prod-1"].status()["drifted"] > 0, limit=timedelta(hours=1)
+        )
+        expect(viewer.locator("#preview")).to_be_visible()  # prod-1 drifted: what drift would do
+        expect(viewer.locator("#preview-eta")).to_contain_text(
+            re.compile(r"done \S+ from now by the cluster's clock")
+        )
+        shot(viewer, "cluster-preview")
         harness.run_until(lambda: state(harness, rid) == "succeeded", limit=timedelta(hours=3))
         expect(approver.locator("h1 .badge").first).to_have_attribute("data-state", "succeeded")
         expect(approver.locator("text=prod by ada")).to_be_visible()
+        expect(approver.locator("#actions [data-action=approve]")).to_have_count(0)
         shot(approver, "rollout")
 
         approver.goto(f"{url}/ui/#/audit/{rid}")
-        expect(approver.locator("#audit tr", has_text="rollout.approve")).to_contain_text("ada")
-        shot(approver, "audit")
+        approval = approver.locator("#audit tr[data-action='rollout.approve']")
+        expect(approval).to_contain_text("ada")
         approver.goto(f"{url}/ui/#/clusters/{fleet}/prod-2")
         expect(approver.locator("h1")).to_have_text("Cluster prod-2")
         expect(approver.locator("#cluster-steps .badge").first).to_have_text("verified")
@@ -139,8 +206,105 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
         shot(viewer, "cluster")
 
         viewer.goto(f"{url}/ui/")
-        expect(viewer.locator(".cluster[data-cluster=prod-3] .badge")).to_have_text("verified")
+        expect(viewer.locator(".cluster[data-cluster=prod-3] .badge").first).to_have_text(
+            "verified"
+        )
         shot(viewer, "overview-after")
+
+
+def test_the_overview_ranks_the_rollouts_that_matter_and_the_audit_shows_changes(
+    tmp_path: Path, browser: Browser
+) -> None:
+    harness = four_rings(tmp_path)
+    ids = history(harness)
+    add_window(harness)
+    gateway = InProcessAgentGateway(harness.agents)
+    with serving(harness.ctx, access=access(), gateway=gateway) as url:
+        page = signed_in(browser, url, "vera")
+        fleet = page.locator("section.fleet[data-fleet=demo]")
+        expect(fleet.locator(".ring")).to_have_count(4)
+        rings = fleet.locator(".ring").evaluate_all("els => els.map(e => e.dataset.ring)")
+        assert rings == PROMOTION  # not alphabetical, not the order the clusters came in
+
+        # every rollout that matters, not only the latest: two halted beside the succeeded one
+        for key, wanted, rank, hue in (
+            ("halted1", "halted", "danger", RED),
+            ("halted2", "halted", "danger", RED),
+            ("succeeded", "succeeded", "done", GREEN),
+            ("live", "soaking", "running", BLUE),
+        ):
+            row = fleet.locator(f"tr[data-rollout='{ids[key]}']")
+            expect(row).to_have_attribute("data-rank", rank)
+            status = row.locator(".badge").first
+            expect(status).to_have_attribute("data-state", wanted)
+            assert colour(status) == hue, (key, colour(status))
+        worst = fleet.locator("h2 .summary")
+        expect(worst).to_have_attribute("data-worst", "halted")
+        expect(worst).to_contain_text("2 halted")
+        assert colour(worst) == RED
+
+        # each cluster's agent health and last contact (the exact time in the title)
+        for name in ("can-1", "dev-1", "stg-1", "prod-1"):
+            contact = fleet.locator(f".cluster[data-cluster={name}] .contact")
+            expect(contact.locator(".badge")).to_have_attribute(
+                "data-state", re.compile("|".join(HEALTH))
+            )
+            last = contact.locator("time")
+            expect(last).to_have_text(AGO)
+            expect(last).to_have_attribute(
+                "title", re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$")
+            )
+        healthy = fleet.locator(".contact .badge[data-state=healthy]").first
+        assert colour(healthy) == GREEN
+
+        # the live rollout: where, why, the soak's time left ticking, the ETA
+        live = fleet.locator(f"tr[data-rollout='{ids['live']}']")
+        expect(live).to_contain_text("ring prod (1 of 1) · wave 1 of 1")
+        first, second = counts_down(live.locator(".next .countdown"))
+        assert 0 < second < first <= 1800, (first, second)
+        expect(live.locator(".eta")).to_contain_text(re.compile(r"ETA done in \d"))
+        shot(page, "overview")
+
+        # a halted rollout offers no Approve (nor any green button), even to an approver
+        approver = signed_in(browser, url, "ada")
+        approver.goto(f"{url}/ui/#/rollouts/{ids['halted1']}")
+        expect(approver.locator("h1 .badge").first).to_have_attribute("data-state", "halted")
+        expect(approver.locator("[data-action=approve]")).to_have_count(0)
+        expect(approver.locator("#actions button.primary")).to_have_count(0)
+        expect(approver.locator("#rollout-reason")).not_to_be_empty()
+        failed = approver.locator("table.checks tr[data-check=steps]")
+        expect(failed).to_contain_text("failed steps")
+        expect(failed.locator(".measure")).to_have_text("1 cluster / 0 clusters")
+        shot(approver, "halted")
+
+        # the rollout's audit: reason and before -> after of what changed
+        approver.goto(f"{url}/ui/#/audit/{ids['halted1']}")
+        halted = approver.locator(
+            "#audit tr[data-action='rollout.transition']", has_text="halted"
+        ).first
+        expect(halted.locator("li[data-key=state] ins")).to_have_text("halted")
+        expect(halted.locator(".reason")).to_have_text(re.compile(r"[a-z]{3,} [a-z]{2,}"))
+        expect(halted.locator("[data-trace]")).to_have_count(1)
+        expect(halted.locator("button[data-copy]")).to_have_count(1)
+        shot(approver, "audit")
+
+        # the Fleet's own changes: stg-1's maintenance window removed, by whom and why
+        removed = httpx.put(
+            f"{url}/v1/fleets/demo",
+            params={"reason": "the window blocked the hotfix"},
+            json=fleet_doc(window=False),
+            headers={"Authorization": "Bearer root-token"},
+            timeout=10,
+        )
+        assert removed.status_code == 200, removed.text
+        page.click("a.fleet-audit")
+        expect(page.locator("h1")).to_have_text("Changes to fleet demo")
+        change = page.locator("#audit tr", has_text="stg-1").filter(has_text="root").first
+        windows = change.locator("li[data-key*=indows]").first
+        expect(windows.locator("del")).to_contain_text("0 22 * * *")
+        expect(windows.locator("ins")).to_have_text("none")
+        expect(change.locator(".reason")).to_have_text("the window blocked the hotfix")
+        shot(page, "fleet-audit")
 
 
 def test_a_wrong_token_is_asked_again(browser: Browser, tmp_path: Path) -> None:

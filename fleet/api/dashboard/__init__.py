@@ -23,7 +23,10 @@ from fastapi.responses import RedirectResponse, Response
 
 FILES = {
     "index.html": "text/html; charset=utf-8",
-    "app.js": "text/javascript; charset=utf-8",
+    **{
+        f"{name}.js": "text/javascript; charset=utf-8"
+        for name in ("format", "overview", "rollout", "cluster", "audit", "app")
+    },
     "style.css": "text/css; charset=utf-8",
 }
 
