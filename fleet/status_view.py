@@ -2,18 +2,25 @@
 gate, and each cluster's step. Used by ``driftwave rollout status`` (also with ``--watch``) and
 the demo's live view.
 
-What the rollout waits for replaces its stored reason under the header ("waiting for ... (in
-3h12m)"); each cluster's NOTE is what its step waits for, or its error: in red when the step
-failed, else as a warning in yellow (an agent retried while the step keeps its state)."""
+Under the header: where the rollout stands ("ring 3 of 4 (staging), wave 2 of 3", numbered from
+1), why ("running wave 2 of 3 of ring staging: 1 of 2 cluster(s) converged", a halted gate's
+failing checks with their units), the next event and the time left ("next: soak of ... ends in
+6m52s"), the ETA in UTC with what it excludes, and, for a ring waiting for approval, the command
+that gives it and who may. Each cluster's NOTE is what its step waits for, or its error: in red
+when the step failed, else as a warning in yellow (an agent retried while the step keeps its
+state)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Group as RenderGroup
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
+
+from fleet.domain.machine import TERMINAL
 
 STATE_STYLE = {
     "succeeded": "green",
@@ -63,12 +70,7 @@ def render_status(status: dict[str, Any]) -> RenderableType:
         _styled(status["state"]),
         (" (paused)" if status.get("paused") else "", "magenta"),
     )
-    waiting = status.get("waiting")
-    reason = (
-        Text(waiting["message"], style="magenta")
-        if waiting
-        else Text(status.get("reason") or "", style="dim")
-    )
+    lines = standing(status)
     waves = Table("RING", "WAVE", "STATE", "CLUSTERS", "STARTED", "FINISHED", "GATE", box=None)
     for ring in status["rings"]:
         for wave in ring["waves"]:
@@ -103,7 +105,81 @@ def render_status(status: dict[str, Any]) -> RenderableType:
             cluster.get("imageAfter") or "",
             note(cluster),
         )
-    return RenderGroup(header, reason, Text(""), waves, Text(""), clusters)
+    return RenderGroup(header, *lines, Text(""), waves, Text(""), clusters)
+
+
+def standing(status: dict[str, Any]) -> list[Text]:
+    """The lines under the header: where the rollout stands (ring and wave from 1), why, what
+    comes next and when, its ETA, and how to give the approval it waits for. A status without
+    ``progress`` shows what it waits for, or its stored reason."""
+    progress = status.get("progress")
+    waiting = status.get("waiting")
+    if not progress:
+        if waiting:
+            return [Text(waiting["message"], style="magenta")]
+        return [Text(status.get("reason") or "", style="dim")]
+    lines: list[Text] = []
+    at = status.get("position")
+    if at:
+        lines.append(
+            Text(
+                f"ring {at['ringNumber']} of {at['rings']} ({at['ring']}), "
+                f"wave {at['wave']} of {at['waves']}"
+            )
+        )
+    lines.append(Text(progress["reason"], style="magenta" if waiting else ""))
+    upcoming = progress.get("next")
+    if upcoming:
+        left = upcoming.get("inSeconds")
+        when = f" in {duration(left)}" if left is not None else ""
+        if upcoming.get("at") and left is not None and left <= 0:
+            when = " (due now)"
+        lines.append(Text(f"next: {upcoming['event']}{when}"))
+    lines.extend(_eta(status, progress))
+    approval = progress.get("approval")
+    if approval:
+        lines.append(
+            Text(
+                f"approve with: driftwave rollout approve {status['id']} --ring "
+                f"{approval['ring']} (needs {approval['requires']})",
+                style="magenta",
+            )
+        )
+        names = approval.get("approvers")
+        if names is not None:
+            lines.append(Text(f"may approve: {', '.join(names) or 'no token'}"))
+    return lines
+
+
+def _eta(status: dict[str, Any], progress: dict[str, Any]) -> list[Text]:
+    basis = progress.get("etaBasis") or ""
+    if progress.get("eta") is None:
+        ended = status.get("state") in TERMINAL
+        return [] if ended else [Text(f"ETA: none ({basis})", style="dim")]
+    at = datetime.fromisoformat(progress["eta"].replace("Z", "+00:00")).astimezone(UTC)
+    left = float(progress.get("etaSeconds") or 0.0)
+    shown = f"{at:%H:%M} UTC" if left < 86_400 else f"{at:%Y-%m-%d %H:%M} UTC"
+    how, _, excludes = basis.partition("excludes ")
+    note = f"; excludes {excludes}" if excludes else ""
+    return [
+        Text(f"ETA {shown} (in {duration(left)}{note})"),
+        Text(f"estimated from: {how.rstrip('; ')}", style="dim"),
+    ]
+
+
+def duration(seconds: float) -> str:
+    """Seconds as people read them: ``45s``, ``6m52s``, ``1h12m``, ``2d3h``."""
+    whole = max(0, round(seconds))
+    days, rest = divmod(whole, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h{minutes}m" if minutes else f"{hours}h"
+    if minutes:
+        return f"{minutes}m{secs}s" if secs else f"{minutes}m"
+    return f"{secs}s"
 
 
 def note(cluster: dict[str, Any]) -> Text:

@@ -89,7 +89,9 @@ def estimate(
         else "no wave finished yet: each wave converges in half its ring's convergenceTimeout, "
         "as the plan assumes"
     )
-    parts = [f"{walk.count} wave(s) left", how, f"soaks {span(walk.soaks)}"]
+    parts = [f"{walk.count} wave(s) left", how]
+    if walk.soaks > ZERO:
+        parts.append(f"soaks {span(walk.soaks)}")
     if walk.waited > ZERO:
         parts.append(f"maintenance window and freeze waits {span(walk.waited)}")
     needs = f" (ring {', '.join(walk.approvals)} needs one)" if walk.approvals else ""
