@@ -4,6 +4,8 @@ plane rolls releases through.
 Defaults: ``freezes``, ``accounts`` and ``clusters`` are empty; a cluster's ``labels`` are empty
 and it has no maintenance windows (always open); a window's ``timeZone`` is ``UTC``. A
 cluster's agent token never appears in a manifest: ``credentialsRef`` only says where to read it.
+``notifications`` is empty (no webhook); a webhook with no ``events`` receives every event type,
+and a webhook's bearer token is never in the manifest either (``secretRef``).
 """
 
 from __future__ import annotations
@@ -161,6 +163,69 @@ class Cluster(KubeModel):
     """No window means always open."""
 
 
+NOTIFICATION_EVENTS = (
+    "rollout.started",
+    "rollout.paused",
+    "rollout.resumed",
+    "rollout.aborted",
+    "rollout.finished",
+    "ring.awaiting-approval",
+    "wave.gate-passed",
+    "wave.gate-failed",
+    "rollback.started",
+    "rollback.finished",
+    "rollback.failed",
+)
+"""The event types a webhook may subscribe to (the CloudEvents ``type`` without its
+``io.driftwave.`` prefix, which may also be written)."""
+EVENT_PREFIX = "io.driftwave."
+
+
+class Notification(KubeModel):
+    """``spec.notifications[]``: a webhook receiving the fleet's rollout events as CloudEvents.
+
+    ``secretRef`` (``env:NAME``, ``file:PATH`` or ``secretsmanager:ARN``, as a cluster's
+    ``credentialsRef``) points at a bearer token sent as ``Authorization``; it is read by the
+    scheduler's process when it delivers, and never logged nor audited."""
+
+    name: DnsLabel
+    url: HttpUrl
+    events: list[str] | None = None
+    """Event types delivered (default: every type)."""
+    secret_ref: str | None = None
+
+    @field_validator("secret_ref")
+    @classmethod
+    def _secret(cls, value: str | None) -> str | None:
+        if value is not None and not CREDENTIALS_REF.fullmatch(value):
+            raise ValueError(
+                "not a secret reference (rule: env:NAME, file:PATH or secretsmanager:ARN; the "
+                "token itself never goes in a manifest)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _known_events(self) -> Notification:
+        for index, event in enumerate(self.events or []):
+            if event.removeprefix(EVENT_PREFIX) not in NOTIFICATION_EVENTS:
+                raise rule_error(
+                    f"unknown event type {event!r} (rule: one of {', '.join(NOTIFICATION_EVENTS)})",
+                    f"events[{index}]",
+                )
+        if self.events is not None and not self.events:
+            raise rule_error(
+                "no event type listed (rule: leave events out to receive every type)", "events"
+            )
+        return self
+
+    def wants(self, event_type: str) -> bool:
+        """Whether this webhook receives events of ``event_type`` (with or without prefix)."""
+        if self.events is None:
+            return True
+        short = event_type.removeprefix(EVENT_PREFIX)
+        return any(e.removeprefix(EVENT_PREFIX) == short for e in self.events)
+
+
 class FleetSpec(KubeModel):
     """``spec`` of a Fleet."""
 
@@ -169,10 +234,13 @@ class FleetSpec(KubeModel):
     freezes: list[Freeze] = Field(default_factory=list)
     accounts: list[Account] = Field(default_factory=list)
     clusters: list[Cluster] = Field(default_factory=list)
+    notifications: list[Notification] = Field(default_factory=list)
+    """Webhooks told of rollouts starting, pausing, waiting for approval, gates and endings."""
 
     @model_validator(mode="after")
     def _references(self) -> FleetSpec:
         _unique(self.rings, "rings[{i}]", "ring")
+        _unique([n.name for n in self.notifications], "notifications[{i}].name", "notification")
         _unique([a.name for a in self.accounts], "accounts[{i}].name", "account")
         _unique([c.name for c in self.clusters], "clusters[{i}].name", "cluster")
         accounts = {a.name for a in self.accounts}

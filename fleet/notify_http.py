@@ -1,0 +1,73 @@
+"""The webhook sender over HTTP (httpx): one POST per attempt, a short timeout, no redirects
+followed, the environment's proxy (``HTTPS_PROXY``, ``NO_PROXY``...) honoured.
+
+A webhook URL may carry a secret in its path or query (a chat service's incoming-webhook URL
+does), so the URL is never logged: requests go straight to httpx's transport (its client would
+log each URL), and a failure's :class:`~fleet.service.notifier.Answer` names the host only."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
+
+import httpx
+
+from fleet.service.notifier import Answer
+
+
+class HttpWebhookSender:
+    """A :class:`~fleet.service.notifier.WebhookSender` keeping one connection pool per route
+    (direct, or each proxy); safe to share between threads."""
+
+    def __init__(self, transport: httpx.BaseTransport | None = None) -> None:
+        self._direct = transport or httpx.HTTPTransport()
+        self._proxied: dict[str, httpx.BaseTransport] = {}
+        self._fixed = transport is not None
+
+    def _route(self, url: str) -> httpx.BaseTransport:
+        parts = urlsplit(url)
+        proxy = None if self._fixed else getproxies().get(parts.scheme)
+        if not proxy or proxy_bypass(parts.hostname or ""):
+            return self._direct
+        if proxy not in self._proxied:
+            self._proxied[proxy] = httpx.HTTPTransport(proxy=proxy)
+        return self._proxied[proxy]
+
+    def post(self, url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> Answer:
+        """POST ``body`` to ``url`` within ``timeout`` seconds (connect, write, read each)."""
+        host = urlsplit(url).netloc.rpartition("@")[2]
+        try:
+            request = httpx.Request(
+                "POST",
+                url,
+                content=body,
+                headers=dict(headers),
+                extensions={"timeout": httpx.Timeout(timeout).as_dict()},
+            )
+            response = self._route(url).handle_request(request)
+            try:
+                response.read()
+            finally:
+                response.close()
+        except httpx.TimeoutException:
+            return Answer(None, f"no answer from {host} within {timeout:g}s")
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            return Answer(None, f"{type(exc).__name__} posting to {host}: {_scrub(exc, url)}")
+        status = response.status_code
+        return Answer(status, "" if 200 <= status < 300 else f"HTTP {status} from {host}")
+
+    def close(self) -> None:
+        """Close the connection pools."""
+        for transport in [self._direct, *self._proxied.values()]:
+            transport.close()
+
+
+def _scrub(exc: Exception, url: str) -> str:
+    """The exception's message without the URL (nor its path and query)."""
+    text = str(exc)
+    parts = urlsplit(url)
+    for secret in (url, parts.path, parts.query):
+        if secret and secret != "/":
+            text = text.replace(secret, "…")
+    return text or type(exc).__name__

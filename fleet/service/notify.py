@@ -1,0 +1,326 @@
+"""Notifications, the pure part: audit rows mapped to CloudEvents, the retry schedule, and where a
+restarted notifier resumes.
+
+The audit log is the outbox. Every change a webhook hears of is already an audit row written in
+the transaction that made it (the scheduler's transitions and gate verdicts, the operators'
+commands), so notifying needs nothing in those transactions: :func:`events_of` turns one row
+into the events it means, each with an id derived from the row's id (a retry, or a notifier
+restarted, sends the same id). Each delivery's outcome is itself an audit row
+(``notification.delivered`` / ``notification.failed``, ``after.source`` naming the row the event
+came from); a webhook's events are delivered in order, so the highest source recorded for a
+webhook is where it resumes (:func:`resume_points`).
+
+Events are CloudEvents 1.0 in structured mode (:meth:`Event.envelope`), with a top-level,
+Slack-compatible ``text``: one readable line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from fleet.domain.fleet import EVENT_PREFIX
+
+CONTENT_TYPE = "application/cloudevents+json"
+DELIVERED = "notification.delivered"
+FAILED = "notification.failed"
+OUTCOMES = (DELIVERED, FAILED)
+WEBHOOK = "webhook"
+"""The audit ``object_type`` of a delivery outcome (its ``object_id`` is ``FLEET/NAME``)."""
+FINISHED = {"succeeded", "halted", "rolled-back", "rollback-failed"}
+"""Terminal states the scheduler reaches (``aborted`` is the operator's: rollout.aborted)."""
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """The fields of an audit row the mapping reads."""
+
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    object_type: str
+    object_id: str
+    rollout_id: str | None = None
+    before: Mapping[str, Any] | None = None
+    after: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RolloutFacts:
+    """What an event says about its rollout beyond the audit row."""
+
+    id: str
+    release: str
+    fleet: str
+    rings: tuple[str, ...] = ()
+    """The rings rolled, in ring-index order."""
+    waves: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    """Wave id -> (ring, index within the ring, from 0)."""
+
+    def ring(self, index: Any) -> str | None:
+        """The name of ring ``index`` (None when unknown)."""
+        if isinstance(index, int) and 0 <= index < len(self.rings):
+            return self.rings[index]
+        return None
+
+
+@dataclass(frozen=True)
+class Event:
+    """One CloudEvent about a rollout (``type`` without the ``io.driftwave.`` prefix)."""
+
+    type: str
+    source_id: int
+    fleet: str
+    rollout: str
+    time: datetime
+    data: Mapping[str, Any]
+    text: str
+
+    @property
+    def id(self) -> str:
+        """Stable per event: the source audit row's id and the type (a row may mean two)."""
+        return f"driftwave-audit-{self.source_id}-{self.type}"
+
+    def envelope(self) -> dict[str, Any]:
+        """The structured-mode CloudEvent (JSON object) with its ``text`` line."""
+        return {
+            "specversion": "1.0",
+            "id": self.id,
+            "source": f"/driftwave/fleets/{self.fleet}",
+            "type": EVENT_PREFIX + self.type,
+            "time": rfc3339(self.time),
+            "subject": self.rollout,
+            "datacontenttype": "application/json",
+            "data": dict(self.data),
+            "text": self.text,
+        }
+
+
+def rfc3339(at: datetime) -> str:
+    """``at`` in UTC as RFC 3339 with a ``Z``."""
+    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "n/a" if value is None else str(value)
+
+
+def failing_checks(checks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The checks of a gate evaluation that failed (not pending), as events list them."""
+    return [
+        {
+            "name": c.get("name"),
+            "observed": c.get("observed"),
+            "threshold": c.get("threshold"),
+            "message": c.get("message", ""),
+        }
+        for c in checks
+        if c.get("passed") is False and not c.get("pending")
+    ]
+
+
+def _checks_line(failing: list[dict[str, Any]]) -> str:
+    return "; ".join(
+        f"{c['name']} {_number(c['observed'])} (threshold {_number(c['threshold'])})"
+        for c in failing
+    )
+
+
+def _where(ring: str | None, wave: int | None) -> str:
+    if ring is None:
+        return ""
+    return f" in {ring}" + (f" wave {wave}" if wave is not None else "")
+
+
+def events_of(
+    row: AuditRow,
+    facts: RolloutFacts,
+    *,
+    checks: list[Mapping[str, Any]] | None = None,
+    link: str | None = None,
+) -> list[Event]:
+    """The events audit ``row`` of rollout ``facts`` means (often none).
+
+    ``checks``: the gate evaluation's checks, for a ``gate.evaluated`` row; ``link``: the
+    rollout's page on the dashboard, when the API's public URL is known."""
+    after, before = dict(row.after or {}), dict(row.before or {})
+    head = f"rollout {facts.id} of release {facts.release}"
+    base: dict[str, Any] = {
+        "rollout": facts.id,
+        "release": facts.release,
+        "fleet": facts.fleet,
+        "ring": None,
+        "wave": None,
+        "state": after.get("state"),
+        "reason": after.get("reason"),
+        "actor": row.actor,
+    }
+    if link:
+        base["link"] = link
+    out: list[Event] = []
+
+    def add(kind: str, text: str, **data: Any) -> None:
+        out.append(Event(kind, row.id, facts.fleet, facts.id, row.at, base | data, text))
+
+    if row.action == "rollout.transition":
+        ring = facts.ring(after.get("ring"))
+        wave = after["wave"] + 1 if isinstance(after.get("wave"), int) else None
+        where, state = {"ring": ring, "wave": wave}, str(after.get("state"))
+        reason = after.get("reason") or ""
+        if before.get("state") == "planned":
+            add("rollout.started", f":rocket: {head} started{_where(ring, None)}", **where)
+        if state == "awaiting-approval":
+            add(
+                "ring.awaiting-approval",
+                f":raised_hand: {head} waits for approval of ring {ring} "
+                f"(driftwave rollout approve {facts.id} --ring {ring})",
+                **where,
+            )
+        elif state == "rolling-back":
+            add("rollback.started", f":leftwards_arrow_with_hook: {head} rolling back: {reason}")
+        elif state == "rolled-back":
+            add("rollback.finished", f":leftwards_arrow_with_hook: {head} rolled back", **where)
+        elif state == "rollback-failed":
+            add("rollback.failed", f":rotating_light: {head} rollback failed: {reason}", **where)
+        if state in FINISHED:
+            icon = ":white_check_mark:" if state == "succeeded" else ":x:"
+            add("rollout.finished", f"{icon} {head} {state}{_where(ring, wave)}", **where)
+    elif row.action in ("rollout.pause", "rollout.resume", "rollout.abort"):
+        kind, icon = {
+            "rollout.pause": ("rollout.paused", ":double_vertical_bar:"),
+            "rollout.resume": ("rollout.resumed", ":arrow_forward:"),
+            "rollout.abort": ("rollout.aborted", ":no_entry:"),
+        }[row.action]
+        add(kind, f"{icon} {head} {kind.split('.')[1]} by {row.actor}")
+    elif row.action == "rollout.rollback":
+        add(
+            "rollback.started",
+            f":leftwards_arrow_with_hook: {head} rolling back "
+            f"{after.get('clusters', 0)} cluster(s), asked by {row.actor}",
+        )
+    elif row.action == "gate.evaluated":
+        ring_name, index = facts.waves.get(row.object_id, (None, None))
+        wave = index + 1 if index is not None else None
+        where = {"ring": ring_name, "wave": wave, "waveId": row.object_id}
+        clusters = list(after.get("failedClusters") or [])
+        if after.get("passed"):
+            add(
+                "wave.gate-passed",
+                f":large_green_circle: {head}: {ring_name} wave {wave} passed its gate",
+                **where,
+                checks=[],
+                failedClusters=clusters,
+            )
+        else:
+            failing = failing_checks(checks or [])
+            detail = _checks_line(failing) or ", ".join(clusters) or "see the gate's checks"
+            add(
+                "wave.gate-failed",
+                f":rotating_light: {head} halted{_where(ring_name, wave)}: gate failed: {detail}",
+                **where,
+                checks=failing,
+                failedClusters=clusters,
+            )
+    return out
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When a failed delivery is tried again: after ``first`` seconds, then twice as long each
+    time up to ``cap``; given up after ``max_attempts`` attempts or once ``max_age`` seconds
+    have passed since the first, or at once on an answer that will not change (a 4xx other
+    than 408 and 429)."""
+
+    first: float = 1.0
+    cap: float = 60.0
+    max_attempts: int = 8
+    max_age: float = 900.0
+
+    def delay(self, attempts: int) -> float:
+        """Seconds to wait after the ``attempts``-th failed attempt (1, 2, 4, ... capped)."""
+        return float(min(self.cap, self.first * 2 ** max(0, attempts - 1)))
+
+    def give_up(self, attempts: int, age: float, status: int | None) -> bool:
+        """Whether a delivery that failed ``attempts`` times, ``age`` seconds after its first
+        attempt, with HTTP ``status`` (None: no answer), is given up."""
+        if status is not None and not retryable(status):
+            return True
+        return attempts >= self.max_attempts or age + self.delay(attempts) > self.max_age
+
+
+def retryable(status: int) -> bool:
+    """Whether an HTTP answer may change on a later attempt (5xx, 408, 429)."""
+    return status >= 500 or status in (408, 429)
+
+
+def delivered(status: int | None) -> bool:
+    """Whether an HTTP answer means the receiver took the event (2xx)."""
+    return status is not None and 200 <= status < 300
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where a webhook resumes: every event of a source row before ``source`` was delivered or
+    given up, and of row ``source`` itself, the event types in ``done``."""
+
+    source: int
+    done: frozenset[str] = frozenset()
+
+    def wants(self, event: Event) -> bool:
+        """Whether ``event`` still has to be delivered to the webhook."""
+        if event.source_id != self.source:
+            return event.source_id > self.source
+        return event.type not in self.done
+
+
+def resume_points(outcomes: Iterable[AuditRow]) -> dict[str, ResumePoint]:
+    """Per webhook (``FLEET/NAME``), where it resumes, from its delivery outcome rows."""
+    best: dict[str, tuple[int, set[str]]] = {}
+    for row in outcomes:
+        if row.action not in OUTCOMES or row.object_type != WEBHOOK:
+            continue
+        after = row.after or {}
+        source = after.get("source")
+        if not isinstance(source, int):
+            continue
+        known = best.get(row.object_id)
+        if known is None or source > known[0]:
+            best[row.object_id] = (source, {str(after.get("event", ""))})
+        elif source == known[0]:
+            known[1].add(str(after.get("event", "")))
+    return {
+        key: ResumePoint(source, frozenset(t.removeprefix(EVENT_PREFIX) for t in types))
+        for key, (source, types) in best.items()
+    }
+
+
+@dataclass
+class Horizon:
+    """Which audit rows are settled enough to act on.
+
+    Audit ids are handed out when a row is inserted but become visible when its transaction
+    commits, so on PostgreSQL row 11 may be seen before row 10 commits. Rows are taken in id
+    order while their ids follow each other; at a gap the rows beyond wait until the gap has
+    stayed open ``settle`` seconds (a transaction that rolled back leaves a gap for ever)."""
+
+    settle: float = 5.0
+    opened: dict[int, float] = field(default_factory=dict)
+
+    def ready(self, position: int, ids: list[int], now: float) -> int:
+        """How many of ``ids`` (ascending, all after ``position``) may be acted on at ``now``
+        (monotonic seconds)."""
+        expected = position + 1
+        for count, row_id in enumerate(ids):
+            if row_id != expected:
+                since = self.opened.setdefault(expected, now)
+                if now - since < self.settle:
+                    return count
+            expected = row_id + 1
+        for gap in [g for g in self.opened if g < expected]:
+            del self.opened[gap]
+        return len(ids)
