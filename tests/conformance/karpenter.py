@@ -1,5 +1,6 @@
 """Conformance to Karpenter's own tests: how a conformance test names the Karpenter test it
-mirrors, how a deliberate departure is declared, and the per-suite counts the README reports.
+mirrors, how a deliberate departure is declared, and the per-suite counts the docs report
+(docs/karpenter-compatibility.md).
 
 Each module ``tests/conformance/test_*.py`` (except this package's own checks) is one suite: it
 sets ``SUITE`` to one of :data:`SUITES` and holds one test function per Karpenter test it
@@ -10,7 +11,7 @@ asserts driftwave's own behaviour; it is never an xfail. The tests are written i
 and code: they state what Karpenter's test asserts, not how it is written.
 
 :func:`suite_counts` reads the marks without running anything; ``test_report.py`` checks that the
-README's table says what they say (``python -m tests.conformance.karpenter`` prints the table).
+docs' table says what they say (``python -m tests.conformance.karpenter`` prints the table).
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def suite_counts() -> dict[str, SuiteCount]:
 
 
 def table(counts: dict[str, SuiteCount]) -> str:
-    """The README's table: one row per suite (agree / total / departures)."""
+    """The docs' table: one row per suite (agree / total / departures)."""
     rows = [
         "| Suite | Karpenter's tests from | Agree | Total | Deliberate departures |",
         "|---|---|---:|---:|---:|",
@@ -130,7 +131,7 @@ def table(counts: dict[str, SuiteCount]) -> str:
 
 
 def departure_list(counts: dict[str, SuiteCount]) -> str:
-    """The README's list of departures, each with its reason."""
+    """The docs' list of departures, each with its reason."""
     lines = [
         f"- **{name}**, {test}: {reason}"
         for name, count in counts.items()

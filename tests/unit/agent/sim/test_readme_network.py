@@ -1,4 +1,4 @@
-"""The README's ``spec.network`` example runs as documented: the node drifts with
+"""The agent reference's ``spec.network`` example runs as documented: the node drifts with
 ``SubnetDrift`` when the discovery tag moves to another subnet, and is replaced."""
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ from typer.testing import CliRunner
 
 from driftwave.cli import app
 
-README = Path(__file__).resolve().parents[4] / "README.md"
+PAGE = Path(__file__).resolve().parents[4] / "docs" / "agent-reference.md"
 
 
 def _example() -> str:
-    text = README.read_text()
+    text = PAGE.read_text()
     at = text.index("metadata: {name: subnet-drift}")
     start = text.rindex("```yaml\n", 0, at) + len("```yaml\n")
     return textwrap.dedent(text[start : text.index("```", at)])
 
 
-def test_the_readme_network_example_drifts_by_subnet(tmp_path: Path) -> None:
+def test_the_documented_network_example_drifts_by_subnet(tmp_path: Path) -> None:
     path = tmp_path / "subnet-drift.yaml"
     path.write_text(_example())
     runner = CliRunner()
