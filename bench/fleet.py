@@ -303,6 +303,9 @@ def measure(clusters: int, db_base: str, redis_url: str, timeout: float) -> dict
             "DRIFTWAVE_BROKER_QUEUE": f"bench-{token[:8]}",
             "DRIFTWAVE_TRACE_FILE": str(folder / "traces.jsonl"),
             "COLUMNS": "200",
+            # no contact probes: they cost per cluster per minute, not per step (a status call
+            # and an UPDATE each), so they would make the per-step figures depend on wall time
+            "DRIFTWAVE_SCHEDULER_PROBE_INTERVAL": "0",
             # compiled modules kept between processes, as an installed package has them (a
             # machine that sets PYTHONDONTWRITEBYTECODE would compile every module in every
             # process, which is start-up cost, not the control plane's)
