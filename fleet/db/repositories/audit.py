@@ -112,16 +112,18 @@ class AuditRepository(Repository):
         self, fleet: str, *, after_id: int | None = None, limit: int | None = None
     ) -> builtins.list[AuditEntry]:
         """The records of the fleet ``fleet`` itself (``fleet/NAME``) and of its clusters
-        (``cluster/NAME/CLUSTER``), oldest first; ``after_id`` continues a previous page."""
+        (``cluster/NAME/CLUSTER``), oldest first, not the copies written in live rollouts'
+        trails; ``after_id`` continues a previous page."""
         prefix = fleet.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/"
         statement = select(AuditEntry).where(
+            AuditEntry.rollout_id.is_(None),
             or_(
                 and_(AuditEntry.object_type == "fleet", AuditEntry.object_id == fleet),
                 and_(
                     AuditEntry.object_type == "cluster",
                     AuditEntry.object_id.like(prefix + "%", escape="\\"),
                 ),
-            )
+            ),
         )
         if after_id is not None:
             statement = statement.where(AuditEntry.id > after_id)
