@@ -11,6 +11,7 @@ import hashlib
 import os
 import secrets
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,9 +101,10 @@ def agents_config(
     ]
 
 
-def fleet_manifest(clusters: list[DemoCluster]) -> dict[str, Any]:
-    """The demo's Fleet: four rings, one account, the agents on loopback."""
-    return {
+def fleet_manifest(clusters: list[DemoCluster], notify: Sequence[str] = ()) -> dict[str, Any]:
+    """The demo's Fleet: four rings, one account, the agents on loopback; each of ``notify``
+    a webhook told of every event (``notify-1``, ``notify-2``, ...)."""
+    manifest: dict[str, Any] = {
         "apiVersion": "driftwave.io/v1alpha1",
         "kind": "Fleet",
         "metadata": {"name": "demo"},
@@ -132,6 +134,10 @@ def fleet_manifest(clusters: list[DemoCluster]) -> dict[str, Any]:
             ],
         },
     }
+    if notify:
+        notifications = [{"name": f"notify-{n}", "url": url} for n, url in enumerate(notify, 1)]
+        manifest["spec"]["notifications"] = notifications
+    return manifest
 
 
 def release_manifest(soak: str, timeout: str) -> dict[str, Any]:

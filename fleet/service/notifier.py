@@ -427,6 +427,9 @@ class Notifier:
             self._thread.join(wait)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+        close = getattr(self.sender, "close", None)
+        if callable(close):
+            close()
 
 
 def _row(entry: Any) -> AuditRow:

@@ -16,7 +16,7 @@ Slack-compatible ``text``: one readable line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -141,7 +141,7 @@ def events_of(
     row: AuditRow,
     facts: RolloutFacts,
     *,
-    checks: list[Mapping[str, Any]] | None = None,
+    checks: Sequence[Mapping[str, Any]] | None = None,
     link: str | None = None,
 ) -> list[Event]:
     """The events audit ``row`` of rollout ``facts`` means (often none).
