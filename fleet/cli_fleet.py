@@ -102,8 +102,8 @@ def fleet_list(
     output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List the clusters of the applied fleets: ring, account, region, agent and maintenance
-    windows.
+    """List the clusters of the applied fleets, rings in promotion order: ring, account,
+    region, agent and maintenance windows.
 
     -o wide adds each cluster's labels, its agent's last contact and health; -o json and -o
     yaml print every field.
@@ -132,7 +132,7 @@ def _clusters(clusters: list[dict[str, Any]], wide: bool) -> None:
     if wide:
         columns += ["LABELS", "LAST CONTACT", "HEALTH"]
     table = Table(*columns, box=None)
-    for c in clusters:
+    for c in sorted(clusters, key=lambda c: (c["fleet"], c.get("ringIndex", 0), c["name"])):
         row = [c["fleet"], c["name"], c["ring"], c["account"], c["region"], c["endpoint"]]
         row.append(windows_text(c))
         if wide:

@@ -125,9 +125,20 @@ def test_fleet_list_wide_adds_labels_contact_and_health() -> None:
     canary = next(line for line in wide.splitlines() if "pay-canary-use1" in line)
     assert "team=payments, tier=web" in canary
     assert "always open" in canary
+    assert "unknown: never contacted" in canary  # contract B's contact, not reached yet
     assert "team=payments" not in table
+    assert "never contacted" not in table
     clusters = json.loads(invoke(fleet_app, "list", "-o", "json")[1])
     assert len(wide.splitlines()) == len(clusters) + 1
+
+
+@pytest.mark.usefixtures("rollout")
+def test_fleet_list_writes_the_windows_out_rings_in_promotion_order() -> None:
+    lines = invoke(fleet_app, "list")[1].splitlines()[1:]
+    euc1 = next(line for line in lines if "pay-prod-euc1" in line)
+    assert euc1.rstrip().endswith("0 22 * * 1-5 for 4h (Europe/Berlin)")
+    rings = [line.split()[2] for line in lines]
+    assert rings == sorted(rings, key=["canary", "dev", "staging", "prod"].index)
 
 
 def test_fleet_list_writes_the_windows_out() -> None:
@@ -234,6 +245,51 @@ def test_rollout_audit_wraps_long_values_instead_of_cutting_them(
     assert '"duration":' in flat
     assert "mid-rollout:" in flat
     assert "…" not in result.stdout.replace("a" * 12 + "…", "")
+
+
+def test_a_window_removed_mid_rollout_shows_in_its_audit_with_the_reason(
+    rollout: str, tmp_path: Path
+) -> None:
+    manifest = yaml.safe_load(Path(FLEET).read_text())
+    (euc1,) = [c for c in manifest["spec"]["clusters"] if c["name"] == "pay-prod-euc1"]
+    del euc1["maintenanceWindows"]
+    changed = tmp_path / "fleet.yaml"
+    changed.write_text(yaml.safe_dump(manifest, sort_keys=False))
+    why = "CHG-1234: window removed mid-rollout"
+    assert invoke(fleet_app, "apply", str(changed), "--as", "ada", "--reason", why)[0] == 0
+    code, table, _ = invoke(rollout_app, "audit", rollout)
+    assert code == 0
+    (row,) = [r for r in cells(table) if r["ACTION"] == "fleet.changed"]
+    assert row["OBJECT"] == "cluster/payments/pay-prod-euc1"
+    assert row["REASON"] == why
+    before = '"schedule": "0 22 * * 1-5", "duration": "4h", "timeZone": "Europe/Berlin"'
+    assert row["CHANGE"] == f"maintenanceWindows=[{{{before}}}] → maintenanceWindows=[]"
+    wide = invoke(rollout_app, "audit", rollout, "-o", "wide")[1]
+    (row,) = [r for r in cells(wide) if r["ACTION"] == "fleet.changed"]
+    assert (row["BEFORE"], row["AFTER"]) == (
+        f"maintenanceWindows=[{{{before}}}]",
+        "maintenanceWindows=[]",
+    )
+    assert row["REASON"] == why
+
+
+def cells(table: str) -> list[dict[str, str]]:
+    """A printed table's rows as {header: whole cell}, a cell wrapped over lines joined again
+    (headers are one word each)."""
+    header, *lines = table.splitlines()
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    names = header.split()
+    bounds = list(zip(starts, [*starts[1:], None], strict=True))
+    rows: list[dict[str, str]] = []
+    for line in lines:
+        parts = [line[a:b].strip() for a, b in bounds]
+        if parts[0]:
+            rows.append(dict(zip(names, parts, strict=True)))
+            continue
+        for name, part in zip(names, parts, strict=True):
+            if part:
+                rows[-1][name] = f"{rows[-1][name]} {part}".strip()
+    return rows
 
 
 def test_the_audit_reason_is_the_entry_s_or_else_the_after_s() -> None:
