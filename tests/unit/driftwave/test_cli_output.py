@@ -73,3 +73,32 @@ def test_validate_yaml_lists_the_findings_with_their_fields() -> None:
     assert body["errors"] == 1
     (finding,) = body["findings"]
     assert (finding["kind"], finding["path"]) == ("NodePool", "spec.weight")
+
+
+def test_agent_amis_prints_its_report_in_every_format(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The report (read from AWS in use; here a fixed one, the subject being the output)."""
+    import agent.cli.amis as amis
+
+    image = {
+        "id": "ami-0aa11bb22cc33dd44",
+        "name": "al2023-ami-2023.6.20251216-kernel-6.1-x86_64",
+        "deprecated": False,
+        "chosen": True,
+        "created": "2025-12-16T00:00:00Z",
+        "requirements": ["amd64"],
+        "why": "the newest image for amd64",
+    }
+    report = {"kubernetesVersion": "1.31", "nodeClasses": [{"name": "default", "images": [image]}]}
+    monkeypatch.setattr(amis, "report", lambda _: report)
+    nodeclass = tmp_path / "nodeclass.yaml"
+    nodeclass.write_text("{}\n")
+    args = ("agent", "amis", str(nodeclass))
+    assert json.loads(run(*args, "-o", "json")[1]) == report
+    assert yaml.safe_load(run(*args, "-o", "yaml")[1]) == report
+    assert json.loads(run(*args, "--json")[1]) == report
+    code, table, _ = run(*args)
+    assert code == 0
+    assert " * ami-0aa11bb22cc33dd44  al2023-ami-2023.6.20251216-kernel-6.1-x86_64" in table
+    assert run(*args, "--json", "-o", "wide")[0] == 1
