@@ -38,6 +38,11 @@ class Driftwave(LazyGroup):
             "windows.",
         ),
         Mount(
+            "cluster",
+            "fleet.cli_cluster:cluster_app",
+            "One cluster across rollouts: every step taken on it, with images and outcomes.",
+        ),
+        Mount(
             "db", "driftwave.services:db_app", "The fleet database's schema (Alembic migrations)."
         ),
         Mount(
@@ -177,6 +182,17 @@ def migrate(
     raise typer.Exit(0 if result.ok else 1)
 
 
+def _webhook_urls(urls: list[str] | None) -> list[str] | None:
+    """``--notify`` values: http(s) URLs with a host (else a usage error naming the value)."""
+    for url in urls or []:
+        scheme, _, rest = url.partition("://")
+        if scheme not in ("http", "https") or not rest.split("/", 1)[0]:
+            raise typer.BadParameter(
+                f"{url!r} is not an http(s) URL such as http://127.0.0.1:9000/"
+            )
+    return urls
+
+
 @app.command()
 def demo(
     clusters: Annotated[
@@ -203,6 +219,15 @@ def demo(
             file_okay=False,
         ),
     ] = None,
+    notify: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--notify",
+            metavar="URL",
+            help="Post the rollout's events (CloudEvents JSON) to this webhook; repeatable.",
+            callback=_webhook_urls,
+        ),
+    ] = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -225,7 +250,12 @@ def demo(
     data_out = chosen in (Output.JSON, Output.YAML)
     console = Console(highlight=False, stderr=data_out)
     options = DemoOptions(
-        clusters=clusters, nodes=nodes, faulty=faulty_ami, speed=speed, workdir=workdir
+        clusters=clusters,
+        nodes=nodes,
+        faulty=faulty_ami,
+        speed=speed,
+        workdir=workdir,
+        notify=tuple(notify or ()),
     )
     try:
         result = run_demo(options, console)

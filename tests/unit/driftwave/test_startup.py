@@ -59,10 +59,11 @@ HEAVY = (
 """What help must not import (a name and everything below it)."""
 
 COMMANDS = {
-    "": ["validate", "migrate", "demo", "scheduler", "worker", "api", "agent", "fleet", "db",
-         "rollout"],
+    "": ["validate", "migrate", "demo", "scheduler", "worker", "api", "agent", "fleet",
+         "cluster", "db", "rollout"],
     "agent": ["simulate", "hash", "plan", "serve", "amis", "walkthrough"],
     "fleet": ["apply", "list"],
+    "cluster": ["history"],
     "db": ["upgrade"],
     "rollout": ["start", "status", "list", "pause", "resume", "approve", "abort", "rollback",
                 "audit", "plan"],

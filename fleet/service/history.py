@@ -1,0 +1,89 @@
+"""One cluster's history across rollouts: every step any rollout took on it, newest first, with
+the images before and after, the nodes replaced and the outcome (read-only; JSON-ready dicts
+with RFC 3339 UTC times).
+
+A cluster is named by its name; when several applied fleets have a cluster of that name the
+fleet must be named too. A cluster removed from its fleet keeps its history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fleet.service.context import FleetContext
+from fleet.service.queries import iso
+
+
+class ClusterUnknown(LookupError):
+    """No applied fleet (or not the one named) has a cluster of that name."""
+
+
+class ClusterAmbiguous(LookupError):
+    """Several fleets have a cluster of that name and none was named."""
+
+
+def _fleet_of(uow: Any, name: str, fleet: str | None) -> str:
+    """The fleet holding cluster ``name`` (``fleet`` when given); the typed errors otherwise."""
+    applied = [f.name for f in uow.fleets.list()]
+    if fleet is not None and fleet not in applied:
+        known = ", ".join(applied) or "none"
+        raise ClusterUnknown(f"fleet {fleet!r} has not been applied (applied fleets: {known})")
+    searched = [fleet] if fleet is not None else applied
+    holding = sorted(
+        {c.fleet.name for c in uow.clusters.list(fleet, include_removed=True) if c.name == name}
+    )
+    if not holding:
+        where = ", ".join(searched) if searched else "none: no fleet is applied"
+        raise ClusterUnknown(f"cluster {name!r} is in no fleet (fleets searched: {where})")
+    if len(holding) > 1:
+        raise ClusterAmbiguous(
+            f"cluster {name!r} is in fleets {', '.join(holding)}: name one with --fleet"
+        )
+    return str(holding[0])
+
+
+def cluster_history(ctx: FleetContext, name: str, fleet: str | None = None) -> dict[str, Any]:
+    """Every step of cluster ``name`` (of ``fleet``) across all rollouts, newest first:
+    ``{"cluster", "fleet", "steps": [...]}``. Raises :class:`ClusterUnknown` or
+    :class:`ClusterAmbiguous`."""
+    with ctx.reading() as uow:
+        found = _fleet_of(uow, name, fleet)
+        rows: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+        for rollout in uow.rollouts.list(fleet=found):
+            waves = {w.id: w for w in uow.waves.list(rollout.id)}
+            for step in uow.steps.list(rollout.id):
+                if step.cluster.name != name:
+                    continue
+                wave = waves[step.wave_id]
+                began = _began(step)
+                key = (rollout.created_at, rollout.id, wave.seq, began is not None, began)
+                rows.append((key, _row(rollout, wave, step)))
+        rows.sort(key=lambda row: row[0], reverse=True)
+        return {"cluster": name, "fleet": found, "steps": [row for _, row in rows]}
+
+
+def _began(step: Any) -> Any:
+    """When the step started: its first dispatch or the agent's start, the earlier."""
+    known = [t for t in (step.dispatched_at, step.started_at) if t is not None]
+    return min(known) if known else None
+
+
+def _row(rollout: Any, wave: Any, step: Any) -> dict[str, Any]:
+    return {
+        "rollout": rollout.id,
+        "release": rollout.release.name,
+        "rolloutState": rollout.state,
+        "ring": wave.ring,
+        "wave": wave.index + 1,
+        "step": step.id,
+        "state": step.state,
+        "rollback": step.rollback_state,
+        "imageBefore": step.image_before,
+        "imageAfter": step.image_after,
+        "nodes": step.nodes,
+        "nodesReplaced": step.nodes_replaced,
+        "attempts": step.attempts,
+        "startedAt": iso(_began(step)),
+        "finishedAt": iso(step.finished_at),
+        "error": step.error,
+    }

@@ -1,0 +1,99 @@
+"""``driftwave cluster history``: every step of one cluster across rollouts, newest first, with
+images, nodes, outcome and the whole error; an unknown or ambiguous name exits 1 and says why."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from agent.api.base import parse_manifest
+from driftwave.cli import app
+from fleet.domain.fleet import Fleet
+from fleet.service.fleets import apply_fleet
+from fleet.service.history import ClusterAmbiguous, ClusterUnknown, cluster_history
+from fleet.service.rollouts import start_rollout
+from tests.support.fleetsim import FleetHarness, fleet_manifest
+
+GOOD, BAD = "v20251216", "v20251118"
+RING = [{"name": "canary", "soak": "2m", "gates": {"convergenceTimeout": "10m"}}]
+
+
+def ended(harness: FleetHarness, rid: str) -> bool:
+    with harness.ctx.reading() as uow:
+        return uow.rollouts.get(rid).finished_at is not None
+
+
+@pytest.fixture
+def two_rollouts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[FleetHarness, str, str]:
+    """A good image rolled to can-1, then a faulty one rolled back; the CLI reads this database."""
+    harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=5, faulty=(BAD,))
+    first = str(start_rollout(harness.ctx, harness.release(RING, release=GOOD), "t")["id"])
+    harness.run_until(lambda: ended(harness, first), limit=timedelta(hours=2))
+    second = str(start_rollout(harness.ctx, harness.release(RING, release=BAD), "t")["id"])
+    harness.run_until(lambda: ended(harness, second), limit=timedelta(hours=2))
+    monkeypatch.setenv("DRIFTWAVE_DATABASE_URL", f"sqlite:///{tmp_path / 'fleet.db'}")
+    return harness, first, second
+
+
+def test_every_step_of_the_cluster_newest_first(
+    two_rollouts: tuple[FleetHarness, str, str],
+) -> None:
+    harness, first, second = two_rollouts
+    found = cluster_history(harness.ctx, "can-1")
+    assert (found["cluster"], found["fleet"]) == ("can-1", "demo")
+    newest, oldest = found["steps"]
+    assert (newest["rollout"], oldest["rollout"]) == (second, first)
+    assert (newest["release"], newest["ring"], newest["wave"]) == (f"al2023-{BAD}", "canary", 1)
+    assert newest["state"] in ("failed", "timed-out")
+    assert newest["rollback"] == "rolled-back"
+    assert newest["error"]
+    assert oldest["state"] == "verified"
+    assert oldest["imageBefore"] != oldest["imageAfter"]
+    assert newest["imageBefore"] == oldest["imageAfter"]
+    assert oldest["nodes"]
+    assert oldest["nodesReplaced"]
+
+    result = CliRunner().invoke(app, ["cluster", "history", "can-1"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "cluster can-1 of fleet demo: 2 step(s)"
+    rows = [line.strip() for line in lines if line.strip().startswith("ro-")]
+    assert [row.split()[0] for row in rows] == [second, first]
+    assert f"{oldest['imageBefore']} → {oldest['imageAfter']}" in rows[1]
+    assert rows[0].endswith(newest["error"])
+
+    as_json = CliRunner().invoke(app, ["cluster", "history", "can-1", "-o", "json"])
+    assert json.loads(as_json.stdout) == found
+    as_yaml = CliRunner().invoke(app, ["cluster", "history", "can-1", "-o", "yaml"])
+    assert yaml.safe_load(as_yaml.stdout) == found
+    wide = CliRunner().invoke(
+        app, ["cluster", "history", "can-1", "-o", "wide"], env={"COLUMNS": "400"}
+    )
+    assert "ATTEMPTS" in wide.output
+    assert newest["step"] in wide.output
+
+
+def test_an_unknown_or_ambiguous_cluster_exits_1_saying_why(
+    two_rollouts: tuple[FleetHarness, str, str],
+) -> None:
+    harness, _, _ = two_rollouts
+    unknown = CliRunner().invoke(app, ["cluster", "history", "nope"])
+    assert unknown.exit_code == 1
+    assert "cluster 'nope' is in no fleet (fleets searched: demo)" in unknown.stderr
+    other = fleet_manifest({"canary": ["can-1"]}, name="other")
+    apply_fleet(harness.ctx, parse_manifest(Fleet, other), "t")
+    with pytest.raises(ClusterAmbiguous, match="in fleets demo, other: name one with --fleet"):
+        cluster_history(harness.ctx, "can-1")
+    ambiguous = CliRunner().invoke(app, ["cluster", "history", "can-1"])
+    assert ambiguous.exit_code == 1
+    assert "name one with --fleet" in ambiguous.stderr
+    chosen = CliRunner().invoke(app, ["cluster", "history", "can-1", "--fleet", "other", "--json"])
+    assert chosen.exit_code == 0, chosen.output
+    assert json.loads(chosen.stdout) == {"cluster": "can-1", "fleet": "other", "steps": []}
+    with pytest.raises(ClusterUnknown, match="fleet 'gone' has not been applied"):
+        cluster_history(harness.ctx, "can-1", "gone")
