@@ -45,6 +45,7 @@ from fleet.db.errors import DatabaseError, SchemaOutdated
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release
 from fleet.gateway import AgentGateway
+from fleet.service.contact import ProbePolicy
 from fleet.service.context import FleetContext
 from fleet.service.health import HeartbeatPolicy, scheduler_health
 
@@ -68,6 +69,7 @@ def create_app(
     access: AccessControl | None = None,
     gateway: AgentGateway | None = None,
     heartbeat: HeartbeatPolicy | None = None,
+    probes: ProbePolicy | None = None,
 ) -> FastAPI:
     """The fleet API over ``ctx``.
 
@@ -78,7 +80,9 @@ def create_app(
         tokens with roles (:mod:`fleet.api.rbac`), instead of ``token_hashes`` (whose tokens are
         admins). ``gateway``: how the API reaches agents, for a cluster's live view (none: that
     route answers 404). ``heartbeat``: when the scheduler counts as stopped (``/healthz``,
-    ``/metrics``; default: 10 intervals of 1 s). Server spans go to ``ctx.tracer``.
+    ``/metrics``; default: 10 intervals of 1 s). ``probes``: the scheduler's contact probes
+    (a cluster's contact is stale after three of their intervals; default: 60 s). Server spans
+    go to ``ctx.tracer``.
     """
     heartbeat = heartbeat or HeartbeatPolicy()
     if not actor_header or not set(actor_header) <= _HEADER_CHARS:
@@ -94,7 +98,7 @@ def create_app(
         summary="Fleets, release plans and wave-by-wave rollouts of node images and versions.",
     )
     app.state.driftwave = ApiState(
-        ctx=ctx, access=access, actor_header=actor_header, gateway=gateway
+        ctx=ctx, access=access, actor_header=actor_header, gateway=gateway, probes=probes
     )
     app.add_middleware(TraceMiddleware, tracer=ctx.tracer)
     install_handlers(app)

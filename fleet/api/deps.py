@@ -20,6 +20,7 @@ from fleet.api.bodies import RawBody, actor_from, read_body, storable
 from fleet.api.documents import ErrorDocument
 from fleet.api.rbac import AccessControl, Grant
 from fleet.gateway import AgentGateway
+from fleet.service.contact import ProbePolicy
 from fleet.service.context import FleetContext
 
 UNAUTHORIZED = "a known bearer token is required: send Authorization: Bearer <token>"
@@ -36,6 +37,8 @@ class ApiState:
     actor_header: str
     gateway: AgentGateway | None = None
     """How the API reaches the agents (for a cluster's live view); None: not from this API."""
+    probes: ProbePolicy | None = None
+    """The scheduler's contact probes, for a cluster's health (None: the defaults)."""
 
 
 def api_state(request: Request) -> ApiState:

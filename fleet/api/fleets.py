@@ -154,12 +154,12 @@ def add_fleet_routes(app: FastAPI) -> None:
         dependencies=V1_AUTH,
         responses=v1_responses({200: {"model": ClustersDocument}, **NOT_FOUND}),
     )
-    def get_clusters(name: str, ctx: Ctx) -> JSONResponse:
+    def get_clusters(name: str, request: Request, ctx: Ctx) -> JSONResponse:
         """The fleet's rings in promotion order and its active clusters: ring, account,
         region, labels, maintenance windows, agent, last contact and health."""
         try:
             rings = fleet_rings(ctx, name)
-            clusters = list_clusters(ctx, name)
+            clusters = list_clusters(ctx, name, api_state(request).probes)
         except NotFound as exc:
             raise fleet_missing(name) from exc
         return JSONResponse({"fleet": name, "rings": rings, "clusters": clusters})

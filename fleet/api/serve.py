@@ -22,6 +22,7 @@ from fastapi import FastAPI
 from fleet.api.app import DEFAULT_ACTOR_HEADER, ApiConfigError, create_app
 from fleet.api.rbac import AccessControl
 from fleet.gateway import AgentGateway
+from fleet.service.contact import ProbePolicy
 from fleet.service.context import FleetContext
 from fleet.service.health import HeartbeatPolicy
 
@@ -74,6 +75,7 @@ def serve(
     access: AccessControl | None = None,
     gateway: AgentGateway | None = None,
     heartbeat: HeartbeatPolicy | None = None,
+    probes: ProbePolicy | None = None,
     ready: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
 ) -> None:
@@ -94,6 +96,7 @@ def serve(
         access=access,
         gateway=gateway,
         heartbeat=heartbeat,
+        probes=probes,
     )
     sock = bind(host, port)
     try:

@@ -6,11 +6,15 @@ contact (contracts B and C)."""
 from __future__ import annotations
 
 import copy
+from datetime import timedelta
 from pathlib import Path
 
 from agent.server.auth import hash_token
+from fleet.api.app import create_app
 from fleet.api.documents import ClustersDocument, ErrorDocument, FleetAuditDocument
 from fleet.api.rbac import AccessControl, Grant
+from fleet.service.contact import ProbePolicy
+from tests.unit.agent.server.helpers import serving as agent_serving
 
 from .helpers import client, fleet_doc, serving, traced_context
 
@@ -103,3 +107,24 @@ def test_clusters_come_with_rings_in_promotion_order_and_their_contact(tmp_path:
         assert by_name["can-1"].contact.health == "healthy"
         assert by_name["can-1"].contact.last_contact == "2026-11-02T09:00:00Z"
         assert api.get("/v1/fleets/nope/clusters").status_code == 404
+
+
+def test_a_clusters_contact_is_stale_after_three_of_the_schedulers_probe_intervals(
+    tmp_path: Path,
+) -> None:
+    traced = traced_context(tmp_path)
+    five_minutes = ProbePolicy(timedelta(minutes=5))
+    with agent_serving(create_app(traced.ctx, probes=five_minutes)) as url, client(url) as api:
+        assert api.put("/v1/fleets/demo", json=fleet_doc(RINGS)).status_code == 201
+        with traced.ctx.writing() as uow:
+            uow.clusters.record_status("demo", "can-1", {"nodes": 2}, traced.clock.now)
+            uow.commit()
+        traced.clock.advance(14 * 60)
+
+        def health() -> str:
+            clusters = api.get("/v1/fleets/demo/clusters").json()["clusters"]
+            return str(next(c for c in clusters if c["name"] == "can-1")["contact"]["health"])
+
+        assert health() == "healthy", "14 min of silence is within 3 intervals of 5 min"
+        traced.clock.advance(61)
+        assert health() == "stale"
