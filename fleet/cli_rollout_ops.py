@@ -190,7 +190,8 @@ def _command(name: str, doc: str) -> Any:
 
 
 def _summary(result: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in result.items() if k != "id")
+    shown = {k: v for k, v in result.items() if k != "id"}
+    return ", ".join(f"{k} {v if isinstance(v, str) else json.dumps(v)}" for k, v in shown.items())
 
 
 pause = _command(
@@ -250,9 +251,9 @@ def approve(
 def audit(rollout: RolloutArg, output: OutputOpt = None, as_json: JsonOpt = False) -> None:
     """Print a rollout's audit trail.
 
-    Every command and transition: who did it, when, what changed and why, and the trace and
-    span it belongs to. Values are shown whole (long ones wrap); -o wide shows the before and
-    after of each change apart, with the whole trace and span ids.
+    Every command and transition: who did it, when, what changed and why. Values are shown
+    whole (long ones wrap); -o wide shows the before and after of each change apart, and the
+    trace and span each belongs to.
 
     Example: driftwave rollout audit ro-k2p9xq4m -o wide
     """
@@ -275,18 +276,18 @@ def _audit(rows: list[dict[str, Any]], wide: bool) -> None:
     changes = ("BEFORE", "AFTER") if wide else ("CHANGE",)
     for name in (*changes, "REASON"):
         table.add_column(name, overflow="fold", ratio=1)
-    table.add_column("TRACE/SPAN", overflow="fold")
+    if wide:
+        table.add_column("TRACE", no_wrap=True)
+        table.add_column("SPAN", no_wrap=True)
     for row in rows:
         before, after = row.get("before"), row.get("after")
+        cells = [row["at"], row["actor"], row["action"], row["object"]]
         if wide:
-            change = [_values(before), _values(after)]
-            trace = f"{row.get('traceId') or '-'}/{row.get('spanId') or '-'}"
+            cells += [_values(before), _values(after), audit_reason(row)]
+            cells += [row.get("traceId") or "-", row.get("spanId") or "-"]
         else:
-            change = [f"{_values(before)} → {_values(after)}"]
-            trace = f"{(row.get('traceId') or '-')[:12]}…/{row.get('spanId') or '-'}"
-        table.add_row(
-            row["at"], row["actor"], row["action"], row["object"], *change, audit_reason(row), trace
-        )
+            cells += [f"{_values(before)} → {_values(after)}", audit_reason(row)]
+        table.add_row(*cells)
     table_console().print(table)
 
 

@@ -204,17 +204,18 @@ def test_rollout_audit_shows_whole_values_and_the_reason(rollout: str) -> None:
     code, table, _ = invoke(rollout_app, "audit", rollout)
     assert code == 0
     assert table.splitlines()[0].split() == [
-        "TIME", "ACTOR", "ACTION", "OBJECT", "CHANGE", "REASON", "TRACE/SPAN"
+        "TIME", "ACTOR", "ACTION", "OBJECT", "CHANGE", "REASON"
     ]  # fmt: skip
     start = entries[0]
     assert f"state=planned, release={start['after']['release']}" in table
     assert "paused=false → paused=true, state=planned" in table
     code, wide, _ = invoke(rollout_app, "audit", rollout, "-o", "wide")
     assert wide.splitlines()[0].split() == [
-        "TIME", "ACTOR", "ACTION", "OBJECT", "BEFORE", "AFTER", "REASON", "TRACE/SPAN"
+        "TIME", "ACTOR", "ACTION", "OBJECT", "BEFORE", "AFTER", "REASON", "TRACE", "SPAN"
     ]  # fmt: skip
-    assert f"{start['traceId']}/{start['spanId']}" in wide  # whole ids, not cut
-    assert start["traceId"] not in table
+    (first, *_) = cells(wide)
+    assert (first["TRACE"], first["SPAN"]) == (start["traceId"], start["spanId"])  # whole ids
+    assert start["spanId"] not in table
 
 
 def test_rollout_audit_wraps_long_values_instead_of_cutting_them(
@@ -244,7 +245,7 @@ def test_rollout_audit_wraps_long_values_instead_of_cutting_them(
     flat = " ".join(result.stdout.split())
     assert '"duration":' in flat
     assert "mid-rollout:" in flat
-    assert "…" not in result.stdout.replace("a" * 12 + "…", "")
+    assert "…" not in result.stdout
 
 
 def test_a_window_removed_mid_rollout_shows_in_its_audit_with_the_reason(
