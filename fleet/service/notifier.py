@@ -26,27 +26,29 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
-from urllib.parse import urlsplit
+from typing import Any
 
 from fleet.credentials import CredentialsError, TokenResolver
-from fleet.db.errors import DatabaseError
+from fleet.db.errors import DatabaseError, NotFound
 from fleet.service.context import FleetContext, audit
 from fleet.service.notify import (
     CONTENT_TYPE,
     DELIVERED,
     FAILED,
     WEBHOOK,
+    Answer,
     AuditRow,
     Event,
     Horizon,
     ResumePoint,
     RetryPolicy,
     RolloutFacts,
+    Webhook,
+    WebhookSender,
     delivered,
     events_of,
     resume_points,
@@ -63,50 +65,8 @@ MAPPED = {
     "gate.evaluated",
 }
 PAGE = 500
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What one POST got: the HTTP status (None: no answer) and, on failure, why in words."""
-
-    status: int | None
-    error: str = ""
-
-
-class WebhookSender(Protocol):
-    """Posts one event to a webhook (:class:`fleet.notify_http.HttpWebhookSender`)."""
-
-    def post(self, url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> Answer:
-        """POST ``body`` to ``url``; never raises: a failure is an :class:`Answer` with no
-        status, whose ``error`` names neither the URL's path nor any header."""
-        ...
-
-
-@dataclass(frozen=True)
-class Webhook:
-    """One ``spec.notifications[]`` entry of a stored fleet."""
-
-    fleet: str
-    name: str
-    url: str
-    events: tuple[str, ...] | None = None
-    secret_ref: str | None = None
-
-    @property
-    def key(self) -> str:
-        """``FLEET/NAME``: the audit object id of its deliveries."""
-        return f"{self.fleet}/{self.name}"
-
-    @property
-    def host(self) -> str:
-        """The URL's host (and port): all of the URL that is ever logged or audited."""
-        return urlsplit(self.url).netloc.rpartition("@")[2]
-
-    def wants(self, event: Event) -> bool:
-        """Whether this webhook subscribed to ``event``'s type."""
-        return self.events is None or event.type in {
-            e.removeprefix("io.driftwave.") for e in self.events
-        }
+FACTS_KEPT = 256
+"""Rollouts whose facts (release, rings, waves) the notifier keeps in memory."""
 
 
 def read_token(reference: str, resolver: TokenResolver | None = None) -> str:
@@ -270,7 +230,11 @@ class Notifier:
         if not channels:
             return
         wave = row.object_id if row.action == "gate.evaluated" else None
-        facts = self._rollout(uow, str(row.rollout_id), wave)
+        try:
+            facts = self._rollout(uow, str(row.rollout_id), wave)
+        except NotFound:  # a row naming no stored rollout tells no webhook anything
+            log.warning("notifier: audit row %d names unknown rollout %s", row.id, row.rollout_id)
+            return
         channels = [c for c in channels if c.webhook.fleet == facts.fleet]
         if not channels:
             return
@@ -297,6 +261,8 @@ class Notifier:
             )
             waves = {w.id: (str(w.ring), int(w.index)) for w in uow.waves.list(rid)}
             facts = RolloutFacts(rid, rollout.release.name, rollout.fleet.name, rings, waves)
+            if len(self._facts) >= FACTS_KEPT:
+                self._facts.pop(next(iter(self._facts)))
             self._facts[rid] = facts
         return facts
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from fleet.domain.fleet import EVENT_PREFIX
 
@@ -324,3 +325,47 @@ class Horizon:
         for gap in [g for g in self.opened if g < expected]:
             del self.opened[gap]
         return len(ids)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one POST got: the HTTP status (None: no answer) and, on failure, why in words."""
+
+    status: int | None
+    error: str = ""
+
+
+class WebhookSender(Protocol):
+    """Posts one event to a webhook (:class:`fleet.notify_http.HttpWebhookSender`)."""
+
+    def post(self, url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> Answer:
+        """POST ``body`` to ``url``; never raises: a failure is an :class:`Answer` with no
+        status, whose ``error`` names neither the URL's path nor any header."""
+        ...
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """One ``spec.notifications[]`` entry of a stored fleet."""
+
+    fleet: str
+    name: str
+    url: str
+    events: tuple[str, ...] | None = None
+    secret_ref: str | None = None
+
+    @property
+    def key(self) -> str:
+        """``FLEET/NAME``: the audit object id of its deliveries."""
+        return f"{self.fleet}/{self.name}"
+
+    @property
+    def host(self) -> str:
+        """The URL's host (and port): all of the URL that is ever logged or audited."""
+        return urlsplit(self.url).netloc.rpartition("@")[2]
+
+    def wants(self, event: Event) -> bool:
+        """Whether this webhook subscribed to ``event``'s type."""
+        return self.events is None or event.type in {
+            e.removeprefix("io.driftwave.") for e in self.events
+        }

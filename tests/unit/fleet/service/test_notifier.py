@@ -15,8 +15,8 @@ from agent.api.base import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.gateway import AgentRejected
 from fleet.service.fleets import apply_fleet
-from fleet.service.notifier import Answer, Notifier
-from fleet.service.notify import RetryPolicy
+from fleet.service.notifier import Notifier
+from fleet.service.notify import Answer, RetryPolicy
 from fleet.service.rollouts import abort, approve, pause, resume, start_rollout
 from fleet.service.steps import StepRunner
 from tests.support.flaky import Flaky
