@@ -13,7 +13,15 @@ from typing import Any
 from driftwave.demo import plots
 from driftwave.demo.plots import Sample, TimeAxis
 from driftwave.demo.report_audit import audit_table, load_spans, span_table
-from driftwave.demo.report_series import by_name, combine, image_order, since, span, wave_bars
+from driftwave.demo.report_series import (
+    by_name,
+    combine,
+    image_order,
+    since,
+    span,
+    until,
+    wave_bars,
+)
 from driftwave.demo.summary import duration
 
 STYLE = (
@@ -39,7 +47,7 @@ def _charts(result: dict[str, Any], samples: Mapping[str, list[Sample]]) -> list
     ids: dict[str, str] = result.get("images") or {}
     named = by_name(dict(samples), ids)
     clusters = [c["name"] for c in result["clusters"]]
-    fleet = combine(named, clusters)
+    fleet = until(combine(named, clusters), axis.span)
     order = image_order(fleet)
     amis = {n: ", ".join(sorted(i for i, name in ids.items() if name == n)) for n in order}
     keys = {n: a for n, a in amis.items() if a}
@@ -57,7 +65,7 @@ def _charts(result: dict[str, Any], samples: Mapping[str, list[Sample]]) -> list
     ]
     for ring in result["rings"]:
         members = [c for wave in ring["waves"] for c in wave["clusters"]]
-        series = combine(named, members)
+        series = until(combine(named, members), axis.span)
         title = f"Ring {ring['name']} ({_clusters(len(members))}): nodes per image"
         parts.append(plots.stacked_areas(title, series, order, axis, keys, 150, legend=False))
     return parts

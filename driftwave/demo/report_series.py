@@ -58,6 +58,14 @@ def by_name(samples: dict[str, list[Sample]], names: dict[str, str]) -> dict[str
     return out
 
 
+def until(series: list[Sample], end: float) -> list[Sample]:
+    """``series`` held at its last counts up to ``end`` (a group sampled last before the
+    rollout's end still draws to the end of the axis)."""
+    if series and series[-1][0] < end:
+        return [*series, (end, dict(series[-1][1]))]
+    return series
+
+
 def image_order(series: Sequence[Sample]) -> list[str]:
     """The images of ``series`` in the order they first appear (ties: by id), so the old
     image is stacked at the bottom and the new one above it."""

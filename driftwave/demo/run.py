@@ -41,8 +41,10 @@ from fleet.domain.fleet import Fleet
 from fleet.domain.machine import TERMINAL, RolloutState
 from fleet.domain.release import Release
 from fleet.metrics import HttpMetricSource
-from fleet.runtime import RuntimeSettings, close_context, open_context
+from fleet.notify_http import start_notifier
+from fleet.runtime import NotifySettings, RuntimeSettings, close_context, open_context
 from fleet.service.fleets import apply_fleet
+from fleet.service.notifier import Notifier
 from fleet.service.queries import audit_trail, rollout_status
 from fleet.service.rollouts import approve, start_rollout
 from fleet.service.scheduler import Scheduler
@@ -70,6 +72,8 @@ class DemoOptions:
     workdir: Path | None = None
     soak: str = "3s"
     timeout: float = 600.0
+    notify: tuple[str, ...] = ()
+    """Webhook URLs told of the rollout (the Fleet's ``spec.notifications``)."""
 
 
 def _environment(workdir: Path) -> dict[str, str]:
@@ -88,8 +92,8 @@ def _environment(workdir: Path) -> dict[str, str]:
 
 
 TICK = 0.25
-"""Seconds between two turns of the demo's loop (a scheduler tick, a sample of the clusters
-whose nodes are changing: :mod:`driftwave.demo.sampling`)."""
+"""Seconds between two turns of the demo's loop (a scheduler tick; the clusters whose nodes
+change are sampled meanwhile by :mod:`driftwave.demo.sampling`)."""
 
 
 def _statuses(clusters: list[Any]) -> dict[str, dict[str, Any]]:
@@ -206,7 +210,7 @@ def _rollout(
         RuntimeSettings(auto_migrate=True),
     )
     try:
-        fleet = parse_manifest(Fleet, fleet_manifest(clusters))
+        fleet = parse_manifest(Fleet, fleet_manifest(clusters, options.notify))
         write_yaml(workdir / "fleet.yaml", fleet.to_manifest())
         apply_fleet(ctx, fleet, "demo")
         release_data = release_manifest(options.soak, "2m")
@@ -220,15 +224,15 @@ def _rollout(
             holder="demo",
             timing=Timing(redispatch_after=timedelta(seconds=20)),
         )
+        notifier = _notifier(ctx, scheduler.holder) if options.notify else None
         deadline = time.monotonic() + options.timeout
         progress = _Progress(console)
         with Sampler(clusters) as sampler, progress:
-            sampler.sample(full=True)
             while True:
                 children.check()
                 scheduler.tick()
                 status = rollout_status(ctx, rid)
-                sampler.sample(status)
+                sampler.watch(status)
                 progress.update(status)
                 state = RolloutState(status["state"])
                 if state in TERMINAL:
@@ -239,11 +243,38 @@ def _rollout(
                 if time.monotonic() > deadline:
                     raise DemoError(f"the rollout did not end within {options.timeout:.0f}s")
                 threading.Event().wait(TICK)
-            sampler.sample(full=True)
+        if notifier is not None:
+            _drain(notifier, scheduler, console)
         scheduler.release()
         return rid, sampler.series(status.get("startedAt"))
     finally:
+        if notifier is not None:
+            notifier.stop()
         close_context(ctx)
+
+
+DRAIN = 10.0
+"""Seconds the demo waits at most, once the rollout ended, for its notifications to go out."""
+
+
+def _notifier(ctx: Any, holder: str) -> Notifier:
+    """The scheduler's notifier for ``--notify``, quicker to retry than a real one's."""
+    settings = NotifySettings(timeout=2, first_retry=0.5, max_retry=2, max_age=DRAIN, settle=0)
+    notifier = start_notifier(ctx, holder, settings.model_copy(update={"enabled": True}))
+    assert notifier is not None
+    return notifier
+
+
+def _drain(notifier: Notifier, scheduler: Scheduler, console: Console) -> None:
+    """Wait (at most :data:`DRAIN` seconds, holding the lease) for the pending notifications,
+    then say how many were delivered and how many failed."""
+    end = time.monotonic() + DRAIN
+    while notifier.busy() and time.monotonic() < end:
+        scheduler.tick()  # renews the lease: only its holder delivers
+        threading.Event().wait(TICK)
+    left = " (some still pending: given up)" if notifier.busy() else ""
+    tally = notifier.tally
+    console.print(f"notifications: {tally.delivered} delivered, {tally.failed} failed{left}")
 
 
 def _finish(

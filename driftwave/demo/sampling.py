@@ -4,14 +4,17 @@ report's stacked areas.
 A cluster replaces its nodes within a few real seconds at the demo's speed (600 simulated
 seconds per real second), so a fixed sample of every cluster every few seconds sees at most one
 point mid-change and draws a step. The sampler instead reads the clusters whose step is under
-way (or was at the previous sample, to catch where it ended) at the scheduler loop's pace, and
-every cluster only every :data:`FULL_EVERY` seconds (clusters not in a wave do not change).
+way every :data:`ACTIVE_EVERY` seconds (and once more when the step ends, to catch where it
+ended), and every cluster only every :data:`FULL_EVERY` seconds (clusters not in a wave do not
+change). It runs in its own thread, so a slow agent never holds the scheduler up, and it paces
+itself on each agent's answer time (an agent busy simulating 200 nodes is asked less often,
+never more than one question at a time).
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -21,8 +24,17 @@ import httpx
 from driftwave.demo.plots import Sample
 from driftwave.demo.setup import DemoCluster
 
+ACTIVE_EVERY = 0.25
+"""Seconds between two samples of a cluster whose step is under way (at the least)."""
 FULL_EVERY = 5.0
 """Seconds between two samples of every cluster (those of no running step included)."""
+PACE = 1.0
+"""A cluster is asked again no sooner than this many times its last answer's duration after it
+(a busy agent is asked at most half the time; an idle one answers a 200-node status in ~30 ms)."""
+BACKOFF = 5.0
+"""Seconds before asking again a cluster that did not answer."""
+TIMEOUT = 5.0
+"""Seconds to wait for one answer."""
 ACTIVE_STEPS = frozenset({"dispatched", "progressing", "converged", "verifying"})
 """Step states in which a cluster's nodes may be changing."""
 ACTIVE_ROLLBACKS = frozenset({"requested", "dispatched", "rolling-back"})
@@ -42,44 +54,77 @@ def active_clusters(status: dict[str, Any]) -> set[str]:
 @dataclass
 class Sampler:
     """Each cluster's nodes per image over time, stamped in real (epoch) seconds while
-    sampling; :meth:`series` gives them as seconds since the rollout started."""
+    sampling; :meth:`series` gives them as seconds since the rollout started.
+
+    Use it as a context manager: entering samples every cluster and starts the sampling
+    thread; :meth:`watch` tells it which clusters are changing; leaving stops the thread and
+    samples every cluster once more."""
 
     agents: list[DemoCluster]
-    timeout: float = 10.0
     raw: dict[str, list[Sample]] = field(default_factory=dict)
     _tokens: dict[str, str] = field(default_factory=dict)
-    _previous: set[str] = field(default_factory=set)
+    _active: frozenset[str] = frozenset()
+    _was_active: frozenset[str] = frozenset()
+    _tail: set[str] = field(default_factory=set)
+    _next: dict[str, float] = field(default_factory=dict)
     _last_full: float = float("-inf")
     _client: httpx.Client | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
 
     def __enter__(self) -> Sampler:
-        self._client = httpx.Client(timeout=self.timeout)
+        self._client = httpx.Client(timeout=TIMEOUT)
         self._tokens = {a.name: a.token_file.read_text().strip() for a in self.agents}
+        self.round(full=True)
+        self._thread = threading.Thread(target=self._run, name="demo-sampler", daemon=True)
+        self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
         if self._client is not None:
+            if exc[0] is None:
+                self._next.clear()
+                self.round(full=True)
             self._client.close()
             self._client = None
 
-    def sample(self, status: dict[str, Any] | None = None, *, full: bool = False) -> None:
-        """Sample the clusters that may be changing (those of ``status``'s running steps, and
-        those running at the previous call), or every cluster when ``full`` or when the last
-        full sample is :data:`FULL_EVERY` seconds old. A cluster that does not answer is left
-        out of this sample."""
+    def watch(self, status: dict[str, Any]) -> None:
+        """Take the clusters changing now from a rollout status (see :func:`active_clusters`)."""
+        self._active = frozenset(active_clusters(status))
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            self.round()
+
+    def round(self, *, full: bool = False) -> None:
+        """One pass: sample each cluster that is due (changing now or just stopped; every
+        cluster when ``full`` or every :data:`FULL_EVERY` seconds) and whose pacing allows."""
         now = time.time()
-        active = active_clusters(status) if status else set()
+        active = self._active
+        self._tail |= self._was_active - active
+        self._was_active = active
         if full or now - self._last_full >= FULL_EVERY:
-            names: Iterable[str] = [a.name for a in self.agents]
+            due = {a.name for a in self.agents}
             self._last_full = now
         else:
-            names = active | self._previous
-        self._previous = active
+            due = set(active) | self._tail
         for agent in self.agents:
-            if agent.name in names:
-                counts = self._nodes_by_image(agent)
-                if counts is not None:
-                    self.raw.setdefault(agent.name, []).append((now, counts))
+            if agent.name not in due or self._next.get(agent.name, 0.0) > time.time():
+                continue
+            started = time.time()
+            counts = self._nodes_by_image(agent)
+            ended = time.time()
+            if counts is None:
+                self._next[agent.name] = ended + BACKOFF
+                continue
+            self._next[agent.name] = ended + max(ACTIVE_EVERY, PACE * (ended - started))
+            self.raw.setdefault(agent.name, []).append(((started + ended) / 2, counts))
+            if agent.name not in active:
+                self._tail.discard(agent.name)
 
     def _nodes_by_image(self, agent: DemoCluster) -> dict[str, int] | None:
         assert self._client is not None, "use the sampler as a context manager"
@@ -89,9 +134,10 @@ class Sampler:
                 headers={"Authorization": f"Bearer {self._tokens[agent.name]}"},
             )
             response.raise_for_status()
-        except httpx.HTTPError:
+            counts = response.json().get("nodesByImage") or {}
+            return {str(k): int(v) for k, v in counts.items()}
+        except (httpx.HTTPError, ValueError, AttributeError):
             return None
-        return {str(k): int(v) for k, v in (response.json().get("nodesByImage") or {}).items()}
 
     def series(self, started_at: str | None) -> dict[str, list[Sample]]:
         """The samples as seconds since ``started_at`` (the rollout's RFC 3339 start; samples

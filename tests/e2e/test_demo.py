@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 DRIFTWAVE = Path(sys.executable).parent / "driftwave"
+SVG = "{http://www.w3.org/2000/svg}"
+POINT = re.compile(r"(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)")
 RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 pytestmark = pytest.mark.integration
 
@@ -71,16 +73,38 @@ def test_the_demo_rolls_the_new_image_through_every_ring(tmp_path: Path) -> None
     assert any(n.startswith("wave prod") for n in names)
     report = Path(result["report"]).read_text()
     assert report.count("<tr>") > len(result["clusters"])
-    section = report.split("<body>", 1)[1].split("<h2>Waves</h2>")[0]
-    plots = ET.fromstring(f"<div>{section}</div>")
-    svgs = list(plots.iter("{http://www.w3.org/2000/svg}svg"))
-    assert len(svgs) == len(result["clusters"]) + 2, "waves, a plot per cluster, cost"
-    lines = list(plots.iter("{http://www.w3.org/2000/svg}polyline"))
-    images = {line.get("data-image") for line in lines}
-    for cluster in result["clusters"]:
-        assert {cluster["imageBefore"], cluster["imageAfter"]} <= images
-    assert all(len(line.get("points", "").split()) >= 2 for line in lines), "sampled over time"
+    assert "{'" not in report, "no Python dict reprs (the audit is a table)"
+    section = report.split("<body>", 1)[1].split("<h2>Cost per hour</h2>")[0]
+    plots = ET.fromstring(f"<div>{section.split('</p>', 1)[1]}</div>")
+    svgs = list(plots.iter(f"{SVG}svg"))
+    assert len(svgs) == 2 + len(result["rings"]), "the fleet, the waves, then each ring"
+    names = set(result["images"].values())
+    assert names == {"al2023@v20251202", "al2023@v20251216"}, "images named by release"
+    areas = [p for p in plots.iter(f"{SVG}path") if p.get("class") == "area"]
+    assert {a.get("data-image") for a in areas} == names
+    assert all(len(POINT.findall(a.get("d", ""))) >= 4 for a in areas), "sampled over time"
+    assert any(mid_change(svg) for svg in svgs[2:]), "a ring caught while its nodes changed"
+    waves = [r for r in svgs[1].iter(f"{SVG}rect") if r.get("class") == "wave"]
+    assert len(waves) == sum(len(r["waves"]) for r in result["rings"])
+    gates = [g for g in svgs[1].iter(f"{SVG}g") if g.get("class") == "gate passed"]
+    assert len(gates) == len(waves)
+    assert "Cost per hour did not change on any of the 5 clusters" in report
     assert "http" not in section.replace("http://www.w3.org/2000/svg", ""), "nothing fetched"
+
+
+def mid_change(svg: ET.Element) -> bool:
+    """Whether a ring's chart has a sample where both releases have nodes."""
+    heights = {}
+    for path in svg.iter(f"{SVG}path"):
+        points = [float(y) for _, y in POINT.findall(path.get("d", ""))]
+        half = len(points) // 2
+        heights[path.get("data-image")] = [
+            b - t for t, b in zip(points[:half], reversed(points[half:]), strict=True)
+        ]
+    if len(heights) != 2:
+        return False
+    old, new = heights.values()
+    return any(o > 0 and n > 0 for o, n in zip(old, new, strict=True))
 
 
 def test_a_faulty_ami_is_stopped_in_the_first_wave_and_rolled_back(tmp_path: Path) -> None:

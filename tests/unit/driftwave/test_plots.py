@@ -1,42 +1,130 @@
-"""The demo report's SVG plots: well-formed SVG whose marks follow the data."""
+"""The demo report's SVG charts: well-formed SVG whose marks follow the data (stacked areas whose
+heights change with the counts, wave bars and gate marks at their times on the shared axis)."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
-from driftwave.demo.plots import cost_before_after, nodes_per_image, wave_timeline
+import pytest
+
+from driftwave.demo.plots import TimeAxis, WaveBar, nice_step, stacked_areas, wave_gantt
+from driftwave.demo.report_series import by_name, combine, image_order
 
 SVG = "{http://www.w3.org/2000/svg}"
+POINT = re.compile(r"(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)")
 
 
-def test_nodes_per_image_draws_a_line_per_image_through_every_sample() -> None:
-    samples = [(0.0, {"ami-old": 4}), (60.0, {"ami-old": 2, "ami-new": 2}), (120.0, {"ami-new": 4})]
-    svg = ET.fromstring(nodes_per_image("prod-1", samples, ["ami-old", "ami-new"]))
-    lines = {p.get("data-image"): p.get("points", "").split() for p in svg.iter(f"{SVG}polyline")}
-    assert set(lines) == {"ami-old", "ami-new"}
-    assert len(lines["ami-old"]) == 3
-    ys = [float(point.split(",")[1]) for point in lines["ami-new"]]
-    assert ys[0] > ys[1] > ys[2], "the new image's count rises (SVG y grows downwards)"
+def heights(path: ET.Element) -> list[tuple[float, float]]:
+    """(x, height) at each sample of an area path: its upper edge runs forward, its lower edge
+    back, so point i and point n-1-i share an x."""
+    points = [(float(x), float(y)) for x, y in POINT.findall(path.get("d", ""))]
+    half = len(points) // 2
+    upper, lower = points[:half], list(reversed(points[half:]))
+    assert [x for x, _ in upper] == [x for x, _ in lower]
+    return [(x, round(bottom - top, 1)) for (x, top), (_, bottom) in zip(upper, lower, strict=True)]
 
 
-def test_wave_timeline_bars_follow_start_and_end() -> None:
-    rings = [
-        {"name": "canary", "waves": [{"index": 1, "state": "passed", "clusters": ["c1"],
-          "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:10:00Z"}]},
-        {"name": "prod", "waves": [{"index": 1, "state": "failed", "clusters": ["p1"],
-          "startedAt": "2026-01-01T00:10:00Z", "finishedAt": "2026-01-01T00:30:00Z"}]},
+def test_stacked_areas_grow_and_shrink_with_the_counts() -> None:
+    series = [
+        (0.0, {"old": 10}),
+        (30.0, {"old": 6, "new": 4}),
+        (60.0, {"new": 10}),
+    ]
+    axis = TimeAxis(60.0)
+    svg = ET.fromstring(stacked_areas("fleet", series, ["old", "new"], axis, {"new": "ami-1"}))
+    areas = {p.get("data-image"): heights(p) for p in svg.iter(f"{SVG}path")}
+    assert set(areas) == {"old", "new"}
+    old, new = [h for _, h in areas["old"]], [h for _, h in areas["new"]]
+    assert old[0] > old[1] > old[2] == 0, "the old image shrinks to nothing"
+    assert new[0] == 0 < new[1] < new[2], "the new image grows"
+    assert old[0] == new[2], "all nodes on one image draw the same height either way"
+    assert abs(old[1] / new[1] - 1.5) < 0.01, "heights are proportional to node counts"
+    xs = [x for x, _ in areas["old"]]
+    assert xs == [axis.x(0), axis.x(30), axis.x(60)], "one point per sample, at its time"
+    texts = [t.text for t in svg.iter(f"{SVG}text")]
+    assert "nodes" in texts
+    assert "time since the rollout started (seconds)" in texts
+    assert "new (ami-1)" in texts, "the legend names each image"
+
+
+def test_stacked_areas_stack_the_second_image_on_the_first() -> None:
+    svg = ET.fromstring(
+        stacked_areas("x", [(0.0, {"a": 2, "b": 2}), (10.0, {"a": 2, "b": 2})], ["a", "b"],
+                      TimeAxis(10.0))
+    )  # fmt: skip
+    paths = {p.get("data-image"): p.get("d", "") for p in svg.iter(f"{SVG}path")}
+    tops_a = [float(y) for _, y in POINT.findall(paths["a"])][:2]
+    bottoms_b = [float(y) for _, y in POINT.findall(paths["b"])][2:]
+    assert tops_a == bottoms_b, "b's lower edge is a's upper edge"
+
+
+def test_the_time_axis_reads_minutes_for_long_rollouts() -> None:
+    assert not TimeAxis(120).minutes
+    svg = ET.fromstring(stacked_areas("x", [(0.0, {"a": 1}), (900.0, {"a": 1})], ["a"],
+                                      TimeAxis(900.0)))  # fmt: skip
+    texts = [t.text for t in svg.iter(f"{SVG}text")]
+    assert "time since the rollout started (minutes)" in texts
+    assert {"0", "2", "14"} <= set(texts), "ticks every 2 minutes"
+    assert not any("." in (t or "") for t in texts if t and t[0].isdigit()), "whole nodes"
+
+
+@pytest.mark.parametrize(("span", "ticks", "step"), [(60, 8, 10), (52.3, 8, 10), (1000, 4, 300)])
+def test_nice_step(span: float, ticks: int, step: float) -> None:
+    assert nice_step(span, ticks) == step
+
+
+def test_wave_gantt_places_bars_soak_and_gate_marks_at_their_times() -> None:
+    axis = TimeAxis(100.0)
+    bars = [
+        WaveBar("canary · wave 1", ["c1"], "passed", 0.0, 20.0, soak=(12.0, 18.0), gate_at=20.0,
+                gate_passed=True),
+        WaveBar("prod · wave 1", ["p1", "p2"], "failed", 30.0, 70.0, gate_at=70.0,
+                gate_passed=False, rollback_end=90.0),
+        WaveBar("prod · wave 2", ["p3"], "pending", None, None),
     ]  # fmt: skip
-    svg = ET.fromstring(wave_timeline(rings))
-    bars = [r for r in svg.iter(f"{SVG}rect") if r.get("class") == "wave"]
-    assert len(bars) == 2
-    first, second = (float(b.get("width", 0)) for b in bars)
-    assert abs(second / first - 2.0) < 0.01, "a wave twice as long draws twice as wide"
-    assert float(bars[1].get("x", 0)) > float(bars[0].get("x", 0))
-    assert bars[1].get("fill") == "#cf222e"
+    svg = ET.fromstring(wave_gantt(bars, axis))
+    waves = [r for r in svg.iter(f"{SVG}rect") if r.get("class") == "wave"]
+    assert len(waves) == 2, "a wave that never started draws no bar"
+    first, second = waves
+    assert float(first.get("x", 0)) == pytest.approx(axis.x(0), abs=0.1)
+    assert float(first.get("width", 0)) == pytest.approx(axis.x(20) - axis.x(0), abs=0.1)
+    assert float(second.get("x", 0)) == pytest.approx(axis.x(30), abs=0.1)
+    assert float(second.get("width", 0)) == pytest.approx(axis.x(70) - axis.x(30), abs=0.1)
+    assert first.get("fill") == "#1a7f37"
+    assert second.get("fill") == "#cf222e"
+    (soak,) = [r for r in svg.iter(f"{SVG}rect") if r.get("class") == "soak"]
+    assert float(soak.get("x", 0)) == pytest.approx(axis.x(12), abs=0.1)
+    assert float(soak.get("width", 0)) == pytest.approx(axis.x(18) - axis.x(12), abs=0.1)
+    (rollback,) = [r for r in svg.iter(f"{SVG}rect") if r.get("class") == "rollback"]
+    assert float(rollback.get("x", 0)) == pytest.approx(axis.x(70), abs=0.1)
+    gates = {g.get("class"): g for g in svg.iter(f"{SVG}g")}
+    passed, failed = gates["gate passed"], gates["gate failed"]
+    assert float(passed.find(f"{SVG}circle").get("cx", 0)) == pytest.approx(axis.x(20), abs=0.1)  # type: ignore[union-attr]
+    assert float(failed.find(f"{SVG}circle").get("cx", 0)) == pytest.approx(axis.x(70), abs=0.1)  # type: ignore[union-attr]
+    assert passed.find(f"{SVG}text").text == "✓"  # type: ignore[union-attr]
+    assert failed.find(f"{SVG}text").text == "✗"  # type: ignore[union-attr]
+    texts = [t.text for t in svg.iter(f"{SVG}text")]
+    assert "not started" in texts
+    assert {"canary · wave 1", "prod · wave 1", "prod · wave 2"} <= set(texts)
 
 
-def test_cost_bars_scale_with_the_price() -> None:
-    svg = ET.fromstring(cost_before_after([("c1", 2.0, 1.0), ("c2", 4.0, 4.0)]))
-    widths = [float(r.get("width", 0)) for r in svg.iter(f"{SVG}rect")]
-    assert widths[0] == widths[1] * 2
-    assert widths[2] == widths[3] == max(widths)
+def test_combine_carries_each_clusters_latest_sample_forward() -> None:
+    samples = {
+        "a": [(0.0, {"old": 5}), (10.0, {"old": 2, "new": 3}), (12.0, {"new": 5})],
+        "b": [(0.0, {"old": 4}), (20.0, {"new": 4})],
+    }
+    assert combine(samples, ["a", "b"]) == [
+        (0.0, {"old": 9}),
+        (10.0, {"old": 6, "new": 3}),
+        (12.0, {"old": 4, "new": 5}),
+        (20.0, {"new": 9}),
+    ]
+    assert combine(samples, ["b", "missing"]) == [(0.0, {"old": 4}), (20.0, {"new": 4})]
+
+
+def test_images_are_grouped_by_release_and_ordered_by_appearance() -> None:
+    samples = {"a": [(0.0, {"ami-2": 3, "ami-1": 1}), (5.0, {"ami-9": 4})]}
+    named = by_name(samples, {"ami-1": "al2023@old", "ami-2": "al2023@old"})
+    assert named == {"a": [(0.0, {"al2023@old": 4}), (5.0, {"ami-9": 4})]}
+    assert image_order(named["a"]) == ["al2023@old", "ami-9"]
