@@ -71,13 +71,21 @@ def _number(value: Any) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
+def _with(value: Any, unit: str) -> str:
+    """A number and its unit, singular for 1 (``1 cluster``, ``2 clusters``, ``30 s``)."""
+    if not unit:
+        return _number(value)
+    if value == 1 and len(unit) > 1 and unit.endswith("s"):
+        unit = unit[:-1]
+    return f"{_number(value)} {unit}"
+
+
 def check_text(check: Mapping[str, Any]) -> str:
     """A gate check in words: ``convergence: observed 2400 s, threshold 1800 s (a: ...)``."""
     name = str(check.get("name"))
     unit = UNITS.get(name, "")
-    unit = f" {unit}" if unit else ""
     observed, threshold = check.get("observed"), check.get("threshold")
-    values = f"observed {_number(observed)}{unit}, threshold {_number(threshold)}{unit}"
+    values = f"observed {_with(observed, unit)}, threshold {_with(threshold, unit)}"
     message = check.get("message")
     return f"{name}: {values}" + (f" ({message})" if message else "")
 

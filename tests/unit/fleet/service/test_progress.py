@@ -181,7 +181,7 @@ def test_a_halted_rollout_names_its_failing_checks_with_units_and_has_no_eta() -
     assert doc["reason"] == (
         "halted: the gate of wave 1 of 1 of ring canary failed: convergence: observed 2400 s, "
         "threshold 1800 s (a not converged after 0:40:00 (timeout 0:30:00)); failureBudget: "
-        "observed 1 clusters, threshold 0 clusters (1 failed cluster(s) in the ring, budget 0: "
+        "observed 1 cluster, threshold 0 clusters (1 failed cluster(s) in the ring, budget 0: "
         "over budget (a)) (onFailure: halt)"
     )
     assert (doc["eta"], doc["etaSeconds"], doc["next"]) == (None, None, None)
@@ -277,3 +277,21 @@ def test_each_action_says_what_the_command_would_answer(tmp_path: Path) -> None:
         "wave": 1,
         "waves": 1,
     }
+
+
+def test_a_real_halted_rollout_gives_its_gates_failing_checks_with_units(tmp_path: Path) -> None:
+    harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=5, faulty=("v20251216",))
+    ring = {"name": "canary", "onFailure": "halt", "gates": {"convergenceTimeout": "10m"}}
+    rid = rollouts.start_rollout(harness.ctx, harness.release([ring]), "t")["id"]
+    harness.run_until(
+        lambda: rollout_status(harness.ctx, rid)["state"] == "halted", limit=timedelta(hours=1)
+    )
+    status = rollout_status(harness.ctx, rid)
+    reason = status["progress"]["reason"]
+    assert reason.startswith("halted: the gate of wave 1 of 1 of ring canary failed: ")
+    assert "failureBudget: observed 1 cluster, threshold 0 clusters (" in reason
+    assert reason.endswith("(onFailure: halt)")
+    assert status["progress"]["next"] is None
+    assert status["progress"]["eta"] is None
+    assert status["actions"]["rollback"]["allowed"]
+    assert status["actions"]["abort"]["why"].startswith(f"rollout {rid} is halted: it cannot")
