@@ -69,11 +69,11 @@ def queue_probes(
     how many clusters were queued (0 when probes are off or none is due)."""
     if not policy.enabled:
         return 0
-    with ctx.writing() as uow:
+    with ctx.reading() as uow:  # most ticks find none due: no write lock taken for them
         ids = uow.clusters.due_for_probe(now - policy.interval, policy.per_tick)
-        if not ids:
-            uow.rollback()
-            return 0
+    if not ids:
+        return 0
+    with ctx.writing() as uow:
         uow.clusters.mark_probed(ids, now)
         uow.commit()
     size = max(1, policy.batch)

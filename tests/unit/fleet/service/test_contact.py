@@ -21,7 +21,8 @@ from fleet.runtime import SchedulerSettings
 from fleet.service.contact import ContactProber, ProbePolicy, health, queue_probes
 from fleet.service.fleets import apply_fleet, list_clusters
 from fleet.service.ports import ProbeMessage
-from tests.support.fleetsim import START, FleetHarness, ListBroker, fleet_manifest
+from fleet.service.scheduler import Scheduler
+from tests.support.fleetsim import START, FixedMetrics, FleetHarness, ListBroker, fleet_manifest
 from tests.unit.agent.server.helpers import TOKEN, app_for, serving, traced_agent
 from tests.unit.fleet.api.helpers import Traced, traced_context
 
@@ -149,6 +150,17 @@ def test_the_scheduler_tick_queues_probes_and_workers_record_contact(tmp_path: P
     assert {c["contact"]["health"] for c in clusters} == {"healthy"}
     assert {c["lastSeen"] for c in clusters} == {START.isoformat()}
     assert harness.scheduler.tick().probed == 0, "contacted within the interval"
+    harness.now += timedelta(minutes=2)
+    assert harness.scheduler.tick().probed == 3, "due again after the interval"
+    harness.broker.probes.clear()
+    with harness.ctx.writing() as uow:  # due again at once: as if those probes were lost
+        uow.clusters.mark_probed([1, 2, 3], START - timedelta(hours=1))
+        uow.commit()
+    standby = Scheduler(harness.ctx, harness.broker, FixedMetrics(), holder="standby")
+    report = standby.tick()
+    assert not report.leader
+    assert report.probed == 0, "only the lease holder probes"
+    assert harness.broker.probes == []
 
 
 def _closed_port() -> int:
