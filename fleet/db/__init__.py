@@ -24,7 +24,9 @@ Repositories (:mod:`fleet.db.repositories`; ``now``/``at`` arguments are aware d
 - ``fleets.apply(FleetSpec, now) -> ApplyResult``, ``get(name)``, ``list()``,
   ``accounts(fleet)``
 - ``clusters.list(fleet=None, *, ring=None, include_removed=False)``, ``get(fleet, name)``,
-  ``get_by_id(id)``, ``record_status(fleet, name, status, seen_at)``
+  ``get_by_id(id)``, ``record_status(fleet, name, status, seen_at)`` (also the last contact),
+  ``record_contact_failure(id, error, at)``, ``due_for_probe(cutoff, limit)``,
+  ``mark_probed(ids, at)``, ``by_ids(ids)``, ``live_rollouts(ids)``
 - ``releases.add(name, fleet, spec, now)`` (``ReleaseConflict`` for another spec),
   ``get(name)``, ``find(name)``, ``list(fleet=None)``
 - ``rollouts.create(id, release, [NewWave...], now=..., plan=...)``, ``get(id,
@@ -39,7 +41,8 @@ Repositories (:mod:`fleet.db.repositories`; ``now``/``at`` arguments are aware d
 - ``gates.add(wave_id, evaluated_at, passed, checks)``, ``list(wave_id)``, ``latest(wave_id)``
 - ``approvals.add(rollout_id, ring, actor, at, comment="")``, ``list(rollout_id, ring=None)``
 - ``audit.append(at=, actor=, action=, object_type=, object_id=, rollout_id=, before=, after=,
-  trace_id=, span_id=)``, ``list(rollout_id=, object_type=, object_id=, after_id=, limit=)``
+  trace_id=, span_id=, reason=)``, ``list(rollout_id=, object_type=, object_id=, after_id=,
+  limit=)``, ``list_fleet(fleet, after_id=, limit=)``
 - ``leases.acquire(name, holder, ttl, now) -> bool``, ``renew(...) -> bool``,
   ``release(name, holder) -> bool``, ``holder(name, now)``
 
