@@ -3,7 +3,7 @@ followed, the environment's proxy (``HTTPS_PROXY``, ``NO_PROXY``...) honoured.
 
 A webhook URL may carry a secret in its path or query (a chat service's incoming-webhook URL
 does), so the URL is never logged: requests go straight to httpx's transport (its client would
-log each URL), and a failure's :class:`~fleet.service.notifier.Answer` names the host only."""
+log each URL), and a failure's :class:`~fleet.service.notify.Answer` names the host only."""
 
 from __future__ import annotations
 
@@ -13,11 +13,14 @@ from urllib.request import getproxies, proxy_bypass
 
 import httpx
 
-from fleet.service.notifier import Answer
+from fleet.runtime import NotifySettings
+from fleet.service.context import FleetContext
+from fleet.service.notifier import Notifier
+from fleet.service.notify import Answer
 
 
 class HttpWebhookSender:
-    """A :class:`~fleet.service.notifier.WebhookSender` keeping one connection pool per route
+    """A :class:`~fleet.service.notify.WebhookSender` keeping one connection pool per route
     (direct, or each proxy); safe to share between threads."""
 
     def __init__(self, transport: httpx.BaseTransport | None = None) -> None:
@@ -71,3 +74,20 @@ def _scrub(exc: Exception, url: str) -> str:
         if secret and secret != "/":
             text = text.replace(secret, "…")
     return text or type(exc).__name__
+
+
+def start_notifier(ctx: FleetContext, holder: str, settings: NotifySettings) -> Notifier | None:
+    """The notifier of the scheduler ``holder`` posting over HTTP, started in its background
+    thread (None when ``DRIFTWAVE_NOTIFY_ENABLED`` is off); stop it with :meth:`Notifier.stop`."""
+    if not settings.enabled:
+        return None
+    return Notifier(
+        ctx,
+        HttpWebhookSender(),
+        holder=holder,
+        policy=settings.policy(),
+        timeout=settings.timeout,
+        poll=settings.poll_interval,
+        settle=settings.settle,
+        public_url=settings.public_url,
+    ).start()

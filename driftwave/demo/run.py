@@ -257,12 +257,12 @@ DRAIN = 10.0
 """Seconds the demo waits at most, once the rollout ended, for its notifications to go out."""
 
 
-def _notifier(ctx: Any, holder: str) -> Notifier:
+def _notifier(ctx: Any, holder: str) -> Notifier | None:
     """The scheduler's notifier for ``--notify``, quicker to retry than a real one's."""
-    settings = NotifySettings(timeout=2, first_retry=0.5, max_retry=2, max_age=DRAIN, settle=0)
-    notifier = start_notifier(ctx, holder, settings.model_copy(update={"enabled": True}))
-    assert notifier is not None
-    return notifier
+    settings = NotifySettings(
+        enabled=True, timeout=2, first_retry=0.5, max_retry=2, max_age=DRAIN, settle=0
+    )
+    return start_notifier(ctx, holder, settings)
 
 
 def _drain(notifier: Notifier, scheduler: Scheduler, console: Console) -> None:
