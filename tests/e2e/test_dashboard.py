@@ -26,6 +26,7 @@ from fleet.gateway import InProcessAgentGateway
 from tests.support.dashboardsim import (
     PROMOTION,
     add_window,
+    contact_all,
     fleet_doc,
     four_rings,
     history,
@@ -127,7 +128,7 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
         expect(heading).to_have_attribute("data-state", "planned")
         harness.run_until(lambda: state(harness, rid) == "soaking", limit=timedelta(minutes=30))
         expect(heading).to_have_attribute("data-state", "soaking")  # updated without a reload
-        expect(viewer.locator("#position")).to_have_text("ring canary (1 of 2) · wave 1 of 1")
+        expect(viewer.locator("#position")).to_have_text("ring canary (1 of 2) · wave 1 of 2")
         soak = viewer.locator("#view .next").first
         expect(soak).to_contain_text("soak")
         first, second = counts_down(soak.locator(".countdown"))
@@ -184,9 +185,18 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
             lambda: harness.agents["prod-1"].status()["drifted"] > 0, limit=timedelta(hours=1)
         )
         expect(viewer.locator("#preview")).to_be_visible()  # prod-1 drifted: what drift would do
-        expect(viewer.locator("#preview-eta")).to_contain_text(
-            re.compile(r"done \S+ from now by the cluster's clock")
+        honest = r"^(no replacement left to start|no ETA from the agent|done in .* cluster's clock)"
+        expect(viewer.locator("#preview-eta")).to_have_text(re.compile(honest))
+        # the agent's preview with an ETA: said to be on the cluster's clock, not the wall's
+        label = viewer.evaluate(
+            """async (path) => {
+                const agent = await api("GET", path);
+                return previewEta({...agent.preview, replace: 3, etaSeconds: 750,
+                                   eta: "2026-01-01T00:30:00Z"});
+            }""",
+            f"/v1/fleets/{fleet}/clusters/prod-1/agent",
         )
+        assert "done in 12m30s of the cluster's clock (by 2026-01-01 00:30:00 UTC on it" in label
         shot(viewer, "cluster-preview")
         harness.run_until(lambda: state(harness, rid) == "succeeded", limit=timedelta(hours=3))
         expect(approver.locator("h1 .badge").first).to_have_attribute("data-state", "succeeded")
@@ -218,6 +228,7 @@ def test_the_overview_ranks_the_rollouts_that_matter_and_the_audit_shows_changes
     harness = four_rings(tmp_path)
     ids = history(harness)
     add_window(harness)
+    contact_all(harness)
     gateway = InProcessAgentGateway(harness.agents)
     with serving(harness.ctx, access=access(), gateway=gateway) as url:
         page = signed_in(browser, url, "vera")

@@ -17,7 +17,10 @@ from typing import Any
 from agent.api.base import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release
+from fleet.gateway import InProcessAgentGateway
+from fleet.service.contact import ContactProber
 from fleet.service.fleets import apply_fleet
+from fleet.service.ports import ProbeMessage
 from fleet.service.rollouts import start_rollout
 from tests.support.fleetsim import FleetHarness, fleet_manifest
 
@@ -104,6 +107,13 @@ def history(harness: FleetHarness) -> dict[str, str]:
     ids["live"] = start(harness, "v20251021", "prod", soak="30m")
     harness.run_until(lambda: state(harness, ids["live"]) == "soaking", limit=timedelta(hours=1))
     return ids
+
+
+def contact_all(harness: FleetHarness) -> None:
+    """Probe every cluster's agent now, as a worker runs the scheduler's contact probes."""
+    with harness.ctx.reading() as uow:
+        ids = tuple(c.id for c in uow.clusters.list("demo"))
+    ContactProber(harness.ctx, InProcessAgentGateway(harness.agents)).probe(ProbeMessage(ids))
 
 
 _PART = re.compile(r"(\d+)\s*(d|h|m|s)")

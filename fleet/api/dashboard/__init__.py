@@ -3,15 +3,24 @@
 The page is static (HTML, JavaScript and CSS packaged here, holding no data); everything it
 shows comes from the ``/v1`` API with the operator's bearer token, which the page asks for and
 keeps in the browser tab's session storage. So the dashboard sees and may do exactly what the
-token's role allows (:mod:`fleet.api.rbac`): a viewer's click on Approve is refused by the API
-with 403 and the page shows why.
+token's role allows (:mod:`fleet.api.rbac`). It offers only the actions the token's role and
+the rollout's state allow (the API refuses the rest with 403 or 409 all the same).
 
-Views (hash routes): the fleet overview (rings by clusters, each cluster's step state and node
-image in the latest rollout, the rollouts), a rollout (rings and waves on a timeline, gate
-checks with their measured values, each cluster's progress, approvals, the approve / pause /
-resume / abort / rollback buttons, each confirmed), a cluster (its steps across rollouts:
-images before and after, nodes replaced, errors) and a rollout's audit trail with trace and
-span ids. Views refresh every two seconds.
+Views (hash routes, one script each; ``format.js`` holds the shared formatting and the one
+table mapping every state to a danger rank and its colour):
+
+* the overview (``overview.js``): per fleet, every live rollout, those that ended badly lately
+  and the latest success, under a header naming the worst; the rings in promotion order with
+  each cluster's step, image, agent health and last contact;
+* a rollout (``rollout.js``): where it stands (ring and wave numbered from 1), why, the next
+  event counting down and the ETA in real time; the actions the token's role and the rollout's
+  state allow (and who may take the others); waves with their gate checks in units;
+* a cluster (``cluster.js``): nodes per image over time, the drift preview (its ETA on the
+  cluster's own clock, said so), recent disruptions, its steps across rollouts;
+* audit trails (``audit.js``): a rollout's and a Fleet's own changes, with actor, reason,
+  before → after of the changed keys and the trace id.
+
+Views refresh every two seconds; countdowns tick every second in the browser.
 """
 
 from __future__ import annotations

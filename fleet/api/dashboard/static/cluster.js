@@ -33,10 +33,14 @@ function chart(points) {
 // speed, so the page says how long by that clock instead of passing it off as wall time.
 function previewEta(preview) {
   if (!preview.drifted.length) return `<span id="preview-eta">nothing drifted</span>`;
-  if (preview.etaSeconds === null || preview.etaSeconds === undefined) {
-    return `<span id="preview-eta">no ETA: a budget allows no replacement in any window ahead</span>`;
+  if (!preview.replace && !preview.delete) {
+    return `<span id="preview-eta">no replacement left to start (held, or already under way)</span>`;
   }
-  return `<span id="preview-eta" title="the cluster's clock reads ${when(preview.at)}; done at ${when(preview.eta)} by it">done ${duration(preview.etaSeconds)} from now by the cluster's clock (${Number(preview.replaceSecondsAssumed || 0) ? `${duration(preview.replaceSecondsAssumed)} a replacement assumed` : "no replacement time assumed"})</span>`;
+  if (preview.etaSeconds === null || preview.etaSeconds === undefined) {
+    return `<span id="preview-eta">no ETA from the agent: its Drifted budget allows no further replacement now and no budget change is scheduled</span>`;
+  }
+  const assumed = Number(preview.replaceSecondsAssumed || 0) ? `, ${duration(preview.replaceSecondsAssumed)} per replacement assumed` : "";
+  return `<span id="preview-eta" title="the cluster's clock reads ${when(preview.at)}; done at ${when(preview.eta)} by it">done in ${duration(preview.etaSeconds)} of the cluster's clock (by ${when(preview.eta)} on it${assumed})</span>`;
 }
 
 function previewHtml(preview) {

@@ -78,12 +78,16 @@ function ago(stamp) {
 }
 
 // ---- Countdowns: the API says how many seconds are left (inSeconds, by its clock); the page
-// anchors that on the browser's clock the first time it sees an event's time and ticks it
-// down every second, so a refresh neither resets nor jumps it.
+// anchors that on the browser's clock the first time it sees the event and ticks it down
+// every second, so a refresh neither resets nor jumps it. It anchors again only when the API
+// disagrees by more than DRIFT_S (the event moved, or the API's clock is not a wall clock).
 const anchors = new Map();
+const DRIFT_S = 5;
 
 function deadline(key, inSeconds) {
-  if (!anchors.has(key)) anchors.set(key, Date.now() + Number(inSeconds) * 1000);
+  const fresh = Date.now() + Number(inSeconds) * 1000;
+  const known = anchors.get(key);
+  if (known === undefined || Math.abs(known - fresh) > DRIFT_S * 1000) anchors.set(key, fresh);
   return anchors.get(key);
 }
 
@@ -97,7 +101,7 @@ function countdown(key, inSeconds, prefix, suffix) {
 
 function countdownText(end) {
   const left = (end - Date.now()) / 1000;
-  return left <= 0 ? "now (due)" : `in ${duration(Math.ceil(left))}`;
+  return left <= 0 ? "now (due)" : `in ${duration(Math.floor(left))}`;
 }
 
 function tick() {
@@ -110,7 +114,7 @@ function tick() {
     el.textContent = seconds < 1 ? "just now" : `${duration(Math.floor(seconds))} ago`;
   }
 }
-setInterval(tick, 1000);
+setInterval(tick, 250);  // a quarter second: each second shows on time
 
 // ---- Gate checks: names in words, with the unit of what each measures.
 const CHECKS = {
@@ -200,7 +204,7 @@ function nextLine(s) {
   if (next.inSeconds === null || next.inSeconds === undefined) {
     return `<span class="next" data-next="">next: ${esc(next.event)}${next.at ? ` at ${when(next.at)}` : ""}</span>`;
   }
-  return `<span class="next" data-next="${esc(next.at || "")}" title="${when(next.at)}">${esc(next.event)} ${countdown(`${s.id}|${next.event}|${next.at}`, next.inSeconds)}</span>`;
+  return `<span class="next" data-next="${esc(next.at || "")}" title="${when(next.at)}">${esc(next.event)} ${countdown(`${s.id}|${next.event}`, next.inSeconds)}</span>`;
 }
 
 // The ETA in real time, with its basis (what the estimate counts and leaves out) as a title.
@@ -211,6 +215,6 @@ function etaLine(s) {
     return p.etaBasis ? `<span class="eta muted" data-eta="">no ETA: ${esc(p.etaBasis)}</span>` : "";
   }
   const left = p.etaSeconds !== null && p.etaSeconds !== undefined
-    ? countdown(`eta|${s.id}|${p.eta}`, p.etaSeconds, "done ", "") : "";
+    ? countdown(`eta|${s.id}`, p.etaSeconds, "done ", "") : "";
   return `<span class="eta" data-eta="${esc(p.eta || "")}" title="${esc(p.etaBasis || "")}">ETA ${left}${p.eta ? ` (${when(p.eta)})` : ""}</span>`;
 }
