@@ -124,24 +124,30 @@ def run_shell(block: Block, tmp: Path) -> subprocess.CompletedProcess[str]:
     if block.marker.setup == "approval":
         lines.append(f"ID={approval_rollout(tmp)}")
     script = "\n".join([*lines, block.text])
-    process = subprocess.Popen(
-        ["bash", "-eu", "-o", "pipefail", "-c", script],
-        cwd=work,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, _ = process.communicate(timeout=TIMEOUT)
-    finally:
-        _stop_group(process)
+    log = tmp / "output.txt"
+    with log.open("w", encoding="utf-8") as out:
+        # A file, not a pipe: what the block leaves running in the background must not keep
+        # the test waiting for the end of its output.
+        process = subprocess.Popen(
+            ["bash", "-eu", "-o", "pipefail", "-c", script],
+            cwd=work,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            process.wait(timeout=TIMEOUT)
+        finally:
+            _stop_group(process)
+    output = log.read_text(encoding="utf-8", errors="replace")
     assert process.returncode == block.marker.exit_code, (
         f"{block.where}: exit {process.returncode}, expected {block.marker.exit_code}\n"
-        f"{out[-4000:]}"
+        f"{output[-4000:]}"
     )
-    return subprocess.CompletedProcess(process.args, process.returncode, out, "")
+    return subprocess.CompletedProcess(process.args, process.returncode, output, "")
 
 
 def _stop_group(process: subprocess.Popen[str]) -> None:
@@ -160,8 +166,12 @@ def _stop_group(process: subprocess.Popen[str]) -> None:
 
 
 def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+    """Whether a process of group ``pgid`` still runs (zombies waiting to be reaped do not)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
