@@ -42,13 +42,21 @@ def scheduler(
     time (a lease); others wait as standbys. Steps go to the workers through the broker
     (DRIFTWAVE_BROKER_URL: embedded, or redis://...). Settings: DRIFTWAVE_SCHEDULER_INTERVAL,
     _REDISPATCH_AFTER, _VERIFY_TIMEOUT, _LEASE_TTL (seconds; default 6: a standby takes over
-    a killed scheduler within about 7 s), _STALE_INTERVALS.
+    a killed scheduler within about 7 s), _STALE_INTERVALS, _PROBE_INTERVAL (seconds between
+    two contact probes of each cluster's agent; 0: none), _PROBE_PER_TICK.
+
+    The scheduler also posts the Fleets' notifications (spec.notifications webhooks) from a
+    background thread while it holds the lease: DRIFTWAVE_NOTIFY_TIMEOUT, _FIRST_RETRY,
+    _MAX_RETRY, _MAX_ATTEMPTS, _MAX_AGE, _PUBLIC_URL (links to the dashboard), _ENABLED.
 
     Example: driftwave scheduler --metrics-port 9102
     """
+    from pydantic import ValidationError
+
     from fleet.db.errors import DatabaseError
     from fleet.metrics import HttpMetricSource
-    from fleet.runtime import SchedulerSettings
+    from fleet.notify_http import start_notifier
+    from fleet.runtime import NotifySettings, SchedulerSettings
     from fleet.service.scheduler import Scheduler
     from fleet.service.views import Timing
     from workers.app import make_app
@@ -56,6 +64,12 @@ def scheduler(
     from workers.settings import BrokerSettings
 
     settings = SchedulerSettings()
+    try:
+        notify = NotifySettings()
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        name = "_".join(str(p) for p in problem["loc"]).upper()
+        fail(f"bad setting DRIFTWAVE_NOTIFY_{name}: {problem['msg']}".replace("_: ", ": "))
     holder = f"{socket.gethostname()}:{os.getpid()}"
     console = Console(highlight=False)
     with fleet_context("driftwave-scheduler") as ctx:
@@ -69,6 +83,7 @@ def scheduler(
                 verify_timeout=timedelta(seconds=settings.verify_timeout),
             ),
             lease_ttl=timedelta(seconds=settings.lease_ttl),
+            probes=settings.probes(),
         )
         if once:
             report = runner.tick()
@@ -93,10 +108,14 @@ def scheduler(
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
         console.print(f"scheduler {holder}: ticking every {settings.interval:g}s (Ctrl-C stops)")
+        notifier = start_notifier(ctx, holder, notify)  # webhooks: in its own thread
         try:
             runner.run(stop, settings.interval, report=lambda line: console.print(line))
         except DatabaseError as exc:
             fail(str(exc))
+        finally:
+            if notifier is not None:
+                notifier.stop()
 
 
 def worker(
@@ -221,6 +240,7 @@ def api(
                 access=access,
                 gateway=HttpAgentGateway(ctx.tracer),
                 heartbeat=SchedulerSettings().heartbeat(),
+                probes=SchedulerSettings().probes(),
                 ready=lambda url: print(f"fleet API listening on {url}", flush=True),
             )
         except (ApiConfigError, AuthConfigError) as exc:

@@ -1,6 +1,6 @@
-"""The worker process's composition: the Celery app with the step task, and the step runner each
-worker process builds for itself (after the fork: a database engine and an HTTP client are never
-shared between processes)."""
+"""The worker process's composition: the Celery app with the step and probe tasks, and the step
+runner and contact prober each worker process builds for itself (after the fork: a database
+engine and an HTTP client are never shared between processes)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from celery.signals import worker_process_init
 
 from fleet.gateway import HttpAgentGateway
 from fleet.runtime import StepSettings, open_context
+from fleet.service.contact import ContactProber
 from fleet.service.steps import StepRunner
 from workers.app import make_app
 from workers.settings import BrokerSettings, WorkerSettings
@@ -21,15 +22,22 @@ from workers.tasks import register_tasks
 
 @dataclass
 class _PerProcess:
-    """One step runner per process id."""
+    """One step runner and one contact prober per process id (sharing its context)."""
 
     step: StepSettings
-    runners: dict[int, StepRunner] = field(default_factory=dict)
+    runners: dict[int, tuple[StepRunner, ContactProber]] = field(default_factory=dict)
 
     def __call__(self) -> StepRunner:
+        return self._built()[0]
+
+    def prober(self) -> ContactProber:
+        """This process's contact prober (its gateway has the short probe timeout)."""
+        return self._built()[1]
+
+    def _built(self) -> tuple[StepRunner, ContactProber]:
         pid = os.getpid()
-        runner = self.runners.get(pid)
-        if runner is None:
+        built = self.runners.get(pid)
+        if built is None:
             ctx = open_context("driftwave-worker")
             runner = StepRunner(
                 ctx,
@@ -37,8 +45,12 @@ class _PerProcess:
                 poll_interval=self.step.poll_interval,
                 unreachable_after=timedelta(seconds=self.step.unreachable_after),
             )
-            self.runners = {pid: runner}
-        return runner
+            prober = ContactProber(
+                ctx, HttpAgentGateway(ctx.tracer, timeout=self.step.probe_timeout)
+            )
+            built = (runner, prober)
+            self.runners = {pid: built}
+        return built
 
 
 def worker_app(
@@ -49,7 +61,7 @@ def worker_app(
     """The Celery app a ``driftwave worker`` runs: the broker from settings and the step task."""
     app = make_app(broker or BrokerSettings(), worker)
     runners = _PerProcess(step or StepSettings())
-    register_tasks(app, runners)
+    register_tasks(app, runners, runners.prober)
 
     def ready(**_: object) -> None:
         runners()  # each pool process builds its runner as it starts, not at its first step
