@@ -86,4 +86,3 @@ class Receiver:
         finally:
             self._server.shutdown()
             self._server.server_close()
-
