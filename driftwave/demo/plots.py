@@ -28,6 +28,7 @@ OUTCOME_COLOURS = {
 }
 RUNNING_COLOUR = "#0969da"
 ROLLBACK_COLOUR = "#bf8700"
+ROLLBACK_FAILED_COLOUR = "#82071e"
 
 
 def _text(
@@ -124,7 +125,7 @@ def stacked_areas(
     names = names or {}
     top, plot_bottom = 26, height - (70 if legend else 46)
     most = max((sum(c.get(i, 0) for i in images) for _, c in series), default=0) or 1
-    step = nice_step(most, 4)
+    step = max(1.0, nice_step(most, 4))
     peak = math.ceil(most / step) * step
 
     def y(nodes: float) -> float:
@@ -185,15 +186,17 @@ class WaveBar:
     gate_at: float | None = None
     gate_passed: bool | None = None
     rollback_end: float | None = None
+    rollback_failed: bool = False
 
 
 def wave_gantt(bars: Sequence[WaveBar], axis: TimeAxis) -> str:
     """One row per wave: a bar from its start to its end coloured by outcome (passed green,
-    failed red, running blue), its soak hatched, a rollback in amber after it, and its gate's
+    failed red, running blue), its soak hatched, a rollback after it (amber; dark red when it
+    failed), and its gate's
     verdict (✓ passed, ✗ failed) marked at the time the gate was evaluated. A wave that never
     started says so in its row."""
     row, top = 28, 30
-    height = top + row * max(len(bars), 1) + 70
+    height = top + row * max(len(bars), 1) + 86
     body = [
         '<defs><pattern id="soak-hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
         'patternTransform="rotate(45)"><rect width="6" height="6" fill="#ffffff" '
@@ -226,9 +229,14 @@ def wave_gantt(bars: Sequence[WaveBar], axis: TimeAxis) -> str:
             )
         if bar.rollback_end is not None and bar.end is not None:
             r0, r1 = axis.x(bar.end), axis.x(bar.rollback_end)
+            fill, what = (
+                (ROLLBACK_FAILED_COLOUR, "rollback failed")
+                if bar.rollback_failed
+                else (ROLLBACK_COLOUR, "rolled back")
+            )
             body.append(
                 f'<rect class="rollback" x="{r0:.1f}" y="{y + 8}" width="{max(r1 - r0, 2):.1f}" '
-                f'height="{row - 18}" fill="{ROLLBACK_COLOUR}"><title>rolled back</title></rect>'
+                f'height="{row - 18}" fill="{fill}"><title>{what}</title></rect>'
             )
         if bar.gate_at is not None and bar.gate_passed is not None:
             gx, verdict = axis.x(bar.gate_at), "passed" if bar.gate_passed else "failed"
@@ -250,6 +258,7 @@ def _legend(y: float) -> list[str]:
         (f'fill="{RUNNING_COLOUR}"', "running"),
         ('fill="#1a7f37"', "soak (hatched)"),
         (f'fill="{ROLLBACK_COLOUR}"', "rollback"),
+        (f'fill="{ROLLBACK_FAILED_COLOUR}"', "rollback failed"),
     ]
     body, x = [], float(LEFT)
     for fill, label in items:
@@ -260,5 +269,6 @@ def _legend(y: float) -> list[str]:
             )
         body.append(_text(x + 18, y, label, 10))
         x += 28 + 6 * len(label)
-    body.append(_text(x, y, "✓ gate passed   ✗ gate failed (at the gate's evaluation)", 10))
+    marks = "✓ gate passed   ✗ gate failed (each at the time the gate was evaluated)"
+    body.append(_text(LEFT, y + 16, marks, 10))
     return body

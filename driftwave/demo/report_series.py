@@ -93,10 +93,14 @@ def span(result: dict[str, Any], samples: dict[str, list[Sample]]) -> float:
 def wave_bars(result: dict[str, Any]) -> list[WaveBar]:
     """Each wave of the summary as a bar: its start and end, its soak (the ``soakSeconds``
     before ``soakUntil``), its gate's evaluation time and verdict, and when any of its
-    clusters was rolled back, the rollback up to the rollout's end."""
+    clusters was rolled back (or its rollback was tried), the rollback up to the rollout's
+    end (``rollback_failed`` when a cluster's rollback failed)."""
     rollout = result["rollout"]
     origin = rollout.get("startedAt")
-    states = {c["name"]: c["state"] for c in result["clusters"]}
+    rollbacks = {c["name"]: c.get("rollback") for c in result["clusters"]}
+    rollbacks |= {
+        c["name"]: "rolled-back" for c in result["clusters"] if c["state"] == "rolled-back"
+    }
     bars = []
     for ring in result["rings"]:
         for wave in ring["waves"]:
@@ -109,7 +113,7 @@ def wave_bars(result: dict[str, Any]) -> list[WaveBar]:
             )
             gate = wave.get("gate") or {}
             gate_at = since(origin, gate.get("evaluatedAt"))
-            rolled_back = any(states.get(c) == "rolled-back" for c in wave["clusters"])
+            tried = [rollbacks.get(c) for c in wave["clusters"] if rollbacks.get(c)]
             bars.append(
                 WaveBar(
                     label=f"{ring['name']} · wave {wave['index']}",
@@ -120,9 +124,8 @@ def wave_bars(result: dict[str, Any]) -> list[WaveBar]:
                     soak=soak,
                     gate_at=gate_at,
                     gate_passed=bool(gate.get("passed")) if gate_at is not None else None,
-                    rollback_end=(
-                        since(origin, rollout.get("finishedAt")) if rolled_back else None
-                    ),
+                    rollback_end=since(origin, rollout.get("finishedAt")) if tried else None,
+                    rollback_failed="failed" in tried,
                 )
             )
     return bars

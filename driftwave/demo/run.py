@@ -96,15 +96,26 @@ TICK = 0.25
 change are sampled meanwhile by :mod:`driftwave.demo.sampling`)."""
 
 
-def _statuses(clusters: list[Any]) -> dict[str, dict[str, Any]]:
+def _statuses(clusters: list[Any], console: Console | None = None) -> dict[str, dict[str, Any]]:
+    """Each cluster's agent status. Without ``console`` a cluster that does not answer is a
+    :class:`DemoError`; with it, a warning there and the cluster left out (the summary then
+    shows what it can)."""
     out: dict[str, dict[str, Any]] = {}
-    with httpx.Client(timeout=10.0) as client:
+    with httpx.Client(timeout=30.0) as client:
         for c in clusters:
             token = c.token_file.read_text().strip()
-            response = client.get(
-                f"http://127.0.0.1:{c.port}/v1/status", headers={"Authorization": f"Bearer {token}"}
-            )
-            response.raise_for_status()
+            url = f"http://127.0.0.1:{c.port}/v1/status"
+            try:
+                response = client.get(url, headers={"Authorization": f"Bearer {token}"})
+                response.raise_for_status()
+            except httpx.HTTPError as exc:
+                message = (
+                    f"reading the status of cluster {c.name} ({url}): {exc or type(exc).__name__}"
+                )
+                if console is None:
+                    raise DemoError(message) from exc
+                console.print(f"warning: {message}", style="yellow", soft_wrap=True, markup=False)
+                continue
             out[c.name] = response.json()
     return out
 
@@ -145,7 +156,7 @@ def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
         )
         before = _statuses(clusters)
         result, samples = _rollout(options, console, workdir, env, clusters, children)
-        after = _statuses(clusters)
+        after = _statuses(clusters, console)
     finally:
         children.stop()
         signal.signal(signal.SIGTERM, previous)

@@ -26,8 +26,9 @@ from driftwave.demo.setup import DemoCluster
 
 ACTIVE_EVERY = 0.25
 """Seconds between two samples of a cluster whose step is under way (at the least)."""
-FULL_EVERY = 5.0
-"""Seconds between two samples of every cluster (those of no running step included)."""
+FULL_EVERY = 30.0
+"""Seconds between two samples of every cluster (those of no running step included: their
+nodes do not change, so this only guards against a step the status did not show)."""
 PACE = 1.0
 """A cluster is asked again no sooner than this many times its last answer's duration after it
 (a busy agent is asked at most half the time; an idle one answers a 200-node status in ~30 ms)."""

@@ -78,6 +78,7 @@ def summary(
                 "costAfter": float(last.get("costPerHour") or 0.0),
                 "state": cluster_state(step),
                 "step": step["state"],
+                "rollback": step.get("rollback"),
                 "seconds": _seconds(step.get("startedAt"), step.get("finishedAt")),
             }
         )

@@ -109,6 +109,17 @@ def test_wave_gantt_places_bars_soak_and_gate_marks_at_their_times() -> None:
     assert {"canary · wave 1", "prod · wave 1", "prod · wave 2"} <= set(texts)
 
 
+def test_a_failed_rollback_is_drawn_apart_from_a_rollback() -> None:
+    axis = TimeAxis(10.0)
+    done = WaveBar("a", ["c"], "failed", 0.0, 4.0, rollback_end=8.0)
+    failed = WaveBar("b", ["d"], "failed", 0.0, 4.0, rollback_end=8.0, rollback_failed=True)
+    svg = ET.fromstring(wave_gantt([done, failed], axis))
+    rollbacks = [r for r in svg.iter(f"{SVG}rect") if r.get("class") == "rollback"]
+    assert [r.find(f"{SVG}title").text for r in rollbacks] == ["rolled back", "rollback failed"]  # type: ignore[union-attr]
+    assert rollbacks[0].get("fill") != rollbacks[1].get("fill")
+    assert float(rollbacks[0].get("width", 0)) == pytest.approx(axis.x(8) - axis.x(4), abs=0.1)
+
+
 def test_combine_carries_each_clusters_latest_sample_forward() -> None:
     samples = {
         "a": [(0.0, {"old": 5}), (10.0, {"old": 2, "new": 3}), (12.0, {"new": 5})],
