@@ -41,9 +41,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("DRIFTWAVE_ARTIFACTS", ROOT / "test-artifacts")) / "screenshots"
 RINGS = {"canary": ["can-1", "can-2"], "prod": ["prod-1", "prod-2", "prod-3"]}
 ROLES = {"vera": "viewer", "otto": "operator", "ada": "approver", "root": "admin"}
-RED, AMBER, BLUE, GREEN = (
+# the text colour of each danger rank (style.css): danger, waiting, undone, running, done
+RED, AMBER, UNDONE, BLUE, GREEN = (
     "rgb(207, 34, 46)",
     "rgb(154, 103, 0)",
+    "rgb(188, 76, 0)",
     "rgb(9, 105, 218)",
     "rgb(26, 127, 55)",
 )
@@ -104,7 +106,7 @@ def counts_down(countdown: Locator) -> tuple[int, int]:
 
 
 def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Browser) -> None:
-    harness = FleetHarness(tmp_path, RINGS, nodes=20)
+    harness = FleetHarness(tmp_path, RINGS, nodes=8)
     gateway = InProcessAgentGateway(harness.agents)
     with serving(harness.ctx, access=access(), gateway=gateway) as url:
         viewer = signed_in(browser, url, "vera")
@@ -140,6 +142,8 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
             lambda: state(harness, rid) == "awaiting-approval", limit=timedelta(hours=2)
         )
         expect(heading).to_have_attribute("data-state", "awaiting-approval")
+        expect(heading).to_have_attribute("data-rank", "waiting")
+        assert colour(heading) == AMBER
         expect(viewer.locator("tr[data-cluster=can-1] .badge").first).to_have_text("verified")
         # a viewer is offered no Approve, and told who may approve
         expect(viewer.locator("#actions button")).to_have_count(0)
@@ -158,7 +162,7 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
         )
         canary = viewer.locator("#steps tr[data-cluster=can-1]")
         expect(canary).to_contain_text("canary · wave 1")
-        expect(canary).to_contain_text(re.compile(r"20 nodes.*\d+ of 20 nodes \(\d+%\)"))
+        expect(canary).to_contain_text(re.compile(r"8 nodes.*\d+ of 8 nodes \(\d+%\)"))
         assert "5.299767" not in viewer.locator("#view").inner_text()
         shot(viewer, "viewer-who-may")
 
@@ -169,7 +173,7 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
         expect(viewer.locator("#nodes-chart polyline")).to_have_count(1)
         expect(viewer.locator("#preview")).to_have_count(0)  # nothing drifted yet
         expect(viewer.locator("#agent-status")).to_contain_text(
-            re.compile(r"20 nodes .* \$\d+\.\d\d/h")
+            re.compile(r"8 nodes .* \$\d+\.\d\d/h")
         )
 
         approver = signed_in(browser, url, "ada")
@@ -242,6 +246,7 @@ def test_the_overview_ranks_the_rollouts_that_matter_and_the_audit_shows_changes
             ("halted1", "halted", "danger", RED),
             ("halted2", "halted", "danger", RED),
             ("succeeded", "succeeded", "done", GREEN),
+            ("rolledback", "rolled-back", "undone", UNDONE),
             ("live", "soaking", "running", BLUE),
         ):
             row = fleet.locator(f"tr[data-rollout='{ids[key]}']")
@@ -251,7 +256,7 @@ def test_the_overview_ranks_the_rollouts_that_matter_and_the_audit_shows_changes
             assert colour(status) == hue, (key, colour(status))
         worst = fleet.locator("h2 .summary")
         expect(worst).to_have_attribute("data-worst", "halted")
-        expect(worst).to_contain_text("2 halted")
+        expect(worst).to_contain_text("2 halted · 1 rolled-back")
         assert colour(worst) == RED
 
         # each cluster's agent health and last contact (the exact time in the title)

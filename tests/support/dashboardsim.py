@@ -4,7 +4,8 @@ that ended in every way that matters (two halted, one succeeded) and one live, a
 change (a maintenance window added, later removed) for the Fleet's audit trail.
 
 Everything runs on :class:`~tests.support.fleetsim.FleetHarness`'s virtual clock; the clock is
-set a few hours before the real time first, so a browser's "12 s ago" reads sensibly.
+set a little before the real time first (the history takes about 14 minutes of it), so what a
+browser shows as "2m10s ago" reads sensibly.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ PROMOTION = ["canary", "dev", "staging", "prod"]
 CLUSTERS = {"canary": ["can-1"], "dev": ["dev-1"], "staging": ["stg-1"], "prod": ["prod-1"]}
 STORED = dict(sorted(CLUSTERS.items()))
 """The rings alphabetically: the order the clusters are first stored in."""
-FAULTY = ("v20251104", "v20251118")
+FAULTY = ("v20251104", "v20251118", "v20251007")
 """Releases whose nodes never become ready in the simulated clusters."""
+LEAD = timedelta(minutes=20)
+"""How far before the real time the fleet's clock starts."""
 WINDOW = {"schedule": "0 22 * * *", "duration": "2h", "timeZone": "Europe/Berlin"}
 """The maintenance window stg-1 has, then loses."""
 
@@ -46,9 +49,9 @@ def fleet_doc(*, window: bool) -> dict[str, Any]:
 
 def four_rings(tmp: Path) -> FleetHarness:
     """The harness: clusters stored in alphabetical ring order, then the Fleet applied in
-    promotion order; the clock set 3 hours before the real time."""
+    promotion order; the clock set :data:`LEAD` before the real time."""
     harness = FleetHarness(tmp, STORED, nodes=4, faulty=FAULTY)
-    harness.now = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
+    harness.now = datetime.now(UTC).replace(microsecond=0) - LEAD
     apply_fleet(harness.ctx, parse_manifest(Fleet, fleet_doc(window=False)), "admin")
     return harness
 
@@ -91,8 +94,9 @@ def state(harness: FleetHarness, rid: str) -> str:
 
 def history(harness: FleetHarness) -> dict[str, str]:
     """Two halted rollouts (faulty images on canary and dev, ``onFailure: halt``) and one
-    succeeded (staging), run to their end together; then one live on prod, soaking for 30
-    minutes. Their ids by name: halted1, halted2, succeeded, live."""
+    succeeded (staging), run to their end together; then one rolled back (a faulty image on
+    canary again, ``onFailure: rollback``); then one live on prod, soaking for 30 minutes.
+    Their ids by name: halted1, halted2, succeeded, rolledback, live."""
     quick = {"convergenceTimeout": "10m"}
     ids = {
         "halted1": start(harness, FAULTY[0], "canary", soak="1m", onFailure="halt", gates=quick),
@@ -103,6 +107,10 @@ def history(harness: FleetHarness) -> dict[str, str]:
     harness.run_until(
         lambda: all(state(harness, ids[k]) == v for k, v in ended.items()),
         limit=timedelta(hours=2),
+    )
+    ids["rolledback"] = start(harness, FAULTY[2], "canary", soak="1m", gates=quick)
+    harness.run_until(
+        lambda: state(harness, ids["rolledback"]) == "rolled-back", limit=timedelta(hours=2)
     )
     ids["live"] = start(harness, "v20251021", "prod", soak="30m")
     harness.run_until(lambda: state(harness, ids["live"]) == "soaking", limit=timedelta(hours=1))

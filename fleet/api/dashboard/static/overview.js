@@ -48,7 +48,7 @@ function rolloutRow(s, listed) {
   return `<tr data-rollout="${esc(s.id)}" data-rank="${rankOf(s.state)}">
     <td><a href="#/rollouts/${esc(s.id)}">${esc(s.id)}</a><div class="muted">${esc(s.release)}</div></td>
     <td>${badge(s.state)}${s.paused ? " " + badge("paused") : ""}</td>
-    <td>${esc(positionText(s))}<div class="muted">${finished}</div></td>
+    <td class="where">${esc(positionText(s))}<div class="muted">${finished}</div></td>
     <td class="reason">${esc(reasonText(s))}<div>${nextLine(s)}</div><div>${etaLine(s)}</div></td></tr>`;
 }
 

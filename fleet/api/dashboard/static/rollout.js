@@ -64,12 +64,12 @@ function actionsHtml(s) {
       const names = whoMay(s, name, role);
       const scope = name === "approve" && ring ? ` of ring ${ring}` : "";
       const who = names.length ? `: ${names.join(", ")}` : " (no such token is known to this page)";
-      denied.push(`<p class="muted denied" data-denied="${name}">${esc(name)}${esc(scope)} needs ${article(role)} ${esc(role)}${role === "admin" ? "" : " or higher"}${esc(who)}; you are ${esc(ME.name)} (${esc(ME.role)})</p>`);
+      denied.push(`<p class="muted denied" data-denied="${name}">${esc(name)}${esc(scope)} needs ${article(role)} ${esc(role)}${role === "admin" ? "" : " or higher"}${esc(who)}</p>`);
     }
   }
   const approval = (s.progress || {}).approval;
   const requires = approval && approval.requires ? `<p class="muted" id="approval-requires">approving ring ${esc(approval.ring)} requires ${esc(approval.requires)}</p>` : "";
-  return `<div class="actions" id="actions">${buttons.join("") || '<span class="muted" id="no-actions">no action you may take now</span>'}</div>
+  return `<div class="actions" id="actions">${buttons.join("") || '<span class="muted" id="no-actions">no action you (${esc(ME.name)}, ${esc(article(ME.role))} ${esc(ME.role)}) may take now</span>'}</div>
     ${denied.join("")}${requires}
     ${notNow.length ? `<details class="muted"><summary>not offered in this state</summary>${notNow.map((t) => `<div>${esc(t)}</div>`).join("")}</details>` : ""}`;
 }
