@@ -11,7 +11,7 @@ const COLORS = ["#8c959f", "#0969da", "#1a7f37", "#cf222e", "#9a6700", "#8250df"
 function chart(points) {
   const images = [];
   for (const p of points) for (const name of Object.keys(p.nodes)) if (!images.includes(name)) images.push(name);
-  const w = 640, h = 180, left = 40, bottom = 30, top = 10;
+  const w = 680, h = 180, left = 64, bottom = 30, top = 10;
   const t0 = points.length ? points[0].t : 0;
   const span = Math.max(1, points.length ? points[points.length - 1].t - t0 : 1);
   const most = Math.max(1, ...points.map((p) => Object.values(p.nodes).reduce((a, b) => a + b, 0)));
@@ -43,17 +43,22 @@ function previewEta(preview) {
   return `<span id="preview-eta" title="the cluster's clock reads ${when(preview.at)}; done at ${when(preview.eta)} by it">done in ${duration(preview.etaSeconds)} of the cluster's clock (by ${when(preview.eta)} on it${assumed})</span>`;
 }
 
+// A preview row's action, coloured by the state it resembles: held waits, the others move.
+const PREVIEW_ACTION = { hold: "waiting", replace: "running", delete: "running" };
+
 function previewHtml(preview) {
   if (!preview) return `<p class="muted">no preview</p>`;
   let html = `<p>${esc(plural(preview.drifted.length, "drifted node"))} · ${esc(nodes(preview.replace))} to replace · ${esc(nodes(preview.delete || 0))} to delete · ${esc(nodes(preview.held))} held · ${previewEta(preview)}</p>`;
   if (preview.haltedNodePools && preview.haltedNodePools.length) html += `<p class="error">drift halted: ${esc(JSON.stringify(preview.haltedNodePools))}</p>`;
   if (preview.drifted.length) {
-    const keys = Object.keys(preview.drifted[0]).slice(0, 6);
-    html += `<table id="preview"><tr>${keys.map((k) => `<th>${esc(checkName(k))}</th>`).join("")}</tr>`;
+    html += `<table id="preview"><tr><th>node</th><th>NodePool</th><th>drift reason</th><th>drifted since (cluster clock)</th><th>action</th><th>why held, or note</th></tr>`;
     for (const row of preview.drifted.slice(0, 50)) {
-      html += `<tr>${keys.map((k) => `<td>${esc(typeof row[k] === "object" ? JSON.stringify(row[k]) : row[k])}</td>`).join("")}</tr>`;
+      const why = row.blocker || row.drainNote || row.deleteNote || "";
+      html += `<tr data-node="${esc(row.node)}"><td>${esc(row.node)}</td><td>${esc(row.nodePool)}</td><td>${esc(row.reason)}</td>
+        <td>${when(row.since)}</td><td>${badge(PREVIEW_ACTION[row.action] || "pending", row.action)}</td><td>${esc(why)}</td></tr>`;
     }
     html += `</table>`;
+    if (preview.drifted.length > 50) html += `<p class="muted">and ${esc(preview.drifted.length - 50)} more</p>`;
   }
   return html;
 }
