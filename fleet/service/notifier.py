@@ -64,6 +64,8 @@ MAPPED = {
     "rollout.rollback",
     "gate.evaluated",
 }
+COMMANDS = {"rollout.pause", "rollout.resume", "rollout.abort", "rollout.rollback"}
+"""Operators' commands: their events say where the rollout stood (its last transition)."""
 PAGE = 500
 FACTS_KEPT = 256
 """Rollouts whose facts (release, rings, waves) the notifier keeps in memory."""
@@ -243,10 +245,11 @@ class Notifier:
             evaluations = uow.gates.list(row.object_id)
             at_row = [g for g in evaluations if g.evaluated_at == row.at] or evaluations[-1:]
             checks = list(at_row[-1].checks) if at_row else []
+        position = _position(uow, facts.id, row.id) if row.action in COMMANDS else None
         link = (
             f"{self.public_url.rstrip('/')}/ui/#/rollouts/{facts.id}" if self.public_url else None
         )
-        for event in events_of(row, facts, checks=checks, link=link):
+        for event in events_of(row, facts, checks=checks, link=link, position=position):
             for channel in channels:
                 resume = channel.resume
                 if channel.webhook.wants(event) and (resume is None or resume.wants(event)):
@@ -396,6 +399,15 @@ class Notifier:
         close = getattr(self.sender, "close", None)
         if callable(close):
             close()
+
+
+def _position(uow: Any, rid: str, before: int) -> tuple[int, int] | None:
+    """The (ring, wave) indexes of the rollout's last transition before audit row ``before``."""
+    rows = uow.audit.list(rollout_id=rid, object_type="rollout", object_id=rid)
+    moves = [r for r in rows if r.action == "rollout.transition" and r.id < before]
+    after = (moves[-1].after or {}) if moves else {}
+    ring, wave = after.get("ring"), after.get("wave")
+    return (ring, wave) if isinstance(ring, int) and isinstance(wave, int) else None
 
 
 def _row(entry: Any) -> AuditRow:

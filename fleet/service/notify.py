@@ -145,11 +145,14 @@ def events_of(
     *,
     checks: Sequence[Mapping[str, Any]] | None = None,
     link: str | None = None,
+    position: tuple[int, int] | None = None,
 ) -> list[Event]:
     """The events audit ``row`` of rollout ``facts`` means (often none).
 
     ``checks``: the gate evaluation's checks, for a ``gate.evaluated`` row; ``link``: the
-    rollout's page on the dashboard, when the API's public URL is known."""
+    rollout's page on the dashboard, when the API's public URL is known; ``position``: the
+    (ring, wave) indexes the rollout stood at when an operator's command was given (from the
+    last transition before it)."""
     after, before = dict(row.after or {}), dict(row.before or {})
     head = f"rollout {facts.id} of release {facts.release}"
     base: dict[str, Any] = {
@@ -198,12 +201,13 @@ def events_of(
             "rollout.resume": ("rollout.resumed", ":arrow_forward:"),
             "rollout.abort": ("rollout.aborted", ":no_entry:"),
         }[row.action]
-        add(kind, f"{icon} {head} {kind.split('.')[1]} by {row.actor}")
+        add(kind, f"{icon} {head} {kind.split('.')[1]} by {row.actor}", **_at(facts, position))
     elif row.action == "rollout.rollback":
         add(
             "rollback.started",
             f":leftwards_arrow_with_hook: {head} rolling back "
             f"{after.get('clusters', 0)} cluster(s), asked by {row.actor}",
+            **_at(facts, position),
         )
     elif row.action == "gate.evaluated":
         ring_name, index = facts.waves.get(row.object_id, (None, None))
@@ -229,6 +233,13 @@ def events_of(
                 failedClusters=clusters,
             )
     return out
+
+
+def _at(facts: RolloutFacts, position: tuple[int, int] | None) -> dict[str, Any]:
+    """``ring`` and ``wave`` (from 1) of a position given as indexes (nothing when unknown)."""
+    if position is None or facts.ring(position[0]) is None:
+        return {}
+    return {"ring": facts.ring(position[0]), "wave": position[1] + 1}
 
 
 @dataclass(frozen=True)

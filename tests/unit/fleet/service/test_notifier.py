@@ -137,7 +137,9 @@ def test_a_rollout_tells_its_webhooks_it_started_waits_passes_gates_and_ends(
     assert f"waits for approval of ring prod (driftwave rollout approve {rid}" in waiting["text"]
     gate = bodies["io.driftwave.wave.gate-passed"]
     assert (gate["data"]["ring"], gate["data"]["wave"]) == ("prod", 1)
-    assert bodies["io.driftwave.rollout.paused"]["text"].endswith("paused by carol")
+    paused = bodies["io.driftwave.rollout.paused"]
+    assert paused["text"].endswith("paused by carol")
+    assert (paused["data"]["ring"], paused["data"]["wave"]) == ("prod", 1), "where it stood"
     assert bodies["io.driftwave.rollout.finished"]["data"]["state"] == "succeeded"
     rows = outcomes(harness)
     assert len(rows) == 8
