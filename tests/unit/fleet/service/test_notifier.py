@@ -17,7 +17,7 @@ from fleet.gateway import AgentRejected
 from fleet.service.fleets import apply_fleet
 from fleet.service.notifier import Notifier
 from fleet.service.notify import Answer, RetryPolicy
-from fleet.service.rollouts import abort, approve, pause, resume, start_rollout
+from fleet.service.rollouts import abort, approve, pause, resume, rollback, start_rollout
 from fleet.service.steps import StepRunner
 from tests.support.flaky import Flaky
 from tests.support.fleetsim import FleetHarness, fleet_manifest
@@ -199,6 +199,17 @@ def test_a_failed_rollback_is_told(tmp_path: Path) -> None:
     assert sender.types() == ["rollback.failed"]
     assert "bad gateway" in sender.posts[0][1]["data"]["reason"]
     assert sender.posts[0][1]["text"].startswith(":rotating_light: rollout ")
+    with_hooks(harness, [hook | {"events": ["rollback.started", "rollback.failed"]}])
+    rollback(harness.ctx, rid, "erin")  # the operator tries again; it fails again
+    drive(harness, note, "rollback-failed", rid)
+    assert sender.types() == ["rollback.failed", "rollback.started", "rollback.failed"]
+    asked = sender.posts[1][1]
+    assert asked["text"].endswith("rolling back 1 cluster(s), asked by erin")
+    assert (asked["data"]["ring"], asked["data"]["wave"], asked["data"]["actor"]) == (
+        "canary",
+        1,
+        "erin",
+    )
 
 
 def test_retries_back_off_and_a_4xx_is_given_up_at_once(tmp_path: Path) -> None:
