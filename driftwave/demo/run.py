@@ -122,7 +122,8 @@ def _statuses(clusters: list[Any], console: Console | None = None) -> dict[str, 
 
 def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
     """Run the demo; return the ``--json`` summary. Raises :class:`DemoError`."""
-    workdir = options.workdir or Path(tempfile.mkdtemp(prefix="driftwave-demo-"))
+    # Absolute: the child processes run inside it, so a relative path would not be found.
+    workdir = (options.workdir or Path(tempfile.mkdtemp(prefix="driftwave-demo-"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     env = _environment(workdir)
     clusters = make_clusters(workdir, options.clusters)
