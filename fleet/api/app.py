@@ -32,7 +32,7 @@ from fastapi.responses import JSONResponse, Response
 from agent.server.common import publish_models
 from agent.server.tracing import TraceMiddleware
 from fleet import prometheus
-from fleet.api.dashboard import add_dashboard
+from fleet.api.dashboard import DashboardConfigError, add_dashboard
 from fleet.api.deps import V1, V1_AUTH, ApiState, Who, api_state, fleet_context, v1_responses
 from fleet.api.documents import ApproveRequest, Health, WhoAmI
 from fleet.api.errors import install_handlers
@@ -70,6 +70,7 @@ def create_app(
     gateway: AgentGateway | None = None,
     heartbeat: HeartbeatPolicy | None = None,
     probes: ProbePolicy | None = None,
+    trace_url: str | None = None,
 ) -> FastAPI:
     """The fleet API over ``ctx``.
 
@@ -81,8 +82,9 @@ def create_app(
         admins). ``gateway``: how the API reaches agents, for a cluster's live view (none: that
     route answers 404). ``heartbeat``: when the scheduler counts as stopped (``/healthz``,
     ``/metrics``; default: 10 intervals of 1 s). ``probes``: the scheduler's contact probes
-    (a cluster's contact is stale after three of their intervals; default: 60 s). Server spans
-    go to ``ctx.tracer``.
+    (a cluster's contact is stale after three of their intervals; default: 60 s). ``trace_url``:
+    where the dashboard links trace ids (default: ``DRIFTWAVE_TRACE_URL``; see
+    :func:`fleet.api.dashboard.add_dashboard`). Server spans go to ``ctx.tracer``.
     """
     heartbeat = heartbeat or HeartbeatPolicy()
     if not actor_header or not set(actor_header) <= _HEADER_CHARS:
@@ -106,7 +108,10 @@ def create_app(
     add_fleet_routes(app)
     add_release_routes(app)
     add_rollout_routes(app)
-    add_dashboard(app)
+    try:
+        add_dashboard(app, trace_url=trace_url)
+    except DashboardConfigError as exc:
+        raise ApiConfigError(str(exc)) from exc
     _whoami(app)
     _metrics(app, ctx, heartbeat)
     publish_models(app, (Fleet, Release, ApproveRequest))

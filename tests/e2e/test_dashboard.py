@@ -227,13 +227,14 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
 
 
 def test_the_overview_ranks_the_rollouts_that_matter_and_the_audit_shows_changes(
-    tmp_path: Path, browser: Browser
+    tmp_path: Path, browser: Browser, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     harness = four_rings(tmp_path)
     ids = history(harness)
     add_window(harness)
     contact_all(harness)
     gateway = InProcessAgentGateway(harness.agents)
+    monkeypatch.setenv("DRIFTWAVE_TRACE_URL", "http://jaeger.test:16686/trace/{traceId}")
     with serving(harness.ctx, access=access(), gateway=gateway) as url:
         page = signed_in(browser, url, "vera")
         fleet = page.locator("section.fleet[data-fleet=demo]")
@@ -300,8 +301,13 @@ def test_the_overview_ranks_the_rollouts_that_matter_and_the_audit_shows_changes
         ).first
         expect(halted.locator("li[data-key=state] ins")).to_have_text("halted")
         expect(halted.locator(".reason")).to_have_text(re.compile(r"[a-z]{3,} [a-z]{2,}"))
-        expect(halted.locator("[data-trace]")).to_have_count(1)
-        expect(halted.locator("button[data-copy]")).to_have_count(1)
+        trace = halted.locator("[data-trace]")
+        trace_id = str(trace.get_attribute("data-trace"))
+        assert re.fullmatch(r"[0-9a-f]{32}", trace_id), trace_id
+        expect(halted.locator("button[data-copy]")).to_have_attribute("data-copy", trace_id)
+        expect(halted.locator("a.trace")).to_have_attribute(
+            "href", f"http://jaeger.test:16686/trace/{trace_id}"
+        )
         shot(approver, "audit")
 
         # the Fleet's own changes: stg-1's maintenance window removed, by whom and why

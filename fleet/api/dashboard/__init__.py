@@ -28,7 +28,10 @@ from __future__ import annotations
 from importlib import resources
 
 from fastapi import FastAPI
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+TRACE_URL_ENV = "DRIFTWAVE_TRACE_URL"
 
 FILES = {
     "index.html": "text/html; charset=utf-8",
@@ -40,12 +43,46 @@ FILES = {
 }
 
 
+class DashboardConfigError(ValueError):
+    """A dashboard setting is unusable (the message names it and the rule)."""
+
+
+class DashboardSettings(BaseSettings):
+    """The dashboard's settings from the environment (``DRIFTWAVE_TRACE_URL``)."""
+
+    model_config = SettingsConfigDict(env_prefix="DRIFTWAVE_", extra="ignore")
+
+    trace_url: str | None = None
+    """Where people read a trace: an http(s) URL with ``{traceId}`` where the trace id goes,
+    e.g. ``http://jaeger:16686/trace/{traceId}``; the page links trace ids there."""
+
+
+def trace_url_template(value: str | None) -> str | None:
+    """``value`` checked as a trace URL template (None or blank: no links); raises
+    :class:`DashboardConfigError` naming the setting and the rule (the value is not echoed:
+    it may carry a credential)."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    if not text.startswith(("http://", "https://")) or "{traceId}" not in text:
+        raise DashboardConfigError(
+            f"{TRACE_URL_ENV} is not a trace URL template "
+            "(rule: an http:// or https:// URL with {traceId} where the trace id goes)"
+        )
+    return text
+
+
 def _read(name: str) -> bytes:
     return resources.files("fleet.api.dashboard").joinpath("static", name).read_bytes()
 
 
-def add_dashboard(app: FastAPI) -> None:
-    """Serve the dashboard at ``/ui/`` (and redirect ``/`` there)."""
+def add_dashboard(app: FastAPI, *, trace_url: str | None = None) -> None:
+    """Serve the dashboard at ``/ui/`` (and redirect ``/`` there). ``trace_url``: the trace URL
+    template (default: ``DRIFTWAVE_TRACE_URL``, read now), served at ``/ui/settings.json`` so
+    the page links trace ids; raises :class:`DashboardConfigError` when it is unusable."""
+    template = trace_url_template(
+        trace_url if trace_url is not None else DashboardSettings().trace_url
+    )
 
     @app.get("/", include_in_schema=False)
     def root() -> RedirectResponse:
@@ -54,6 +91,10 @@ def add_dashboard(app: FastAPI) -> None:
     @app.get("/ui/", include_in_schema=False)
     def index() -> Response:
         return Response(_read("index.html"), media_type=FILES["index.html"])
+
+    @app.get("/ui/settings.json", include_in_schema=False)
+    def settings() -> JSONResponse:
+        return JSONResponse({"traceUrl": template}, headers={"Cache-Control": "no-cache"})
 
     @app.get("/ui/{name}", include_in_schema=False)
     def asset(name: str) -> Response:

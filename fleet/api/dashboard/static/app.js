@@ -81,6 +81,15 @@ document.addEventListener("click", async (event) => {
   }
 });
 
+// Where trace ids link to (the API's DRIFTWAVE_TRACE_URL, with {traceId}), read once.
+let TRACE_URL;
+async function traceUrl() {
+  if (TRACE_URL === undefined) {
+    try { TRACE_URL = (await (await fetch("/ui/settings.json")).json()).traceUrl || null; } catch (e) { TRACE_URL = null; }
+  }
+  return TRACE_URL;
+}
+
 async function render() {
   const hash = location.hash.replace(/^#/, "") || "/";
   const parts = hash.split("/").filter(Boolean).map(decodeURIComponent);
@@ -98,7 +107,7 @@ async function route() {
   try {
     const me = await api("GET", "/v1/whoami");
     ME = { name: me.name || "api", role: me.role || "viewer", rings: me.rings === undefined ? null : me.rings,
-      people: me.people || {}, traceUrl: me.traceUrl || null };
+      people: me.people || {}, traceUrl: await traceUrl() };
     document.getElementById("who").textContent = `${ME.name} (${ME.role})`;
     await render();
     await heartbeat();
