@@ -147,6 +147,9 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
         expect(viewer.locator("tr[data-cluster=can-1] .badge").first).to_have_text("verified")
         # a viewer is offered no Approve, and told who may approve
         expect(viewer.locator("#actions button")).to_have_count(0)
+        expect(viewer.locator("#no-actions")).to_have_text(
+            "no action you (vera, a viewer) may take now"
+        )
         denied = viewer.locator("[data-denied=approve]")
         expect(denied).to_contain_text("approve of ring prod needs an approver or higher: ada")
         expect(viewer.locator("[data-denied=pause]")).to_contain_text(

@@ -69,7 +69,8 @@ function actionsHtml(s) {
   }
   const approval = (s.progress || {}).approval;
   const requires = approval && approval.requires ? `<p class="muted" id="approval-requires">approving ring ${esc(approval.ring)} requires ${esc(approval.requires)}</p>` : "";
-  return `<div class="actions" id="actions">${buttons.join("") || '<span class="muted" id="no-actions">no action you (${esc(ME.name)}, ${esc(article(ME.role))} ${esc(ME.role)}) may take now</span>'}</div>
+  const none = `<span class="muted" id="no-actions">no action you (${esc(ME.name)}, ${esc(article(ME.role))} ${esc(ME.role)}) may take now</span>`;
+  return `<div class="actions" id="actions">${buttons.join("") || none}</div>
     ${denied.join("")}${requires}
     ${notNow.length ? `<details class="muted"><summary>not offered in this state</summary>${notNow.map((t) => `<div>${esc(t)}</div>`).join("")}</details>` : ""}`;
 }
