@@ -94,8 +94,8 @@ def state(harness: FleetHarness, rid: str) -> str:
 
 def history(harness: FleetHarness) -> dict[str, str]:
     """Two halted rollouts (faulty images on canary and dev, ``onFailure: halt``) and one
-    succeeded (staging), run to their end together; then one rolled back (a faulty image on
-    canary again, ``onFailure: rollback``); then one live on prod, soaking for 30 minutes.
+    succeeded (staging), run to their end together; then one rolled back (canary again, whose
+    gate fails: ``onFailure: rollback``); then one live on prod, soaking for 30 minutes.
     Their ids by name: halted1, halted2, succeeded, rolledback, live."""
     quick = {"convergenceTimeout": "10m"}
     ids = {
