@@ -20,6 +20,7 @@ ROUTES = {
     "/v1/fleets": {"get"},
     "/v1/fleets/{name}": {"put"},
     "/v1/fleets/{name}/clusters": {"get"},
+    "/v1/fleets/{name}/audit": {"get"},
     "/v1/fleets/{name}/clusters/{cluster}/agent": {"get"},
     "/v1/plans": {"post"},
     "/v1/rollouts": {"get", "post"},
