@@ -25,12 +25,14 @@ from typing import Any
 from agent.api.base import Condition
 from agent.api.kube import Node
 from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
 from agent.clock import Clock
 from agent.disruption.commands import Command
 from agent.disruption.halts import DriftHalts
 from agent.kube.port import Cluster, NotFound
 from agent.lifecycle.conditions import is_true, with_condition, without_condition
 from agent.provisioning.provisioner import Provisioner
+from agent.scheduling.plans import NewClaim
 from agent.scheduling.taints import DISRUPTED_NO_SCHEDULE_TAINT
 
 TIMEOUT = timedelta(minutes=10)
@@ -84,7 +86,21 @@ class Orchestrator:
         return released
 
     def start(self, command: Command) -> None:
-        """Taint and mark the candidates, create the replacements (see the module docstring)."""
+        """Taint and mark the candidates, create the replacements (see the module docstring).
+
+        Each replacement is created in the NodePool its plan was made in, which need not be a
+        candidate's (a drifted node's pods may fit better in another pool). Were that NodePool
+        gone meanwhile, the command is dropped before anything changes."""
+        try:
+            pools = [self._pool_of(plan, command) for plan in command.replacements]
+        except NotFound as gone:
+            self.record(
+                "DisruptionAbandoned",
+                f"command/{command.method}",
+                f"a replacement's NodePool is gone: {gone}",
+                {"method": command.method, "candidates": [c.name for c in command.candidates]},
+            )
+            return
         command.created = self.clock.now()
         self._started += 1
         command.id = self._started
@@ -99,12 +115,8 @@ class Orchestrator:
                     message=command.detail,
                 )
                 self.cluster.update(with_condition(claim, marked, self.clock.now()))
-        for plan in command.replacements:
-            pool = command.candidates[0].pool
-            named = next(
-                (c.pool for c in command.candidates if c.pool.name == plan.pool.name), pool
-            )
-            command.replacement_names.append(self.provisioner.create_claim(plan, named).name)
+        for plan, pool in zip(command.replacements, pools, strict=True):
+            command.replacement_names.append(self.provisioner.create_claim(plan, pool).name)
         self.record(
             "DisruptionStarted",
             f"command/{command.id}",
@@ -121,6 +133,14 @@ class Orchestrator:
         self.commands.append(command)
         if not command.replacements:
             self._delete_candidates(command)
+
+    def _pool_of(self, plan: NewClaim, command: Command) -> NodePool:
+        """The NodePool a replacement was planned in (a candidate's, else read from the
+        cluster; :class:`NotFound` when it is gone)."""
+        for candidate in command.candidates:
+            if candidate.pool.name == plan.pool.name:
+                return candidate.pool
+        return self.cluster.get(NodePool, plan.pool.name)
 
     def reconcile(self) -> int:
         """Advance every command; return how many changed state."""

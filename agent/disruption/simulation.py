@@ -12,7 +12,10 @@ command is impossible too (otherwise a candidate's pod could take the room kept 
 leave one of them with nowhere to go). Nor may a candidate pod count on a node that has not
 initialized yet (a NodeClaim still booting): whether it will ever take pods is not known, so such
 a placement fails the command (Karpenter's ``UninitializedNodeError``); pods of nodes already
-being disrupted may count on such nodes (their replacements).
+being disrupted may count on such nodes (their replacements). In Karpenter's order the solve
+stops at the first such placement (the command has failed; the other pods need no place), so a
+pass that tries many candidates while their replacements boot stays cheap; the decision is the
+same, and the reason given is that placement.
 
 Nor may a candidate's pods take the place of a pending pod: when a pending pod that would find
 a place with the candidates left where they are finds none once their pods move, the command is
@@ -30,7 +33,7 @@ from agent.disruption.commands import PassContext
 from agent.provisioning.view import simulate
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import HOSTNAME, PodRef
-from agent.scheduling.scheduler import Result
+from agent.scheduling.scheduler import Result, Veto, Vetoed
 from agent.scheduling.strategy import Strategy
 
 
@@ -51,7 +54,19 @@ def reschedule(
     )
     pending = shapes.refs(context.pending)
     without = set(context.busy) | {c.name for c in candidates} | set(avoid)
-    result = simulate(context.view, [*moving, *pending], without, strategy, prune=True)
+    booting = _uninitialized(context)
+    veto = None
+    if strategy == "karpenter" and booting and moving:
+        veto = Veto(frozenset(booting), frozenset(ref.key for ref in moving))
+    try:
+        result = simulate(
+            context.view, [*moving, *pending], without, strategy, prune=True, veto=veto
+        )
+    except Vetoed as doomed:
+        # The command fails whatever the other pods do: no need to place them.
+        return Result(
+            errors={doomed.pod: f"would schedule against uninitialized node {doomed.node}"}
+        )
     unbound = shapes.refs(p for p in context.pending if not p.spec.node_name)
     waiting = {ref.key for ref in unbound}
     stranded = [ref for ref in unbound if ref.key in result.errors]
@@ -59,7 +74,6 @@ def reschedule(
     if stranded and not result.errors:
         _displaced(context, pending, stranded, moving, result, strategy)
     if result.existing:
-        booting = _uninitialized(context)
         candidate_pods = {ref.key for ref in moving}
         for name, placed in result.existing.items():
             if name in booting:

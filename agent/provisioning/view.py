@@ -26,7 +26,7 @@ from agent.provisioning.pools import build_pool, resource_order
 from agent.provisioning.state import daemon_template, existing_capacity, running_capacity
 from agent.scheduling.plans import ExistingNode, NodeMemo, PoolPlan
 from agent.scheduling.pods import HOSTNAME, PodRef, ShapeCache, shape_of
-from agent.scheduling.scheduler import Result
+from agent.scheduling.scheduler import Result, Veto
 from agent.scheduling.strategy import Strategy, solve
 from agent.scheduling.topology import Topology
 
@@ -254,13 +254,14 @@ def simulate(
     strategy: Strategy = "driftwave",
     *,
     prune: bool = False,
+    veto: Veto | None = None,
 ) -> Result:
     """Where ``pods`` would go if the nodes named in ``without`` were gone (their bound pods no
     longer counted in the topology). The view is left unchanged.
 
     ``prune`` leaves out, before solving, the nodes without room for even the smallest request
     of every resource among ``pods`` (no pod could join them): the answer is the same, found
-    faster on large clusters.
+    faster on large clusters. ``veto``: see :func:`agent.scheduling.strategy.solve`.
     """
     existing = view.existing
     topology = view.topology
@@ -281,7 +282,7 @@ def simulate(
                 topology.record(ref.shape, view.domains(node), amount=-1)
         for ref in pods:
             topology.owned(ref.shape)
-    return solve(_released(view, without), pods, existing, topology, strategy)
+    return solve(_released(view, without), pods, existing, topology, strategy, veto)
 
 
 def _smallest_request(index: Mapping[str, int], pods: Sequence[PodRef]) -> np.ndarray:

@@ -58,6 +58,25 @@ class OutOfTime(Exception):
     """A solve passed its deadline (see :meth:`Scheduler.solve`)."""
 
 
+@dataclass(frozen=True)
+class Veto:
+    """Placements that doom a solve: any of ``pods`` (keys) joining any of ``nodes`` (names).
+    A disruption's simulation fails once a candidate's pod would join a node not initialized
+    yet, whatever the other pods do, so its solve may stop there (:class:`Vetoed`)."""
+
+    nodes: frozenset[str]
+    pods: frozenset[str]
+
+
+class Vetoed(Exception):
+    """A solve placed a pod where its :class:`Veto` forbids (it stops there)."""
+
+    def __init__(self, node: str, pod: str) -> None:
+        super().__init__(f"pod {pod} would join node {node}")
+        self.node = node
+        self.pod = pod
+
+
 @dataclass
 class Result:
     """What a solve decided."""
@@ -127,6 +146,8 @@ class Scheduler:
         self._host_counts: dict[int, np.ndarray] = {}
         self._host_owners: dict[int, np.ndarray] = {}
         self.existing = list(existing)
+        self.veto: Veto | None = None
+        """Placements that end the solve (:class:`Vetoed`); none by default."""
         self.topology = topology or Topology()
         self.claims: list[NewClaim] = []
         self._vectors: dict[int, np.ndarray | None] = {}
@@ -238,6 +259,9 @@ class Scheduler:
     def _add(self, pod: PodRef, attempt: Attempt, result: Result) -> list[str]:
         for node in self.existing:
             if self._try_existing(node, pod, attempt):
+                veto = self.veto
+                if veto is not None and node.name in veto.nodes and pod.key in veto.pods:
+                    raise Vetoed(node.name, pod.key)
                 result.existing.setdefault(node.name, []).append(pod)
                 if not self.karpenter_order:
                     self.quotas.placed(pod.shape)

@@ -24,7 +24,7 @@ from agent.scheduling.plans import ExistingNode, PoolPlan, weight_order
 from agent.scheduling.pods import PodRef, PodShape
 from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
 from agent.scheduling.requirements import Requirements
-from agent.scheduling.scheduler import OutOfTime, Result, Scheduler
+from agent.scheduling.scheduler import OutOfTime, Result, Scheduler, Veto
 from agent.scheduling.taints import untolerated
 from agent.scheduling.topology import Topology
 from agent.scheduling.typetable import BoolArray, IntArray, TypeTable
@@ -279,10 +279,15 @@ def solve(
     existing: Sequence[ExistingNode] = (),
     topology: Topology | None = None,
     strategy: Strategy = "driftwave",
+    veto: Veto | None = None,
 ) -> Result:
     """Schedule ``pods`` with the chosen strategy (see :data:`PORTFOLIO_MAX_PODS` and
     :data:`SAFETY_NET_MAX_PODS`). Every plan is made on copies: ``pools``, ``existing`` and
-    ``topology`` are left as they were."""
+    ``topology`` are left as they were. ``veto`` (Karpenter's order only: its one solve is the
+    answer) raises :class:`~agent.scheduling.scheduler.Vetoed` at the first placement it
+    forbids."""
+    if veto is not None and strategy != "karpenter":
+        raise ValueError("a veto applies to a solve in Karpenter's order only")
 
     def plan(chosen: Strategy, deadline: float | None = None) -> tuple[Result, float]:
         """The solve and the price of the mix plans it followed (0: none)."""
@@ -293,6 +298,7 @@ def solve(
             topology.copy() if topology is not None else None,
             chosen,
         )
+        scheduler.veto = veto
         planned = sum(mix.cost for mix in scheduler.quotas.plans.values())
         return scheduler.solve(pods, deadline), planned
 

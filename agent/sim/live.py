@@ -7,7 +7,10 @@ agent service's), so a request never sees the world half-way through a step, and
 ``on_step`` afterwards (the service moves its waves along there).
 
 If the CPU cannot keep up, virtual time simply lags: a step never covers more than
-``max_lag`` seconds of real time, whatever time passed since the previous one. :meth:`step`
+``max_lag`` seconds of real time, whatever time passed since the previous one, and a step
+that has held the lock for ``max_hold`` seconds ends after the timer it is running (the
+world's clock stays at that timer; the next step goes on from there), so requests are
+answered within about one timer's work even when the world is slow to simulate. :meth:`step`
 advances by hand (tests use it without the thread). The timeline and the other records a
 world keeps are trimmed to their latest entries, so a long-running agent stays small.
 """
@@ -38,6 +41,7 @@ class LiveSimulation:
         lock: threading.RLock | None = None,
         on_step: Callable[[], None] | None = None,
         max_lag: float = 1.0,
+        max_hold: float | None = 0.5,
     ) -> None:
         if not speed > 0:
             raise ValueError(
@@ -49,6 +53,10 @@ class LiveSimulation:
         self.speed = speed
         self.tick = tick
         self.max_lag = max(max_lag, tick)
+        if max_hold is not None and not max_hold > 0:
+            raise ValueError(f"max_hold must be above 0 seconds (or None), not {max_hold}")
+        self.max_hold = max_hold
+        """How long one step may hold the lock before it lets requests in (None: no bound)."""
         self.lock = lock if lock is not None else threading.RLock()
         self.on_step = on_step
         self._stop = threading.Event()
@@ -56,14 +64,22 @@ class LiveSimulation:
         self.error: BaseException | None = None
         """What stopped the thread, if a step raised (the thread then ends)."""
 
-    def step(self, seconds: float) -> None:
-        """Advance the world by ``seconds`` of virtual time, running every timer due."""
+    def step(self, seconds: float, hold: float | None = None) -> bool:
+        """Advance the world by ``seconds`` of virtual time, running every timer due; True when
+        it got there. With ``hold`` (the thread's steps pass ``max_hold``), the step ends early
+        (False) once it has held the lock that long: the timers left run in the next step, and
+        virtual time lags meanwhile."""
         with self.lock:
             world = self.world
             end = world.clock.now() + timedelta(seconds=seconds)
-            world.run_until(end, self._stepped)
+            stop = None
+            if hold is not None:
+                deadline = time.monotonic() + hold
+                stop = lambda: time.monotonic() >= deadline  # noqa: E731
+            reached = world.run_until(end, self._stepped, stop)
             self._stepped()
             _trim(world)
+            return reached
 
     def virtual_seconds(self, elapsed: float) -> float:
         """The virtual time a step covers after ``elapsed`` real seconds: ``speed`` times it,
@@ -99,7 +115,7 @@ class LiveSimulation:
             now = time.monotonic()
             elapsed, last = now - last, now
             try:
-                self.step(self.virtual_seconds(elapsed))
+                self.step(self.virtual_seconds(elapsed), self.max_hold)
             except Exception as exc:  # keep the cause for the owner; a broken world stops
                 self.error = exc
                 return

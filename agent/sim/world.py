@@ -284,9 +284,16 @@ class World:
             if not changed:
                 return
 
-    def run_until(self, end: datetime, after_each: Callable[[], None] | None = None) -> None:
+    def run_until(
+        self,
+        end: datetime,
+        after_each: Callable[[], None] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> bool:
         """Run every timer due up to ``end``, settling the controllers after each (and calling
-        ``after_each``), then move the clock to ``end``."""
+        ``after_each``), then move the clock to ``end``; True when it got there. ``stop`` is
+        asked after each timer: once it says True the run ends where it stands (the clock at
+        the last timer run, False returned), so a caller bounds how long one call takes."""
         self.settle()
         while True:
             upcoming = self.clock.next_timer()
@@ -296,7 +303,10 @@ class World:
             self.settle()
             if after_each is not None:
                 after_each()
+            if stop is not None and stop():
+                return False
         self.clock.run_until(end)
+        return True
 
     def nominations(self) -> dict[str, str]:
         """Pod → node of the NodeClaim the provisioner planned it on (once registered)."""

@@ -76,3 +76,38 @@ def test_a_topology_copy_counts_on_its_own() -> None:
     assert copied.counts == {"zone-a": 1, "zone-b": 3}
     assert twin.owned(shape)[0][0] is copied
     assert twin.signature(shape) == original.signature(shape)
+
+
+def test_a_veto_stops_the_solve_at_the_placement_a_full_solve_makes() -> None:
+    from agent.scheduling.scheduler import Veto, Vetoed
+
+    placed = mixed_pods(cpu_heavy=4, memory_heavy=4)
+    plan = pool()
+    size = plan.table.alloc[0]
+    nodes = [
+        ExistingNode("node-a", {}, [], size.copy(), np.zeros_like(size)),
+        ExistingNode("node-b", {}, [], size.copy(), np.zeros_like(size)),
+    ]
+    full = solve([plan], placed, nodes, strategy="karpenter")
+    on_b = {ref.key for ref in full.existing.get("node-b", [])}
+    assert on_b, full.existing  # the full solve puts some pods on node-b
+    watched = sorted(on_b)[0]
+    with pytest.raises(Vetoed) as stopped:
+        solve(
+            [plan],
+            placed,
+            nodes,
+            strategy="karpenter",
+            veto=Veto(frozenset({"node-b"}), frozenset({watched})),
+        )
+    assert (stopped.value.node, stopped.value.pod) == ("node-b", watched)
+    # A veto on pods the full solve places elsewhere changes nothing.
+    elsewhere = frozenset(ref.key for ref in full.existing.get("node-a", []))
+    kept = solve(
+        [plan], placed, nodes, strategy="karpenter", veto=Veto(frozenset({"node-b"}), elsewhere)
+    )
+    assert {k: [r.key for r in v] for k, v in kept.existing.items()} == {
+        k: [r.key for r in v] for k, v in full.existing.items()
+    }
+    with pytest.raises(ValueError, match="Karpenter's order"):
+        solve([plan], placed, nodes, strategy="driftwave", veto=Veto(frozenset(), frozenset()))

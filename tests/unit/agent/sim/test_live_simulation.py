@@ -98,3 +98,52 @@ def test_a_simulation_starts_once() -> None:
     r = rig(nodes=1)
     with LiveSimulation(r.world, 1.0, tick=0.01) as sim, pytest.raises(RuntimeError):
         sim.start()
+
+
+def test_a_step_holding_the_lock_too_long_ends_after_the_timer_it_runs() -> None:
+    r = rig(nodes=2)
+    start = r.world.clock.now()
+    ran: list[int] = []
+
+    def slow(n: int) -> None:
+        ran.append(n)
+        time.sleep(0.05)
+
+    for n in range(1, 5):
+        r.world.clock.call_at(start + timedelta(seconds=n), lambda n=n: slow(n))
+    sim = LiveSimulation(r.world, 1.0, lock=r.service.lock, max_hold=0.01)
+    assert sim.step(60, sim.max_hold) is False  # the first slow timer used up the hold
+    assert ran == [1]
+    assert r.world.clock.now() == start + timedelta(seconds=1)  # the clock stays at that timer
+    assert sim.step(60) is True  # by hand, without a hold: every timer due, to the end
+    assert ran == [1, 2, 3, 4]
+    assert r.world.clock.now() == start + timedelta(seconds=61)
+
+
+def test_the_thread_lets_requests_in_while_the_world_is_slow() -> None:
+    r = rig(nodes=2)
+    start = r.world.clock.now()
+
+    def slow() -> None:
+        time.sleep(0.05)
+        r.world.clock.call_at(r.world.clock.now() + timedelta(seconds=1), slow)
+
+    r.world.clock.call_at(start, slow)  # every virtual second costs 50 ms of real time
+    waits: list[float] = []
+    with LiveSimulation(r.world, 600.0, tick=0.01, lock=r.service.lock, max_hold=0.1):
+        for _ in range(10):
+            began = time.monotonic()
+            with r.service.lock:
+                waits.append(time.monotonic() - began)
+            time.sleep(0.02)
+    # Unbounded, one step would hold the lock for 600 timers (30 s); bounded, a request
+    # waits at most the hold plus one timer.
+    assert max(waits) < 1.0, waits
+    assert r.world.clock.now() < start + timedelta(seconds=600)
+
+
+def test_the_hold_is_positive_or_none() -> None:
+    r = rig(nodes=2)
+    with pytest.raises(ValueError, match="max_hold"):
+        LiveSimulation(r.world, 1.0, max_hold=0)
+    assert LiveSimulation(r.world, 1.0, max_hold=None).max_hold is None
