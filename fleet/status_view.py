@@ -12,7 +12,7 @@ state)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rich.console import Group as RenderGroup
@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fleet.domain.machine import TERMINAL
+from fleet.domain.waits import span
 
 STATE_STYLE = {
     "succeeded": "green",
@@ -169,17 +170,7 @@ def _eta(status: dict[str, Any], progress: dict[str, Any]) -> list[Text]:
 
 def duration(seconds: float) -> str:
     """Seconds as people read them: ``45s``, ``6m52s``, ``1h12m``, ``2d3h``."""
-    whole = max(0, round(seconds))
-    days, rest = divmod(whole, 86_400)
-    hours, rest = divmod(rest, 3_600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d{hours}h" if hours else f"{days}d"
-    if hours:
-        return f"{hours}h{minutes}m" if minutes else f"{hours}h"
-    if minutes:
-        return f"{minutes}m{secs}s" if secs else f"{minutes}m"
-    return f"{secs}s"
+    return span(timedelta(seconds=seconds), seconds_too=True)
 
 
 def note(cluster: dict[str, Any]) -> Text:

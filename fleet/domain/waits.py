@@ -36,9 +36,11 @@ class Wait:
         return f"{self.reason} ({'in ' + span(left) if left > timedelta(0) else 'due now'})"
 
 
-def span(delta: timedelta) -> str:
-    """A positive duration in its two largest units: ``4d2h``, ``3h12m``, ``4m``, ``45s``."""
-    seconds = max(0, int(delta.total_seconds()))
+def span(delta: timedelta, *, seconds_too: bool = False) -> str:
+    """A positive duration in its two largest units: ``4d2h``, ``3h12m``, ``4m``, ``45s``
+    (``seconds_too``: minutes with their seconds, ``6m52s``, rounded to the second)."""
+    total = delta.total_seconds()
+    seconds = max(0, round(total) if seconds_too else int(total))
     days, rest = divmod(seconds, 86_400)
     hours, rest = divmod(rest, 3_600)
     minutes, secs = divmod(rest, 60)
@@ -47,7 +49,7 @@ def span(delta: timedelta) -> str:
     if hours:
         return f"{hours}h{minutes}m" if minutes else f"{hours}h"
     if minutes:
-        return f"{minutes}m"
+        return f"{minutes}m{secs}s" if seconds_too and secs else f"{minutes}m"
     return f"{secs}s"
 
 

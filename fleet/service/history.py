@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from fleet.service.context import FleetContext
-from fleet.service.queries import iso
+from fleet.service.queries import iso, step_outcome
 
 
 class ClusterUnknown(LookupError):
@@ -73,17 +73,7 @@ def _row(rollout: Any, wave: Any, step: Any) -> dict[str, Any]:
         "rollout": rollout.id,
         "release": rollout.release.name,
         "rolloutState": rollout.state,
-        "ring": wave.ring,
-        "wave": wave.index + 1,
-        "step": step.id,
-        "state": step.state,
-        "rollback": step.rollback_state,
-        "imageBefore": step.image_before,
-        "imageAfter": step.image_after,
-        "nodes": step.nodes,
-        "nodesReplaced": step.nodes_replaced,
-        "attempts": step.attempts,
+        **step_outcome(step, wave),
         "startedAt": iso(_began(step)),
         "finishedAt": iso(step.finished_at),
-        "error": step.error,
     }

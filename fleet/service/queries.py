@@ -27,10 +27,10 @@ def iso(at: datetime | None) -> str | None:
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _step(step: Any, wave: Any) -> dict[str, Any]:
-    result = step.result or {}
+def step_outcome(step: Any, wave: Any) -> dict[str, Any]:
+    """Where a step stood and what it did: its ring and wave (from 1), state, rollback,
+    images before and after, nodes, nodes replaced, attempts and error."""
     return {
-        "cluster": step.cluster.name,
         "ring": wave.ring,
         "wave": wave.index + 1,
         "step": step.id,
@@ -42,6 +42,14 @@ def _step(step: Any, wave: Any) -> dict[str, Any]:
         "nodesReplaced": step.nodes_replaced,
         "attempts": step.attempts,
         "error": step.error,
+    }
+
+
+def _step(step: Any, wave: Any) -> dict[str, Any]:
+    result = step.result or {}
+    return {
+        "cluster": step.cluster.name,
+        **step_outcome(step, wave),
         "phase": result.get("phase"),
         "progress": result.get("progress"),
         "dispatchedAt": iso(step.dispatched_at),
