@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
@@ -105,12 +106,15 @@ def test_a_step_holding_the_lock_too_long_ends_after_the_timer_it_runs() -> None
     start = r.world.clock.now()
     ran: list[int] = []
 
-    def slow(n: int) -> None:
-        ran.append(n)
-        time.sleep(0.05)
+    def slow(n: int) -> Callable[[], None]:
+        def timer() -> None:
+            ran.append(n)
+            time.sleep(0.05)
+
+        return timer
 
     for n in range(1, 5):
-        r.world.clock.call_at(start + timedelta(seconds=n), lambda n=n: slow(n))
+        r.world.clock.call_at(start + timedelta(seconds=n), slow(n))
     sim = LiveSimulation(r.world, 1.0, lock=r.service.lock, max_hold=0.01)
     assert sim.step(60, sim.max_hold) is False  # the first slow timer used up the hold
     assert ran == [1]

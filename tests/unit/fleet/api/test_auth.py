@@ -37,7 +37,8 @@ def audit_rows(fleet: Traced) -> list[tuple[str, str]]:
     folded: list[tuple[str, str]] = []
     for action, actor in rows:
         if action.startswith("cluster."):
-            assert folded and folded[-1] == ("fleet.apply", actor), (action, actor, folded)
+            assert folded, (action, actor)
+            assert folded[-1] == ("fleet.apply", actor), (action, actor, folded)
             continue
         folded.append((action, actor))
     return folded
