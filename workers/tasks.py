@@ -65,7 +65,12 @@ def register_tasks(
     if prober is not None:
         build_prober = prober
 
-        @app.task(name=PROBES_TASK)  # type: ignore[untyped-decorator]
+        # A probe is acknowledged on receipt: losing one costs a probe interval, and an
+        # unacknowledged message is what the broker has to restore when its connection drops
+        # (kombu's restore path is where a Redis restart can stop a worker).
+        @app.task(  # type: ignore[untyped-decorator]
+            name=PROBES_TASK, acks_late=False, reject_on_worker_lost=False
+        )
         def probes(payload: dict[str, Any]) -> None:
             build_prober().probe(ProbeMessage.from_dict(payload))
 

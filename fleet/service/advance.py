@@ -20,7 +20,7 @@ from fleet.domain.machine import (
     StepState,
     WaveState,
 )
-from fleet.domain.waits import Wait, approval_wait, soak_wait
+from fleet.domain.waits import Wait, approval_wait, soak_wait, span
 from fleet.service.confirm import confirm
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.views import (
@@ -211,7 +211,7 @@ def _running(tick: _Tick, wave: WaveView) -> Decision:
                         frozenset({step.state}),
                         StepState.TIMED_OUT,
                         {
-                            "error": f"not converged within {ring.convergence_timeout}",
+                            "error": f"not converged within {span(ring.convergence_timeout)}",
                             "finished_at": tick.now,
                         },
                     )
@@ -238,7 +238,7 @@ def _running(tick: _Tick, wave: WaveView) -> Decision:
             RolloutState.SOAKING,
             wave.ring_index,
             wave.index,
-            f"wave converged; soaking {ring.soak}",
+            f"wave converged; soaking {span(ring.soak)}",
         ),
         SetWave(wave.id, WaveState.SOAKING, soak_until=soak_until),
     )

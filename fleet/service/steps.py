@@ -30,6 +30,7 @@ from opentelemetry.trace import SpanKind
 
 from fleet.db.errors import DatabaseError
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
+from fleet.domain.waits import span
 from fleet.gateway import AgentGateway, AgentRejected, AgentUnreachable, WaveUnknown
 from fleet.service.context import FleetContext
 from fleet.service.load import ReleaseCache
@@ -231,7 +232,7 @@ class StepRunner:
             return _done(f"failed: {reason}")
         started = snap.started_at or self.ctx.now()
         if self.ctx.now() - started > snap.deadline:
-            note = f"not converged within {snap.deadline}"
+            note = f"not converged within {span(snap.deadline)}"
             self.writes.move(snap, state, StepState.TIMED_OUT, note=note, result=wave, error=note)
             return _done("timed out")
         self.writes.move(snap, state, state, result=wave, error=None)
