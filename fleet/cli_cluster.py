@@ -20,6 +20,7 @@ from fleet.clicore import (
     emit,
     output_format,
     show_help_when_bare,
+    stamp,
     table_console,
 )
 
@@ -90,8 +91,8 @@ def _table(found: dict[str, Any], wide: bool) -> None:
             f"{step['imageBefore'] or '?'} → {step['imageAfter'] or '?'}",
             _count(step["nodes"]),
             _count(step["nodesReplaced"]),
-            step["startedAt"] or "",
-            step["finishedAt"] or "",
+            stamp(step["startedAt"]),
+            stamp(step["finishedAt"]),
         ]
         if wide:
             cells += [step["step"], str(step["attempts"]), step["rolloutState"]]

@@ -20,6 +20,7 @@ from fleet.clicore import (
     emit,
     output_format,
     show_help_when_bare,
+    stamp,
     table_console,
 )
 
@@ -139,7 +140,7 @@ def _clusters(clusters: list[dict[str, Any]], wide: bool) -> None:
             contact = c.get("contact") or {}
             labels = c.get("labels") or {}
             row.append(", ".join(f"{k}={v}" for k, v in labels.items()) or "-")
-            row.append(contact.get("lastContact") or c.get("lastSeen") or "-")
+            row.append(stamp(contact.get("lastContact") or c.get("lastSeen")))
             row.append(_health(contact))
         table.add_row(*(str(cell) for cell in row))
     table_console().print(table)

@@ -14,7 +14,15 @@ from rich.console import Console
 
 from fleet import cli_rollout_ops as ops
 from fleet.cli_context import fail, fleet_context
-from fleet.clicore import Group, JsonOpt, OutputOpt, emit, output_format, show_help_when_bare
+from fleet.clicore import (
+    Group,
+    JsonOpt,
+    OutputOpt,
+    emit,
+    output_format,
+    show_help_when_bare,
+    when,
+)
 
 if TYPE_CHECKING:
     from agent.api.manifests import Finding
@@ -257,11 +265,6 @@ def _window(cluster: ClusterPlan) -> str:
         state = f"no window within {HORIZON.days} days"
     step = when(cluster.starts_at) if cluster.starts_at else "unknown"
     return f"{state}; step expected {step}"
-
-
-def when(at: datetime | None) -> str:
-    """A time for people: ``2026-01-05 21:00 UTC``."""
-    return "unknown" if at is None else at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def human(span: timedelta | None) -> str:

@@ -17,7 +17,15 @@ import typer
 from rich.table import Table
 
 from fleet.cli_context import ActorOpt, fail, fleet_context, run
-from fleet.clicore import JsonOpt, Output, OutputOpt, emit, output_format, table_console
+from fleet.clicore import (
+    JsonOpt,
+    Output,
+    OutputOpt,
+    emit,
+    output_format,
+    stamp,
+    table_console,
+)
 
 RolloutArg = Annotated[str, typer.Argument(help="The rollout's id (see driftwave rollout list).")]
 
@@ -130,10 +138,13 @@ def status(
 
 def list_(
     active: Annotated[bool, typer.Option(help="Only rollouts not finished yet.")] = False,
+    limit: Annotated[
+        int, typer.Option(min=1, help="Show the newest this many rollouts (at least 1).")
+    ] = 50,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List rollouts, oldest first.
+    """List the newest rollouts (50 unless --limit says), oldest first.
 
     -o wide adds the reason each rollout stands where it does and when it finished.
 
@@ -143,7 +154,7 @@ def list_(
     from fleet.service.queries import list_rollouts
 
     with fleet_context() as ctx:
-        rows = run(lambda: list_rollouts(ctx, active=active))
+        rows = run(lambda: list_rollouts(ctx, active=active, limit=limit))
     emit(rows, chosen, table=lambda shown: _rollouts(shown, False), wide=_rollouts_wide)
 
 
@@ -161,9 +172,9 @@ def _rollouts(rows: list[dict[str, Any]], wide: bool) -> None:
         state = row["state"] + (" (paused)" if row["paused"] else "")
         if row["queuedBehind"]:
             state += f" (waiting for rollout {row['queuedBehind']} to end)"
-        cells = [row["id"], row["release"], row["fleet"], state, steps, row["createdAt"]]
+        cells = [row["id"], row["release"], row["fleet"], state, steps, stamp(row["createdAt"])]
         if wide:
-            cells += [row.get("finishedAt") or "-", row.get("reason") or "-"]
+            cells += [stamp(row.get("finishedAt")), row.get("reason") or "-"]
         table.add_row(*cells)
     table_console().print(table)
 
@@ -281,7 +292,7 @@ def _audit(rows: list[dict[str, Any]], wide: bool) -> None:
         table.add_column("SPAN", no_wrap=True)
     for row in rows:
         before, after = row.get("before"), row.get("after")
-        cells = [row["at"], row["actor"], row["action"], row["object"]]
+        cells = [stamp(row["at"]), row["actor"], row["action"], row["object"]]
         if wide:
             cells += [_values(before), _values(after), audit_reason(row)]
             cells += [row.get("traceId") or "-", row.get("spanId") or "-"]

@@ -13,6 +13,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -227,6 +228,25 @@ def as_yaml(data: Any) -> str:
         plain, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1 << 16
     )
     return text
+
+
+def when(at: datetime | None) -> str:
+    """A time for people, to the minute: ``2026-01-05 21:00 UTC`` (``unknown`` for None)."""
+    return "unknown" if at is None else at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def stamp(text: str | None) -> str:
+    """An RFC 3339 time from the API or the database as people read it in a table, to the
+    second: ``2026-01-05 21:00:07 UTC`` (``-`` for none; text that is not a time as it is)."""
+    if not text:
+        return "-"
+    try:
+        at = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def show_help_when_bare(ctx: typer.Context) -> None:

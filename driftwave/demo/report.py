@@ -221,7 +221,7 @@ def write_report(
         *_waves_table(result),
         *_clusters_table(result),
         "<h2>Audit trail</h2>",
-        audit_table(audit, spans, [r["name"] for r in result["rings"]]),
+        audit_table(audit, spans),
         "<h2>Trace spans named by the audit</h2>",
         span_table(spans) if spans else "<p>The trace file holds none of the audit's spans.</p>",
         "</body></html>",

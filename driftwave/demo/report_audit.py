@@ -51,21 +51,6 @@ def flatten(value: Any, prefix: str = "") -> dict[str, str]:
     return {prefix or "value": scalar(value)}
 
 
-def _readable(entry: Mapping[str, Any], rings: Sequence[str], doc: Any) -> Any:
-    """A rollout's ring and wave positions as people count them: the ring by name, the wave
-    from 1 (the audit stores both from 0)."""
-    if not isinstance(doc, Mapping) or not str(entry.get("object", "")).startswith("rollout/"):
-        return doc
-    out = dict(doc)
-    ring = out.get("ring")
-    if isinstance(ring, int) and not isinstance(ring, bool) and 0 <= ring < len(rings):
-        out["ring"] = rings[ring]
-    wave = out.get("wave")
-    if isinstance(wave, int) and not isinstance(wave, bool):
-        out["wave"] = wave + 1
-    return out
-
-
 def reason(entry: Mapping[str, Any]) -> str:
     """Why the change was made: the entry's ``reason``, else its ``after``'s reason or note."""
     given = entry.get("reason")
@@ -79,12 +64,12 @@ def reason(entry: Mapping[str, Any]) -> str:
     return ""
 
 
-def changes(entry: Mapping[str, Any], rings: Sequence[str] = ()) -> list[str]:
+def changes(entry: Mapping[str, Any]) -> list[str]:
     """What the entry changed, one ``key: before → after`` line per key that differs (a key
     only after: ``key: value``; only before: ``key: value → removed``); the reason, shown in
     its own column, is left out."""
-    before = flatten(_readable(entry, rings, entry.get("before")) or {})
-    after = flatten(_readable(entry, rings, entry.get("after")) or {})
+    before = flatten(entry.get("before") or {})
+    after = flatten(entry.get("after") or {})
     why = reason(entry)
     lines = []
     for key in [*before, *(k for k in after if k not in before)]:
@@ -135,7 +120,6 @@ def load_spans(
 def audit_table(
     audit: Sequence[Mapping[str, Any]],
     spans: Mapping[str, Mapping[str, Any]],
-    rings: Sequence[str] = (),
 ) -> str:
     """The audit trail as an HTML table; each row's trace cell links to its span in the
     report's span table when the trace file holds it."""
@@ -147,7 +131,7 @@ def audit_table(
     ]
     for entry in audit:
         stamp = str(entry.get("at") or "")
-        lines = "<br>".join(e(line) for line in changes(entry, rings))
+        lines = "<br>".join(e(line) for line in changes(entry))
         span_id = str(entry.get("spanId") or "")
         span = spans.get(span_id)
         ids = f"trace {entry.get('traceId') or '-'} span {span_id or '-'}"

@@ -70,7 +70,8 @@ def _reading(app: FastAPI) -> None:
         responses=v1_responses({200: {"model": RolloutsDocument}}),
     )
     def get_rollouts(ctx: Ctx, active: ActiveQuery = False, limit: LimitQuery = 50) -> JSONResponse:
-        """The rollouts, oldest first (``?active=true``: only those not finished)."""
+        """The newest ``limit`` rollouts, oldest first (``?active=true``: only those not
+        finished)."""
         return JSONResponse({"rollouts": list_rollouts(ctx, active=active, limit=limit)})
 
     @app.get(

@@ -144,6 +144,12 @@ class RingPlan:
         return out
 
 
+def rolled_rings(plan: dict[str, Any] | None) -> tuple[str, ...]:
+    """The names of the rings a stored plan (:meth:`Plan.as_dict`) rolls, in order: a
+    rollout's ``ring_index`` counts these."""
+    return tuple(str(r["name"]) for r in (plan or {}).get("rings", []) if r.get("rolled"))
+
+
 def gates_dict(gates: GateSpec) -> dict[str, Any]:
     """A ring's gates as JSON-ready data."""
     return {

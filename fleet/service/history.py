@@ -49,15 +49,10 @@ def cluster_history(ctx: FleetContext, name: str, fleet: str | None = None) -> d
     with ctx.reading() as uow:
         found = _fleet_of(uow, name, fleet)
         rows: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-        for rollout in uow.rollouts.list(fleet=found):
-            waves = {w.id: w for w in uow.waves.list(rollout.id)}
-            for step in uow.steps.list(rollout.id):
-                if step.cluster.name != name:
-                    continue
-                wave = waves[step.wave_id]
-                began = _began(step)
-                key = (rollout.created_at, rollout.id, wave.seq, began is not None, began)
-                rows.append((key, _row(rollout, wave, step)))
+        for step, wave, rollout in uow.steps.of_cluster(found, name):
+            began = _began(step)
+            key = (rollout.created_at, rollout.id, wave.seq, began is not None, began)
+            rows.append((key, _row(rollout, wave, step)))
         rows.sort(key=lambda row: row[0], reverse=True)
         return {"cluster": name, "fleet": found, "steps": [row for _, row in rows]}
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from fleet.credentials import CredentialsError, TokenResolver
 from fleet.db.errors import DatabaseError, NotFound
+from fleet.domain.plan import rolled_rings
 from fleet.service.context import FleetContext, audit
 from fleet.service.notify import (
     CONTENT_TYPE,
@@ -259,9 +260,7 @@ class Notifier:
         facts = self._facts.get(rid)
         if facts is None or (wave is not None and wave not in facts.waves):
             rollout = uow.rollouts.get(rid)
-            rings = tuple(
-                str(r["name"]) for r in (rollout.plan or {}).get("rings", []) if r.get("rolled")
-            )
+            rings = rolled_rings(rollout.plan)
             waves = {w.id: (str(w.ring), int(w.index)) for w in uow.waves.list(rid)}
             facts = RolloutFacts(rid, rollout.release.name, rollout.fleet.name, rings, waves)
             if len(self._facts) >= FACTS_KEPT:

@@ -9,6 +9,7 @@ from typing import Any
 
 from fleet.db.errors import NotFound
 from fleet.db.uow import UnitOfWork
+from fleet.domain.plan import rolled_rings
 from fleet.service.context import FleetContext, audit_entry
 from fleet.service.holds import taken
 from fleet.service.load import load_view, release_of
@@ -163,7 +164,8 @@ def _taken(uow: UnitOfWork, rollout: Any) -> str | None:
 def list_rollouts(
     ctx: FleetContext, *, active: bool = False, limit: int = 50
 ) -> list[dict[str, Any]]:
-    """The rollouts, oldest first (only those not finished with ``active``)."""
+    """The newest ``limit`` rollouts, oldest first (only those not finished with
+    ``active``)."""
     with ctx.reading() as uow:
         rows = uow.rollouts.list(active=active or None, limit=limit)
         out = []
@@ -192,9 +194,32 @@ def audit_trail(
     """The audit rows of a rollout, oldest first, each with its reason (contract C); raises
     :class:`RolloutNotFound`."""
     with ctx.reading() as uow:
-        if uow.rollouts.find(rid) is None:
+        rollout = uow.rollouts.find(rid)
+        if rollout is None:
             raise RolloutNotFound(f"rollout {rid} does not exist")
+        rings = rolled_rings(rollout.plan)
         return [
-            audit_entry(row)
+            counted(audit_entry(row), rings)
             for row in uow.audit.list(rollout_id=rid, after_id=after_id, limit=limit)
         ]
+
+
+def counted(entry: dict[str, Any], rings: tuple[str, ...]) -> dict[str, Any]:
+    """An audit entry of a rollout with its ring and wave positions as people count them: the
+    ring by name, the wave from 1 (a rollout's transitions store both as indexes from 0, the
+    facts the scheduler and the notifier work from)."""
+    if not entry["object"].startswith("rollout/"):
+        return entry
+    out = dict(entry)
+    for side in ("before", "after"):
+        doc = entry.get(side)
+        if not isinstance(doc, dict):
+            continue
+        doc = dict(doc)
+        ring, wave = doc.get("ring"), doc.get("wave")
+        if isinstance(ring, int) and not isinstance(ring, bool) and 0 <= ring < len(rings):
+            doc["ring"] = rings[ring]
+        if isinstance(wave, int) and not isinstance(wave, bool):
+            doc["wave"] = wave + 1
+        out[side] = doc
+    return out

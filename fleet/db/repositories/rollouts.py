@@ -219,7 +219,8 @@ class RolloutRepository(Repository):
         active: bool | None = None,
         limit: int | None = None,
     ) -> list[Rollout]:
-        """Rollouts, oldest first, filtered by state, fleet, release and activity."""
+        """Rollouts, oldest first, filtered by state, fleet, release and activity; with
+        ``limit``, the newest ``limit`` of them (still oldest first)."""
         statement = select(Rollout).options(*WITHOUT_FLEET_SPEC)
         if states is not None:
             statement = statement.where(Rollout.state.in_([str(s) for s in states]))
@@ -234,8 +235,10 @@ class RolloutRepository(Repository):
         if active is not None:
             finished = Rollout.finished_at.is_(None)
             statement = statement.where(finished if active else ~finished)
-        statement = statement.order_by(Rollout.created_at, Rollout.id).limit(limit)
-        return list(self._session.scalars(statement))
+        if limit is None:
+            return list(self._session.scalars(statement.order_by(Rollout.created_at, Rollout.id)))
+        newest = statement.order_by(Rollout.created_at.desc(), Rollout.id.desc()).limit(limit)
+        return list(reversed(list(self._session.scalars(newest))))
 
     @boundary("listing the active rollouts")
     def active_ids(self) -> builtins.list[str]:

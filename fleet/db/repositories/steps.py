@@ -16,6 +16,7 @@ from sqlalchemy.orm import selectinload
 from fleet.db.errors import NotFound
 from fleet.db.models import Account, Cluster, Fleet, Release, Rollout, Step, Wave
 from fleet.db.repositories.base import Repository, aware, checked_fields, states_of
+from fleet.db.repositories.rollouts import WITHOUT_FLEET_SPEC
 from fleet.db.translate import boundary
 
 UPDATABLE = frozenset(
@@ -169,6 +170,21 @@ class StepRepository(Repository):
         if states is not None:
             statement = statement.where(Step.state.in_([str(s) for s in states]))
         return list(self._session.scalars(statement.order_by(Wave.seq, Cluster.name)))
+
+    @boundary("listing the steps of cluster {cluster} of fleet {fleet}")
+    def of_cluster(self, fleet: str, cluster: str) -> builtins.list[tuple[Step, Wave, Rollout]]:
+        """Every step any rollout of ``fleet`` took on its cluster named ``cluster`` (removed
+        clusters too), each with its wave and rollout, in one query (unordered)."""
+        statement = (
+            select(Step, Wave, Rollout)
+            .join(Wave, Step.wave_id == Wave.id)
+            .join(Rollout, Step.rollout_id == Rollout.id)
+            .join(Cluster, Step.cluster_id == Cluster.id)
+            .join(Fleet, Cluster.fleet_id == Fleet.id)
+            .options(*WITHOUT_FLEET_SPEC)
+            .where(Fleet.name == fleet, Cluster.name == cluster)
+        )
+        return [(step, wave, rollout) for step, wave, rollout in self._session.execute(statement)]
 
     @boundary("reading step {step_id}")
     def get(self, step_id: str, *, for_update: bool = False) -> Step:

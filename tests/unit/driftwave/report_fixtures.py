@@ -126,7 +126,8 @@ def samples() -> dict[str, list[tuple[float, dict[str, int]]]]:
 
 
 def audit() -> list[dict[str, Any]]:
-    """Three audit entries: a start (no before), a transition with its reason in ``after``, and
+    """Three audit entries as :func:`fleet.service.queries.audit_trail` gives them (rings by
+    name, waves from 1): a start (no before), a transition with its reason in ``after``, and
     a fleet change with the contact engineer's ``reason`` and nested before/after."""
     return [
         {"id": 1, "at": START, "actor": "demo", "action": "rollout.start",
@@ -134,8 +135,9 @@ def audit() -> list[dict[str, Any]]:
          "after": {"state": "planned", "release": "al2023-new", "waves": 4},
          "traceId": TRACE, "spanId": "00f067aa0ba902b7"},
         {"id": 2, "at": stamp(20), "actor": "scheduler", "action": "rollout.transition",
-         "object": "rollout/ro-test", "before": {"state": "gating", "ring": 0, "wave": 0},
-         "after": {"state": "running", "ring": 1, "wave": 0, "reason": "ring staging starts"},
+         "object": "rollout/ro-test", "before": {"state": "gating", "ring": "canary", "wave": 1},
+         "after": {"state": "running", "ring": "staging", "wave": 1,
+                   "reason": "ring staging starts"},
          "traceId": TRACE, "spanId": "b7ad6b7169203331"},
         {"id": 3, "at": stamp(60), "actor": "ada", "action": "fleet.apply",
          "object": "cluster/demo/prod-1", "reason": "window moved for the sale",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from fleet.cli_fleet import fleet_app, windows_text
 from fleet.cli_rollout import rollout_app
 from fleet.cli_rollout_ops import audit_reason
+from fleet.clicore import stamp
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "fleet" / "examples"
 FLEET = str(EXAMPLES / "fleet.yaml")
@@ -297,3 +299,31 @@ def test_the_audit_reason_is_the_entry_s_or_else_the_after_s() -> None:
     assert audit_reason({"reason": "gate failed", "after": {"reason": "x"}}) == "gate failed"
     assert audit_reason({"after": {"reason": "operator asked"}}) == "operator asked"
     assert audit_reason({"reason": None, "after": None}) == "-"
+
+
+def test_tables_show_times_as_people_read_them_and_json_keeps_rfc3339(rollout: str) -> None:
+    entries = json.loads(invoke(rollout_app, "audit", rollout, "--json")[1])
+    at = datetime.fromisoformat(entries[0]["at"].replace("Z", "+00:00"))
+    assert entries[0]["at"].endswith("Z"), "the JSON keeps RFC 3339"
+    shown = at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    (first, *_) = cells(invoke(rollout_app, "audit", rollout)[1])
+    assert first["TIME"] == shown
+    (row,) = cells(invoke(rollout_app, "list")[1])
+    (listed,) = json.loads(invoke(rollout_app, "list", "--json")[1])
+    created = datetime.fromisoformat(listed["createdAt"].replace("Z", "+00:00"))
+    assert row["CREATED"] == created.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ("2026-01-05T21:00:07.123456Z", "2026-01-05 21:00:07 UTC"),
+        ("2026-01-05T22:00:07+01:00", "2026-01-05 21:00:07 UTC"),
+        ("2026-01-05T21:00:07", "2026-01-05 21:00:07 UTC"),
+        (None, "-"),
+        ("", "-"),
+        ("soon", "soon"),
+    ],
+)
+def test_stamp(given: str | None, shown: str) -> None:
+    assert stamp(given) == shown

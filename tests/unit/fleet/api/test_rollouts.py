@@ -37,7 +37,7 @@ def snapshot(api: httpx.Client, rid: str) -> tuple[dict[str, Any], list[Any]]:
     ]
 
 
-def test_rollouts_are_listed_oldest_first_and_active_ones_filtered(
+def test_rollouts_are_listed_oldest_first_the_limit_keeps_the_newest_and_active_filtered(
     api: httpx.Client, fleet: Traced
 ) -> None:
     first = start(api)
@@ -50,7 +50,9 @@ def test_rollouts_are_listed_oldest_first_and_active_ones_filtered(
     assert every[1].release == "al2023-v20251118"
     active = api.get("/v1/rollouts", params={"active": "true"}).json()["rollouts"]
     assert [r["id"] for r in active] == [second]
-    assert [r["id"] for r in api.get("/v1/rollouts?limit=1").json()["rollouts"]] == [first]
+    assert [r["id"] for r in api.get("/v1/rollouts?limit=1").json()["rollouts"]] == [second], (
+        "a limit keeps the newest: an overview never loses today's rollouts to old ones"
+    )
     bad = api.get("/v1/rollouts?limit=0")
     assert bad.status_code == 422
     assert bad.json()["error"]["fields"][0]["path"] == "limit"

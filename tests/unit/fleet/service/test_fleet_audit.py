@@ -131,3 +131,19 @@ def test_a_bad_reason_changes_nothing_and_an_unknown_fleet_has_no_audit(tmp_path
     assert all(c["windows"] == 0 for c in list_clusters(harness.ctx, "demo"))
     with pytest.raises(NotFound):
         fleet_audit(harness.ctx, "nope")
+
+
+def test_the_trail_names_the_ring_and_counts_the_wave_from_1(tmp_path: Path) -> None:
+    harness = FleetHarness(tmp_path, RINGS, nodes=3)
+    _apply(harness, _manifest(windows=False))
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"]
+    harness.step(10)
+    moves = [e for e in audit_trail(harness.ctx, rid) if e["action"] == "rollout.transition"]
+    assert moves, "the scheduler moved the rollout"
+    with harness.ctx.reading() as uow:
+        stored = [r.after for r in uow.audit.list(rollout_id=rid) if r.action == moves[0]["action"]]
+    assert (stored[0]["ring"], stored[0]["wave"]) == (0, 0), "stored as indexes from 0"
+    assert moves[0]["after"]["ring"] == "canary"
+    assert moves[0]["after"]["wave"] == 1
+    rings = {e["after"]["ring"] for e in moves}
+    assert rings <= {"canary", "prod"}
