@@ -141,7 +141,9 @@ def test_the_trail_names_the_ring_and_counts_the_wave_from_1(tmp_path: Path) -> 
     moves = [e for e in audit_trail(harness.ctx, rid) if e["action"] == "rollout.transition"]
     assert moves, "the scheduler moved the rollout"
     with harness.ctx.reading() as uow:
-        stored = [r.after for r in uow.audit.list(rollout_id=rid) if r.action == moves[0]["action"]]
+        stored = [
+            r.after or {} for r in uow.audit.list(rollout_id=rid) if r.action == moves[0]["action"]
+        ]
     assert (stored[0]["ring"], stored[0]["wave"]) == (0, 0), "stored as indexes from 0"
     assert moves[0]["after"]["ring"] == "canary"
     assert moves[0]["after"]["wave"] == 1
