@@ -21,6 +21,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from tests.support.serving import serving
+
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
 
 
@@ -167,10 +169,5 @@ def aws_proxy(upstream: str) -> Iterator[AWSProxy]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     proxy.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield proxy
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.support.serving import serving
 
 
 class JsonServer:
@@ -41,10 +42,5 @@ class JsonServer:
     @contextmanager
     def running(self) -> Iterator[JsonServer]:
         """Serve in a thread for the duration of the block."""
-        thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
-        thread.start()
-        try:
+        with serving(self._server, poll=0.02):
             yield self
-        finally:
-            self._server.shutdown()
-            self._server.server_close()

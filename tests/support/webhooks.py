@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.serving import serving
+
 
 @dataclass(frozen=True)
 class Received:
@@ -79,10 +81,5 @@ class Receiver:
     @contextmanager
     def running(self) -> Iterator[Receiver]:
         """Serve in a thread for the duration of the block."""
-        thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
-        thread.start()
-        try:
+        with serving(self._server, poll=0.02):
             yield self
-        finally:
-            self._server.shutdown()
-            self._server.server_close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -22,6 +21,7 @@ from agent.telemetry import (
     read_spans,
     tracer_provider,
 )
+from tests.support.serving import serving
 
 
 def test_each_span_is_a_json_line_on_disk_as_soon_as_it_ends(tmp_path: Path) -> None:
@@ -135,13 +135,8 @@ class _Collector(BaseHTTPRequestHandler):
 def collector() -> Iterator[str]:
     _Collector.received = []
     server = HTTPServer(("127.0.0.1", 0), _Collector)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(server) as url:
+        yield url
 
 
 def test_spans_go_to_the_otlp_collector_when_the_provider_shuts_down(collector: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,6 +19,7 @@ from fleet.gateway import (
     HttpAgentGateway,
     WaveUnknown,
 )
+from tests.support.serving import serving
 
 
 class _Agent(BaseHTTPRequestHandler):
@@ -57,11 +57,8 @@ class _Agent(BaseHTTPRequestHandler):
 @pytest.fixture
 def endpoint() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Agent)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(server) as url:
+        yield url
 
 
 def _gateway(token: str = "t", timeout: float = 10.0) -> HttpAgentGateway:
