@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-DRIFTWAVE = Path(sys.executable).parent / "driftwave"
+from tests.support.e2e import DRIFTWAVE, ROOT
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -10,15 +10,13 @@ window removed). Screenshots go to ``test-artifacts/screenshots/dashboard-*.png`
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from agent.server.auth import hash_token
 from fleet.api.rbac import AccessControl, Grant
@@ -32,13 +30,11 @@ from tests.support.dashboardsim import (
     history,
     seconds_in,
 )
+from tests.support.e2e import screenshot
 from tests.support.fleetsim import FleetHarness
 from tests.unit.fleet.api.helpers import STRATEGY, release_doc, serving
 from tests.unit.fleet.service.test_waiting import windowed
 
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
-SHOTS = Path(os.environ.get("DRIFTWAVE_ARTIFACTS", ROOT / "test-artifacts")) / "screenshots"
 RINGS = {"canary": ["can-1", "can-2"], "prod": ["prod-1", "prod-2", "prod-3"]}
 ROLES = {"vera": "viewer", "otto": "operator", "ada": "approver", "root": "admin"}
 # the text colour of each danger rank (style.css): danger, waiting, undone, running, done
@@ -51,23 +47,6 @@ RED, AMBER, UNDONE, BLUE, GREEN = (
 )
 HEALTH = ("healthy", "degraded", "unreachable", "stale", "unknown")
 AGO = re.compile(r"^(just now|\d+[dhms0-9 ]* ago)$")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        message = (
-            "Debian's chromium is not installed (.ci/run installs it: apt-get install chromium)"
-        )
-        if os.environ.get("DRIFTWAVE_REQUIRE_SERVICES"):
-            pytest.fail(message)
-        pytest.skip(message)
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"]
-        )
-        yield launched
-        launched.close()
 
 
 def access() -> AccessControl:
@@ -83,8 +62,7 @@ def signed_in(browser: Browser, url: str, who: str) -> Page:
 
 
 def shot(page: Page, what: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"dashboard-{what}.png"), full_page=True)
+    screenshot(page, f"dashboard-{what}")
 
 
 def state(harness: FleetHarness, rid: str) -> str:

@@ -4,17 +4,15 @@ worker on the embedded broker), no server; a small fleet to keep it quick."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-DRIFTWAVE = Path(sys.executable).parent / "driftwave"
+from tests.support.e2e import run_demo
+
 SVG = "{http://www.w3.org/2000/svg}"
 POINT = re.compile(r"(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)")
 RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
@@ -22,25 +20,7 @@ pytestmark = pytest.mark.integration
 
 
 def demo(tmp_path: Path, *extra: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [
-            str(DRIFTWAVE),
-            "demo",
-            "--clusters",
-            "5",
-            "--nodes",
-            "40",
-            "--json",
-            "--workdir",
-            str(tmp_path / "demo"),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    done = run_demo(tmp_path, "--clusters", "5", "--nodes", "40", *extra)
     assert done.returncode == 0, done.stderr[-3000:]
     result: dict[str, Any] = json.loads(done.stdout)
     return result

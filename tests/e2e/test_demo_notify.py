@@ -5,42 +5,22 @@ for them before it exits and says how many went out."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.e2e import run_demo
 from tests.support.webhooks import Receiver
 
-DRIFTWAVE = Path(sys.executable).parent / "driftwave"
 pytestmark = pytest.mark.integration
 
 
 def test_the_demo_posts_its_rollout_events_to_the_webhook(tmp_path: Path) -> None:
     receiver = Receiver(fail_first=1)
     with receiver.running():
-        done = subprocess.run(
-            [
-                str(DRIFTWAVE),
-                "demo",
-                "--clusters",
-                "4",
-                "--nodes",
-                "10",
-                "--notify",
-                f"{receiver.url}/hook",
-                "--json",
-                "--workdir",
-                str(tmp_path / "demo"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            cwd=tmp_path,
-            env={**os.environ, "COLUMNS": "200"},
+        done = run_demo(
+            tmp_path, "--clusters", "4", "--nodes", "10", "--notify", f"{receiver.url}/hook"
         )
     assert done.returncode == 0, done.stderr[-3000:]
     rollout = json.loads(done.stdout)["rollout"]

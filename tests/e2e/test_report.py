@@ -8,41 +8,17 @@ audit as a table whose trace links land on the span. Screenshots go to
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from driftwave.demo.report import write_report
+from tests.support.e2e import run_demo, screenshot
 from tests.unit.driftwave.report_fixtures import audit, result, samples
 
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
-SHOTS = Path(os.environ.get("DRIFTWAVE_ARTIFACTS", ROOT / "test-artifacts")) / "screenshots"
-DRIFTWAVE = Path(sys.executable).parent / "driftwave"
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        message = (
-            "Debian's chromium is not installed (.ci/run installs it: apt-get install chromium)"
-        )
-        if os.environ.get("DRIFTWAVE_REQUIRE_SERVICES"):
-            pytest.fail(message)
-        pytest.skip(message)
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"]
-        )
-        yield launched
-        launched.close()
 
 
 def opened(browser: Browser, report: Path) -> Page:
@@ -52,8 +28,7 @@ def opened(browser: Browser, report: Path) -> Page:
 
 
 def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    screenshot(page, name)
 
 
 def area_height(page: Page, chart: int, image: str, at: float) -> float:
@@ -97,11 +72,7 @@ def check_readable(page: Page) -> None:
 
 
 def test_a_real_demo_report_shows_the_rollout_changing(tmp_path: Path, browser: Browser) -> None:
-    done = subprocess.run(
-        [str(DRIFTWAVE), "demo", "--clusters", "4", "--nodes", "30", "--json",
-         "--workdir", str(tmp_path / "demo")],
-        capture_output=True, text=True, timeout=400, cwd=tmp_path,
-    )  # fmt: skip
+    done = run_demo(tmp_path, "--clusters", "4", "--nodes", "30", timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     summary: dict[str, Any] = json.loads(done.stdout)
     page = opened(browser, Path(summary["report"]))
