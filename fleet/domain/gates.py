@@ -22,6 +22,7 @@ from typing import Literal
 
 from fleet.domain.errors import StrategyError
 from fleet.domain.fields import percent_of
+from fleet.domain.waits import span
 
 Phase = Literal[
     "pending", "applying", "converging", "converged", "failed", "unreachable", "removed"
@@ -211,7 +212,7 @@ def evaluate(gates: GatePolicy, observations: Observations) -> GateResult:
         for t in (
             _Tally("steps", 0.0, "no step failed", counting=True),
             _Tally("reachability", 0.0, "every cluster answered", counting=True),
-            _Tally("convergence", timeout.total_seconds(), f"converged within {timeout}"),
+            _Tally("convergence", timeout.total_seconds(), f"converged within {span(timeout)}"),
             _Tally("pendingPods", spec.max_pending_pods, f"at most {spec.max_pending_pods}"),
             _Tally("launchFailures", spec.max_launch_failures, "within the limit"),
             _Tally("driftHalts", 0.0, "no drift halt", counting=True),
@@ -306,13 +307,18 @@ def _convergence(obs: ClusterObservation, spec: GateSpec, tally: _Tally) -> bool
             return False
         tally.see(took.total_seconds())
         if took > timeout:
-            tally.broke(name, f"{name} converged in {took}, over the {timeout} timeout")
+            took_text, limit = span(took, seconds_too=True), span(timeout)
+            tally.broke(name, f"{name} converged in {took_text}, over the {limit} timeout")
             return True
         return False
     if obs.phase in IN_PROGRESS:
         if obs.elapsed is not None and obs.elapsed > timeout:
             tally.see(obs.elapsed.total_seconds())
-            tally.broke(name, f"{name} not converged after {obs.elapsed} (timeout {timeout})")
+            tally.broke(
+                name,
+                f"{name} not converged after {span(obs.elapsed, seconds_too=True)} "
+                f"(timeout {span(timeout)})",
+            )
             return True
         tally.waiting.append(name)
     return False

@@ -92,11 +92,11 @@ def test_converged_without_pending_pod_count_is_pending() -> None:
 @pytest.mark.parametrize(
     ("observation", "check", "fragment"),
     [
-        (converged("a", time_to_converge=31 * M), "convergence", "over the 0:30:00 timeout"),
+        (converged("a", time_to_converge=31 * M), "convergence", "over the 30m timeout"),
         (
             ClusterObservation("a", "converging", elapsed=31 * M),
             "convergence",
-            "not converged after 0:31:00",
+            "not converged after 31m",
         ),
         (converged("a", pending_pods=3), "pendingPods", "3 pending pods (max 2)"),
         (

@@ -164,7 +164,7 @@ def test_a_halted_rollout_names_its_failing_checks_with_units_and_has_no_eta() -
             "pending": False,
             "observed": 2400.0,
             "threshold": 1800.0,
-            "message": "a not converged after 0:40:00 (timeout 0:30:00)",
+            "message": "a not converged after 40m (timeout 30m)",
         },
         {
             "name": "failureBudget",
@@ -180,7 +180,7 @@ def test_a_halted_rollout_names_its_failing_checks_with_units_and_has_no_eta() -
     )
     assert doc["reason"] == (
         "halted: the gate of wave 1 of 1 of ring canary failed: convergence: observed 2400 s, "
-        "threshold 1800 s (a not converged after 0:40:00 (timeout 0:30:00)); failureBudget: "
+        "threshold 1800 s (a not converged after 40m (timeout 30m)); failureBudget: "
         "observed 1 cluster, threshold 0 clusters (1 failed cluster(s) in the ring, budget 0: "
         "over budget (a)) (onFailure: halt)"
     )
