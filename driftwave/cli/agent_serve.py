@@ -15,6 +15,7 @@ import typer
 
 if TYPE_CHECKING:
     from agent.live.options import LiveOptions
+    from agent.settings import AgentSettings
 
 
 class Driver(StrEnum):
@@ -198,21 +199,30 @@ def agent_serve(
     from agent.server.serve import ServeError, ServeOptions, serve
     from agent.sim.heap import tune_for_large_simulations
 
-    live = _live_options(
+    real = kubeconfig is not None or in_cluster
+    _check_mode(ctx, real)
+    settings = _settings(
         ctx,
-        kubeconfig=kubeconfig,
-        context=context,
-        in_cluster=in_cluster,
         cluster_name=cluster_name,
         region=region,
         profile=profile,
-        driver=driver,
         interruption_queue=interruption_queue,
-        leader_elect=leader_elect,
         lease_namespace=lease_namespace,
         cluster_ca_bundle=cluster_ca_bundle,
-        host=host,
-        port=port,
+    )
+    live = (
+        _live_options(
+            settings,
+            kubeconfig=kubeconfig,
+            context=context,
+            in_cluster=in_cluster,
+            driver=driver,
+            leader_elect=leader_elect,
+            host=host,
+            port=port,
+        )
+        if real
+        else None
     )
     if live is None:
         tune_for_large_simulations()
@@ -230,6 +240,7 @@ def agent_serve(
         config=config,
         trace_file=trace_file,
         otlp_endpoint=otlp_endpoint,
+        token=settings.token,
         live=live,
     )
     try:
@@ -276,37 +287,59 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _live_options(ctx: typer.Context, **given: Any) -> LiveOptions | None:
-    """The live agent's options when --kubeconfig or --in-cluster is given (None: simulate).
-    A simulation option with them, or a real-cluster option without, is a usage error."""
-    real = given["kubeconfig"] is not None or given["in_cluster"]
+def _from_command_line(ctx: typer.Context, name: str) -> bool:
+    """Whether the option was given on the command line (not by its environment variable)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def _check_mode(ctx: typer.Context, real: bool) -> None:
+    """A simulation option for a real cluster (--kubeconfig or --in-cluster), or a real-cluster
+    option without, is a usage error."""
     wrong = [n for n in (SIMULATION_ONLY if real else REAL_ONLY) if _given(ctx, n)]
     if wrong:
         where = "a real cluster" if real else "a simulated cluster"
         needs = "" if real else " (give --kubeconfig PATH or --in-cluster)"
         others = f" (nor {', '.join(map(_flag, wrong[1:]))})" if wrong[1:] else ""
         raise typer.BadParameter(f"not for {where}{others}{needs}", param_hint=_flag(wrong[0]))
-    if not real:
-        return None
+
+
+def _settings(ctx: typer.Context, **options: Any) -> AgentSettings:
+    """The agent's settings, read once: the options given on the command line over the
+    environment; a bad value is an error naming the variable (or option) and the rule, exit 1."""
+    from agent.settings import AgentSettingsError, load_agent_settings
+
+    given = {n: v for n, v in options.items() if _from_command_line(ctx, n)}
+    try:
+        return load_agent_settings(given)
+    except AgentSettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from exc
+
+
+def _live_options(settings: AgentSettings, **given: Any) -> LiveOptions:
+    """The live agent's options (--kubeconfig or --in-cluster): the command's, and the settings
+    read from the command line or the environment."""
     from agent.live.options import LiveOptions
 
-    if not given["cluster_name"]:
+    if not settings.cluster_name:
         raise typer.BadParameter(
             "the EKS cluster's name is required for a real cluster (or set DRIFTWAVE_CLUSTER_NAME)",
             param_hint="--cluster-name",
         )
     return LiveOptions(
-        cluster_name=given["cluster_name"],
+        cluster_name=settings.cluster_name,
         kubeconfig=given["kubeconfig"],
         context=given["context"],
         in_cluster=given["in_cluster"],
-        region=given["region"],
-        profile=given["profile"],
+        region=settings.region,
+        profile=settings.profile,
         driver=given["driver"].value,
-        interruption_queue=given["interruption_queue"],
+        interruption_queue=settings.interruption_queue,
         leader_elect=given["leader_elect"],
-        lease_namespace=given["lease_namespace"],
-        cluster_ca_bundle=given["cluster_ca_bundle"],
+        lease_namespace=settings.lease_namespace,
+        cluster_ca_bundle=settings.cluster_ca_bundle,
+        pod_name=settings.pod_name,
         host=given["host"],
         port=given["port"],
     )
