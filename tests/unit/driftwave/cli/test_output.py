@@ -1,5 +1,6 @@
-"""``driftwave.cli.output``: the ``-o``/``--json`` choice, ``emit`` in each format, and help text
-reflowed (paragraphs on one line, blank lines and ``Example`` lines kept)."""
+"""``driftwave.cli.output``: the ``-o``/``--json`` choice, ``emit`` in each format; and help text
+reflowed by ``driftwave.cli.group`` (paragraphs on one line, blank lines and ``Example`` lines
+kept)."""
 
 from __future__ import annotations
 
