@@ -13,7 +13,6 @@ by the loop.
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import uuid
 from dataclasses import dataclass
@@ -137,12 +136,15 @@ def build_live(options: LiveOptions) -> BuiltLive:
     elector = None
     if options.leader_elect:
         elector = LeaderElector(
-            rest, namespace=options.lease_namespace, identity=options.identity or identity()
+            rest,
+            namespace=options.lease_namespace,
+            identity=options.identity or identity(options.pod_name),
         )
     return BuiltLive(agent, cluster, elector)
 
 
-def identity() -> str:
-    """This replica's leader-election identity: the pod's name (the host name) and a suffix."""
-    host = os.environ.get("POD_NAME") or socket.gethostname()
+def identity(pod_name: str = "") -> str:
+    """This replica's leader-election identity: the pod's name (``POD_NAME``, read by the
+    caller; else the host name) and a suffix."""
+    host = pod_name or socket.gethostname()
     return f"{host}_{uuid.uuid4().hex[:8]}"

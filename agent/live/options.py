@@ -31,6 +31,9 @@ class LiveOptions:
     cluster_ca_bundle: str | None = None
     """The cluster's CA bundle for the EC2NodeClass hash (None: the connection's CA)."""
     identity: str = ""
+    pod_name: str = ""
+    """The pod's name (``POD_NAME``): the leader-election identity's prefix (else the host
+    name); unused when ``identity`` is set."""
     host: str = "127.0.0.1"
     port: int = 9100
     tick: float = 0.5

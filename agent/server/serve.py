@@ -8,8 +8,7 @@ token, an unreadable token file, a port in use, a release the catalog does not h
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +79,9 @@ class ServeOptions:
     config: Path | None = None
     trace_file: Path | None = None
     otlp_endpoint: str | None = None
+    token: str = ""
+    """The token from the environment (``DRIFTWAVE_AGENT_TOKEN``, read by the caller:
+    :class:`agent.settings.AgentSettings`); ``token_file`` beats it."""
     live: LiveOptions | None = None
     """Set for a real cluster (``--kubeconfig`` or ``--in-cluster``): the simulation's options
     are then unused."""
@@ -117,8 +119,9 @@ def agent_configs(options: ServeOptions) -> list[AgentConfig]:
         raise ServeError(problems) from exc
 
 
-def token_hashes(options: ServeOptions, environ: dict[str, str]) -> set[str]:
-    """The hash of the token from ``--token-file`` (first) or the environment, if any."""
+def token_hashes(options: ServeOptions, environ: Mapping[str, str]) -> set[str]:
+    """The hash of the token from ``--token-file`` (first) or ``environ``'s
+    ``DRIFTWAVE_AGENT_TOKEN``, if any."""
     token: str | None = None
     if options.token_file is not None:
         try:
@@ -131,6 +134,11 @@ def token_hashes(options: ServeOptions, environ: dict[str, str]) -> set[str]:
     elif environ.get(TOKEN_ENV, "").strip():
         token = environ[TOKEN_ENV]
     return {hash_token(token)} if token is not None else set()
+
+
+def _environ(options: ServeOptions, environ: Mapping[str, str] | None) -> Mapping[str, str]:
+    """The variables the token is read from: ``environ`` when given, else ``options.token``."""
+    return {TOKEN_ENV: options.token} if environ is None else environ
 
 
 def describe(agent: RunningAgent) -> str:
@@ -147,7 +155,7 @@ def describe(agent: RunningAgent) -> str:
 def serve(
     options: ServeOptions,
     say: Callable[[str], None],
-    environ: dict[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> None:
     """Run the agents until SIGINT / SIGTERM; ``say`` prints a line per agent listening.
     Raises ServeError."""
@@ -155,7 +163,7 @@ def serve(
         serve_real(options, options.live, say, environ)
         return
     configs = agent_configs(options)
-    hashes = token_hashes(options, dict(os.environ) if environ is None else environ)
+    hashes = token_hashes(options, _environ(options, environ))
     if not hashes and any(c.token_hash is None for c in configs):
         raise ServeError([NO_TOKEN])
     provider = _tracing(options)
@@ -195,7 +203,7 @@ def serve_real(
     options: ServeOptions,
     live: LiveOptions,
     say: Callable[[str], None],
-    environ: dict[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
     build: Callable[[LiveOptions], LiveParts] | None = None,
 ) -> None:
     """Serve the agent over a real cluster (:mod:`agent.server.live`) until SIGINT / SIGTERM.
@@ -204,7 +212,7 @@ def serve_real(
     problems = check_live_options(live)
     if problems:
         raise ServeError(problems)
-    hashes = token_hashes(options, dict(os.environ) if environ is None else environ)
+    hashes = token_hashes(options, _environ(options, environ))
     if not hashes:
         raise ServeError([NO_LIVE_TOKEN])
     if build is None:

@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.live import Live
 
 from agent.api.base import parse_manifest
+from driftwave.cli.status_view import render_status
 from driftwave.demo.plots import Sample
 from driftwave.demo.processes import Children, DemoError, wait_healthy
 from driftwave.demo.report import write_report
@@ -50,7 +51,6 @@ from fleet.service.rollouts import approve, start_rollout
 from fleet.service.scheduler import Scheduler
 from fleet.service.views import Timing
 from fleet.settings import DatabaseSettings
-from fleet.status_view import render_status
 from fleet.telemetry import TelemetrySettings
 from workers.app import make_app
 from workers.dispatch import CeleryDispatcher

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from agent.cli.simulate import simulate
+from agent.sim.simulate import simulate
 
 ROOT = Path(__file__).resolve().parents[4]
 SCENARIOS = ROOT / "agent" / "examples" / "scenarios"

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from agent.cli.simulate import simulate
+from agent.sim.simulate import simulate
 
 DISCOVERY = {"karpenter.sh/discovery": "demo"}
 SELECTED = [{"tags": DISCOVERY}]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from agent.cli.simulate import simulate
 from agent.sim.scenario_run import ScenarioError, load_scenario
+from agent.sim.simulate import simulate
 
 DISCOVERY = {"karpenter.sh/discovery": "c"}
 NETWORK: dict[str, Any] = {

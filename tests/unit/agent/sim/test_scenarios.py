@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from agent.cli.simulate import simulate
 from agent.sim.scenario_run import ScenarioError
+from agent.sim.simulate import simulate
 
 ROOT = Path(__file__).resolve().parents[4]
 SCENARIOS = ROOT / "agent" / "examples" / "scenarios"

@@ -11,8 +11,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from driftwave.cli.rollout import rollout_app
 from fleet.api.documents import ErrorDocument, PlanDocument, RolloutStarted, RolloutStatus
-from fleet.cli_rollout import rollout_app
 from fleet.service.queries import list_rollouts
 
 from .helpers import YAML, Traced, fleet_doc, release_doc

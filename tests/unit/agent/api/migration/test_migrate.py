@@ -12,8 +12,8 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kinds import agent_kinds
 from agent.api.manifests import load_documents
 from agent.api.migration import MigrationResult, migrate_text
+from agent.api.migration.files import migrate_file
 from agent.api.nodepool import NodePool
-from agent.cli.migrate import migrate_file
 
 EXAMPLES = Path(__file__).resolve().parents[5] / "agent" / "examples"
 GOLDEN = {

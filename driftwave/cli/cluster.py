@@ -1,0 +1,97 @@
+"""``driftwave cluster``: one cluster across rollouts (``history``: every step any rollout took
+on it, newest first, with images, nodes and outcome).
+
+The fleet's service layer is imported inside the commands, so ``driftwave cluster --help``
+loads none of it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from driftwave.cli.context import fail, fleet_context, run
+from driftwave.cli.group import Group, show_help_when_bare
+from driftwave.cli.output import JsonOpt, OutputOpt, emit, output_format, stamp, table_console
+
+cluster_app = typer.Typer(
+    name="cluster",
+    help="One cluster across rollouts: every step taken on it, with images and outcomes.",
+    cls=Group,
+)
+cluster_app.callback(invoke_without_command=True)(show_help_when_bare)
+
+FAILED = {"failed", "timed-out", "unreachable"}
+
+
+@cluster_app.command("history")
+def history(
+    name: Annotated[str, typer.Argument(help="The cluster's name (as in its Fleet).")],
+    fleet: Annotated[
+        str | None,
+        typer.Option(help="The cluster's fleet (needed when several fleets have that name)."),
+    ] = None,
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show every step any rollout took on a cluster, newest first: rollout, release, ring,
+    wave (from 1), step and rollback state, image before and after, nodes and nodes replaced,
+    when it started and finished, and its whole error.
+
+    -o wide adds the step's id, attempts and the rollout's state; -o json and -o yaml print
+    every field. An unknown cluster, or a name several fleets use without --fleet, exits 1.
+
+    Example: driftwave cluster history prod-euc1 --fleet payments -o wide
+    """
+    chosen = output_format(output, as_json)
+    from fleet.service.history import ClusterAmbiguous, ClusterUnknown, cluster_history
+
+    with fleet_context() as ctx:
+        try:
+            found = run(lambda: cluster_history(ctx, name, fleet))
+        except (ClusterUnknown, ClusterAmbiguous) as exc:
+            fail(str(exc.args[0]))
+    emit(
+        found, chosen, table=lambda data: _table(data, False), wide=lambda data: _table(data, True)
+    )
+
+
+def _table(found: dict[str, Any], wide: bool) -> None:
+    console = table_console()
+    steps = found["steps"]
+    console.print(
+        f"cluster {found['cluster']} of fleet {found['fleet']}: {len(steps)} step(s)",
+        highlight=False,
+    )
+    if not steps:
+        return
+    columns = ["ROLLOUT", "RELEASE", "RING", "WAVE", "STEP", "ROLLBACK", "IMAGE", "NODES"]
+    columns += ["REPLACED", "STARTED", "FINISHED"]
+    if wide:
+        columns += ["STEP ID", "ATTEMPTS", "ROLLOUT STATE"]
+    table = Table(*columns, "ERROR", box=None)
+    for step in steps:
+        cells: list[str | Text] = [
+            step["rollout"],
+            step["release"],
+            step["ring"],
+            str(step["wave"]),
+            Text(step["state"], style="red" if step["state"] in FAILED else ""),
+            step["rollback"] or "",
+            f"{step['imageBefore'] or '?'} → {step['imageAfter'] or '?'}",
+            _count(step["nodes"]),
+            _count(step["nodesReplaced"]),
+            stamp(step["startedAt"]),
+            stamp(step["finishedAt"]),
+        ]
+        if wide:
+            cells += [step["step"], str(step["attempts"]), step["rolloutState"]]
+        cells.append(Text(step["error"] or "", style="red" if step["state"] in FAILED else ""))
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _count(value: int | None) -> str:
+    return "" if value is None else str(value)

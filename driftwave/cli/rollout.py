@@ -1,0 +1,273 @@
+"""``driftwave rollout``: rolling a Release through a Fleet. ``plan`` (a dry run that prints the
+rings, waves, windows, gates and an estimate) lives here; the operational commands (start,
+status, pause, ...) in :mod:`driftwave.cli.rollout_ops`. The fleet's domain and service layer are
+imported inside the commands, so ``driftwave rollout --help`` loads neither."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Protocol
+
+import typer
+from rich.console import Console
+
+from driftwave.cli import rollout_ops as ops
+from driftwave.cli.context import fail, fleet_context
+from driftwave.cli.group import Group, show_help_when_bare
+from driftwave.cli.output import JsonOpt, OutputOpt, emit, output_format, when
+
+if TYPE_CHECKING:
+    from agent.api.manifests import Finding
+    from fleet.domain.manifests import Loaded
+    from fleet.domain.model import FleetInfo
+    from fleet.domain.plan import ClusterPlan, Plan, RingPlan
+    from fleet.domain.release import Release
+
+rollout_app = typer.Typer(
+    name="rollout",
+    help="Roll a Release (a new AMI or Kubernetes version) through a Fleet's rings in waves.",
+    cls=Group,
+)
+rollout_app.callback(invoke_without_command=True)(show_help_when_bare)
+rollout_app.command("start")(ops.start)
+rollout_app.command("status")(ops.status)
+rollout_app.command("list")(ops.list_)
+for _command in (ops.pause, ops.resume, ops.approve, ops.abort, ops.rollback, ops.audit):
+    rollout_app.command(_command.__name__)(_command)
+
+
+@rollout_app.command("plan")
+def rollout_plan(
+    release: Annotated[
+        Path,
+        typer.Argument(help="A driftwave.io/v1alpha1 Release file.", exists=True, dir_okay=False),
+    ],
+    fleet: Annotated[
+        Path | None,
+        typer.Option(
+            "--fleet",
+            help="The driftwave.io/v1alpha1 Fleet file the release rolls through (default: the "
+            "fleet stored by driftwave fleet apply).",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            help="Plan as of this time (RFC 3339, e.g. 2026-01-05T09:00:00Z); default: now.",
+        ),
+    ] = None,
+) -> None:
+    """Show how a Release would roll through a Fleet, without doing anything.
+
+    Prints the rings in the Fleet's order (rings the release does not list are shown as not
+    rolled), each ring's waves and their clusters (sorted by name) with their maintenance-window
+    state, the soak, gates, failure budget and approval, the clusters spec.clusters leaves out,
+    and an estimated duration with the assumptions behind it. Warnings about risky settings go
+    to stderr. Invalid files print their findings (FILE:DOC Kind/name: field: message) on
+    stderr and exit 1.
+
+    Example: driftwave rollout plan release.yaml --fleet fleet.yaml --at 2026-01-05T09:00:00Z
+    """
+    from fleet.domain.manifests import release_fleet_findings
+    from fleet.domain.model import release_info
+    from fleet.domain.planner import plan as plan_rollout
+
+    chosen = output_format(output, as_json)
+    now = _now(at)
+    loaded_release, fleet_data, fleet_warnings = _load(fleet, release)
+    release_data = release_info(loaded_release.obj)
+    cross = release_fleet_findings(loaded_release, release_data, fleet_data)
+    warnings = fleet_warnings + loaded_release.warnings + cross
+    _report(warnings)
+    if any(f.severity == "error" for f in warnings):
+        raise typer.Exit(1)
+    result = plan_rollout(fleet_data, release_data, now)
+    emit(result.as_dict(), chosen, table=lambda _: render(Console(highlight=False), result))
+
+
+def _now(at: str | None) -> datetime:
+    from fleet.domain.fields import parse_time
+
+    if at is None:
+        return datetime.now(UTC)
+    try:
+        return parse_time(at)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--at") from None
+
+
+def _load(fleet: Path | None, release: Path) -> tuple[Loaded[Release], FleetInfo, list[Finding]]:
+    """Read the release and the fleet (its file, else the stored one); on any error print every
+    finding and exit 1."""
+    from fleet.domain.errors import ManifestError
+    from fleet.domain.fleet import Fleet
+    from fleet.domain.manifests import load_one
+    from fleet.domain.model import fleet_info
+    from fleet.domain.release import Release
+
+    findings: list[Finding] = []
+    loaded_fleet: Loaded[Fleet] | None = None
+    loaded_release: Loaded[Release] | None = None
+    if fleet is not None:
+        try:
+            loaded_fleet = load_one(fleet, Fleet)
+        except ManifestError as exc:
+            findings.extend(exc.findings)
+    try:
+        loaded_release = load_one(release, Release)
+    except ManifestError as exc:
+        findings.extend(exc.findings)
+    if loaded_release is None or (fleet is not None and loaded_fleet is None):
+        _report(findings)
+        raise typer.Exit(1)
+    if loaded_fleet is not None:
+        return loaded_release, fleet_info(loaded_fleet.obj), list(loaded_fleet.warnings)
+    from fleet.db.errors import NotFound
+    from fleet.service.fleets import stored_fleet
+
+    name = loaded_release.obj.spec.fleet
+    with fleet_context() as ctx:
+        try:
+            return loaded_release, stored_fleet(ctx, name), []
+        except NotFound:
+            fail(
+                f"fleet {name!r} has not been applied: pass --fleet FLEET.yaml or run "
+                "driftwave fleet apply FLEET.yaml"
+            )
+
+
+def _report(findings: list[Finding]) -> None:
+    console = Console(stderr=True, highlight=False)
+    for finding in findings:
+        style = "red" if finding.severity == "error" else "yellow"
+        console.print(str(finding), style=style, markup=False, soft_wrap=True)
+
+
+def render(console: Console, result: Plan) -> None:
+    """Print a plan for people: rings, waves, clusters, then exclusions, policies, assumptions."""
+    say = _printer(console)
+    say(f"Release {result.release} through fleet {result.fleet}: {result.target.describe()}")
+    total = (
+        f"estimated {human(result.estimated)}, until {when(result.ends_at)}"
+        if result.estimated is not None
+        else "no estimate: some cluster has no window to start in"
+    )
+    say(f"Planned at {when(result.at)}; {total}")
+    for ring in result.rings:
+        say("")
+        _ring(say, ring)
+    if result.freezes:
+        say("")
+        say("Freezes (no step starts during them):")
+        for freeze in result.freezes:
+            reason = f": {freeze.reason}" if freeze.reason else ""
+            say(f"  {when(freeze.start)} to {when(freeze.end)}{reason}")
+    if result.excluded:
+        say("")
+        say("Excluded by spec.clusters:")
+        for item in result.excluded:
+            say(f"  {item.name} (ring {item.ring}): {item.reason}")
+    say("")
+    policies = result.policies
+    say(
+        f"Policies: unreachable clusters {_UNREACHABLE[policies['onUnreachable']]}; clusters "
+        f"added during the rollout are {_ADDED[policies['onClusterAdded']]}; clusters removed "
+        "are skipped"
+    )
+    say("Assumptions:")
+    for line in result.assumptions:
+        say(f"  - {line}")
+    if result.notes:
+        say("Notes:")
+        for line in result.notes:
+            say(f"  - {line}", "yellow")
+
+
+_UNREACHABLE = {"fail": "fail (they count against the budget)", "skip": "are skipped"}
+_ADDED = {"ignore": "ignored", "include": "included (if their ring has not finished)"}
+
+
+def _printer(console: Console) -> _Say:
+    def say(text: str, style: str | None = None) -> None:
+        console.print(text, style=style, markup=False, soft_wrap=True)
+
+    return say
+
+
+class _Say(Protocol):
+    """The shape of the line printer (text, optional style)."""
+
+    def __call__(self, text: str, style: str | None = None) -> None:
+        """Print one line."""
+
+
+def _ring(say: _Say, ring: RingPlan) -> None:
+    if not ring.rolled or ring.spec is None:
+        members = ", ".join(ring.clusters) or "no clusters"
+        say(f"Ring {ring.name}: not rolled (the release does not list it): {members}")
+        return
+    spec = ring.spec
+    approval = "; waits for approval (not counted)" if ring.waits_for_approval else ""
+    budget = f"failure budget {ring.failure_budget}"
+    if isinstance(spec.failure_budget, str):
+        budget += f" ({spec.failure_budget})"
+    say(
+        f"Ring {ring.name}: {spec.waves.describe()}, soak {human(spec.soak)}, {budget}, "
+        f"on failure {spec.on_failure}{approval}"
+    )
+    say(f"  gates: {_gates(ring)}")
+    if not ring.waves:
+        say(f"  {ring.note}", "yellow")
+        return
+    for wave in ring.waves:
+        took = f"~{human(wave.estimated)}" if wave.estimated is not None else "no estimate"
+        say(f"  wave {wave.index}: starts {when(wave.starts_at)}, {took}")
+        for cluster in wave.clusters:
+            say(f"    {cluster.name} ({cluster.account}, {cluster.region}): {_window(cluster)}")
+
+
+def _gates(ring: RingPlan) -> str:
+    assert ring.spec is not None
+    gates = ring.spec.gates
+    parts = [
+        f"converge within {human(gates.convergence_timeout)}",
+        f"pending pods <= {gates.max_pending_pods}",
+        f"launch failures <= {gates.max_launch_failures}",
+    ]
+    for metric in gates.metrics:
+        bounds = [f">= {metric.min:g}" if metric.min is not None else ""]
+        bounds.append(f"<= {metric.max:g}" if metric.max is not None else "")
+        parts.append(f"metric {metric.name} {' '.join(b for b in bounds if b)}")
+    return ", ".join(parts)
+
+
+def _window(cluster: ClusterPlan) -> str:
+    from fleet.domain.windows import HORIZON
+
+    if cluster.open_now:
+        state = "always open" if cluster.always_open else "window open now"
+    elif cluster.next_open is not None:
+        state = f"next window {when(cluster.next_open)}"
+    else:
+        state = f"no window within {HORIZON.days} days"
+    step = when(cluster.starts_at) if cluster.starts_at else "unknown"
+    return f"{state}; step expected {step}"
+
+
+def human(span: timedelta | None) -> str:
+    """A span for people: ``1d 2h 30m``, ``22m 30s``, ``0s``."""
+    if span is None:
+        return "unknown"
+    total = int(span.total_seconds())
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{n}{unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "m"), (secs, "s"))]
+    shown = [p for p in parts if not p.startswith("0")]
+    return " ".join(shown) or "0s"

@@ -1,0 +1,188 @@
+"""``driftwave`` answers at once: its help, a group's and a command's load none of the heavy
+libraries the commands run with, ``validate`` loads only the manifest models, and every group
+and command is still listed as before."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from driftwave.cli import Driftwave, app
+from driftwave.cli.kinds import FLEET_KINDS, Kinds
+
+ROOT = Path(__file__).resolve().parents[4]
+
+HEAVY = (
+    "scipy",
+    "numpy",
+    "kubernetes",
+    "boto3",
+    "botocore",
+    "fastapi",
+    "uvicorn",
+    "starlette",
+    "sqlalchemy",
+    "alembic",
+    "mako",
+    "celery",
+    "kombu",
+    "redis",
+    "psycopg",
+    "httpx",
+    "httpcore",
+    "anyio",
+    "opentelemetry.sdk",
+    "opentelemetry.exporter",
+    "jinja2",
+    "prometheus_client",
+    "ruamel",
+    "yaml",
+    # the project's own heavy layers: the solver, the simulator, the fleet's database and
+    # services, the workers
+    "agent.scheduling",
+    "agent.sim",
+    "agent.server",
+    "agent.kube",
+    "agent.cloud",
+    "fleet.db",
+    "fleet.service",
+    "fleet.domain",
+    "workers",
+)
+"""What help must not import (a name and everything below it)."""
+
+COMMANDS = {
+    "": ["validate", "migrate", "demo", "scheduler", "worker", "api", "agent", "fleet",
+         "cluster", "db", "rollout"],
+    "agent": ["simulate", "hash", "plan", "serve", "amis", "walkthrough"],
+    "fleet": ["apply", "list"],
+    "cluster": ["history"],
+    "db": ["upgrade"],
+    "rollout": ["start", "status", "list", "pause", "resume", "approve", "abort", "rollback",
+                "audit", "plan"],
+}  # fmt: skip
+"""Every group's commands, in the order its help lists them (as before the groups loaded
+lazily)."""
+
+PROBE = """
+import json, sys
+before = set(sys.modules)
+from driftwave.cli import main
+loaded = {}
+for argv in json.loads(sys.argv[1]):
+    sys.argv = ["driftwave", *argv]
+    try:
+        main()
+        code = 0
+    except SystemExit as done:
+        code = done.code
+    loaded[" ".join(argv)] = [code, sorted(set(sys.modules) - before)]
+    before = set(sys.modules)
+print("\\n@@modules@@" + json.dumps(loaded))
+"""
+
+
+def _loaded(argvs: list[list[str]]) -> dict[str, tuple[int, list[str]]]:
+    """For each command line, run in turn in one fresh interpreter: its exit code and the
+    modules it imported first (the first one also counts what importing the CLI imports)."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(argvs)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    _, _, tail = done.stdout.rpartition("@@modules@@")
+    return {k: (v[0], v[1]) for k, v in json.loads(tail).items()}
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+
+
+@pytest.mark.parametrize("group", ["", *[g for g in COMMANDS if g]])
+def test_help_loads_no_heavy_library(group: str) -> None:
+    prefix = [group] if group else []
+    argvs = [[*prefix, "--help"]]
+    argvs += [
+        [*prefix, command, "--help"] for command in COMMANDS[group] if command not in COMMANDS
+    ]
+    found = _loaded(argvs)
+    assert {line: code for line, (code, _) in found.items()} == {" ".join(a): 0 for a in argvs}
+    heavy = {line: _heavy(modules) for line, (_, modules) in found.items() if _heavy(modules)}
+    roots = {line: sorted({m.split(".")[0] for m in mods}) for line, mods in heavy.items()}
+    assert not heavy, f"help imported heavy modules: {roots}"
+
+
+runner = CliRunner()
+
+
+def _listed(output: str) -> list[str]:
+    """The command names of a rich help's Commands panel, in order."""
+    panel = output.partition("─ Commands ─")[2]
+    return re.findall(r"^│ (\S+)  ", panel, flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize("group", list(COMMANDS))
+def test_every_group_and_command_is_listed_as_before(group: str) -> None:
+    args = [group, "--help"] if group else ["--help"]
+    result = runner.invoke(app, args, env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    assert _listed(result.output) == COMMANDS[group]
+
+
+def test_the_click_groups_hold_the_same_commands() -> None:
+    root = typer.main.get_command(app)
+    assert isinstance(root, Driftwave)
+    ctx = typer.Context(root)
+    assert root.list_commands(ctx) == COMMANDS[""]
+    for mount in root.mounts:
+        _, group, _ = root.resolve_command(ctx, [mount.name])
+        assert isinstance(group, typer.core.TyperGroup)
+        assert group.list_commands(typer.Context(group)) == COMMANDS[mount.name]
+
+
+def test_a_mount_lists_its_groups_own_help() -> None:
+    for mount in Driftwave.mounts:
+        group = typer.main.get_group(mount.load())
+        assert group.name == mount.name
+        assert group.help == mount.help
+
+
+def test_a_mistyped_group_is_suggested_and_exits_1() -> None:
+    result = runner.invoke(app, ["fleeet"], env={"COLUMNS": "120"})
+    assert result.exit_code == 1
+    assert "Did you mean 'fleet'?" in result.output
+
+
+def test_validate_loads_only_the_manifest_models() -> None:
+    argv = ["validate", "examples/v1"]
+    ((code, modules),) = _loaded([argv]).values()
+    assert code == 0
+    allowed = ("ruamel", "yaml", "agent.api", "agent.cloud")  # the models and their YAML
+    heavy = [m for m in _heavy(modules) if not m.startswith(allowed)]
+    assert not heavy, f"validate imported {sorted({m.split('.')[0] for m in heavy})}: {heavy[:20]}"
+
+
+def test_the_kinds_validate_checks_are_the_agents_and_the_fleets() -> None:
+    from agent.api.kinds import agent_kinds
+    from fleet.domain.manifests import fleet_kinds
+
+    kinds = Kinds()
+    assert set(FLEET_KINDS) == set(fleet_kinds())
+    assert len(kinds) == len({**agent_kinds(), **fleet_kinds()})
+    assert set(kinds) == set({**agent_kinds(), **fleet_kinds()})
+    assert ("driftwave.io/v1alpha1", "Fleet") in kinds
+    assert ("driftwave.io/v1alpha1", "Flet") not in kinds
+    assert not kinds.fleet_loaded
+    assert dict(kinds) == {**agent_kinds(), **fleet_kinds()}
+    assert kinds.fleet_loaded
