@@ -12,9 +12,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from agent.api.manifests import read_documents
-from agent.server.auth import hash_token
 from agent.server.runner import load_configs
+from common.auth import hash_token
+from common.documents import read_documents
 from driftwave.cli import app
 from fleet.domain.manifests import load_fleet, load_release
 

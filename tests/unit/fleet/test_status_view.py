@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.cli_rollout import rollout_app
 from fleet.domain.fleet import Fleet
 from fleet.service.fleets import apply_fleet
