@@ -15,9 +15,9 @@ from importlib import resources
 
 from agent.api.kinds import agent_kinds
 from agent.api.lint import lint
-from agent.api.manifests import check_document, load_documents
 from agent.api.migration import migrate_text
 from bench.cli import Parser
+from common.documents import check_document, load_documents
 
 
 def _examples(folder: str) -> list[tuple[str, str]]:

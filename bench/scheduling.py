@@ -40,7 +40,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from agent.api.base import parse_manifest
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.catalog.synthetic import ZONES, benchmark_types
@@ -55,6 +54,7 @@ from agent.scheduling.verify import violations
 from bench import karpenter
 from bench.cli import Parser, emit, positive, working
 from bench.workloads import diverse_pods, realistic_pods
+from common.kubemodel import parse_manifest
 from tests.support.oracle import KarpenterOracle
 
 SIZES = (1, 50, 100, 500, 1000, 2000, 5000, 10000, 20000)

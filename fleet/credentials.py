@@ -10,7 +10,8 @@ A Fleet manifest never holds a token, only where to read it:
 * ``secretsmanager:ARN``: an AWS Secrets Manager secret (its string value), read in the region
   the ARN names, through the cluster's account role (``spec.accounts[].roleArn`` with its
   ``externalId``, assumed with STS and cached) when the fleet gives one; values are kept for
-  five minutes (:mod:`agent.cloud.aws.secrets`).
+  five minutes. The reader is a port (:class:`common.secrets.Secrets`): the composition root
+  passes the AWS adapter's (:func:`agent.cloud.aws.open_secret_reader`), made on first use.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+
+from common.secrets import OpenSecrets, Secrets, SecretUnreadable
 
 
 class CredentialsError(ValueError):
@@ -35,14 +37,6 @@ def check_reference(reference: str) -> str | None:
     if not sep or scheme not in SCHEMES or not rest:
         return "must be env:NAME, file:PATH or secretsmanager:ARN"
     return None
-
-
-class Secrets(Protocol):
-    """Reads a Secrets Manager secret (:class:`agent.cloud.aws.secrets.SecretReader`)."""
-
-    def read(self, arn: str, *, role_arn: str | None = None, external_id: str | None = None) -> str:
-        """The secret's value; raises the AWS adapter's errors."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -62,8 +56,8 @@ def resolve_token(
 ) -> str:
     """The bearer token a reference points at; raises :class:`CredentialsError`.
 
-    ``secrets`` reads ``secretsmanager:`` references (made on first use when not given), as
-    ``account``'s role when given."""
+    ``secrets`` reads ``secretsmanager:`` references, as ``account``'s role when given; without
+    it such a reference is a :class:`CredentialsError`."""
     problem = check_reference(reference)
     if problem:
         raise CredentialsError(f"cluster {cluster}: credentialsRef {reference!r} {problem}")
@@ -98,22 +92,23 @@ def _secret(
     account: AccountAccess | None,
     secrets: Secrets | None,
 ) -> str:
-    from agent.cloud.aws.errors import AWSError
-    from agent.cloud.aws.secrets import SecretReader
-
     if not arn.startswith("arn:") or ":secretsmanager:" not in arn:
         raise CredentialsError(
             f"cluster {cluster}: credentialsRef {reference}: not a Secrets Manager ARN "
             "(arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)"
         )
-    reader = secrets if secrets is not None else SecretReader()
+    if secrets is None:
+        raise CredentialsError(
+            f"cluster {cluster}: credentialsRef {reference}: this process has no Secrets Manager "
+            "reader"
+        )
     try:
-        token = reader.read(
+        token = secrets.read(
             arn,
             role_arn=account.role_arn if account else None,
             external_id=account.external_id if account else None,
         )
-    except AWSError as exc:
+    except SecretUnreadable as exc:
         raise CredentialsError(f"cluster {cluster}: credentialsRef {reference}: {exc}") from exc
     token = token.strip()
     if not token:
@@ -123,15 +118,17 @@ def _secret(
 
 class TokenResolver:
     """Resolves references for one process, keeping one Secrets Manager reader (and with it the
-    assumed roles and the values read) for its lifetime."""
+    assumed roles and the values read) for its lifetime: ``secrets``, or the one ``open_secrets``
+    makes on the first ``secretsmanager:`` reference."""
 
-    def __init__(self, secrets: Secrets | None = None) -> None:
+    def __init__(
+        self, secrets: Secrets | None = None, *, open_secrets: OpenSecrets | None = None
+    ) -> None:
         self._secrets = secrets
+        self._open = open_secrets
 
     def __call__(self, reference: str, cluster: str, account: AccountAccess | None = None) -> str:
         """The token ``reference`` points at (see :func:`resolve_token`)."""
-        if reference.startswith("secretsmanager:") and self._secrets is None:
-            from agent.cloud.aws.secrets import SecretReader
-
-            self._secrets = SecretReader()
+        if reference.startswith("secretsmanager:") and self._secrets is None and self._open:
+            self._secrets = self._open()
         return resolve_token(reference, cluster, account=account, secrets=self._secrets)

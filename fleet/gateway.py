@@ -22,6 +22,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from agent.service import AgentService, InvalidRequest, WaveConflict
 from agent.service import WaveNotFound as AgentWaveNotFound
+from common.secrets import OpenSecrets
 from fleet.credentials import AccountAccess, CredentialsError, TokenResolver
 
 
@@ -136,10 +137,12 @@ class HttpAgentGateway:
         *,
         timeout: float = 10.0,
         token_of: Callable[[AgentTarget], str] | None = None,
+        secrets: OpenSecrets | None = None,
     ) -> None:
-        """``token_of`` resolves a target's bearer token (default: its credentials reference)."""
+        """``token_of`` resolves a target's bearer token (default: its credentials reference,
+        ``secretsmanager:`` ones through the reader ``secrets`` makes on first use)."""
         self._tracer = tracer
-        resolver = TokenResolver()
+        resolver = TokenResolver(open_secrets=secrets)
         self._token_of = token_of or (lambda t: resolver(t.credentials_ref, t.cluster, t.account))
         self._pool = urllib3.PoolManager(
             num_pools=64,

@@ -13,6 +13,7 @@ from urllib.request import getproxies, proxy_bypass
 
 import httpx
 
+from common.secrets import OpenSecrets
 from fleet.runtime import NotifySettings
 from fleet.service.context import FleetContext
 from fleet.service.notifier import Notifier
@@ -76,9 +77,15 @@ def _scrub(exc: Exception, url: str) -> str:
     return text or type(exc).__name__
 
 
-def start_notifier(ctx: FleetContext, holder: str, settings: NotifySettings) -> Notifier | None:
+def start_notifier(
+    ctx: FleetContext,
+    holder: str,
+    settings: NotifySettings,
+    secrets: OpenSecrets | None = None,
+) -> Notifier | None:
     """The notifier of the scheduler ``holder`` posting over HTTP, started in its background
-    thread (None when ``DRIFTWAVE_NOTIFY_ENABLED`` is off); stop it with :meth:`Notifier.stop`."""
+    thread (None when ``DRIFTWAVE_NOTIFY_ENABLED`` is off); stop it with :meth:`Notifier.stop`.
+    ``secrets`` makes the reader of ``secretsmanager:`` secret references on first use."""
     if not settings.enabled:
         return None
     return Notifier(
@@ -90,4 +97,5 @@ def start_notifier(ctx: FleetContext, holder: str, settings: NotifySettings) -> 
         poll=settings.poll_interval,
         settle=settings.settle,
         public_url=settings.public_url,
+        secrets=secrets,
     ).start()

@@ -8,7 +8,7 @@ exported when the wave ends, with its persisted id and start time. :class:`Prese
 tracer provider's id generator that makes this possible: inside :func:`preset_ids` the next
 span gets the given ids, elsewhere ids are random as usual.
 
-Exporters (from :mod:`agent.telemetry`): a JSON-lines file (embedded mode, the demo), OTLP over
+Exporters (from :mod:`common.telemetry`): a JSON-lines file (embedded mode, the demo), OTLP over
 HTTP (distributed mode, to a collector), or none.
 """
 
@@ -29,7 +29,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agent.telemetry import tracer_provider
+from common.telemetry import tracer_provider
 from fleet.service.views import traceparent as traceparent
 
 _PRESET: contextvars.ContextVar[tuple[int | None, int | None]] = contextvars.ContextVar(

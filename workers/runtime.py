@@ -11,6 +11,7 @@ from datetime import timedelta
 from celery import Celery
 from celery.signals import worker_process_init
 
+from agent.cloud.aws import open_secret_reader
 from fleet.gateway import HttpAgentGateway
 from fleet.runtime import StepSettings, open_context
 from fleet.service.contact import ContactProber
@@ -41,12 +42,15 @@ class _PerProcess:
             ctx = open_context("driftwave-worker")
             runner = StepRunner(
                 ctx,
-                HttpAgentGateway(ctx.tracer),
+                HttpAgentGateway(ctx.tracer, secrets=open_secret_reader),
                 poll_interval=self.step.poll_interval,
                 unreachable_after=timedelta(seconds=self.step.unreachable_after),
             )
             prober = ContactProber(
-                ctx, HttpAgentGateway(ctx.tracer, timeout=self.step.probe_timeout)
+                ctx,
+                HttpAgentGateway(
+                    ctx.tracer, timeout=self.step.probe_timeout, secrets=open_secret_reader
+                ),
             )
             built = (runner, prober)
             self.runners = {pid: built}

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from agent.api.base import KubeModel, matching, rule_error
+from common.kubemodel import KubeModel, matching, rule_error
 
 VOLUME_SIZE = (
     r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi"

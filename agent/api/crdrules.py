@@ -18,21 +18,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.api.durations import (
+from agent.api.labels import (
+    AWS_WELL_KNOWN_LABEL_KEYS,
+    CAPACITY_TYPE_LABEL,
+    HOSTNAME_LABEL,
+    LABEL_KEY,
+    NODEPOOL_LABEL,
+)
+from common.durations import (
     BUDGET_DURATION,
     BUDGET_NODES,
     BUDGET_SCHEDULE,
     DURATION,
     DURATION_OR_NEVER,
 )
-from agent.api.labels import (
-    AWS_WELL_KNOWN_LABEL_KEYS,
-    CAPACITY_TYPE_LABEL,
-    HOSTNAME_LABEL,
-    LABEL_KEY,
-    LABEL_VALUE,
-    NODEPOOL_LABEL,
-)
+from common.names import LABEL_VALUE
 
 Keywords = dict[str, Any]
 Rules = dict[str, Keywords]

@@ -28,11 +28,11 @@ from typing import Any
 
 import yaml
 
-from agent.api.base import KubeModel
 from agent.api.crdrules import NODECLAIM, NODEPOOL, Rules
-from agent.api.manifests import KARPENTER_KINDS
+from agent.api.kinds import KARPENTER_KINDS
 from agent.api.nodeclass_crdrules import EC2NODECLASS
 from agent.api.schemas import schema_for
+from common.kubemodel import KubeModel
 
 DROPPED = {"title", "$defs", "discriminator"}
 PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {

@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from agent.api.crds import crd
-from agent.api.manifests import KARPENTER_KINDS
+from agent.api.kinds import KARPENTER_KINDS
 
 
 @cache

@@ -11,11 +11,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from agent.api.base import KubeModel, ObjectMeta, rule_error
 from agent.api.blockdevices import BlockDeviceMappings
 from agent.api.kubelet import KubeletConfiguration
 from agent.api.nodeclass_status import EC2NodeClassStatus
-from agent.api.selectors import (
+from common.kubemodel import KubeModel, ObjectMeta, rule_error
+from common.selectors import (
     ALIAS_TO_AMI_FAMILY,
     AMISelectorTerm,
     CapacityReservationSelectorTerm,

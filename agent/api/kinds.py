@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
-from agent.api.base import KubeModel
+from collections.abc import Mapping
+
+from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import KUBE_KINDS
-from agent.api.manifests import KARPENTER_KINDS, KindKey
+from agent.api.nodeclaim import NodeClaim
+from agent.api.nodepool import NodePool
+from common.documents import KindKey
+from common.kubemodel import KubeModel
+
+KARPENTER_KINDS: Mapping[KindKey, type[KubeModel]] = {
+    ("karpenter.sh/v1", "NodePool"): NodePool,
+    ("karpenter.sh/v1", "NodeClaim"): NodeClaim,
+    ("karpenter.k8s.aws/v1", "EC2NodeClass"): EC2NodeClass,
+}
+"""The Karpenter v1 kinds, mapped to their models."""
 
 SCENARIO_KIND: KindKey = ("driftwave.io/v1alpha1", "Scenario")
 """driftwave's own kind that the agent reads (:class:`agent.api.scenario.Scenario`)."""

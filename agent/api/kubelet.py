@@ -8,8 +8,8 @@ from typing import Annotated
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from agent.api.base import KubeModel, rule_error
 from agent.api.quantity import QuantityError, parse_quantity
+from common.kubemodel import KubeModel, rule_error
 
 EVICTION_SIGNALS = (
     "memory.available",

@@ -1,4 +1,4 @@
-"""Well-known labels, restricted label domains and Kubernetes name rules, as Karpenter v1 uses them.
+"""Well-known labels and restricted label domains, as Karpenter v1 uses them.
 
 Karpenter (core and the AWS provider) reserves the ``karpenter.sh`` and ``karpenter.k8s.aws``
 label domains for itself: a NodePool may not set or require a label in them, except the
@@ -6,8 +6,6 @@ well-known labels listed here, and never ``karpenter.sh/nodepool`` or ``kubernet
 """
 
 from __future__ import annotations
-
-import re
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
@@ -79,47 +77,6 @@ LABEL_KEY = (
     r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
 )
 """Karpenter's CRD pattern of a requirement key, and of a taint's key and value."""
-LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
-"""A label value: at most 63 of these characters (the length is checked apart)."""
-
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL_VALUE = re.compile(LABEL_VALUE)
-
-
-def dns_subdomain_problem(name: str) -> str | None:
-    """Why ``name`` is not a DNS subdomain (the rule for object names), or None when it is."""
-    if len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
-        return (
-            f"{name!r} must be a DNS subdomain: at most 253 lower-case alphanumerics, '-' and "
-            "'.', starting and ending with an alphanumeric"
-        )
-    return None
-
-
-def qualified_name_problem(key: str) -> str | None:
-    """Why ``key`` is not a valid qualified name (``[prefix/]name``), or None when it is."""
-    prefix, _, name = key.rpartition("/")
-    if "/" in key and not prefix:
-        return f"{key!r} has an empty prefix before '/'"
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
-        return f"prefix {prefix!r} must be a DNS subdomain (lower case, at most 253 characters)"
-    if not name or len(name) > 63 or not _QUALIFIED_NAME.fullmatch(name):
-        return (
-            f"name part {name!r} must be 1-63 characters of alphanumerics, '-', '_' or '.', "
-            "starting and ending with an alphanumeric"
-        )
-    return None
-
-
-def label_value_problem(value: str) -> str | None:
-    """Why ``value`` is not a valid label value, or None when it is."""
-    if len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
-        return (
-            f"label value {value!r} must be at most 63 characters of alphanumerics, '-', '_' or "
-            "'.', starting and ending with an alphanumeric"
-        )
-    return None
 
 
 def restricted_label_problem(key: str, allow_nodepool: bool = False) -> str | None:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from agent.api.base import KubeModel
-from agent.api.durations import NEVER, budget_schedule_problem
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.labels import REMOVED_ANNOTATIONS
 from agent.api.nodepool import NodePool
+from common.durations import NEVER, budget_schedule_problem
+from common.kubemodel import KubeModel
 
 LintWarning = tuple[str, str]
 _PINNED_EXAMPLES = {"al2": "v20240807", "al2023": "v20240807", "bottlerocket": "v1.20.3"}

@@ -10,12 +10,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
-from agent.api.durations import DURATION, DURATION_OR_NEVER
 from agent.api.nodepool import NodeClassReference
 from agent.api.quantity import IntOrStringQuantity as Quantity
 from agent.api.requirements import Requirements, Taint, duplicate_taint_problem
 from agent.api.status import NodeClaimStatus
+from common.durations import DURATION, DURATION_OR_NEVER
+from common.kubemodel import KubeModel, ObjectMeta, matching, rule_error
 
 
 class NodeClaimResources(KubeModel):

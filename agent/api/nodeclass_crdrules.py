@@ -3,7 +3,7 @@
 Rule for rule what the AWS provider's CRD (v1.14.1) carries beyond the models' schema. Some of
 Karpenter's selector-term rules fire only when *every* term breaks them (``!self.all(...)``);
 they are carried as written, so the API server answers as it does under Karpenter, while
-``driftwave validate`` checks each term on its own (:mod:`agent.api.selectors`).
+``driftwave validate`` checks each term on its own (:mod:`common.selectors`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from agent.api.blockdevices import VOLUME_SIZE
 from agent.api.crdrules import ATOMIC, DATE_TIME, INT32, INT64, Keywords, Rules, at, cel, conditions
 from agent.api.kubelet import EVICTION_SIGNALS, RESERVABLE
 from agent.api.quantity import QUANTITY_PATTERN
-from agent.api.selectors import (
+from common.selectors import (
     ACCOUNT_ID,
     ALIAS_FAMILIES,
     ALIAS_TO_AMI_FAMILY,

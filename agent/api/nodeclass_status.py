@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from agent.api.base import Condition, KubeModel
+from common.kubemodel import Condition, KubeModel
 
 
 class AMIRequirement(KubeModel):

@@ -13,15 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator, model_validator
 
-from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
-from agent.api.durations import (
-    BUDGET_DURATION,
-    BUDGET_NODES,
-    BUDGET_SCHEDULE,
-    DURATION,
-    DURATION_OR_NEVER,
-)
-from agent.api.labels import label_value_problem, qualified_name_problem, restricted_label_problem
+from agent.api.labels import restricted_label_problem
 from agent.api.quantity import IntOrStringQuantity as Quantity
 from agent.api.requirements import (
     Requirements,
@@ -30,6 +22,15 @@ from agent.api.requirements import (
     nodepool_key_problem,
 )
 from agent.api.status import NodePoolStatus
+from common.durations import (
+    BUDGET_DURATION,
+    BUDGET_NODES,
+    BUDGET_SCHEDULE,
+    DURATION,
+    DURATION_OR_NEVER,
+)
+from common.kubemodel import KubeModel, ObjectMeta, matching, rule_error
+from common.names import label_value_problem, qualified_name_problem
 
 _DURATION_OR_NEVER = "a duration such as 30s, 10m or 1h30m, or Never"
 DisruptionReason = Literal["Underutilized", "Empty", "Drifted"]

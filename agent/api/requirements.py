@@ -13,14 +13,10 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from agent.api.base import KubeModel, matching, rule_error
 from agent.api.kube import scheduling as kube
-from agent.api.labels import (
-    LABEL_KEY,
-    label_value_problem,
-    qualified_name_problem,
-    restricted_label_problem,
-)
+from agent.api.labels import LABEL_KEY, restricted_label_problem
+from common.kubemodel import KubeModel, matching, rule_error
+from common.names import label_value_problem, qualified_name_problem
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
 _NON_NEGATIVE_INT = re.compile(r"[0-9]+")

@@ -22,12 +22,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
-from agent.api.selectors import SECURITY_GROUP_ID, SUBNET_ID
+from common.kubemodel import KubeModel, ObjectMeta, matching, rule_error
+from common.names import KUBERNETES_VERSION
+from common.selectors import SECURITY_GROUP_ID, SUBNET_ID
 
 _DURATION = r"^([0-9]+(ms|s|m|h))+$"
 Duration = Annotated[str, matching(_DURATION, "a duration such as 30s, 10m or 1h30m")]
-KUBERNETES_VERSION = r"^1\.[0-9]{2}$"
 
 
 _PARTS = re.compile(r"([0-9]+)(ms|h|m|s)")

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent.api.base import KubeModel
-from agent.api.manifests import KARPENTER_KINDS
+from agent.api.kinds import KARPENTER_KINDS
+from common.kubemodel import KubeModel
 
 
 def schema_for(model: type[KubeModel]) -> dict[str, Any]:

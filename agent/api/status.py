@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agent.api.base import Condition, KubeModel
 from agent.api.quantity import IntOrStringQuantity as Quantity
+from common.kubemodel import Condition, KubeModel
 
 
 class NodePoolStatus(KubeModel):

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard
 
-from agent.api.base import KubeModel
 from agent.api.lint import lint
-from agent.api.manifests import (
+from common.documents import (
     STDIN,
     Finding,
     KindKey,
@@ -22,6 +21,7 @@ from agent.api.manifests import (
     check_document,
     read_documents,
 )
+from common.kubemodel import KubeModel
 
 if TYPE_CHECKING:  # its models load only when a document is a Scenario (driftwave.cli.kinds)
     from agent.api.scenario import Scenario

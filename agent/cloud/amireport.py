@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
-from agent.api.manifests import KARPENTER_KINDS, check_document, read_documents
+from agent.api.kinds import KARPENTER_KINDS
 from agent.clock import SystemClock
 from agent.cloud.amiresolve import (
     AMIResolutionError,
@@ -25,6 +25,7 @@ from agent.cloud.amiresolve import (
     term_images,
 )
 from agent.cloud.amirules import ImageMatch, image_requirements, newest_per_requirements
+from common.documents import check_document, read_documents
 
 if TYPE_CHECKING:
     from agent.cloud.aws.amis import AWSImages

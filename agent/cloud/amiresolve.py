@@ -31,7 +31,6 @@ from typing import Protocol
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclass_status import ResolvedAMI
-from agent.api.selectors import ALIAS_TO_AMI_FAMILY, AMISelectorTerm
 from agent.cloud.amialias import FLAVORS, alias_variants, ssm_path
 from agent.cloud.amirules import (
     WINDOWS_BUILDS,
@@ -40,6 +39,7 @@ from agent.cloud.amirules import (
     image_requirements,
     newest_per_requirements,
 )
+from common.selectors import ALIAS_TO_AMI_FAMILY, AMISelectorTerm
 
 
 class AMIResolutionError(ValueError):

@@ -7,12 +7,12 @@ For a NodePool and a disruption reason (``Drifted``, ``Empty``, ``Underutilized`
   when the schedule fired within the last ``duration`` of elapsed time (the next firing after
   ``now - duration`` is not after ``now``), read in UTC or in the budget's ``timeZone`` (an IANA
   name; driftwave's addition, not Karpenter's). Schedules, clock changes and the rule itself are
-  :mod:`agent.api.schedules`, shared with the fleet's maintenance windows;
+  :mod:`common.schedules`, shared with the fleet's maintenance windows;
 * an active budget allows ``nodes`` nodes: a count, or a percentage of the NodePool's nodes
   rounded **up**; an inactive one does not limit;
 * the NodePool allows the minimum across its applicable active budgets;
 * a budget whose schedule Karpenter's cron library cannot read (croniter's extensions, a range
-  that wraps such as ``sat-sun``; see :func:`~agent.api.schedules.budget_schedule_problem`) or
+  that wraps such as ``sat-sun``; see :func:`~common.schedules.budget_schedule_problem`) or
   whose time zone does not exist makes the NodePool allow nothing, whatever its reasons, as
   Karpenter fails closed; a schedule that never fires (``0 9 31 2 *``) counts as active, as in
   Karpenter, whose cron library then answers the zero time;
@@ -28,9 +28,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from agent.api.durations import parse_duration
 from agent.api.nodepool import Budget, NodePool
-from agent.api.schedules import Recurrence, ScheduleError, budget_schedule_problem
+from common.durations import parse_duration
+from common.schedules import Recurrence, ScheduleError, budget_schedule_problem
 
 UNLIMITED = 2**31 - 1
 """What an inactive budget allows (Karpenter's MaxInt32)."""

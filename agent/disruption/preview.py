@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from agent.api.durations import parse_duration
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -41,6 +40,7 @@ from agent.disruption.candidates import (
 from agent.disruption.commands import PassContext
 from agent.disruption.controller import DisruptionController, pool_nodes
 from agent.lifecycle.conditions import condition, is_true
+from common.durations import parse_duration
 
 DEFAULT_REPLACE_SECONDS = 60.0
 """A replacement's launch, boot, readiness and drain, when the caller knows no better."""

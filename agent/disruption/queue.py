@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
-from agent.api.base import Condition
 from agent.api.kube import Node
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -34,6 +33,7 @@ from agent.lifecycle.conditions import is_true, with_condition, without_conditio
 from agent.provisioning.provisioner import Provisioner
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.taints import DISRUPTED_NO_SCHEDULE_TAINT
+from common.kubemodel import Condition
 
 TIMEOUT = timedelta(minutes=10)
 Recorder = Callable[[str, str, str, dict[str, Any]], None]

@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from agent.api.base import KubeModel
 from agent.api.kube import Deployment, Pod, PodDisruptionBudget, ReplicaSet, StatefulSet
 from agent.kube.port import Cluster, NotFound
+from common.kubemodel import KubeModel
 
 SCALABLE: dict[str, type[KubeModel]] = {
     "Deployment": Deployment,

@@ -16,7 +16,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agent.api.base import OwnerReference
 from agent.api.kube import Pod, PodDisruptionBudget
 from agent.kube.pdb import (
     SCALABLE,
@@ -27,6 +26,7 @@ from agent.kube.pdb import (
     needs_scale,
     selects,
 )
+from common.kubemodel import OwnerReference
 
 Replicas = Callable[[Owner], int | None]
 """The replicas of a controller (None when it is gone)."""

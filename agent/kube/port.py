@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
-from agent.api.base import KubeModel
+from common.kubemodel import KubeModel
 
 T = TypeVar("T", bound=KubeModel)
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]

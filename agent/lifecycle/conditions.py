@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from agent.api.base import Condition
 from agent.api.nodeclaim import NodeClaim
+from common.kubemodel import Condition
 
 
 def stamp(when: datetime) -> str:

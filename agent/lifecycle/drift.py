@@ -40,7 +40,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from agent.api.base import Condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.labels import CAPACITY_TYPE_LABEL
 from agent.api.nodeclaim import NodeClaim
@@ -52,6 +51,7 @@ from agent.kube.port import Cluster, NotFound
 from agent.lifecycle.conditions import condition, is_true, with_condition
 from agent.lifecycle.hashing import SpecMemo, restamp_versions, static_drift
 from agent.scheduling.requirements import Requirements
+from common.kubemodel import Condition
 
 DRIFT_INTERVAL = timedelta(minutes=5)
 TYPE_CHECK_AGE = timedelta(hours=1)

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from agent.api.durations import parse_duration
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
 from agent.kube.port import Cluster, NotFound, WatchEvent
+from common.durations import parse_duration
 
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 

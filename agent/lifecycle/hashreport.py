@@ -21,9 +21,7 @@ from typing import Any
 
 import yaml
 
-from agent.api.base import KubeModel
 from agent.api.ec2nodeclass import EC2NodeClass
-from agent.api.manifests import Finding, KindKey
 from agent.api.nodepool import NodePool
 from agent.api.validate import expand, validate_paths
 from agent.lifecycle.hashing import (
@@ -36,6 +34,8 @@ from agent.lifecycle.hashing import (
     nodeclass_hash,
     nodepool_hash,
 )
+from common.documents import Finding, KindKey
+from common.kubemodel import KubeModel
 
 
 class CABundleError(ValueError):

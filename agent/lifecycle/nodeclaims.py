@@ -27,7 +27,6 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from agent.api.base import Condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Node
 from agent.api.labels import TERMINATION_FINALIZER
@@ -36,6 +35,7 @@ from agent.clock import Clock
 from agent.cloud.port import CloudError, CloudProvider, InsufficientCapacity, NodeClassNotReady
 from agent.kube.port import Cluster, NotFound, WatchEvent
 from agent.lifecycle.conditions import condition, is_true, with_condition
+from common.kubemodel import Condition
 
 REGISTRATION_TTL = timedelta(minutes=15)
 LAUNCH_TIMEOUT = timedelta(minutes=5)

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from agent.api.base import ObjectMeta
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Pod
 from agent.api.labels import (
@@ -43,6 +42,7 @@ from agent.scheduling.requirement import INT64_MAX, Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Result
 from agent.scheduling.strategy import Strategy
+from common.kubemodel import ObjectMeta
 
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 """(event type, object, reason, details) → recorded with the current time."""

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from agent.api.base import ObjectMeta
 from agent.api.kube import DaemonSet, Node, Pod, Taint
 from agent.api.nodeclaim import NodeClaim
 from agent.scheduling.plans import ExistingNode, NodeMemo
@@ -24,6 +23,7 @@ from agent.scheduling.pods import PodShape, shape_of
 from agent.scheduling.resources import to_base_units
 from agent.scheduling.taints import effective_node_taints, untolerated
 from agent.scheduling.typetable import TypeTable
+from common.kubemodel import ObjectMeta
 
 UNREGISTERED_TAINT = "karpenter.sh/unregistered"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"

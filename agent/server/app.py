@@ -1,6 +1,6 @@
 """The agent's HTTP API: a FastAPI application over an :class:`~agent.service.AgentService`.
 
-Routes (``/v1`` needs ``Authorization: Bearer <token>``; see :mod:`agent.server.auth`):
+Routes (``/v1`` needs ``Authorization: Bearer <token>``; see :mod:`common.auth`):
 
 * ``GET /v1/events?limit=N``: the agent's last events (what it did and why);
 * ``GET /metrics``: Prometheus metrics, no authentication (:mod:`agent.server.metrics`);
@@ -16,7 +16,7 @@ body that is not JSON, 401 (with ``WWW-Authenticate: Bearer``) without a known t
 unknown wave or route, 409 for a wave conflict, 422 for a request breaking a rule (each field
 with its path, e.g. ``target.amiSelectorTerms[0].id``). Handlers are synchronous (FastAPI runs
 them in its thread pool), since the service waits for the simulation's lock. Each request runs
-in a server span (:mod:`agent.server.tracing`); the OpenAPI schema is at ``/openapi.json``.
+in a server span (:mod:`common.tracing`); the OpenAPI schema is at ``/openapi.json``.
 """
 
 from __future__ import annotations
@@ -32,19 +32,14 @@ from opentelemetry.trace import TracerProvider
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
-from agent.server.auth import BearerCheck
-from agent.server.common import error_response, install_request_errors, publish_models
 from agent.server.metrics import CONTENT_TYPE, AgentMetrics
-from agent.server.tracing import TraceMiddleware
 from agent.service import AgentError, AgentService, InvalidRequest, WaveConflict, WaveNotFound
-from agent.service.documents import (
-    ErrorDocument,
-    Health,
-    PlanDocument,
-    StatusDocument,
-    WaveDocument,
-)
+from agent.service.documents import Health, PlanDocument, StatusDocument, WaveDocument
 from agent.service.requests import PlanRequest, RollbackRequest, WaveRequest
+from common.auth import BearerCheck
+from common.http import error_response, install_request_errors, publish_models
+from common.tracing import TraceMiddleware
+from common.wire import ErrorDocument
 
 TRACER = "driftwave.agent.http"
 STATUS_OF: dict[type[AgentError], int] = {

@@ -26,15 +26,14 @@ import uvicorn
 from opentelemetry.trace import TracerProvider
 from pydantic import Field, ValidationError, field_validator
 
-from agent.api.base import KubeModel, issues_from_error, matching
-from agent.api.labels import dns_subdomain_problem
-from agent.api.scenario import KUBERNETES_VERSION
-from agent.api.yamlsafe import YamlError, load_single
 from agent.server.app import create_app
-from agent.server.auth import TOKEN_HASH, AuthConfigError
 from agent.service import AgentService
 from agent.sim.live import LiveSimulation
 from agent.sim.member import MAX_NODES, member_world
+from common.auth import TOKEN_HASH, AuthConfigError
+from common.kubemodel import KubeModel, issues_from_error, matching
+from common.names import KUBERNETES_VERSION, dns_subdomain_problem
+from common.yamlsafe import YamlError, load_single
 
 RELEASE = r"^v[0-9]{8}$"
 _Release = Annotated[str, matching(RELEASE, "an AL2023 release such as v20251202")]

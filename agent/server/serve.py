@@ -16,9 +16,7 @@ from typing import Any
 from opentelemetry.sdk.trace import TracerProvider
 from pydantic import ValidationError
 
-from agent.api.base import issues_from_error
 from agent.live.options import LiveOptions, check_live_options
-from agent.server.auth import AuthConfigError, hash_token
 from agent.server.live import BuildError, LiveParts, serve_live
 from agent.server.runner import (
     AgentConfig,
@@ -28,7 +26,9 @@ from agent.server.runner import (
     run_agents,
 )
 from agent.sim.member import MemberError
-from agent.telemetry import TelemetryError, tracer_provider
+from common.auth import AuthConfigError, hash_token
+from common.kubemodel import issues_from_error
+from common.telemetry import TelemetryError, tracer_provider
 
 TOKEN_ENV = "DRIFTWAVE_AGENT_TOKEN"
 SERVICE_NAME = "driftwave-agent"

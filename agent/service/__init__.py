@@ -3,7 +3,7 @@ simulated World or a live one, :mod:`agent.service.runtime`), with no transport;
 server and the fleet's in-process gateway both call :class:`AgentService`."""
 
 from agent.service.errors import AgentError, InvalidRequest, WaveConflict, WaveNotFound
-from agent.service.requests import NodeClassSelector, PlanRequest, WaveRequest, WaveTarget
+from agent.service.requests import NodeClassSelector, PlanRequest, WaveRequest
 from agent.service.service import AgentService
 
 __all__ = [
@@ -15,5 +15,4 @@ __all__ = [
     "WaveConflict",
     "WaveNotFound",
     "WaveRequest",
-    "WaveTarget",
 ]

@@ -2,29 +2,21 @@
 
 The service builds plain JSON-ready dicts (cheap, and what both transports send); these models
 describe them for the OpenAPI schema and for clients that want typed access
-(``WaveDocument.model_validate(data)``). Field names are camelCase on the wire.
+(``WaveDocument.model_validate(data)``). Field names are camelCase on the wire; the base, the
+error document and the wave target are the fleet's too (:mod:`common.wire`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
-from agent.service.requests import WaveTarget
+from common.wire import Document, WaveTarget
 
 Phase = Literal[
     "progressing", "converged", "failed", "rolling-back", "rolled-back", "rollback-failed"
 ]
-
-
-class Document(BaseModel):
-    """Base of the documents: camelCase on the wire, no field left undescribed."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True, extra="forbid"
-    )
 
 
 class HaltedPool(Document):
@@ -181,27 +173,6 @@ class PlanDocument(Document):
     eta_seconds: float | None = None
     eta: str | None = None
     replace_seconds_assumed: float | None = None
-
-
-class ErrorField(Document):
-    """One broken rule: the field's path (``target.amiSelectorTerms[0].id``) and why."""
-
-    path: str
-    message: str
-
-
-class ErrorBody(Document):
-    """What went wrong: a stable code, a message, and the fields at fault."""
-
-    code: str
-    message: str
-    fields: list[ErrorField]
-
-
-class ErrorDocument(Document):
-    """Every error response."""
-
-    error: ErrorBody
 
 
 class Health(Document):

@@ -1,6 +1,6 @@
 """What callers send the agent service: a wave (target + which EC2NodeClasses) or a plan request.
 
-The models are manifest models (:class:`~agent.api.base.KubeModel`: camelCase names, unknown
+The models are manifest models (:class:`~common.kubemodel.KubeModel`: camelCase names, unknown
 fields refused, strict types), so a request is checked with the same rules as the manifests it
 changes: ``amiSelectorTerms`` items are EC2NodeClass selector terms with every rule of that field
 (an alias term must be the only one, ``id`` cannot be combined with other fields, ...).
@@ -16,46 +16,16 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field, ValidationError, model_validator
 
-from agent.api.base import KubeModel, issues_from_error, matching, rule_error
-from agent.api.labels import dns_subdomain_problem
-from agent.api.scenario import KUBERNETES_VERSION
-from agent.api.selectors import AMISelectorTerm
 from agent.service.errors import InvalidRequest
+from common.kubemodel import KubeModel, issues_from_error, matching, rule_error
+from common.names import KUBERNETES_VERSION, dns_subdomain_problem
+from common.selectors import AMISelectorTerm
+from common.wire import WaveTarget
 
 WAVE_ID = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
 """A wave id: a DNS label (lowercase letters, digits and '-', 1-63 characters)."""
 _WAVE_ID = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 M = TypeVar("M", bound=KubeModel)
-
-
-def check_one_target(terms: list[AMISelectorTerm] | None, version: str | None, rule: str) -> None:
-    """The rules of a target (a wave's or a release's): exactly one of AMI selector terms or a
-    Kubernetes version, and an alias term only alone (Karpenter's rule for the field)."""
-    if (terms is None) == (version is None):
-        raise rule_error(f"set exactly one of amiSelectorTerms or kubernetesVersion (rule: {rule})")
-    if any(t.alias for t in terms or []) and len(terms or []) != 1:
-        raise rule_error(
-            "an alias term must be the only amiSelectorTerm (rule: 'alias' is mutually "
-            "exclusive, cannot be set with a combination of other amiSelectorTerms)",
-            "amiSelectorTerms",
-        )
-
-
-class WaveTarget(KubeModel):
-    """``target``: exactly one of an ``amiSelectorTerms`` pin for the selected EC2NodeClasses or
-    a Kubernetes version for the control plane (alias-selected images then follow it)."""
-
-    ami_selector_terms: (
-        Annotated[list[AMISelectorTerm], Field(min_length=1, max_length=30)] | None
-    ) = None
-    kubernetes_version: (
-        Annotated[str, matching(KUBERNETES_VERSION, "a version such as 1.31")] | None
-    ) = None
-
-    @model_validator(mode="after")
-    def _one_target(self) -> WaveTarget:
-        check_one_target(self.ami_selector_terms, self.kubernetes_version, "a wave has one target")
-        return self
 
 
 class NodeClassSelector(KubeModel):

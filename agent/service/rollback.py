@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.api.base import ManifestInvalid
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.service.errors import AgentError, InvalidRequest
 from agent.service.requests import RollbackRequest, canonical
 from agent.service.runtime import AgentRuntime
 from agent.service.targets import family_for, with_terms
 from agent.service.waves import ClassBefore, Selection, Wave, pools_using
+from common.kubemodel import ManifestInvalid
 
 
 def recorded_wave(world: AgentRuntime, wave_id: str, recorded: RollbackRequest, doing: str) -> Wave:

@@ -18,13 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.api.base import ManifestInvalid, parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclass_status import ResolvedAMI
 from agent.cloud.simulated.amiresolve import AMIResolutionError
 from agent.service.errors import InvalidRequest
-from agent.service.requests import NodeClassSelector, WaveTarget
+from agent.service.requests import NodeClassSelector
 from agent.service.runtime import AgentRuntime
+from common.kubemodel import ManifestInvalid, parse_manifest
+from common.wire import WaveTarget
 
 
 @dataclass

@@ -25,17 +25,17 @@ from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
-from agent.api.base import KubeModel
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Deployment, Pod
-from agent.api.labels import dns_subdomain_problem
 from agent.api.nodeclaim import NodeClaim
-from agent.api.selectors import AMISelectorTerm
 from agent.clock import EPOCH
 from agent.cloud.simulated.amis import AMICatalog
 from agent.lifecycle.conditions import is_true
 from agent.sim.scenario_run import load_scenario
 from agent.sim.world import World
+from common.kubemodel import KubeModel
+from common.names import dns_subdomain_problem
+from common.selectors import AMISelectorTerm
 
 SCENARIO = Path(__file__).resolve().parent.parent / "examples" / "scenarios" / "fleet-member.yaml"
 KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33", "1.34")

@@ -12,10 +12,7 @@ from collections.abc import Iterable
 from datetime import UTC
 from pathlib import Path
 
-from agent.api.base import KubeModel
 from agent.api.kinds import agent_kinds
-from agent.api.manifests import Document, Finding, Linter, ManifestSyntaxError, check_document
-from agent.api.manifests import read_documents as read_manifest_file
 from agent.api.scenario import AMISpec, NetworkChange, NetworkSpec, Scenario, seconds
 from agent.cloud.simulated.amis import AMI, AMICatalog
 from agent.cloud.simulated.network import (
@@ -23,6 +20,9 @@ from agent.cloud.simulated.network import (
     SimulatedSecurityGroup,
     SimulatedSubnet,
 )
+from common.documents import Document, Finding, Linter, ManifestSyntaxError, check_document
+from common.documents import read_documents as read_manifest_file
+from common.kubemodel import KubeModel
 
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet")
 """The kinds a ``scale`` event may name (they have ``spec.replicas``)."""

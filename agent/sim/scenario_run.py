@@ -8,9 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from agent.api.base import KubeModel, parse_manifest
 from agent.api.kinds import agent_kinds
-from agent.api.manifests import Document, Finding, check_document, read_documents
 from agent.api.scenario import Event, NetworkChange, Scenario, seconds
 from agent.clock import EPOCH
 from agent.cloud.simulated.network import SimulatedSecurityGroup, SimulatedSubnet
@@ -20,6 +18,8 @@ from agent.scheduling.strategy import Strategy
 from agent.sim.scenario_check import ami as scenario_ami
 from agent.sim.scenario_check import catalog, network, scenario_objects
 from agent.sim.world import World
+from common.documents import Document, Finding, check_document, read_documents
+from common.kubemodel import KubeModel, parse_manifest
 
 
 class ScenarioError(ValueError):

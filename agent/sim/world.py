@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from agent.api.base import Condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Pod, PodDisruptionBudget
 from agent.api.nodeclaim import NodeClaim
@@ -41,6 +40,7 @@ from agent.kube.simulated.workloads import WorkloadController
 from agent.scheduling.strategy import Strategy
 from agent.service.runtime import Listener, event_document
 from agent.sim.metrics import DisruptionMetrics
+from common.kubemodel import Condition
 
 
 @dataclass(slots=True)

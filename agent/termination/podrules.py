@@ -22,10 +22,10 @@ from __future__ import annotations
 import contextlib
 from datetime import datetime
 
-from agent.api.durations import parse_duration
 from agent.api.kube import Pod
 from agent.api.labels import DO_NOT_DISRUPT_ANNOTATION
 from agent.scheduling.taints import DISRUPTED_NO_SCHEDULE_TAINT, tolerates
+from common.durations import parse_duration
 
 _CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 

@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from agent.api.base import Condition
-from agent.api.durations import parse_duration
 from agent.api.kube import Node, Pod
 from agent.api.labels import TERMINATION_FINALIZER
 from agent.api.nodeclaim import NodeClaim
@@ -40,6 +38,8 @@ from agent.kube.port import Cluster, EvictionBlocked, NotFound, WatchEvent
 from agent.lifecycle.conditions import is_true, with_condition
 from agent.scheduling.taints import DISRUPTED_NO_SCHEDULE_TAINT
 from agent.termination.podrules import do_not_disrupt_active, drain_group, drainable
+from common.durations import parse_duration
+from common.kubemodel import Condition
 
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 BACKOFF_BASE = timedelta(milliseconds=100)

@@ -154,8 +154,8 @@ def migrate(
     Example: driftwave migrate nodepools-v1beta1.yaml -o nodepools-v1.yaml
     """
     from agent.api.kinds import agent_kinds
-    from agent.api.manifests import ManifestSyntaxError
     from agent.api.migration.files import migrate_file, result_json, write_atomically
+    from common.documents import ManifestSyntaxError
 
     try:
         result = migrate_file(file, agent_kinds())

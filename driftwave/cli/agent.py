@@ -92,7 +92,7 @@ def _scenario_result(scenario: Path, run: Callable[[Any], dict[str, Any]]) -> di
     """Run a scenario command with a progress bar of simulated time on stderr (when it is a
     terminal); an invalid scenario or manifest prints its findings, exit 1. A file that is not
     YAML (or is over a YAML limit) is refused before the simulator loads."""
-    from agent.api.manifests import ManifestSyntaxError, read_documents
+    from common.documents import ManifestSyntaxError, read_documents
 
     try:
         if str(scenario) != "-":  # (a file named -: read once, by the scenario's loader)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from agent.api.base import KubeModel
 from agent.api.kinds import SCENARIO_KIND, manifest_kinds
 from agent.api.lint import LintWarning
-from agent.api.manifests import KindKey
+from common.documents import KindKey
+from common.kubemodel import KubeModel
 
 FLEET_API_VERSION = "driftwave.io/v1alpha1"
 FLEET_KINDS: tuple[KindKey, ...] = ((FLEET_API_VERSION, "Fleet"), (FLEET_API_VERSION, "Release"))

@@ -52,6 +52,7 @@ def scheduler(
     """
     from pydantic import ValidationError
 
+    from agent.cloud.aws import open_secret_reader
     from fleet.db.errors import DatabaseError
     from fleet.metrics import HttpMetricSource
     from fleet.notify_http import start_notifier
@@ -107,7 +108,7 @@ def scheduler(
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
         console.print(f"scheduler {holder}: ticking every {settings.interval:g}s (Ctrl-C stops)")
-        notifier = start_notifier(ctx, holder, notify)  # webhooks: in its own thread
+        notifier = start_notifier(ctx, holder, notify, open_secret_reader)  # webhooks: own thread
         try:
             runner.run(stop, settings.interval, report=lambda line: console.print(line))
         except DatabaseError as exc:
@@ -188,7 +189,8 @@ def api(
 
     Example: DRIFTWAVE_API_TOKEN=s3cret driftwave api --host 0.0.0.0 --port 8080
     """
-    from agent.server.auth import AuthConfigError, hash_token
+    from agent.cloud.aws import open_secret_reader
+    from common.auth import AuthConfigError, hash_token
     from fleet.api import ApiConfigError, serve
     from fleet.api.rbac import load_tokens
     from fleet.gateway import HttpAgentGateway
@@ -213,7 +215,7 @@ def api(
                 port=port,
                 token_hashes=hashes,
                 access=access,
-                gateway=HttpAgentGateway(ctx.tracer),
+                gateway=HttpAgentGateway(ctx.tracer, secrets=open_secret_reader),
                 heartbeat=SchedulerSettings().heartbeat(),
                 probes=SchedulerSettings().probes(),
                 ready=lambda url: print(f"fleet API listening on {url}", flush=True),

@@ -18,7 +18,7 @@ from driftwave.cli.group import Group, show_help_when_bare
 from driftwave.cli.output import JsonOpt, OutputOpt, emit, output_format, when
 
 if TYPE_CHECKING:
-    from agent.api.manifests import Finding
+    from common.documents import Finding
     from fleet.domain.manifests import Loaded
     from fleet.domain.model import FleetInfo
     from fleet.domain.plan import ClusterPlan, Plan, RingPlan

@@ -16,13 +16,13 @@ from rich.table import Table
 
 from agent.api.kinds import agent_kinds
 from agent.api.lint import lint
-from agent.api.manifests import check_document, load_documents
 from agent.api.migration import migrate_text
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog, InstanceType, Offering
 from agent.sim.plan import plan
 from agent.sim.simulate import simulate
 from agent.sim.walkthrough import launchable, seed_files
+from common.documents import check_document, load_documents
 
 SHOWN = 5
 

@@ -24,7 +24,8 @@ import httpx
 from rich.console import Console
 from rich.live import Live
 
-from agent.api.base import parse_manifest
+from agent.cloud.aws import open_secret_reader
+from common.kubemodel import parse_manifest
 from driftwave.cli.status_view import render_status
 from driftwave.demo.plots import Sample
 from driftwave.demo.processes import Children, DemoError, wait_healthy
@@ -274,7 +275,7 @@ def _notifier(ctx: Any, holder: str) -> Notifier | None:
     settings = NotifySettings(
         enabled=True, timeout=2, first_retry=0.5, max_retry=2, max_age=DRAIN, settle=0
     )
-    return start_notifier(ctx, holder, settings)
+    return start_notifier(ctx, holder, settings, open_secret_reader)
 
 
 def _drain(notifier: Notifier, scheduler: Scheduler, console: Console) -> None:

@@ -18,7 +18,7 @@ JSON in and out (manifests may be YAML, see :mod:`fleet.api.bodies`); errors are
 ``{"error": {"code", "message", "fields"}}`` (:mod:`fleet.api.errors`). Handlers are synchronous
 (FastAPI runs them in its thread pool; each service call is its own unit of work). Every request
 runs in a server span of the context's tracer that continues the caller's ``traceparent``
-(:class:`agent.server.tracing.TraceMiddleware`). The OpenAPI schema is at ``/openapi.json``.
+(:class:`common.tracing.TraceMiddleware`). The OpenAPI schema is at ``/openapi.json``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from agent.server.common import publish_models
-from agent.server.tracing import TraceMiddleware
+from common.http import publish_models
+from common.tracing import TraceMiddleware
 from fleet import prometheus
 from fleet.api.dashboard import DashboardConfigError, add_dashboard
 from fleet.api.deps import V1, V1_AUTH, ApiState, Who, api_state, fleet_context, v1_responses
@@ -76,7 +76,7 @@ def create_app(
 
         ``token_hashes``: the ``sha256:<hex>`` hashes of the accepted bearer tokens; None turns
         authentication off (tests, loopback use); an empty set or a malformed hash raises
-        :class:`agent.server.auth.AuthConfigError`. ``actor_header``: the request header naming the
+        :class:`common.auth.AuthConfigError`. ``actor_header``: the request header naming the
         actor recorded in the audit log (``api`` when a request does not send it). ``access``:
         tokens with roles (:mod:`fleet.api.rbac`), instead of ``token_hashes`` (whose tokens are
         admins). ``gateway``: how the API reaches agents, for a cluster's live view (none: that

@@ -20,8 +20,8 @@ import yaml
 from fastapi import Request
 from pydantic import ValidationError
 
-from agent.api.base import issues_from_error, unstorable_text
-from agent.api.manifests import ManifestSyntaxError, load_documents
+from common.documents import ManifestSyntaxError, load_documents
+from common.kubemodel import issues_from_error, unstorable_text
 from fleet.api.documents import ApproveRequest
 from fleet.api.errors import (
     ApiError,
@@ -136,7 +136,7 @@ def load_json(text: str) -> Any:
 
 def storable(data: Any, what: str = "field") -> Any:
     """``data``, unless it holds text the database cannot store: :class:`InvalidRequest` naming
-    each ``what`` (field, parameter) at fault (:func:`agent.api.base.unstorable_text`)."""
+    each ``what`` (field, parameter) at fault (:func:`common.kubemodel.unstorable_text`)."""
     issues = unstorable_text(data)
     if issues:
         fields = [(issue.path, issue.message) for issue in issues]

@@ -80,7 +80,7 @@ def authorized(request: Request) -> None:
 
 def storable_params(request: Request) -> None:
     """Refuse (422, naming the parameter) a path or query parameter holding text the database
-    cannot store (:func:`agent.api.base.unstorable_text`), before anything reads or writes it."""
+    cannot store (:func:`common.kubemodel.unstorable_text`), before anything reads or writes it."""
     storable({**dict(request.query_params), **request.path_params}, "parameter")
 
 

@@ -3,7 +3,7 @@
 The handlers send the fleet services' plain JSON-ready dicts; these models describe them for the
 OpenAPI schema and for clients that want typed access (``RolloutStatus.model_validate(data)``).
 Field names are camelCase on the wire; times are RFC 3339 UTC strings. The error format is the
-agent's (:class:`agent.service.documents.ErrorDocument`), so both APIs fail alike.
+agent's (:class:`common.wire.ErrorDocument`), so both APIs fail alike.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from agent.service.documents import Document, ErrorDocument, ErrorField
+from common.wire import Document, ErrorDocument, ErrorField
 
 __all__ = [
     "ApplyDocument",

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from agent.server.common import error_response, install_request_errors
+from common.http import error_response, install_request_errors
 from fleet.db.errors import (
     DatabaseError,
     NotFound,

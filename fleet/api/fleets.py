@@ -15,8 +15,8 @@ from typing import Annotated, Any
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
-from agent.api.manifests import Finding
-from agent.server.common import error_response
+from common.documents import Finding
+from common.http import error_response
 from fleet.api.bodies import manifest
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, api_state, needs, v1_responses
 from fleet.api.documents import (

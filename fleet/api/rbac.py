@@ -21,7 +21,7 @@ admin       apply Fleet manifests
 
 A request without a known token gets 401; a token whose role is too low, or an approval of a
 ring outside the token's rings, gets 403 naming what is needed. Either way nothing changes.
-Tokens are compared by hash in constant time (:mod:`agent.server.auth`).
+Tokens are compared by hash in constant time (:mod:`common.auth`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.api.yamlsafe import YamlError, load_single
-from agent.server.auth import AuthConfigError, check_hashes, presented_hash
+from common.auth import AuthConfigError, check_hashes, presented_hash
+from common.yamlsafe import YamlError, load_single
 
 ROLES = ("viewer", "operator", "approver", "admin")
 RANK = {role: index for index, role in enumerate(ROLES)}

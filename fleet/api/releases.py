@@ -30,8 +30,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from pydantic import ValidationError
 
-from agent.api.base import issues_from_error
-from agent.api.manifests import Finding
+from common.documents import Finding
+from common.kubemodel import issues_from_error
 from fleet.api.bodies import SOURCE, RawBody, body_data, manifest
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, needs, v1_responses
 from fleet.api.documents import ErrorDocument, PlanDocument, RolloutStarted, StartRequest

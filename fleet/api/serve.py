@@ -82,7 +82,7 @@ def serve(
     """Serve the fleet API over ``ctx`` until SIGINT / SIGTERM or ``stop`` (module docstring).
 
     Raises :class:`~fleet.api.app.ApiConfigError` for authentication off on a non-loopback
-    address, :class:`agent.server.auth.AuthConfigError` for unusable token hashes, OSError when
+    address, :class:`common.auth.AuthConfigError` for unusable token hashes, OSError when
     the address cannot be bound."""
     if token_hashes is None and access is None and not is_loopback(host):
         raise ApiConfigError(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.api.manifests import Finding
+from common.documents import Finding
 
 
 class DomainError(ValueError):

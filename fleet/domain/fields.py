@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator
 
-from agent.api.base import matching
-from agent.api.durations import DURATION, parse_duration
-from agent.api.labels import label_value_problem, qualified_name_problem
+from common.durations import DURATION, parse_duration
+from common.kubemodel import matching
+from common.names import label_value_problem, qualified_name_problem
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DnsLabel = Annotated[

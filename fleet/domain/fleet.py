@@ -16,8 +16,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
-from agent.api.schedules import cron_problem, parse_cron
+from common.kubemodel import KubeModel, ObjectMeta, matching, rule_error
+from common.schedules import cron_problem, parse_cron
 from fleet.domain.fields import (
     DnsLabel,
     Duration,
@@ -120,7 +120,7 @@ class MaintenanceWindow(KubeModel):
 
     ``schedule`` is a five-field cron expression (or a macro such as ``@daily``) read in
     ``timeZone`` (default UTC); each firing opens the window for ``duration`` of elapsed time.
-    Schedules follow the cron library Karpenter reads budgets with (:mod:`agent.api.schedules`,
+    Schedules follow the cron library Karpenter reads budgets with (:mod:`common.schedules`,
     shared with the agent's budgets): a wall time the spring clock change skips does not fire
     that day; one the autumn change repeats fires at both instants.
     """

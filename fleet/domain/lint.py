@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from ipaddress import ip_address
 from urllib.parse import urlsplit
 
-from agent.api.base import KubeModel
+from common.kubemodel import KubeModel
 from fleet.domain.fields import duration_of
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release

@@ -1,6 +1,6 @@
 """Reading Fleet and Release manifest files: the kinds, one object per file, findings.
 
-Errors and warnings are :class:`agent.api.manifests.Finding` values, printed as
+Errors and warnings are :class:`common.documents.Finding` values, printed as
 ``FILE:DOC Kind/name: field.path: message (rule)`` like ``driftwave validate`` prints them.
 """
 
@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from agent.api.base import KubeModel
-from agent.api.manifests import (
+from common.documents import (
     Document,
     Finding,
     KindKey,
@@ -21,6 +20,7 @@ from agent.api.manifests import (
     load_documents,
     read_documents,
 )
+from common.kubemodel import KubeModel
 from fleet.domain.errors import ManifestError
 from fleet.domain.fleet import Fleet
 from fleet.domain.lint import fleet_lint

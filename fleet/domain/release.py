@@ -21,10 +21,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from agent.api.base import KubeModel, ObjectMeta, matching, rule_error
-from agent.api.labels import dns_subdomain_problem
-from agent.api.selectors import AMISelectorTerm
-from agent.service.requests import check_one_target
+from common.kubemodel import KubeModel, ObjectMeta, matching, rule_error
+from common.names import KUBERNETES_VERSION, dns_subdomain_problem
+from common.selectors import AMISelectorTerm
+from common.wire import check_one_target
 from fleet.domain.fields import (
     DnsLabel,
     Duration,
@@ -34,7 +34,6 @@ from fleet.domain.fields import (
     duration_of,
 )
 
-KUBERNETES_VERSION = r"^1\.[0-9]{2}$"
 JSON_FIELD = r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+|\[[0-9]+\])*$"
 
 

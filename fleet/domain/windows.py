@@ -4,7 +4,7 @@ when it next may.
 A window is a cron schedule read in an IANA time zone plus a duration: each firing opens the
 window for ``duration`` of elapsed time, so a window that fired before ``at`` and has not yet run
 its course is open at ``at``, midnight or not. Schedules, firings and clock changes are the
-agent's disruption budgets' (:mod:`agent.api.schedules`, one implementation for both): a wall
+agent's disruption budgets' (:mod:`common.schedules`, one implementation for both): a wall
 time the spring clock change skips does not fire that day, one the autumn change repeats fires
 at both instants, and a window is open exactly when a budget with the same schedule, duration
 and zone is active. No windows means always open. A freeze ``[start, end)`` stops new steps from
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from agent.api import schedules
+from common import schedules
 from fleet.domain.errors import ScheduleError
 
 HORIZON = timedelta(days=400)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from common.secrets import OpenSecrets
 from fleet.credentials import CredentialsError, TokenResolver
 from fleet.db.errors import DatabaseError, NotFound
 from fleet.domain.plan import rolled_rings
@@ -118,7 +119,8 @@ class Tally:
 
 
 class Notifier:
-    """See the module docstring. ``inline`` runs each POST in :meth:`pump`'s thread (tests)."""
+    """See the module docstring. ``inline`` runs each POST in :meth:`pump`'s thread (tests);
+    ``secrets`` makes the reader of ``secretsmanager:`` secret references on first use."""
 
     def __init__(
         self,
@@ -134,6 +136,7 @@ class Notifier:
         clock: Callable[[], float] = time.monotonic,
         inline: bool = False,
         workers: int = 4,
+        secrets: OpenSecrets | None = None,
     ) -> None:
         self.ctx, self.sender, self.holder = ctx, sender, holder
         self.policy = policy or RetryPolicy()
@@ -144,7 +147,7 @@ class Notifier:
         self._channels: dict[str, _Channel] = {}
         self._facts: dict[str, RolloutFacts] = {}
         self._pool = None if inline else ThreadPoolExecutor(workers, "driftwave-notify")
-        self._tokens = TokenResolver()
+        self._tokens = TokenResolver(open_secrets=secrets)
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()

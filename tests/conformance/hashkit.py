@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.api.base import KubeModel, parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -14,6 +13,7 @@ from agent.clock import VirtualClock
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.lifecycle.drift import DriftController
 from agent.lifecycle.hashing import SpecMemo
+from common.kubemodel import KubeModel, parse_manifest
 
 Manifest = dict[str, Any]
 

@@ -21,10 +21,11 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
-from agent.api.manifests import KARPENTER_KINDS, Document, Finding, check_document
+from agent.api.kinds import KARPENTER_KINDS
 from agent.kube.port import NotFound
 from agent.kube.real.rest import KubeRequestError, KubeREST
+from common.documents import Document, Finding, check_document
+from common.kubemodel import parse_manifest
 from tests.conformance.karpenter import mirrors
 from tests.support.oracle import KarpenterOracle
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent.api.base import parse_manifest
 from agent.api.kube import Deployment, Node, Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.disruption.candidates import DisruptionClass
+from common.kubemodel import parse_manifest
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_disruption_kit import (
     DND,

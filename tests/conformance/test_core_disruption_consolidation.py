@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent.api.base import parse_manifest
 from agent.api.kube import PodDisruptionBudget
+from common.kubemodel import parse_manifest
 from tests.conformance.karpenter import departs, mirrors
 from tests.conformance.test_core_disruption_kit import (
     DND,

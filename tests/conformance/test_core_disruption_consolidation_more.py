@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent.api.base import parse_manifest
 from agent.api.kube import Deployment, PodDisruptionBudget
 from agent.api.nodeclaim import NodeClaim
 from agent.disruption.consolidation import _order, savings_ratio
+from common.kubemodel import parse_manifest
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_disruption_consolidation import (
     FREED,

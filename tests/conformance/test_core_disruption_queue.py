@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.api.base import Condition
 from agent.api.kube import Node, Taint
+from common.kubemodel import Condition
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_disruption_kit import (
     NEW_AMI,

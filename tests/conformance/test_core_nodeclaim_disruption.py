@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from agent.api.base import Condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodeclass_status import (
@@ -34,6 +33,7 @@ from agent.kube.simulated.cluster import SimulatedCluster
 from agent.lifecycle.conditions import condition
 from agent.lifecycle.drift import DriftController
 from agent.lifecycle.hashing import stamped
+from common.kubemodel import Condition
 from tests.conformance.karpenter import mirrors
 
 SUITE = "core-nodeclaim-disruption"

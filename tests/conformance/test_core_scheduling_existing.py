@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.api.base import parse_manifest
 from agent.api.kube import DaemonSet, Node, Pod, Taint
+from common.kubemodel import parse_manifest
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_scheduling_kit import (
     ARCH,

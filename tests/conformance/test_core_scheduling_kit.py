@@ -21,7 +21,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.api.base import parse_manifest
 from agent.api.kube import DaemonSet, Node, Pod
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
@@ -33,6 +32,7 @@ from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import shapes_of
 from agent.scheduling.scheduler import Result
 from agent.scheduling.strategy import Strategy
+from common.kubemodel import parse_manifest
 from tests.conformance.test_core_scheduling_catalog import (
     ARCH,
     CAPACITY_TYPE,

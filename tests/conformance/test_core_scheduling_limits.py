@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.api.base import parse_manifest
 from agent.api.nodeclaim import NodeClaim
+from common.kubemodel import parse_manifest
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_scheduling_kit import (
     HOSTNAME,

@@ -14,9 +14,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.api.base import parse_manifest
 from agent.api.nodepool import NodePool
 from agent.disruption.budgets import PoolNodes, allowed_disruptions
+from common.kubemodel import parse_manifest
 from tests.differential.objects import nodepool
 from tests.support.oracle import KarpenterOracle
 

@@ -16,10 +16,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.api.base import parse_manifest
 from agent.api.nodepool import NodePool
 from agent.provisioning.provisioner import custom_labels
 from agent.scheduling.requirements import Requirements
+from common.kubemodel import parse_manifest
 from tests.differential.objects import Manifest, ec2nodeclass, nodepool
 from tests.differential.test_drift import INSTANCE_ID, claim_of, decide
 from tests.support.oracle import KarpenterOracle

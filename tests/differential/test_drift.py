@@ -19,7 +19,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -27,6 +26,7 @@ from agent.catalog import Catalog
 from agent.cloud.port import InstanceTypeOfferings
 from agent.lifecycle.drift import drift_reason
 from agent.lifecycle.hashing import stamped
+from common.kubemodel import parse_manifest
 from tests.differential.objects import (
     Manifest,
     ec2nodeclass,

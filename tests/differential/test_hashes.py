@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodepool import NodePool
 from agent.lifecycle.hashing import (
@@ -22,6 +21,7 @@ from agent.lifecycle.hashing import (
     nodeclass_hash,
     nodepool_hash,
 )
+from common.kubemodel import parse_manifest
 from tests.differential.hashobjects import any_ec2nodeclass, any_nodepool
 from tests.differential.objects import Manifest, ec2nodeclass, nodepool
 from tests.support.oracle import KarpenterOracle

@@ -1,4 +1,4 @@
-"""Cron schedules in time zones: the shared implementation (``agent.api.schedules``) against
+"""Cron schedules in time zones: the shared implementation (``common.schedules``) against
 Karpenter's cron library itself (the oracle's ``cron-next``).
 
 Generated schedules (in and beyond the library's syntax), zones with clock changes both ways
@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.api.schedules import Recurrence, ScheduleError, parse_cron
+from common.schedules import Recurrence, ScheduleError, parse_cron
 from tests.support.oracle import KarpenterOracle
 
 ZONES = [

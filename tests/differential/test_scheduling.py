@@ -34,7 +34,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.api.base import parse_manifest
 from agent.api.kube import Pod
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
@@ -42,6 +41,7 @@ from agent.provisioning.pools import build_pool
 from agent.scheduling.pods import shapes_of
 from agent.scheduling.scheduler import Result
 from agent.scheduling.strategy import solve
+from common.kubemodel import parse_manifest
 from tests.differential.objects import Manifest, nodepool
 from tests.support.oracle import KarpenterOracle, instance_type_spec
 

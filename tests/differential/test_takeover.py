@@ -14,7 +14,6 @@ from typing import Any
 
 from hypothesis import given, settings
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -29,6 +28,7 @@ from agent.lifecycle.hashing import (
     NODEPOOL_HASH_VERSION,
     SpecMemo,
 )
+from common.kubemodel import parse_manifest
 from tests.differential.objects import (
     Manifest,
     nodeclass_fields,

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from agent.server.auth import hash_token
+from common.auth import hash_token
 from fleet.api.rbac import AccessControl, Grant
 from fleet.gateway import InProcessAgentGateway
 from tests.support.dashboardsim import (

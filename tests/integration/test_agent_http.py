@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.telemetry import read_spans
+from common.telemetry import read_spans
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release
 from fleet.gateway import InProcessAgentGateway

@@ -14,10 +14,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from agent.api.base import parse_manifest
 from agent.service import AgentService
 from agent.sim.live import LiveSimulation
 from agent.sim.member import member_world
+from common.kubemodel import parse_manifest
 from fleet.db.engine import make_engine, migrate
 from fleet.domain.fleet import Fleet
 from fleet.domain.gates import MetricReading

@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Pod
 from agent.api.nodeclaim import NodeClaim
@@ -25,6 +24,7 @@ from agent.kube.simulated.binder import Binder
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.kubelet import SimulatedKubelet
 from agent.live.runtime import Driver, LiveAgent
+from common.kubemodel import parse_manifest
 from tests.support.queued import QueuedCluster
 
 ZONES = ["us-east-1a", "us-east-1b"]

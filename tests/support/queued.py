@@ -11,9 +11,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import TypeVar
 
-from agent.api.base import KubeModel
 from agent.kube.port import WatchEvent
 from agent.kube.simulated.cluster import SimulatedCluster
+from common.kubemodel import KubeModel
 
 T = TypeVar("T", bound=KubeModel)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.api.base import FieldIssue, KubeModel, ManifestInvalid, parse_manifest
 from agent.api.kube.common import (
     NonEmptyStr,
     NonNegativeInt,
@@ -79,6 +78,7 @@ from agent.api.kube.workloads import (
     StatefulSet,
     StatefulSetSpec,
 )
+from common.kubemodel import FieldIssue, KubeModel, ManifestInvalid, parse_manifest
 
 KUBE_KINDS: dict[tuple[str, str], type[KubeModel]] = {
     ("v1", "Pod"): Pod,

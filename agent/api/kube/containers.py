@@ -13,9 +13,9 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, model_validator
 
-from agent.api.base import KubeModel, rule_error
 from agent.api.kube.common import NonEmptyStr, ResourceList
 from agent.api.quantity import parse_quantity
+from common.kubemodel import KubeModel, rule_error
 
 ContainerRestartPolicy = Literal["Always", "OnFailure", "Never"]
 

@@ -11,9 +11,9 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, model_validator
 
-from agent.api.base import KubeModel, ObjectMeta, rule_error
 from agent.api.kube.common import ResourceList
 from agent.api.kube.scheduling import Taint
+from common.kubemodel import KubeModel, ObjectMeta, rule_error
 
 NodeAddressType = Literal["Hostname", "InternalIP", "ExternalIP", "InternalDNS", "ExternalDNS"]
 

@@ -12,10 +12,10 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
-from agent.api.base import Condition, KubeModel, ObjectMeta, rule_error
 from agent.api.kube.common import ResourceList
 from agent.api.kube.containers import Container
 from agent.api.kube.scheduling import Affinity, Toleration, TopologySpreadConstraint
+from common.kubemodel import Condition, KubeModel, ObjectMeta, rule_error
 
 RestartPolicy = Literal["Always", "OnFailure", "Never"]
 PodPhase = Literal["Pending", "Running", "Succeeded", "Failed", "Unknown"]

@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
 
-from agent.api.base import Condition, KubeModel, ObjectMeta, rule_error
 from agent.api.kube.common import NonNegativeInt
 from agent.api.kube.selectors import LabelSelector
+from common.kubemodel import Condition, KubeModel, ObjectMeta, rule_error
 
 _PERCENT = re.compile(r"^[0-9]+%$")
 

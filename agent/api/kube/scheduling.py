@@ -11,9 +11,9 @@ from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
-from agent.api.base import KubeModel, rule_error
 from agent.api.kube.common import NonEmptyStr, PositiveInt, Weight
 from agent.api.kube.selectors import LabelSelector, NodeSelector, NodeSelectorTerm
+from common.kubemodel import KubeModel, rule_error
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 TolerationEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute", ""]

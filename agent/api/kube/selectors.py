@@ -14,8 +14,8 @@ from typing import Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
-from agent.api.base import KubeModel, rule_error
 from agent.api.kube.common import NonEmptyStr
+from common.kubemodel import KubeModel, rule_error
 
 LabelSelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist"]
 NodeSelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]

@@ -13,10 +13,10 @@ from typing import Any, Literal, Self
 
 from pydantic import model_validator
 
-from agent.api.base import KubeModel, ObjectMeta, rule_error
 from agent.api.kube.common import NonNegativeInt
 from agent.api.kube.pod import PodTemplateSpec
 from agent.api.kube.selectors import LabelSelector
+from common.kubemodel import KubeModel, ObjectMeta, rule_error
 
 
 def check_selector_matches_template(

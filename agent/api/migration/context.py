@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from agent.api.manifests import Finding, Severity
+from common.documents import Finding, Severity
 
 
 @dataclass(frozen=True)

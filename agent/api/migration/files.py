@@ -9,10 +9,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from agent.api.base import KubeModel
 from agent.api.lint import lint
-from agent.api.manifests import KindKey, check_document, is_skipped, load_documents, read_text
 from agent.api.migration import MigrationResult, migrate_text
+from common.documents import KindKey, check_document, is_skipped, load_documents, read_text
+from common.kubemodel import KubeModel
 
 
 def migrate_file(path: Path, kinds: Mapping[KindKey, type[KubeModel]]) -> MigrationResult:

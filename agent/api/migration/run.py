@@ -8,10 +8,10 @@ from itertools import pairwise
 
 from ruamel.yaml import YAML
 
-from agent.api.manifests import ManifestSyntaxError
 from agent.api.migration.context import DocContext, MigrationResult
 from agent.api.migration.documents import migrate_documents
-from agent.api.yamlsafe import YamlError, load_round_trip
+from common.documents import ManifestSyntaxError
+from common.yamlsafe import YamlError, load_round_trip
 
 
 def _yaml(text: str) -> YAML:

@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agent.api.base import ObjectMeta
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.labels import CAPACITY_TYPE_LABEL
 from agent.api.nodeclaim import NodeClaim, NodeClaimSpec
@@ -53,6 +52,7 @@ from agent.cloud.port import (
     NodeClassNotReady,
 )
 from agent.cloud.unavailable import UnavailableOfferings
+from common.kubemodel import ObjectMeta
 
 NODEPOOL_TAG = "karpenter.sh/nodepool"
 NODECLAIM_TAG = "karpenter.sh/nodeclaim"

@@ -24,10 +24,10 @@ from typing import Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.quantity import parse_quantity
-from agent.api.selectors import ALIAS_TO_AMI_FAMILY
 from agent.cloud.aws.errors import AWSError, AWSRequestError, aws_call
 from agent.cloud.aws.session import AWSClients
 from agent.cloud.aws.userdata import ClusterInfo, NodeSettings, encoded, render
+from common.selectors import ALIAS_TO_AMI_FAMILY
 
 PREFIX = "driftwave/"
 NODECLASS_TAG = "karpenter.k8s.aws/ec2nodeclass"

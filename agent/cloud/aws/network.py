@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent.api.nodeclass_status import ResolvedSecurityGroup, ResolvedSubnet
-from agent.api.selectors import SecurityGroupSelectorTerm, SubnetSelectorTerm
 from agent.cloud.aws.errors import aws_call
 from agent.cloud.aws.session import AWSClients
+from common.selectors import SecurityGroupSelectorTerm, SubnetSelectorTerm
 
 
 def tag_filters(tags: Mapping[str, str] | None) -> list[dict[str, Any]]:

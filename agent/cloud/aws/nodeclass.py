@@ -20,7 +20,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from agent.api.base import Condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclass_status import EC2NodeClassStatus
 from agent.clock import Clock, SystemClock
@@ -28,6 +27,7 @@ from agent.cloud.amiresolve import AMIResolutionError
 from agent.cloud.aws.amis import AWSImages
 from agent.cloud.aws.errors import AWSError
 from agent.cloud.aws.network import Network
+from common.kubemodel import Condition
 
 READY = "Ready"
 

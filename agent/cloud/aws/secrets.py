@@ -4,7 +4,8 @@ The fleet keeps each agent's bearer token in Secrets Manager (``credentialsRef:
 secretsmanager:ARN``). :class:`SecretReader` reads it with GetSecretValue, as the caller or
 through the member account's role (:class:`~agent.cloud.aws.sts.AssumedRoles`), in the region
 the ARN names, and keeps each value for five minutes so that calling an agent does not call
-Secrets Manager each time.
+Secrets Manager each time. It implements the fleet's port (:class:`common.secrets.Secrets`):
+a failed read raises :class:`~common.secrets.SecretUnreadable` with the AWS error as its cause.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import threading
 from datetime import datetime, timedelta
 
 from agent.clock import Clock, SystemClock
-from agent.cloud.aws.errors import aws_call
+from agent.cloud.aws.errors import AWSError, aws_call
 from agent.cloud.aws.session import AWSClients
 from agent.cloud.aws.sts import AssumedRoles
+from common.secrets import SecretUnreadable
 
 KEEP = timedelta(minutes=5)
 
@@ -38,7 +40,13 @@ class SecretReader:
         self._lock = threading.Lock()
 
     def read(self, arn: str, *, role_arn: str | None = None, external_id: str | None = None) -> str:
-        """The secret's string value; raises AWSError."""
+        """The secret's string value; raises SecretUnreadable (from the AWSError)."""
+        try:
+            return self._read(arn, role_arn, external_id)
+        except AWSError as exc:
+            raise SecretUnreadable(str(exc)) from exc
+
+    def _read(self, arn: str, role_arn: str | None, external_id: str | None) -> str:
         key = (arn, role_arn)
         now = self._clock.now()
         with self._lock:

@@ -39,7 +39,6 @@ import builtins
 from collections.abc import Callable
 from datetime import timedelta
 
-from agent.api.base import ObjectMeta
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube.scheduling import Taint
 from agent.api.nodeclaim import NodeClaim
@@ -67,6 +66,7 @@ from agent.cloud.simulated.amis import AMICatalog
 from agent.cloud.simulated.faults import Faults
 from agent.cloud.simulated.records import BootedInstance, CloudEvent, EventKind, SimulatedInstance
 from agent.cloud.unavailable import DEFAULT_TTL, UnavailableOfferings
+from common.kubemodel import ObjectMeta
 
 DEFAULT_LAUNCH_LATENCY = timedelta(seconds=10)
 DEFAULT_BOOT_LATENCY = timedelta(seconds=30)

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agent.api.nodeclass_status import ResolvedSecurityGroup, ResolvedSubnet
-from agent.api.selectors import SecurityGroupSelectorTerm, SubnetSelectorTerm
+from common.selectors import SecurityGroupSelectorTerm, SubnetSelectorTerm
 
 
 class NetworkError(ValueError):

@@ -21,13 +21,13 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from agent.api.base import KubeModel
 from agent.api.kube import Pod
 from agent.kube.port import EvictionBlocked, NotFound, WatchEvent
 from agent.kube.real.convert import dump, load, merge_diff
 from agent.kube.real.informer import Informer, Key, ObjectCache, key_of, version_of
 from agent.kube.real.resources import WATCHED, Resource, resource_of
 from agent.kube.real.rest import Conflict, KubeREST, TooManyRequests
+from common.kubemodel import KubeModel
 
 T = TypeVar("T", bound=KubeModel)
 MERGE_PATCH = "application/merge-patch+json"

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from agent.api.base import KubeModel
+from common.kubemodel import KubeModel
 
 M = TypeVar("M", bound=KubeModel)
 LOG = logging.getLogger("driftwave.agent.kube")

@@ -17,11 +17,11 @@ import logging
 import queue
 import threading
 
-from agent.api.base import KubeModel
 from agent.kube.port import ClusterError, WatchEvent
 from agent.kube.real.convert import ObjectUnreadable, load
 from agent.kube.real.resources import Resource
 from agent.kube.real.rest import Expired, KubeREST
+from common.kubemodel import KubeModel
 
 LOG = logging.getLogger("driftwave.agent.kube")
 WATCH_SECONDS = 60

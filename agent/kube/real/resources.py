@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agent.api.base import KubeModel
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import (
     DaemonSet,
@@ -19,6 +18,7 @@ from agent.api.kube import (
 )
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
+from common.kubemodel import KubeModel
 
 
 @dataclass(frozen=True)

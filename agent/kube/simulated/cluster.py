@@ -15,7 +15,6 @@ from collections.abc import Callable, Hashable
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from agent.api.base import KubeModel, ObjectMeta
 from agent.api.kube import (
     DaemonSet,
     Deployment,
@@ -31,6 +30,7 @@ from agent.clock import Clock
 from agent.kube.pdb import owner_replicas
 from agent.kube.pdbindex import BudgetIndex
 from agent.kube.port import AlreadyExists, EvictionBlocked, NotFound, WatchEvent
+from common.kubemodel import KubeModel, ObjectMeta
 
 T = TypeVar("T", bound=KubeModel)
 V = TypeVar("V")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import random
 
-from agent.api.base import OwnerReference
 from agent.api.kube import DaemonSet, Node, Pod, PodSpec, PodStatus, Toleration
 from agent.kube.port import AlreadyExists, Cluster, NotFound, WatchEvent
 from agent.kube.simulated.binder import is_ready
@@ -41,6 +40,7 @@ from agent.kube.simulated.workloads import (
 )
 from agent.scheduling.fit import matches_node_affinity
 from agent.scheduling.taints import untolerated
+from common.kubemodel import OwnerReference
 
 _NODE = "node.kubernetes.io/"
 DAEMON_TOLERATIONS: tuple[Toleration, ...] = (

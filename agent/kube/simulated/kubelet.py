@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
-from agent.api.base import ObjectMeta
 from agent.api.kube import Node, NodeCondition, NodeSpec, NodeStatus, NodeSystemInfo
 from agent.clock import Clock
 from agent.cloud.simulated.records import BootedInstance
 from agent.kube.port import Cluster, NotFound
+from common.kubemodel import ObjectMeta
 
 READY_AFTER = timedelta(seconds=10)
 STARTUP_TAINT_DELAY = timedelta(seconds=5)

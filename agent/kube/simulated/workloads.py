@@ -22,7 +22,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agent.api.base import ObjectMeta, OwnerReference
 from agent.api.kube import (
     DaemonSet,
     Deployment,
@@ -33,8 +32,9 @@ from agent.api.kube import (
     ReplicaSet,
     StatefulSet,
 )
-from agent.api.labels import dns_subdomain_problem
 from agent.kube.port import AlreadyExists, Cluster, NotFound, WatchEvent
+from common.kubemodel import ObjectMeta, OwnerReference
+from common.names import dns_subdomain_problem
 
 _SUFFIX = string.ascii_lowercase + string.digits
 Workload = Deployment | ReplicaSet | StatefulSet | Job

@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.clock import VirtualClock
 from agent.cloud.amiresolve import AMIResolutionError
 from agent.cloud.aws.amis import AWSImages
 from agent.cloud.aws.session import AWSClients, AWSConfig
+from common.kubemodel import parse_manifest
 from tests.support.awsproxy import AWSProxy
 from tests.support.awsseed import add_image, deprecate, publish_parameter
 

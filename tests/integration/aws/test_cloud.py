@@ -13,7 +13,6 @@ from typing import Any
 import boto3
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import VirtualClock
@@ -28,6 +27,7 @@ from agent.cloud.aws.session import AWSClients, AWSConfig
 from agent.cloud.aws.userdata import ClusterInfo
 from agent.cloud.port import InsufficientCapacity, NodeClaimNotFound, NodeClassNotReady
 from agent.cloud.unavailable import UnavailableOfferings
+from common.kubemodel import parse_manifest
 from tests.support.awsproxy import AWSProxy, Request
 from tests.support.awsseed import add_image, network, publish_parameter
 

@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclass_status import EC2NodeClassStatus, ResolvedSubnet
 from agent.api.nodepool import NodePool
@@ -20,6 +19,7 @@ from agent.cloud.aws.instancetypes import AWSInstanceTypes
 from agent.cloud.aws.pricing import AWSPrices
 from agent.cloud.aws.session import AWSClients, AWSConfig
 from agent.cloud.unavailable import UnavailableOfferings
+from common.kubemodel import parse_manifest
 from tests.support.awsproxy import AWSProxy, Request
 
 REGION = "us-east-1"

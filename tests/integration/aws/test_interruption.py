@@ -13,13 +13,13 @@ from typing import Any
 import boto3
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import VirtualClock
 from agent.cloud.aws.interruption import SQSInterruption
 from agent.cloud.aws.session import AWSClients, AWSConfig
 from agent.cloud.unavailable import UnavailableOfferings
 from agent.kube.simulated.cluster import SimulatedCluster
+from common.kubemodel import parse_manifest
 from tests.support.motoserver import moto_server
 
 REGION = "us-east-1"

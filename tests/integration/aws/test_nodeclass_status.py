@@ -11,14 +11,14 @@ from typing import Any
 import boto3
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
-from agent.api.selectors import SecurityGroupSelectorTerm, SubnetSelectorTerm
 from agent.clock import VirtualClock
 from agent.cloud.aws.amis import AWSImages
 from agent.cloud.aws.network import Network
 from agent.cloud.aws.nodeclass import NodeClassStatusResolver
 from agent.cloud.aws.session import AWSClients, AWSConfig
+from common.kubemodel import parse_manifest
+from common.selectors import SecurityGroupSelectorTerm, SubnetSelectorTerm
 from tests.support.awsproxy import AWSProxy, xml_error
 from tests.support.awsseed import add_image, network, publish_parameter
 

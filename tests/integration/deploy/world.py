@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agent.api.base import KubeModel
 from agent.kube.port import NotFound
 from agent.kube.real.cluster import KubeCluster
 from agent.kube.real.convert import dump, load
@@ -28,6 +27,7 @@ from agent.kube.real.resources import WATCHED
 from agent.kube.real.rest import KubeREST
 from agent.live.build import connect
 from agent.live.options import LiveOptions
+from common.kubemodel import KubeModel
 from tests.support.controlplane import ControlPlane
 from tests.support.helm import Helm, HelmError
 from tests.support.kubeobjects import create, eventually, node, pod, resource_for

@@ -39,7 +39,7 @@ import httpx
 import pytest
 import yaml
 
-from agent.server.auth import hash_token
+from common.auth import hash_token
 from fleet.db import UnitOfWork, make_engine
 from tests.support.fleetsim import fleet_manifest
 from tests.support.procs import Processes, processes

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 import yaml
 
-from agent.server.auth import hash_token
+from common.auth import hash_token
 from fleet.db import UnitOfWork, make_engine
 from fleet.service.ports import StepAction, StepMessage
 from tests.support.fleetsim import fleet_manifest

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.notify_http import HttpWebhookSender
 from fleet.service.fleets import apply_fleet

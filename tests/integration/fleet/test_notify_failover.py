@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.db import UnitOfWork, make_engine
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 import yaml
 
-from agent.api.base import parse_manifest
-from agent.api.manifests import KARPENTER_KINDS
+from agent.api.kinds import KARPENTER_KINDS
 from agent.kube.port import NotFound
 from agent.kube.real.rest import KubeRequestError, KubeREST
+from common.kubemodel import parse_manifest
 from tests.support.controlplane import ControlPlane
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "agent" / "examples"

@@ -7,7 +7,6 @@ from collections import Counter
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.kube import Pod
 from agent.scheduling.pods import (
     AffinityTerm,
@@ -18,6 +17,7 @@ from agent.scheduling.pods import (
     shapes_of,
 )
 from bench.workloads import diverse_pods, pod_manifest, realistic_pods
+from common.kubemodel import parse_manifest
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -12,9 +12,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from agent.api.manifests import read_documents
-from agent.server.auth import hash_token
 from agent.server.runner import load_configs
+from common.auth import hash_token
+from common.documents import read_documents
 from driftwave.cli import app
 from fleet.domain.manifests import load_fleet, load_release
 
@@ -42,7 +42,7 @@ def test_each_command_and_its_options_exist(name: str) -> None:
 def test_every_driftwave_variable_is_read_by_the_code() -> None:
     source = "\n".join(
         p.read_text()
-        for folder in ("agent", "fleet", "workers", "driftwave")
+        for folder in ("agent", "common", "fleet", "workers", "driftwave")
         for p in (ROOT / folder).rglob("*.py")
     )
     prefixes = set(re.findall(r'env_prefix="(DRIFTWAVE_[A-Z_]*)"', source))

@@ -22,8 +22,8 @@ from typing import Any
 import jsonschema
 from typer.testing import CliRunner
 
-from agent.api.yamlsafe import load_all
 from agent.server.runner import parse_configs
+from common.yamlsafe import load_all
 from driftwave.cli import app
 from fleet.api.rbac import load_tokens
 from tests.unit.docs.blocks import ROOT, Block

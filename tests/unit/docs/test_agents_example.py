@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from agent.server.auth import hash_token
 from agent.server.runner import load_configs
+from common.auth import hash_token
 from fleet.credentials import resolve_token
 from fleet.domain.fleet import Fleet
 from fleet.domain.manifests import load_fleet, load_release

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.api.kinds import agent_kinds
-from agent.api.manifests import ManifestSyntaxError, load_documents
 from agent.api.migration import migrate_text
 from agent.api.scenario import Scenario
 from agent.api.validate import validate_paths
 from agent.sim.scenario_run import ScenarioError, build_world, load_scenario, run
+from common.documents import ManifestSyntaxError, load_documents
 from fleet.domain.errors import ManifestError
 from fleet.domain.fleet import Fleet
 from fleet.domain.manifests import fleet_kinds, parse_one

@@ -22,7 +22,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from agent.server import create_app as agent_app
-from agent.server import hash_token
+from common.auth import hash_token
 from fleet.api.app import create_app as fleet_app
 from tests.unit.agent.server.helpers import traced_agent
 from tests.unit.fleet.api.helpers import traced_context

@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 
 import pytest
 
-from agent.api.base import FieldIssue, KubeModel, ManifestInvalid, parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
+from common.kubemodel import FieldIssue, KubeModel, ManifestInvalid, parse_manifest
 
 M = TypeVar("M", bound=KubeModel)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent.api.kinds import agent_kinds
-from agent.api.manifests import check_document, read_documents
+from common.documents import check_document, read_documents
 
 INVALID = Path(__file__).resolve().parents[4] / "agent" / "examples" / "invalid"
 FIXTURES = sorted(INVALID.glob("*.yaml"))

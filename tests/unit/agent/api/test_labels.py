@@ -10,12 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.api.labels import (
-    dns_subdomain_problem,
-    label_value_problem,
-    qualified_name_problem,
-    restricted_label_problem,
-)
+from agent.api.labels import restricted_label_problem
+from common.names import dns_subdomain_problem, label_value_problem, qualified_name_problem
 
 from .helpers import (
     REQS,

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kinds import agent_kinds
 from agent.api.lint import lint
-from agent.api.manifests import Document, check_document
 from agent.api.nodepool import NodePool
+from common.documents import Document, check_document
+from common.kubemodel import parse_manifest
 
 
 def nodepool(**spec: Any) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import ManifestInvalid, parse_manifest
 from agent.api.nodepool import NodePool
+from common.kubemodel import ManifestInvalid, parse_manifest
 
 from .helpers import (
     REQS,

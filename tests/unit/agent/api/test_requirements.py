@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.api.base import parse_manifest
 from agent.api.requirements import Requirement, requirement_allows
+from common.kubemodel import parse_manifest
 
 from .helpers import (
     REQS,

@@ -12,11 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.api.base import KubeModel, parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
-from agent.api.manifests import KARPENTER_KINDS, Document, load_documents
+from agent.api.kinds import KARPENTER_KINDS
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
+from common.documents import Document, load_documents
+from common.kubemodel import KubeModel, parse_manifest
 
 from .helpers import accepted, ec2nodeclass, nodeclaim, nodepool
 

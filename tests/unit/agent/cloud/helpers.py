@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.api.base import Condition, parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodeclass_status import EC2NodeClassStatus
 from agent.api.nodepool import NodePool
 from agent.cloud.simulated import AMICatalog, resolve_amis
+from common.kubemodel import Condition, parse_manifest
 
 NODE_CLASS_REF = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}
 CAPACITY_TYPE = "karpenter.sh/capacity-type"

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.kube import DaemonSet, Node, Pod
 from agent.clock import VirtualClock
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.daemonsets import DAEMON_TOLERATIONS, DaemonSetController
+from common.kubemodel import parse_manifest
 
 
 def daemonset(name: str = "logs", **spec: Any) -> DaemonSet:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agent.api.base import OwnerReference, parse_manifest
 from agent.api.kube import Pod, PodDisruptionBudget
 from agent.kube.pdb import Owner, disruptions_allowed, selects
 from agent.kube.pdbindex import BudgetIndex
+from common.kubemodel import OwnerReference, parse_manifest
 
 REPLICAS: dict[Owner, int] = {
     ("Deployment", "default", "web"): 4,

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from agent.api.base import parse_manifest
 from agent.api.kube import Deployment, Node, Pod, PodDisruptionBudget, StatefulSet
 from agent.clock import VirtualClock
 from agent.kube.port import AlreadyExists, EvictionBlocked, NotFound, WatchEvent
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.workloads import WorkloadController
+from common.kubemodel import parse_manifest
 
 
 def pod(name: str, labels: dict[str, str] | None = None, namespace: str = "default") -> Pod:

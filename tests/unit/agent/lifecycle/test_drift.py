@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from agent.api.base import Condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodeclass_status import (
@@ -32,6 +31,7 @@ from agent.lifecycle.hashing import (
     restamp_versions,
     stamped,
 )
+from common.kubemodel import Condition
 
 AMD64 = [AMIRequirement(key="kubernetes.io/arch", operator="In", values=["amd64"])]
 ARM64 = [AMIRequirement(key="kubernetes.io/arch", operator="In", values=["arm64"])]

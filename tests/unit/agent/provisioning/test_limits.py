@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.kube import Node, Pod
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
@@ -15,6 +14,7 @@ from agent.clock import VirtualClock
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.provisioning.view import cluster_view, simulate
 from agent.scheduling.pods import shapes_of
+from common.kubemodel import parse_manifest
 from tests.unit.agent.cloud.helpers import NODE_CLASS_REF
 
 

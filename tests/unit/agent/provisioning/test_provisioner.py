@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.kube import DaemonSet, Node, Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -22,6 +21,7 @@ from agent.kube.simulated.kubelet import SimulatedKubelet
 from agent.lifecycle.conditions import is_true
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle
 from agent.provisioning.provisioner import Provisioner
+from common.kubemodel import parse_manifest
 from tests.unit.agent.cloud.helpers import NODE_CLASS_REF, ready
 
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"

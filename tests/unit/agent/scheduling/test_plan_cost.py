@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.provisioning.pools import build_pool
@@ -32,6 +31,7 @@ from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Scheduler
 from agent.scheduling.strategy import Strategy, demand_of, make_scheduler, solve
 from agent.scheduling.verify import violations
+from common.kubemodel import parse_manifest
 from tests.unit.agent.scheduling import test_pool_demand as two_pools
 from tests.unit.agent.scheduling.test_mix import pool as small_pool
 

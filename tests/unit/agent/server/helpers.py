@@ -15,9 +15,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agent.server import create_app, hash_token
+from agent.server import create_app
 from agent.service import AgentService
 from agent.sim.member import member_world
+from common.auth import hash_token
 
 TOKEN = "test-token-1"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -10,9 +10,11 @@ import httpx
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 
-from agent.server import AuthConfigError, create_app, hash_token
+from agent.server import create_app
 from agent.service import WaveNotFound
-from agent.service.documents import ErrorDocument, StatusDocument, WaveDocument
+from agent.service.documents import StatusDocument, WaveDocument
+from common.auth import AuthConfigError, hash_token
+from common.wire import ErrorDocument
 
 from .helpers import AUTH, Traced, app_for, serving, traced_agent
 

@@ -12,8 +12,8 @@ import pytest
 
 from agent.live.options import LiveOptions, check_live_options
 from agent.live.runtime import LiveAgent
-from agent.server.auth import hash_token
 from agent.server.live import serve_live
+from common.auth import hash_token
 from tests.support.livesim import Harness
 
 

@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.server import AgentConfig, AuthConfigError, RunningAgent, hash_token, run_agents
+from agent.server import AgentConfig, RunningAgent, run_agents
 from agent.server.runner import ConfigError, load_configs, parse_configs
+from common.auth import AuthConfigError, hash_token
 
 TOKEN = "runner-token"
 HEADERS = {"Authorization": f"Bearer {TOKEN}"}

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent.server import hash_token
 from agent.server.serve import (
     NO_TOKEN,
     TOKEN_ENV,
@@ -18,6 +17,7 @@ from agent.server.serve import (
     serve,
     token_hashes,
 )
+from common.auth import hash_token
 from driftwave.cli import app
 
 

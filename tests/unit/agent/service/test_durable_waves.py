@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.service import AgentService, InvalidRequest, WaveNotFound
 from agent.service.documents import WaveDocument
 from agent.service.wavestore import ANNOTATION, KEEP, from_record, records_of, to_record
 from agent.sim.live import LiveSimulation
+from common.kubemodel import parse_manifest
 
 from .helpers import NEWEST, START, Rig, alias, rig
 

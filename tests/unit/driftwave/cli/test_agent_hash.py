@@ -12,10 +12,10 @@ from typing import Any
 import yaml
 from typer.testing import CliRunner
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodepool import NodePool
 from agent.lifecycle.hashing import nodeclass_hash, nodepool_hash
+from common.kubemodel import parse_manifest
 from driftwave.cli import app
 
 runner = CliRunner()

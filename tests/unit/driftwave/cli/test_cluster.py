@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from driftwave.cli import app
 from fleet.domain.fleet import Fleet
 from fleet.service.fleets import apply_fleet

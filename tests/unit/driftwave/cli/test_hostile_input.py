@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from driftwave.cli import app
-from tests.unit.agent.api.test_yamlsafe import laughs
+from tests.unit.common.test_yamlsafe import laughs
 
 ROOT = Path(__file__).resolve().parents[4]
 FLEET = ROOT / "fleet" / "examples" / "fleet.yaml"

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from driftwave.cli.rollout import rollout_app
 from driftwave.cli.status_view import render_status
 from fleet.domain.fleet import Fleet

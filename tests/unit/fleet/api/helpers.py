@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agent.server import hash_token
+from common.auth import hash_token
 from fleet.api import serve
 from fleet.api.app import DEFAULT_ACTOR_HEADER
 from fleet.api.rbac import AccessControl

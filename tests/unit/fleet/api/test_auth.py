@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agent.server import AuthConfigError
+from common.auth import AuthConfigError
 from fleet.api import ApiConfigError, create_app
 from fleet.api.bodies import actor_problem
 from fleet.api.documents import ErrorDocument

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agent.api.manifests import load_documents
+from common.documents import load_documents
 from fleet.api.bodies import RawBody, manifest_text, syntax_of
 from fleet.api.errors import BadRequest, UnsupportedMediaType, manifest_message
 

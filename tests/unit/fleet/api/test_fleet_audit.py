@@ -9,7 +9,7 @@ import copy
 from datetime import timedelta
 from pathlib import Path
 
-from agent.server.auth import hash_token
+from common.auth import hash_token
 from fleet.api.app import create_app
 from fleet.api.documents import ClustersDocument, ErrorDocument, FleetAuditDocument
 from fleet.api.rbac import AccessControl, Grant

@@ -10,7 +10,7 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.api.documents import Health
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from agent.server.auth import hash_token
+from common.auth import hash_token
 from fleet.api.app import create_app
 from fleet.api.rbac import AccessControl, Grant
-from tests.unit.agent.api.test_yamlsafe import laughs
+from tests.unit.common.test_yamlsafe import laughs
 
 from .helpers import RINGS, STRATEGY, fleet_doc, release_doc, traced_context
 

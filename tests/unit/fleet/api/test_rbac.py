@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.server.auth import AuthConfigError, hash_token
+from common.auth import AuthConfigError, hash_token
 from fleet.api.rbac import AccessControl, Grant, load_tokens
 from tests.support.fleetsim import FleetHarness
 

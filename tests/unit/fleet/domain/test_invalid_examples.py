@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.api.manifests import check_document, read_documents
+from common.documents import check_document, read_documents
 from fleet.domain.manifests import fleet_kinds, load_fleet, load_release
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "fleet" / "examples"

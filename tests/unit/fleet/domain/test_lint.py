@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.domain.lint import fleet_lint, is_prod_like
 from fleet.domain.release import Release

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.domain.gates import GatePolicy, MetricBound
 from fleet.domain.model import (

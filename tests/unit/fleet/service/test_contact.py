@@ -14,7 +14,7 @@ import pytest
 from opentelemetry.trace import NoOpTracer
 from pydantic import ValidationError
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.gateway import HttpAgentGateway, InProcessAgentGateway
 from fleet.runtime import SchedulerSettings

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.db.errors import InvalidInput, NotFound
 from fleet.domain.fleet import Fleet
 from fleet.service.fleets import apply_fleet, fleet_audit, list_clusters

@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.gateway import AgentRejected
 from fleet.service.fleets import apply_fleet

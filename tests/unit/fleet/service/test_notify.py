@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.service.notify import (
     AuditRow,

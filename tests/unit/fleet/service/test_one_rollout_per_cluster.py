@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
+from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.domain.machine import RolloutState
 from fleet.domain.release import Release

@@ -129,10 +129,10 @@ def test_every_message_delivered_three_times_applies_each_wave_once(tmp_path: Pa
 def test_a_cluster_added_during_the_rollout_joins_its_ring_when_the_policy_says_include(
     tmp_path: Path,
 ) -> None:
-    from agent.api.base import parse_manifest
     from agent.service import AgentService
     from agent.sim.live import LiveSimulation
     from agent.sim.member import member_world
+    from common.kubemodel import parse_manifest
     from fleet.domain.fleet import Fleet
     from fleet.service.fleets import apply_fleet
     from tests.support.fleetsim import fleet_manifest, release_manifest
@@ -167,7 +167,7 @@ def test_a_cluster_added_during_the_rollout_joins_its_ring_when_the_policy_says_
 def test_a_kubernetes_version_release_moves_each_control_plane_and_its_nodes(
     tmp_path: Path,
 ) -> None:
-    from agent.api.base import parse_manifest
+    from common.kubemodel import parse_manifest
     from fleet.domain.release import Release
     from tests.support.fleetsim import release_manifest
 
@@ -185,10 +185,10 @@ def test_a_kubernetes_version_release_moves_each_control_plane_and_its_nodes(
 
 
 def test_a_cluster_another_live_rollout_holds_does_not_join(tmp_path: Path) -> None:
-    from agent.api.base import parse_manifest
     from agent.service import AgentService
     from agent.sim.live import LiveSimulation
     from agent.sim.member import member_world
+    from common.kubemodel import parse_manifest
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
     from fleet.service.fleets import apply_fleet

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.lifecycle.conditions import is_true
 from agent.service import AgentService
+from common.kubemodel import parse_manifest
 from fleet.domain.machine import RolloutState
 from fleet.gateway import AgentRejected, AgentUnreachable, WaveUnknown
 from fleet.service.ports import StepAction, StepMessage

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import FieldIssue, KubeModel, ManifestInvalid, parse_manifest
 from agent.api.kube import Deployment, Pod
+from common.kubemodel import FieldIssue, KubeModel, ManifestInvalid, parse_manifest
 
 PAUSE = "public.ecr.aws/eks-distro/kubernetes/pause:3.7"
 

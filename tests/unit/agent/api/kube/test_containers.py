@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.api.base import parse_manifest
 from agent.api.kube import (
     Container,
     Deployment,
@@ -18,6 +17,7 @@ from agent.api.kube import (
     is_native_resource,
     is_overcommit_allowed,
 )
+from common.kubemodel import parse_manifest
 
 from .helpers import PAUSE, container, deployment, issues, only_issue, pod, pod_issue, pod_ok
 

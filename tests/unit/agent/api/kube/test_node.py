@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.kube import Node
+from common.kubemodel import parse_manifest
 
 from .helpers import issues, only_issue
 

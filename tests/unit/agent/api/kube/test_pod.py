@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import ObjectMeta, parse_manifest
 from agent.api.kube import Container, Pod, PodSpec, PodStatus, PodTemplateSpec, Toleration
+from common.kubemodel import ObjectMeta, parse_manifest
 
 from .helpers import PAUSE, container, issues, only_issue, pod, pod_issue, pod_ok
 

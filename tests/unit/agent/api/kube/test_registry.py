@@ -10,8 +10,8 @@ import pytest
 from pydantic.alias_generators import to_camel
 
 import agent.api.kube as kube
-from agent.api.base import KubeModel, ManifestInvalid
 from agent.api.kube import KUBE_KINDS, Deployment, parse_object
+from common.kubemodel import KubeModel, ManifestInvalid
 
 from .helpers import deployment, pod
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.kube import (
     KUBE_KINDS,
     DaemonSet,
@@ -16,6 +15,7 @@ from agent.api.kube import (
     StatefulSet,
     parse_object,
 )
+from common.kubemodel import parse_manifest
 
 from .manifests import (
     ALL,

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.api.base import parse_manifest
 from agent.api.kube import Pod, Toleration
+from common.kubemodel import parse_manifest
 
 from .helpers import only_issue, pod, pod_issue, pod_ok
 

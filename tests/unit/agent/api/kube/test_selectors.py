@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.api.base import parse_manifest
 from agent.api.kube import (
     LabelSelector,
     LabelSelectorRequirement,
@@ -16,6 +15,7 @@ from agent.api.kube import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
 )
+from common.kubemodel import parse_manifest
 
 from .helpers import only_issue, pod_issue, pod_ok
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import KubeModel, parse_manifest
 from agent.api.kube import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+from common.kubemodel import KubeModel, parse_manifest
 
 from .helpers import container, deployment, deployment_ok, only_issue, with_pod_spec
 

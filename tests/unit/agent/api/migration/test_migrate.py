@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from agent.api.base import parse_manifest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kinds import agent_kinds
-from agent.api.manifests import load_documents
 from agent.api.migration import MigrationResult, migrate_text
 from agent.api.migration.files import migrate_file
 from agent.api.nodepool import NodePool
+from common.documents import load_documents
+from common.kubemodel import parse_manifest
 
 EXAMPLES = Path(__file__).resolve().parents[5] / "agent" / "examples"
 GOLDEN = {
@@ -360,7 +360,7 @@ def test_v1_documents_and_other_kinds_are_left_unchanged() -> None:
 
 
 def test_migrate_reports_invalid_yaml_with_the_file_name() -> None:
-    from agent.api.manifests import ManifestSyntaxError
+    from common.documents import ManifestSyntaxError
 
     with pytest.raises(ManifestSyntaxError, match=r"broken\.yaml"):
         migrate_text("a: [1, 2\n", "broken.yaml")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from agent.api.selectors import SecurityGroupSelectorTerm, SubnetSelectorTerm
 from agent.cloud.simulated.network import (
     NetworkError,
     SimulatedNetwork,
     SimulatedSecurityGroup,
     SimulatedSubnet,
 )
+from common.selectors import SecurityGroupSelectorTerm, SubnetSelectorTerm
 
 
 def _vpc() -> SimulatedNetwork:

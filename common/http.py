@@ -1,5 +1,6 @@
-"""What the agent's HTTP API shares with the fleet's: the JSON error body and publishing the
-request models the handlers read themselves in the OpenAPI schema."""
+"""What the agent's HTTP API shares with the fleet's: the JSON error body, request errors
+answered with it, and publishing the request models the handlers read themselves in the OpenAPI
+schema."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
-from agent.api.base import format_path
+from common.kubemodel import format_path
 
 
 def error_response(

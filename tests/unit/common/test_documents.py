@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent.api.kinds import agent_kinds
-from agent.api.manifests import (
+from common.documents import (
     Document,
     ManifestSyntaxError,
     check_document,

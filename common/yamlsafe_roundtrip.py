@@ -1,7 +1,7 @@
-"""The round-trip side of :mod:`agent.api.yamlsafe`: ruamel's constructor, bounded.
+"""The round-trip side of :mod:`common.yamlsafe`: ruamel's constructor, bounded.
 
 A module of its own so that ruamel loads only with a round trip (``migrate``), not with every
-reader of plain data; :func:`agent.api.yamlsafe.load_round_trip` is the way to use it.
+reader of plain data; :func:`common.yamlsafe.load_round_trip` is the way to use it.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from ruamel.yaml.constructor import RoundTripConstructor as RuamelRoundTripConst
 from ruamel.yaml.error import YAMLError as RuamelYAMLError
 from ruamel.yaml.nodes import ScalarNode
 
-from agent.api.yamlsafe import YamlError, unbuildable
+from common.yamlsafe import YamlError, unbuildable
 
 
 class RoundTripConstructor(RuamelRoundTripConstructor):
     """ruamel's round-trip constructor, naming a value it cannot build instead of failing."""
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
-        """Build ``node``; :class:`~agent.api.yamlsafe.YamlError` names a value that cannot be
+        """Build ``node``; :class:`~common.yamlsafe.YamlError` names a value that cannot be
         built (its place and tag, never the value)."""
         try:
             return super().construct_object(node, deep=deep)

@@ -21,7 +21,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from agent.api.labels import dns_subdomain_problem
+from common.names import dns_subdomain_problem
 
 M = TypeVar("M", bound="KubeModel")
 

@@ -9,14 +9,7 @@ import time
 import pytest
 from ruamel.yaml import YAML
 
-from agent.api.yamlsafe import (
-    LIMITS,
-    YamlError,
-    YamlLimits,
-    load_all,
-    load_round_trip,
-    load_single,
-)
+from common.yamlsafe import LIMITS, YamlError, YamlLimits, load_all, load_round_trip, load_single
 
 
 def laughs(levels: int, width: int = 9) -> str:

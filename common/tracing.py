@@ -1,4 +1,4 @@
-"""W3C trace context for the agent's HTTP server: one server span per request.
+"""W3C trace context for the HTTP servers (the agent's, the fleet's): one server span per request.
 
 :class:`TraceMiddleware` (plain ASGI) extracts ``traceparent`` / ``tracestate`` from the
 request, runs the rest of the application inside a ``SERVER`` span that is the caller's child

@@ -1,9 +1,12 @@
-"""Reading manifest files: multi-document YAML, the kinds driftwave knows, and findings.
+"""Reading manifest files: multi-document YAML split into documents, each checked against the
+kinds its reader knows, and findings.
 
 A finding is one error or warning about one document, printed as
-``FILE:DOC kind/name: field.path: what is wrong and the rule``. Documents of kinds nobody
-registered are reported as warnings and otherwise left alone, so a file may mix Karpenter objects
-with the rest of an application's manifests.
+``FILE:DOC kind/name: field.path: what is wrong and the rule``. The reader passes its kinds
+(the agent's in :mod:`agent.api.kinds`, the fleet's in :mod:`fleet.domain.manifests`). Documents
+of kinds nobody registered are reported as warnings and otherwise left alone, so a file may mix
+Karpenter objects with the rest of an application's manifests; Karpenter's own API groups are
+recognised whoever reads, so that an old or misspelt Karpenter kind is an error everywhere.
 """
 
 from __future__ import annotations
@@ -14,21 +17,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from agent.api.base import KubeModel, ManifestInvalid, parse_manifest, scrubbed
-from agent.api.ec2nodeclass import EC2NodeClass
-from agent.api.nodeclaim import NodeClaim
-from agent.api.nodepool import NodePool
-from agent.api.yamlsafe import YamlError, load_all
+from common.kubemodel import KubeModel, ManifestInvalid, parse_manifest, scrubbed
+from common.yamlsafe import YamlError, load_all
 
 Severity = Literal["error", "warning"]
 KindKey = tuple[str, str]
 Linter = Callable[[KubeModel], Iterable[tuple[str, str]]]
 
-KARPENTER_KINDS: Mapping[KindKey, type[KubeModel]] = {
-    ("karpenter.sh/v1", "NodePool"): NodePool,
-    ("karpenter.sh/v1", "NodeClaim"): NodeClaim,
-    ("karpenter.k8s.aws/v1", "EC2NodeClass"): EC2NodeClass,
-}
 OLD_API_VERSIONS = frozenset({"karpenter.sh/v1beta1", "karpenter.k8s.aws/v1beta1"})
 MOVED_IN_V1 = {
     ("NodePool", "spec.disruption.expireAfter"): "spec.template.spec.expireAfter",
@@ -44,7 +39,7 @@ class ManifestSyntaxError(ValueError):
         self.source = source
         self.reason = reason
         self.limit = limit
-        """The :class:`~agent.api.yamlsafe.YamlLimits` limit the file is over, if that is why."""
+        """The :class:`~common.yamlsafe.YamlLimits` limit the file is over, if that is why."""
         super().__init__(f"{source}: {reason}")
 
 
@@ -102,7 +97,7 @@ class Finding:
 def load_documents(text: str, source: str) -> list[Document]:
     """Split multi-document YAML into documents (empty documents are skipped, numbering kept).
 
-    YAML is read within :data:`agent.api.yamlsafe.LIMITS`, with YAML 1.1 scalars, as kubectl
+    YAML is read within :data:`common.yamlsafe.LIMITS`, with YAML 1.1 scalars, as kubectl
     reads it (``yes`` is a boolean there too); :class:`ManifestSyntaxError` otherwise.
     """
     try:

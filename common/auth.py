@@ -1,4 +1,4 @@
-"""Bearer-token authentication of the agent's ``/v1`` routes.
+"""Bearer-token authentication of the HTTP APIs (the agent's ``/v1`` routes, the fleet's).
 
 The server never keeps a token, only its SHA-256 hash written ``sha256:<64 hex digits>``
 (:func:`hash_token`). A request's ``Authorization: Bearer <token>`` is hashed and compared with

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from agent.server.auth import AuthConfigError, BearerCheck, check_hashes, hash_token
+from common.auth import AuthConfigError, BearerCheck, check_hashes, hash_token
 
 
 def test_a_token_hash_is_sha256_hex_of_the_stripped_token() -> None:

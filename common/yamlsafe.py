@@ -198,7 +198,7 @@ def load_round_trip(loader: YAML, text: str, limits: YamlLimits = LIMITS) -> lis
     from ruamel.yaml.error import MarkedYAMLError as RuamelMarkedError
     from ruamel.yaml.error import YAMLError as RuamelYAMLError
 
-    from agent.api.yamlsafe_roundtrip import RoundTripConstructor
+    from common.yamlsafe_roundtrip import RoundTripConstructor
 
     check_limits(text, limits)
     loader.Constructor = RoundTripConstructor

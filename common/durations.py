@@ -1,5 +1,5 @@
 """Karpenter's duration strings (``30s``, ``1h30m``, ``720h``, ``Never``) and the patterns of
-the CRD fields that hold them; cron schedules are read by :mod:`agent.api.schedules` (its checks
+the CRD fields that hold them; cron schedules are read by :mod:`common.schedules` (its checks
 are re-exported here for the modules that import them from this one)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from agent.api.schedules import budget_schedule_problem, cron_expression, cron_problem
+from common.schedules import budget_schedule_problem, cron_expression, cron_problem
 
 NEVER = "Never"
 DURATION_OR_NEVER = r"^(([0-9]+(s|m|h))+|Never)$"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from .helpers import ec2nodeclass, nodeclass_ok, nodeclass_refused, with_field
+from tests.unit.agent.api.helpers import ec2nodeclass, nodeclass_ok, nodeclass_refused, with_field
 
 AMI = "spec.amiSelectorTerms"
 SUBNETS = "spec.subnetSelectorTerms"
@@ -267,7 +267,7 @@ def test_invalid_subnet_terms_are_refused(
 
 def test_id_with_tags_in_one_of_several_subnet_terms_is_refused() -> None:
     # Karpenter's CEL rule (!self.all(...)) only fires when every term combines id and tags;
-    # driftwave deliberately checks each term on its own (see agent/api/selectors.py).
+    # driftwave deliberately checks each term on its own (see common/selectors.py).
     terms = [{"tags": {"a": "b"}}, {"id": "subnet-1", "tags": {"a": "b"}}]
     nodeclass_refused(
         ec2nodeclass(subnetSelectorTerms=terms), f"{SUBNETS}[1].id", "'id' cannot be combined"

@@ -9,7 +9,7 @@ import pytest
 
 from agent.api.lint import lint
 from agent.api.nodepool import NodePool
-from agent.api.schedules import Recurrence, ScheduleError, parse_cron, time_zone
+from common.schedules import Recurrence, ScheduleError, parse_cron, time_zone
 
 H = timedelta(hours=1)
 M = timedelta(minutes=1)

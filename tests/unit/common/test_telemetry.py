@@ -14,7 +14,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
-from agent.telemetry import (
+from common.telemetry import (
     JsonLinesSpanExporter,
     TelemetryError,
     otlp_traces_url,
@@ -64,7 +64,7 @@ def test_each_span_is_a_json_line_on_disk_as_soon_as_it_ends(tmp_path: Path) -> 
 WRITER = """
 import sys
 from pathlib import Path
-from agent.telemetry import tracer_provider
+from common.telemetry import tracer_provider
 provider = tracer_provider(sys.argv[2], file=Path(sys.argv[1]))
 tracer = provider.get_tracer("writer")
 for i in range(int(sys.argv[3])):

@@ -10,14 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.api.durations import (
-    budget_schedule_problem,
-    cron_expression,
-    cron_problem,
-    parse_duration,
-)
-
-from .helpers import TEMPLATE, nodepool, pool_ok, pool_refused, with_field
+from common.durations import budget_schedule_problem, cron_expression, cron_problem, parse_duration
+from tests.unit.agent.api.helpers import TEMPLATE, nodepool, pool_ok, pool_refused, with_field
 
 DURATION_OR_NEVER = r"^(([0-9]+(s|m|h))+|Never)$"
 DURATION = r"^([0-9]+(s|m|h))+$"

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from agent.api.base import KubeModel, matching, rule_error
+from common.kubemodel import KubeModel, matching, rule_error
 
 _ALIAS = re.compile(r"[a-zA-Z0-9]+@.+")
 ALIAS_FAMILIES = ("al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025")
