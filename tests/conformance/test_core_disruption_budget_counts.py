@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agent.api.base import Condition
 from agent.api.nodeclaim import NodeClaim
-from agent.disruption.controller import pool_nodes
+from agent.disruption.candidates import pool_nodes
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_disruption_candidates import _uninitialize
 from tests.conformance.test_core_disruption_kit import SUITE, UP, Sim, deployment, pool
