@@ -11,7 +11,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from fleet.api.documents import ErrorDocument, PlanDocument, RolloutStarted, RolloutStatus
+from fleet.api.documents import ErrorDocument, PlanDocument
+from fleet.api.rollout_documents import RolloutStarted, RolloutStatus
 from fleet.cli_rollout import rollout_app
 from fleet.service.queries import list_rollouts
 
