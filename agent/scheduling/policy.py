@@ -96,7 +96,13 @@ class KarpenterOrder:
     def join(self, pod: PodRef, attempt: Attempt) -> bool:
         """The first planned claim, fewest pods first, that takes the pod."""
         self._claims.sort(key=lambda c: len(c.pods))
-        return any(self._try_claim(claim, pod, attempt) is None for claim in self._claims)
+        try_claim = self._try_claim
+        for claim in self._claims:
+            if try_claim(claim, pod, attempt) is None:
+                break
+        else:
+            return False
+        return True
 
     def unsteer(self, pod: PodRef, attempt: Attempt) -> bool:
         """Never called: no pod is steered (:attr:`steers` is False)."""
