@@ -78,7 +78,7 @@ class ResourceVector(Mapping[str, int]):
     ) -> ResourceVector:
         """From a Kubernetes resource list: ``{"cpu": "500m", "memory": "1Gi"}`` →
         ``{"cpu": 500, "memory": 1073741824}`` (see :func:`to_base_units`)."""
-        return cls._of({name: to_base_units(name, q) for name, q in quantities.items()})
+        return ResourceVector._of({name: to_base_units(name, q) for name, q in quantities.items()})
 
     def __getitem__(self, name: str) -> int:
         return self._values[name]

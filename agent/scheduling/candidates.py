@@ -45,7 +45,6 @@ class Candidates:
         zone_names: Sequence[str],
     ) -> None:
         self._pools = pools
-        self._book = book
         self._topology = book.topology
         self._check = book.check
         self._record = book.record
