@@ -43,8 +43,8 @@ made):
 The controllers' fixed intervals on the way are none: drift is detected when the EC2NodeClass
 resolves the new image (:class:`agent.lifecycle.drift.DriftController`'s 5-minute re-check is not
 needed) and drift acts without the validation period
-(:data:`agent.disruption.controller.VALIDATION`, 15 s, for emptiness and consolidation). The
-polling period (:data:`agent.disruption.controller.POLL`, 10 s) is on the way of Karpenter's
+(:data:`agent.disruption.pacing.VALIDATION`, 15 s, for emptiness and consolidation). The
+polling period (:data:`agent.disruption.pacing.POLL`, 10 s) is on the way of Karpenter's
 pacing only, between the last command of a round and the next pass, so it is left out of a
 minimum both pacings share: it shows in the Karpenter pacing's ratio. The queue's command
 timeout (10 min) and the lifecycle's retries only act on failures.
@@ -95,7 +95,7 @@ from agent.api.kube import Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.cloud.simulated import cloud as simulated_cloud
 from agent.cloud.simulated.amis import AMI
-from agent.disruption.controller import PACINGS, Pacing
+from agent.disruption.pacing import PACINGS, Pacing
 from agent.kube.simulated import kubelet as simulated_kubelet
 from agent.lifecycle.conditions import is_true
 from agent.sim.heap import tune_for_large_simulations

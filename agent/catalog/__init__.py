@@ -22,7 +22,8 @@ from agent.catalog.pricing import (
     OnDemandPrices,
     SpotPriceModel,
 )
-from agent.catalog.types import CAPACITY_TYPES, CapacityType, InstanceType, Offering, Resources
+from agent.catalog.resources import Resources
+from agent.catalog.types import CAPACITY_TYPES, CapacityType, InstanceType, Offering
 
 __all__ = [
     "CAPACITY_TYPES",

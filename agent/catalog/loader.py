@@ -24,7 +24,8 @@ from typing import Any
 
 from agent.api.quantity import parse_quantity
 from agent.catalog import labels as lbl
-from agent.catalog.types import InstanceType, Resources
+from agent.catalog.resources import Resources
+from agent.catalog.types import InstanceType
 
 INSTANCE_TYPES_FILE = "instance-types.jsonl"
 """The packaged instance-type file, inside ``agent/catalog/data``."""

@@ -14,7 +14,8 @@ to compare with Karpenter's scheduler; they are not real EC2 types.
 
 from __future__ import annotations
 
-from agent.catalog.types import InstanceType, Offering, Resources
+from agent.catalog.resources import Resources
+from agent.catalog.types import InstanceType, Offering
 
 ZONES = ("test-zone-1", "test-zone-2", "test-zone-3")
 GIB = 2**30

@@ -1,4 +1,5 @@
-"""The value types of the catalog: resource maps, instance types and offerings.
+"""The value types of the catalog: instance types and offerings (their resource maps are
+:class:`~agent.catalog.resources.Resources`).
 
 All of them are immutable and cheap to compare, so the bin-packer can share one catalog between
 simulations. Resource amounts are plain integers in base units:
@@ -10,96 +11,18 @@ simulations. Resource amounts are plain integers in base units:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar, overload
+from typing import Literal
 
 from agent.catalog import labels as lbl
+from agent.catalog.resources import Resources
 
 CapacityType = Literal["on-demand", "spot", "reserved"]
 """How an instance is bought: the values of the ``karpenter.sh/capacity-type`` label."""
 
 CAPACITY_TYPES: tuple[CapacityType, ...] = ("on-demand", "spot", "reserved")
 """Every capacity type, in Karpenter's order of preference when prices tie."""
-
-_T = TypeVar("_T")
-
-
-class Resources(Mapping[str, int]):
-    """An immutable map of resource name to a non-negative integer amount in base units.
-
-    A missing resource means zero: ``resources.get("nvidia.com/gpu", 0)``. Two maps are equal
-    when they hold the same amounts; maps are hashable.
-    """
-
-    __slots__ = ("_values",)
-
-    _values: dict[str, int]
-
-    def __init__(self, values: Mapping[str, int] | None = None) -> None:
-        items = dict(values) if values is not None else {}
-        for name, amount in items.items():
-            if type(amount) is not int or amount < 0:
-                raise ValueError(f"resource {name!r} must be a whole number >= 0, not {amount!r}")
-        self._values = items
-
-    def __getitem__(self, name: str) -> int:
-        return self._values[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._values
-
-    @overload
-    def get(self, name: str, /) -> int | None: ...
-    @overload
-    def get(self, name: str, default: int | _T, /) -> int | _T: ...
-    def get(self, name: str, default: object = None, /) -> object:
-        """The amount of ``name``, or ``default`` when the map does not hold it."""
-        return self._values.get(name, default)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Resources):
-            return self._values == other._values
-        if isinstance(other, Mapping):
-            return self._values == dict(other.items())
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(frozenset(self._values.items()))
-
-    def __repr__(self) -> str:
-        return f"Resources({self._values!r})"
-
-    @property
-    def cpu_millis(self) -> int:
-        """CPU in millicores (0 when absent)."""
-        return self._values.get(lbl.CPU, 0)
-
-    @property
-    def memory_bytes(self) -> int:
-        """Memory in bytes (0 when absent)."""
-        return self._values.get(lbl.MEMORY, 0)
-
-    @property
-    def ephemeral_storage_bytes(self) -> int:
-        """Ephemeral storage in bytes (0 when absent)."""
-        return self._values.get(lbl.EPHEMERAL_STORAGE, 0)
-
-    @property
-    def pods(self) -> int:
-        """The number of pods (0 when absent)."""
-        return self._values.get(lbl.PODS, 0)
-
-    def fits(self, requests: Mapping[str, int]) -> bool:
-        """Whether every amount in ``requests`` is at most the amount here (missing means 0)."""
-        values = self._values
-        return all(amount <= values.get(name, 0) for name, amount in requests.items())
 
 
 @dataclass(slots=True, frozen=True)

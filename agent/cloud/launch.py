@@ -35,7 +35,8 @@ from agent.api.nodeclass_status import ResolvedAMI
 from agent.api.quantity import IntOrStringQuantity, parse_quantity
 from agent.api.requirements import Requirement, requirement_allows
 from agent.catalog import labels as lbl
-from agent.catalog.types import CapacityType, InstanceType, Offering, Resources
+from agent.catalog.resources import Resources
+from agent.catalog.types import CapacityType, InstanceType, Offering
 from agent.cloud.amirules import first_fitting_image, node_labels_for_image
 from agent.cloud.port import InstanceTypeOfferings, NodeClassNotReady, OfferingKey
 

@@ -22,7 +22,8 @@ so no replacement is launched for it; it would only sit empty. A budget that all
 disruption *now* but may later does not count: its pods are planned for.
 
 Everything else is reported in ``held``: node name → the reason, for the drift preview and the
-timeline.
+timeline. :func:`pool_nodes` counts each NodePool's nodes as its disruption budgets count them
+(:mod:`agent.disruption.budgets`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from agent.api.kube import Node, Pod, PodDisruptionBudget
 from agent.api.labels import DO_NOT_DISRUPT_ANNOTATION, NODEPOOL_LABEL
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
+from agent.disruption.budgets import PoolNodes
 from agent.kube.pdb import is_healthy
 from agent.kube.pdbindex import BudgetIndex
 from agent.kube.podindex import PodsByNode
@@ -260,3 +262,26 @@ def _first_blocker(pods: Sequence[Pod], snapshot: Snapshot) -> str | None:
         if reason is not None:
             return reason
     return None
+
+
+def pool_nodes(snapshot: Snapshot, busy: set[str]) -> dict[str, PoolNodes]:
+    """Per NodePool: initialized nodes not terminating their instance, and how many of them are
+    NotReady, being deleted or in a disruption command."""
+    totals: dict[str, int] = {}
+    disrupting: dict[str, int] = {}
+    for claim in snapshot.claims:
+        node = snapshot.node_of(claim)
+        if node is None or not snapshot.conditions.is_true(claim, "Initialized"):
+            continue
+        if snapshot.conditions.is_true(claim, "InstanceTerminating"):
+            continue
+        pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
+        totals[pool] = totals.get(pool, 0) + 1
+        ready = any(
+            c.type == "Ready" and c.status == "True"
+            for c in (node.status.conditions if node.status else [])
+        )
+        deleting = bool(claim.metadata.deletion_timestamp or node.metadata.deletion_timestamp)
+        if not ready or deleting or (node.metadata.name or "") in busy:
+            disrupting[pool] = disrupting.get(pool, 0) + 1
+    return {p: PoolNodes(totals[p], disrupting.get(p, 0)) for p in totals}

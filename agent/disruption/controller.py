@@ -19,25 +19,8 @@ Nothing in the cluster changes when a budget window opens or a pod's do-not-disr
 runs out, so the controller also wakes itself at those times (and every minute while drift holds
 nodes).
 
-Pacing (``pacing``) says when passes run and how much drift one pass decides:
-
-* ``driftwave`` (the default): a pass runs when the cluster changes (and on the 10 s poll); drift
-  decides every command the budgets allow in one pass, and the pass repeats at once while it
-  acts (at most ``MAX_PASSES`` in a row at one instant);
-* ``karpenter``: Karpenter's disruption controller (``pkg/controllers/disruption/controller.go``
-  in Karpenter v1), a singleton reconciler that no cluster change wakes: drift decides one
-  command per pass (the first candidate, in drift's order, whose pods all find a place); after a
-  pass that started a command the next pass starts at once (Karpenter's ``RequeueImmediately``,
-  1 ns; here the virtual clock's 1 us), after one that started nothing it comes after the
-  polling period (``pollingPeriod``, 10 s), and while a NodeClaim has not launched the pass
-  waits 1 s (Karpenter's cluster state is not synced then).
-  A consolidation decision's validation period is waited out before the next pass, as Karpenter's
-  pass waits in it. (Karpenter backs a pass that fails with an API error off exponentially; the
-  passes here do not fail, so that rule has no counterpart.) Its speed is bounded by the cost of
-  each pass (a snapshot of the cluster, and a scheduling simulation per drifted node tried: every
-  one of them in a pass that finds nothing) and by Karpenter's rule that no candidate's pod may
-  count on an uninitialized node: a second command within a round usually waits, its pods being
-  placed on the replacement of the one before until that replacement initializes.
+Pacing (``pacing``) says when passes run and how much drift one pass decides
+(:mod:`agent.disruption.pacing`: ``driftwave``, the default, or Karpenter's).
 
 ``charge_wall_time`` (simulations only: the clock is virtual) charges each pass's measured wall
 time to the clock, as a real controller spends it: the commands a pass decides start when its
@@ -57,22 +40,32 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal, get_args
+from typing import Any
 
 from agent.api.kube import Node, Pod, PodDisruptionBudget
-from agent.api.labels import NODEPOOL_LABEL
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.disruption.budgets import PoolNodes, allowed_disruptions, next_change
-from agent.disruption.candidates import Candidate, Snapshot, candidates, will_move
+from agent.disruption.candidates import Candidate, Snapshot, candidates, pool_nodes, will_move
 from agent.disruption.commands import Command, DisruptionMethod, PassContext
 from agent.disruption.consolidatable import Consolidatable
 from agent.disruption.consolidation import MultiNodeConsolidation, SingleNodeConsolidation
 from agent.disruption.drift import Drift
 from agent.disruption.emptiness import Emptiness
 from agent.disruption.halts import DriftHalts
+from agent.disruption.pacing import (
+    HELD_REVISIT,
+    IMMEDIATELY,
+    MAX_PASSES,
+    PACINGS,
+    POLL,
+    SYNC_WAIT,
+    VALIDATION,
+    Pacing,
+    PacingError,
+)
 from agent.disruption.queue import Orchestrator
 from agent.kube.pdb import owner_replicas
 from agent.kube.pdbindex import BudgetIndex
@@ -84,27 +77,8 @@ from agent.provisioning.view import cluster_view
 from agent.scheduling.strategy import Strategy
 from agent.termination.podrules import is_daemon
 
-POLL = timedelta(seconds=10)
-"""The polling period (Karpenter's ``pollingPeriod``)."""
-HELD_REVISIT = timedelta(seconds=60)
-VALIDATION = timedelta(seconds=15)
-IMMEDIATELY = timedelta(microseconds=1)
-"""Karpenter's ``RequeueImmediately`` (1 ns) at the virtual clock's resolution: the next pass is a
-timer of its own, so the rest of the agent runs between two passes, as it would in Karpenter."""
-SYNC_WAIT = timedelta(seconds=1)
-"""Karpenter's pass waits this long while a NodeClaim has not launched (its cluster state is not
-synced: where the NodeClaim's capacity will be is not known yet)."""
-MAX_PASSES = 50
-"""Passes in a row at one instant before the controller yields to the rest of the agent."""
-Pacing = Literal["driftwave", "karpenter"]
-"""When passes run and how much drift one pass decides (see the module docstring)."""
-PACINGS: tuple[Pacing, ...] = get_args(Pacing)
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 PriceOf = Callable[[NodeClaim], float]
-
-
-class PacingError(ValueError):
-    """A pacing that does not exist, or one set once the controller has started."""
 
 
 def _zero(claim: NodeClaim) -> float:
@@ -117,29 +91,6 @@ class _Pending:
     method: DisruptionMethod
     command: Command
     due: datetime
-
-
-def pool_nodes(snapshot: Snapshot, busy: set[str]) -> dict[str, PoolNodes]:
-    """Per NodePool: initialized nodes not terminating their instance, and how many of them are
-    NotReady, being deleted or in a disruption command."""
-    totals: dict[str, int] = {}
-    disrupting: dict[str, int] = {}
-    for claim in snapshot.claims:
-        node = snapshot.node_of(claim)
-        if node is None or not snapshot.conditions.is_true(claim, "Initialized"):
-            continue
-        if snapshot.conditions.is_true(claim, "InstanceTerminating"):
-            continue
-        pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
-        totals[pool] = totals.get(pool, 0) + 1
-        ready = any(
-            c.type == "Ready" and c.status == "True"
-            for c in (node.status.conditions if node.status else [])
-        )
-        deleting = bool(claim.metadata.deletion_timestamp or node.metadata.deletion_timestamp)
-        if not ready or deleting or (node.metadata.name or "") in busy:
-            disrupting[pool] = disrupting.get(pool, 0) + 1
-    return {p: PoolNodes(totals[p], disrupting.get(p, 0)) for p in totals}
 
 
 class DisruptionController:

@@ -35,10 +35,11 @@ from agent.disruption.candidates import (
     Snapshot,
     node_blocker,
     pod_blocker,
+    pool_nodes,
     will_move,
 )
 from agent.disruption.commands import PassContext
-from agent.disruption.controller import DisruptionController, pool_nodes
+from agent.disruption.controller import DisruptionController
 from agent.lifecycle.conditions import condition, is_true
 from common.durations import parse_duration
 

@@ -35,7 +35,8 @@ from agent.catalog import labels as lbl
 from agent.clock import LoopClock, SystemClock
 from agent.cloud.port import CloudProvider, InstanceTypeOfferings
 from agent.controllers import Controllers
-from agent.disruption.controller import POLL, DisruptionController
+from agent.disruption.controller import DisruptionController
+from agent.disruption.pacing import POLL
 from agent.kube.port import Cluster, ClusterError, NotFound
 from agent.lifecycle.drift import NetworkLookup, ReservationLookup
 from agent.service.runtime import Listener, event_document

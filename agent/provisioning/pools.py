@@ -10,11 +10,11 @@ import numpy as np
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog, InstanceType, Offering
+from agent.catalog.resources import to_base_units
 from agent.scheduling.plans import PoolPlan
 from agent.scheduling.pods import PodShape
 from agent.scheduling.requirement import Requirement
 from agent.scheduling.requirements import Requirements
-from agent.scheduling.resources import to_base_units
 from agent.scheduling.taints import untolerated
 from agent.scheduling.typetable import BASE_RESOURCES, TypeTable
 

@@ -18,9 +18,9 @@ import numpy as np
 
 from agent.api.kube import DaemonSet, Node, Pod, Taint
 from agent.api.nodeclaim import NodeClaim
+from agent.catalog.resources import to_base_units
 from agent.scheduling.plans import ExistingNode, NodeMemo
 from agent.scheduling.pods import PodShape, shape_of
-from agent.scheduling.resources import to_base_units
 from agent.scheduling.taints import effective_node_taints, untolerated
 from agent.scheduling.typetable import TypeTable
 from common.kubemodel import ObjectMeta

@@ -2,7 +2,8 @@
 
 * :mod:`~agent.scheduling.requirement` / :mod:`~agent.scheduling.requirements`: the requirements
   algebra (value sets per label key, intersection, compatibility of a pod with a node template);
-* :mod:`~agent.scheduling.resources`: resource vectors and what a pod requests;
+* :mod:`~agent.scheduling.resources`: what a pod requests (a
+  :class:`~agent.catalog.resources.ResourceVector`);
 * :mod:`~agent.scheduling.taints`: taints and tolerations;
 * :mod:`~agent.scheduling.fit`: whether one pod fits on one concrete node, with kube-scheduler's
   reasons.
@@ -34,7 +35,7 @@ from agent.scheduling.requirements import (
     pod_requirement_alternatives,
     preferred_node_affinity,
 )
-from agent.scheduling.resources import ResourceVector, pod_requests, to_base_units, total
+from agent.scheduling.resources import pod_requests
 from agent.scheduling.taints import (
     DISRUPTED_NO_SCHEDULE_TAINT,
     UNREGISTERED_NO_EXECUTE_TAINT,
@@ -57,7 +58,6 @@ __all__ = [
     "PreferredTerm",
     "Requirement",
     "Requirements",
-    "ResourceVector",
     "effective_node_taints",
     "fit_reason",
     "fit_reasons",
@@ -68,8 +68,6 @@ __all__ = [
     "pod_requirement_alternatives",
     "preferred_node_affinity",
     "template_untolerated",
-    "to_base_units",
     "tolerates",
-    "total",
     "untolerated",
 ]

@@ -36,8 +36,9 @@ from agent.api.kube import (
     PodSpec,
     Taint,
 )
+from agent.catalog.resources import ResourceVector, total
 from agent.scheduling.requirement import parse_int
-from agent.scheduling.resources import PODS, ResourceVector, pod_requests, total
+from agent.scheduling.resources import PODS, pod_requests
 from agent.scheduling.taints import UNSCHEDULABLE_TAINT, tolerates, untolerated
 
 UNSCHEDULABLE: Final = "node(s) were unschedulable"

@@ -1,10 +1,5 @@
-"""Resource vectors and a pod's resource requests, computed as Kubernetes and Karpenter do.
-
-A :class:`ResourceVector` is an immutable map of resource name to an integer amount in the
-catalog's base units (cpu in millicores, memory / ephemeral-storage / hugepages in bytes, pods
-and extended resources as counts), like :class:`agent.catalog.Resources` but allowing negative
-amounts, so that "allocatable minus what is already requested" can go below zero. A missing
-resource is zero, and zero amounts are not stored.
+"""A pod's resource requests, computed as Kubernetes and Karpenter do, as a
+:class:`~agent.catalog.resources.ResourceVector` (the one resource-vector type, in the catalog).
 
 :func:`pod_requests` is what the scheduler (and Karpenter's ``RequestsForPods``) counts for one
 pod; its docstring works an example through.
@@ -12,157 +7,18 @@ pod; its docstring works an example through.
 
 from __future__ import annotations
 
-import functools
-import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
 from agent.api.kube import Container, PodSpec, is_overcommit_allowed
 from agent.api.quantity import parse_quantity
+from agent.catalog.resources import ResourceVector
 
-CPU = "cpu"
 PODS = "pods"
 _HUGEPAGES = "hugepages-"
 
-__all__ = [
-    "ResourceVector",
-    "container_requests",
-    "pod_requests",
-    "to_base_units",
-    "total",
-]
-
-
-def to_base_units(name: str, quantity: int | float | str | Fraction) -> int:
-    """A quantity of resource ``name`` in base units, rounded up as Kubernetes rounds
-    (``MilliValue`` for cpu, ``Value`` for everything else): ``("cpu", "500m")`` → 500,
-    ``("memory", "1Gi")`` → 1073741824, ``("cpu", "0.1m")`` → 1."""
-    if isinstance(quantity, Fraction):
-        return _rounded(name, quantity)
-    return _parsed(name, quantity)
-
-
-@functools.lru_cache(maxsize=4096, typed=True)
-def _parsed(name: str, quantity: int | float | str) -> int:
-    """:func:`to_base_units` of a quantity as written (few distinct ones recur: every node of
-    a type has the same capacity, so a controller's passes parse each once)."""
-    return _rounded(name, parse_quantity(quantity))
-
-
-def _rounded(name: str, value: Fraction) -> int:
-    return math.ceil(value * 1000) if name == CPU else math.ceil(value)
-
-
-class ResourceVector(Mapping[str, int]):
-    """An immutable map of resource name to an integer amount (possibly negative).
-
-    Two vectors are equal when every resource has the same amount, missing meaning zero; the
-    same holds when comparing with any mapping (such as :class:`agent.catalog.Resources`).
-    """
-
-    __slots__ = ("_values",)
-
-    _values: dict[str, int]
-
-    def __init__(self, values: Mapping[str, int] | None = None) -> None:
-        items: dict[str, int] = {}
-        for name, amount in (values or {}).items():
-            if type(amount) is not int:
-                raise TypeError(f"resource {name!r} must be a whole number, not {amount!r}")
-            if amount:
-                items[name] = amount
-        self._values = items
-
-    @classmethod
-    def _of(cls, values: dict[str, int]) -> ResourceVector:
-        made = object.__new__(cls)
-        made._values = {name: amount for name, amount in values.items() if amount}
-        return made
-
-    @classmethod
-    def from_quantities(cls, quantities: Mapping[str, int | float | str]) -> ResourceVector:
-        """From a Kubernetes resource list: ``{"cpu": "500m", "memory": "1Gi"}`` →
-        ``{"cpu": 500, "memory": 1073741824}`` (see :func:`to_base_units`)."""
-        return cls._of({name: to_base_units(name, q) for name, q in quantities.items()})
-
-    def __getitem__(self, name: str) -> int:
-        return self._values[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._values
-
-    def add(self, other: Mapping[str, int]) -> ResourceVector:
-        """The sum, resource by resource."""
-        out = dict(self._values)
-        for name, amount in other.items():
-            out[name] = out.get(name, 0) + amount
-        return ResourceVector._of(out)
-
-    def subtract(self, other: Mapping[str, int]) -> ResourceVector:
-        """The difference, resource by resource; a resource only ``other`` has goes negative.
-
-        (Karpenter's ``Subtract`` keeps only the left side's resources; here the negative amount
-        stays, so :meth:`fits` refuses a node that could not even hold what was subtracted.)
-        """
-        out = dict(self._values)
-        for name, amount in other.items():
-            out[name] = out.get(name, 0) - amount
-        return ResourceVector._of(out)
-
-    def max(self, other: Mapping[str, int]) -> ResourceVector:
-        """The larger amount of each resource (missing counts as zero)."""
-        out = {name: max(amount, other.get(name, 0)) for name, amount in self._values.items()}
-        for name, amount in other.items():
-            if name not in out:
-                out[name] = max(amount, 0)
-        return ResourceVector._of(out)
-
-    def fits(self, capacity: Mapping[str, int]) -> bool:
-        """Whether these requests fit in ``capacity``, Karpenter's ``Fits``: every amount is at
-        most the capacity's, and no capacity amount is negative (an overcommitted node takes
-        nothing more, not even a pod that requests none of the overcommitted resource)."""
-        if any(amount < 0 for amount in capacity.values()):
-            return False
-        return all(amount <= capacity.get(name, 0) for name, amount in self._values.items())
-
-    def exceeding(self, capacity: Mapping[str, int]) -> list[str]:
-        """The resources whose amount here is larger than in ``capacity``, sorted by name."""
-        return sorted(n for n, a in self._values.items() if a > capacity.get(n, 0))
-
-    def __add__(self, other: Mapping[str, int]) -> ResourceVector:
-        return self.add(other)
-
-    def __sub__(self, other: Mapping[str, int]) -> ResourceVector:
-        return self.subtract(other)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, ResourceVector):
-            return self._values == other._values
-        if isinstance(other, Mapping):
-            return self._values == {k: v for k, v in other.items() if v}
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(frozenset(self._values.items()))
-
-    def __repr__(self) -> str:
-        return f"ResourceVector({self._values!r})"
-
-
-def total(vectors: Iterable[Mapping[str, int]]) -> ResourceVector:
-    """The sum of many vectors (one pass, one result)."""
-    out: dict[str, int] = {}
-    for vector in vectors:
-        for name, amount in vector.items():
-            out[name] = out.get(name, 0) + amount
-    return ResourceVector._of(out)
+__all__ = ["container_requests", "pod_requests"]
 
 
 def container_requests(container: Container) -> dict[str, Fraction]:
@@ -221,7 +77,7 @@ def pod_requests(pod: PodSpec) -> ResourceVector:
     result.update(_pod_level_requests(pod.resources, result))
     _add_into(result, {name: parse_quantity(q) for name, q in pod.overhead.items()})
     result[PODS] = result.get(PODS, Fraction(0)) + 1
-    return ResourceVector._of({name: to_base_units(name, q) for name, q in result.items()})
+    return ResourceVector.from_quantities(result)
 
 
 def _add_into(target: dict[str, Fraction], source: Mapping[str, Fraction]) -> None:

@@ -22,6 +22,7 @@ from agent.scheduling.lowerbound import efficient_types, solve_bound, zone_price
 from agent.scheduling.mix import MixInput, MixPlan, plan_mixes
 from agent.scheduling.plans import ExistingNode, PoolPlan, weight_order
 from agent.scheduling.pods import PodRef, PodShape
+from agent.scheduling.policy import Guidance
 from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import OutOfTime, Result, Scheduler, Veto
@@ -48,11 +49,12 @@ def worth_following(planned: MixPlan) -> bool:
 
 def hosts(pool: PoolPlan, shape: PodShape) -> bool:
     """Whether a new node of ``pool`` can ever take a pod of ``shape``: the checks the scheduler
-    makes when it offers a pod a new NodeClaim of the pool (``Scheduler._try_claim``), taken at
-    its loosest relaxation step and with an empty claim. The pod tolerates every NoSchedule and
-    NoExecute taint of the pool (:func:`~agent.scheduling.taints.untolerated`; PreferNoSchedule
-    taints are tolerated at the last step); one of its OR-ed node-affinity terms (node selector
-    included) is compatible with the pool's requirements, well-known labels allowed undefined
+    makes when it offers a pod a new NodeClaim of the pool
+    (:meth:`~agent.scheduling.candidates.Candidates.try_claim`), taken at its loosest relaxation
+    step and with an empty claim. The pod tolerates every NoSchedule and NoExecute taint of the
+    pool (:func:`~agent.scheduling.taints.untolerated`; PreferNoSchedule taints are tolerated at
+    the last step); one of its OR-ed node-affinity terms (node selector included) is compatible
+    with the pool's requirements, well-known labels allowed undefined
     (:meth:`~agent.scheduling.requirements.Requirements.compatible`); and some instance type of
     the pool that term allows holds the pod's requests with the DaemonSet overhead. Room,
     limits and topology are left to the scheduler: they depend on the other pods."""
@@ -233,17 +235,10 @@ def make_scheduler(
         for name, planned in plan_mixes(inputs).items():
             if worth_following(planned):
                 mixes[name] = planned
-    return Scheduler(
-        pools,
-        existing,
-        topology,
-        karpenter_order=False,
-        efficient=efficient,
-        value_weights=weights or None,
-        plan=plans,
-        mix=mixes,
-        homes=homes,
+    guidance = Guidance(
+        efficient=efficient, value_weights=weights or None, plan=plans, mix=mixes, homes=homes
     )
+    return Scheduler(pools, existing, topology, guidance)
 
 
 PORTFOLIO_MAX_PODS = 1000

@@ -28,7 +28,7 @@ from agent.service.targets import Resolution, covers_every_class, resolve_target
 
 def plan(world: AgentRuntime, request: Any) -> dict[str, Any]:
     """The plan for ``request`` (see the module docstring); raises InvalidRequest."""
-    from agent.disruption.controller import pool_nodes
+    from agent.disruption.candidates import pool_nodes
     from agent.disruption.preview import _waves as budget_waves
     from agent.disruption.preview import drift_preview
 

@@ -12,7 +12,7 @@ from agent.api.kinds import agent_kinds
 from agent.api.scenario import Event, NetworkChange, Scenario, seconds
 from agent.clock import EPOCH
 from agent.cloud.simulated.network import SimulatedSecurityGroup, SimulatedSubnet
-from agent.disruption.controller import Pacing
+from agent.disruption.pacing import Pacing
 from agent.kube.port import AlreadyExists, NotFound
 from agent.scheduling.strategy import Strategy
 from agent.sim.scenario_check import ami as scenario_ami

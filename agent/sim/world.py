@@ -28,7 +28,7 @@ from agent.cloud.simulated.cloud import SimulatedCloud
 from agent.cloud.simulated.network import SimulatedNetwork
 from agent.cloud.simulated.records import BootedInstance
 from agent.controllers import Controllers
-from agent.disruption.controller import POLL, Pacing
+from agent.disruption.pacing import POLL, Pacing
 from agent.kube.pdb import owner_replicas
 from agent.kube.pdbindex import BudgetIndex
 from agent.kube.port import NotFound, WatchEvent
@@ -78,7 +78,7 @@ class World:
         ``charge_wall_time`` charges each disruption pass's measured wall time to the virtual
         clock, as a real controller spends it (off by default: a run's timeline then depends on
         its inputs alone). See :mod:`agent.disruption.controller`; raises
-        :class:`~agent.disruption.controller.PacingError` for an unknown pacing."""
+        :class:`~agent.disruption.pacing.PacingError` for an unknown pacing."""
         self.clock = VirtualClock(start)
         self.start = start
         self.kubernetes_version = kubernetes_version

@@ -34,11 +34,12 @@ from common.tracing import TraceMiddleware
 from fleet import prometheus
 from fleet.api.dashboard import DashboardConfigError, add_dashboard
 from fleet.api.deps import V1, V1_AUTH, ApiState, Who, api_state, fleet_context, v1_responses
-from fleet.api.documents import ApproveRequest, Health, WhoAmI
+from fleet.api.documents import Health, WhoAmI
 from fleet.api.errors import install_handlers
 from fleet.api.fleets import add_fleet_routes
 from fleet.api.rbac import AccessControl, Grant
 from fleet.api.releases import add_release_routes
+from fleet.api.rollout_documents import ApproveRequest
 from fleet.api.rollouts import add_rollout_routes
 from fleet.db.engine import UPGRADE_HINT, ensure_current
 from fleet.db.errors import DatabaseError, SchemaOutdated

@@ -22,7 +22,6 @@ from pydantic import ValidationError
 
 from common.documents import ManifestSyntaxError, load_documents
 from common.kubemodel import issues_from_error, unstorable_text
-from fleet.api.documents import ApproveRequest
 from fleet.api.errors import (
     ApiError,
     BadRequest,
@@ -30,6 +29,7 @@ from fleet.api.errors import (
     PayloadTooLarge,
     UnsupportedMediaType,
 )
+from fleet.api.rollout_documents import ApproveRequest
 from fleet.domain.fleet import Fleet
 from fleet.domain.manifests import Loaded, parse_one
 from fleet.domain.release import Release

@@ -19,14 +19,9 @@ from common.documents import Finding
 from common.http import error_response
 from fleet.api.bodies import manifest
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, api_state, needs, v1_responses
-from fleet.api.documents import (
-    ApplyDocument,
-    ClustersDocument,
-    ErrorDocument,
-    FleetAuditDocument,
-    FleetsDocument,
-)
+from fleet.api.documents import ApplyDocument, ClustersDocument, ErrorDocument, FleetsDocument
 from fleet.api.errors import InvalidRequest, NotFoundError
+from fleet.api.rollout_documents import FleetAuditDocument
 from fleet.db.errors import NotFound
 from fleet.db.specs import ApplyResult
 from fleet.domain.fleet import Fleet

@@ -34,9 +34,10 @@ from common.documents import Finding
 from common.kubemodel import issues_from_error
 from fleet.api.bodies import SOURCE, RawBody, body_data, manifest
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, needs, v1_responses
-from fleet.api.documents import ErrorDocument, PlanDocument, RolloutStarted, StartRequest
+from fleet.api.documents import ErrorDocument, PlanDocument
 from fleet.api.errors import InvalidRequest, NotFoundError
 from fleet.api.fleets import manifest_body, notices
+from fleet.api.rollout_documents import RolloutStarted, StartRequest
 from fleet.db.errors import NotFound
 from fleet.domain.errors import ManifestError
 from fleet.domain.fields import parse_time

@@ -16,11 +16,11 @@ from fastapi.responses import JSONResponse
 
 from fleet.api.bodies import approve_request
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, Who, api_state, needs, v1_responses
-from fleet.api.documents import (
+from fleet.api.documents import ErrorDocument
+from fleet.api.rollout_documents import (
     ApproveRequest,
     AuditDocument,
     CommandResult,
-    ErrorDocument,
     RolloutsDocument,
     RolloutStatus,
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.api.nodeclaim import NodeClaim
-from agent.disruption.controller import pool_nodes
+from agent.disruption.candidates import pool_nodes
 from common.kubemodel import Condition
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_disruption_candidates import _uninitialize

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from agent.catalog import InstanceType, Offering
-from agent.catalog.types import Resources
+from agent.catalog.resources import Resources, to_base_units
 from agent.cloud.port import InstanceTypeOfferings
-from agent.scheduling.resources import to_base_units
 
 SUITE = "core-scheduling"
 ZONES = ("test-zone-1", "test-zone-2", "test-zone-3")

@@ -26,7 +26,8 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodepool import NodePool
 from agent.catalog import labels as lbl
 from agent.catalog.loader import packaged_instance_types
-from agent.catalog.types import CapacityType, InstanceType, Offering, Resources
+from agent.catalog.resources import Resources
+from agent.catalog.types import CapacityType, InstanceType, Offering
 from agent.clock import Clock, SystemClock
 from agent.cloud.aws.allocatable import allocatable, capacity
 from agent.cloud.aws.errors import aws_call

@@ -9,7 +9,8 @@ from typing import Literal
 
 from agent.api.kube.scheduling import Taint
 from agent.api.nodeclaim import NodeClaim
-from agent.catalog.types import InstanceType, Offering, Resources
+from agent.catalog.resources import Resources
+from agent.catalog.types import InstanceType, Offering
 from agent.cloud.simulated.amis import AMI
 
 InstanceState = Literal["pending", "running", "shutting-down", "terminated"]

@@ -16,10 +16,11 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 
 from agent.api.kube import Node, Pod, PodSpec
+from agent.catalog.resources import ResourceVector, total
 from agent.kube.port import Cluster, NotFound, WatchEvent
 from agent.kube.simulated.cluster import IdentityCache
 from agent.scheduling.fit import NodeState, fit_reasons, host_ports
-from agent.scheduling.resources import ResourceVector, pod_requests, total
+from agent.scheduling.resources import pod_requests
 
 Key = tuple[str, str]
 

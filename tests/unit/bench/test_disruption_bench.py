@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent.cloud.simulated import cloud as simulated_cloud
-from agent.disruption.controller import Pacing
+from agent.disruption.pacing import Pacing
 from agent.sim.world import World
 from bench import disruption
 from bench.disruption import BenchError, failed, main, measure, minimum_seconds, missed

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agent.catalog import Catalog
-from agent.catalog.types import Offering, Resources
+from agent.catalog.resources import Resources
+from agent.catalog.types import Offering
 from agent.cloud import InstanceTypeOfferings, NodeClassNotReady
 from agent.cloud.launch import (
     choose_capacity_type,

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from agent.cloud.simulated.amis import AMI, AMICatalog
-from agent.disruption.controller import IMMEDIATELY, POLL, PacingError
+from agent.disruption.pacing import IMMEDIATELY, POLL, PacingError
 from agent.sim.scenario_run import build_world, load_scenario
 from agent.sim.world import World
 

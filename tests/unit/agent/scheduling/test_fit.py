@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from agent.catalog.resources import ResourceVector
 from agent.scheduling.fit import (
     AFFINITY_MISMATCH,
     NODE_NAME_MISMATCH,
@@ -19,7 +20,7 @@ from agent.scheduling.fit import (
     host_ports,
     matches_node_affinity,
 )
-from agent.scheduling.resources import ResourceVector, pod_requests
+from agent.scheduling.resources import pod_requests
 from tests.unit.agent.scheduling.helpers import (
     container,
     expr,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent.catalog.types import InstanceType, Offering, Resources
+from agent.catalog.resources import Resources
+from agent.catalog.types import InstanceType, Offering
 from agent.scheduling import mix as mix_module
 from agent.scheduling.lowerbound import solve_bound
 from agent.scheduling.mix import MixPlan, plan_mix

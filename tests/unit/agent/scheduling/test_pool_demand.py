@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from agent.api.kube import Taint, Toleration
-from agent.catalog.types import InstanceType, Offering, Resources
+from agent.catalog.resources import Resources
+from agent.catalog.types import InstanceType, Offering
 from agent.scheduling.plans import PoolPlan
 from agent.scheduling.pods import LabelMatcher, PodRef, PodShape, SpreadConstraint
 from agent.scheduling.requirement import Requirement

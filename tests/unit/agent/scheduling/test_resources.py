@@ -10,13 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent.catalog import Resources
-from agent.scheduling.resources import (
-    ResourceVector,
-    container_requests,
-    pod_requests,
-    to_base_units,
-    total,
-)
+from agent.catalog.resources import ResourceVector, to_base_units, total
+from agent.scheduling.resources import container_requests, pod_requests
 from tests.unit.agent.scheduling.helpers import container, pod_spec, resources
 
 GI = 2**30

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from common.auth import hash_token
 from fleet.api.app import create_app
-from fleet.api.documents import ClustersDocument, ErrorDocument, FleetAuditDocument
+from fleet.api.documents import ClustersDocument, ErrorDocument
 from fleet.api.rbac import AccessControl, Grant
+from fleet.api.rollout_documents import FleetAuditDocument
 from fleet.service.contact import ProbePolicy
 from tests.unit.agent.server.helpers import serving as agent_serving
 

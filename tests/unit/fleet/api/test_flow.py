@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from fleet.api.documents import CommandResult, RolloutStatus
+from fleet.api.rollout_documents import CommandResult, RolloutStatus
 from tests.support.fleetsim import FleetHarness
 
 from .helpers import STRATEGY, client, release_doc, serving

@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from fleet.api.documents import RolloutStatus, WhoAmI
+from fleet.api.documents import WhoAmI
+from fleet.api.rollout_documents import RolloutStatus
 from tests.support.fleetsim import FleetHarness
 
 from .helpers import STRATEGY, client, release_doc, serving

@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
-from fleet.api.documents import (
+from fleet.api.documents import ErrorDocument
+from fleet.api.rollout_documents import (
     AuditDocument,
     CommandResult,
-    ErrorDocument,
     RolloutsDocument,
     RolloutStatus,
 )

@@ -11,7 +11,8 @@ import httpx
 import pytest
 import yaml
 
-from fleet.api.documents import ErrorDocument, RolloutStarted, RolloutStatus
+from fleet.api.documents import ErrorDocument
+from fleet.api.rollout_documents import RolloutStarted, RolloutStatus
 
 from .helpers import YAML, Traced, fleet_doc, release_doc
 
