@@ -215,21 +215,3 @@ class TypeTable:
             cached.setflags(write=False)
             self._available_cache[key] = cached
         return cached
-
-    def capacity_type_choice(
-        self, row: int, zone: Requirement | None, capacity_type: Requirement | None
-    ) -> tuple[str, str, float] | None:
-        """The offering Karpenter would launch for type ``row``: capacity type by preference
-        (reserved > spot > on-demand), then the cheapest allowed zone; None when unavailable."""
-        zones, caps = self.offering_axes(zone, capacity_type)
-        for preferred in ("reserved", "spot", "on-demand"):
-            if preferred not in self.capacity_types:
-                continue
-            c = self.capacity_types.index(preferred)
-            if not caps[c]:
-                continue
-            prices = np.where(zones, self.price[row, :, c], np.inf)
-            z = int(np.argmin(prices))
-            if np.isfinite(prices[z]):
-                return self.zones[z], preferred, float(prices[z])
-        return None

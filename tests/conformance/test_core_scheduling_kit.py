@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from agent.api.kube import DaemonSet, Node, Pod
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
@@ -30,8 +32,10 @@ from agent.kube.simulated.cluster import SimulatedCluster
 from agent.provisioning.view import cluster_view, simulate
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import shapes_of
+from agent.scheduling.requirement import Requirement
 from agent.scheduling.scheduler import Result
 from agent.scheduling.strategy import Strategy
+from agent.scheduling.typetable import TypeTable
 from common.kubemodel import parse_manifest
 from tests.conformance.test_core_scheduling_catalog import (
     ARCH,
@@ -397,6 +401,23 @@ def _quantities(amounts: Mapping[str, int]) -> dict[str, str]:
     return {key: f"{value}m" if key == "cpu" else str(value) for key, value in amounts.items()}
 
 
+def _offering(
+    table: TypeTable, row: int, zone: Requirement | None, capacity_type: Requirement | None
+) -> tuple[str, str] | None:
+    """The offering the fake provider launches for type ``row``, as Karpenter's fake cloud
+    provider picks one: capacity type by preference (reserved > spot > on-demand), then the
+    cheapest allowed zone; None when none is available."""
+    zones, caps = table.offering_axes(zone, capacity_type)
+    for preferred in ("reserved", "spot", "on-demand"):
+        if preferred not in table.capacity_types or not caps[table.capacity_types.index(preferred)]:
+            continue
+        prices = np.where(zones, table.price[row, :, table.capacity_types.index(preferred)], np.inf)
+        cheapest = int(np.argmin(prices))
+        if np.isfinite(prices[cheapest]):
+            return table.zones[cheapest], preferred
+    return None
+
+
 def _launch(claim: NewClaim) -> Launched:
     """The node the fake provider would launch for ``claim``."""
     table = claim.pool.table
@@ -404,7 +425,7 @@ def _launch(claim: NewClaim) -> Launched:
     row = table.index[name]
     zone = claim.requirements.get(ZONE)
     capacity = claim.requirements.get(CAPACITY_TYPE)
-    choice = table.capacity_type_choice(row, zone, capacity)
+    choice = _offering(table, row, zone, capacity)
     assert choice is not None, f"no offering for {name}"
     labels = dict(table.types[row].labels)
     labels[ZONE], labels[CAPACITY_TYPE] = choice[0], choice[1]
