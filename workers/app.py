@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from celery import Celery
 
+from workers.redis_transport import TRANSPORT
 from workers.settings import BrokerSettings, WorkerSettings
 
 STEP_TASK = "driftwave.step"
@@ -41,6 +42,8 @@ def make_app(broker: BrokerSettings, worker: WorkerSettings | None = None) -> Ce
     """A Celery app for ``broker``; tasks are registered by :mod:`workers.tasks`."""
     worker = worker or WorkerSettings()
     app = Celery("driftwave", broker=broker_url(broker), set_as_current=False)
+    if broker.url.startswith("redis://"):
+        app.conf.broker_transport = TRANSPORT  # kombu's, minus one exit on a Redis restart
     app.conf.update(
         broker_transport_options=transport_options(broker),
         broker_connection_retry_on_startup=True,

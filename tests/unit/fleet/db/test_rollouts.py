@@ -126,7 +126,8 @@ def test_rollouts_are_listed_by_state_activity_fleet_and_release(engine: Engine)
         assert [r.id for r in uow.rollouts.list(states=["running", "planned"])] == ["r1", "r2"]
         assert [r.id for r in uow.rollouts.active()] == ["r1", "r2"]
         assert [r.id for r in uow.rollouts.list(active=False)] == ["r3"]
-        assert [r.id for r in uow.rollouts.list(fleet="payments", limit=1)] == ["r1"]
+        assert [r.id for r in uow.rollouts.list(fleet="payments", limit=1)] == ["r3"], "newest"
+        assert [r.id for r in uow.rollouts.list(limit=2)] == ["r2", "r3"], "oldest first"
         assert uow.rollouts.list(fleet="search") == []
         assert len(uow.rollouts.list(release="rel-1")) == 3
         assert uow.rollouts.find("missing") is None
