@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from tests.support.controlplane import ControlPlane, control_plane, missing_tools
+from tests.support.required import unavailable
 
 
 def _docker_answers() -> bool:
@@ -35,9 +36,7 @@ def _docker_answers() -> bool:
 
 def _missing(variable: str, message: str = "") -> None:
     message = message or f"{variable} is not set and no Docker engine answers: start the service"
-    if os.environ.get("DRIFTWAVE_REQUIRE_SERVICES"):
-        pytest.fail(message)
-    pytest.skip(message)
+    unavailable(message)
 
 
 @pytest.fixture(scope="session")

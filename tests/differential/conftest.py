@@ -6,20 +6,18 @@ Without the binary (``make tools`` builds it; it needs Go), the tests fail under
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
 from tests.support.oracle import KarpenterOracle, missing_oracle
+from tests.support.required import unavailable
 
 
 @pytest.fixture(scope="session")
 def karpenter_oracle() -> Iterator[KarpenterOracle]:
     """A running ``karpenter-oracle``, shared by the session."""
     if reason := missing_oracle():
-        if os.environ.get("DRIFTWAVE_REQUIRE_SERVICES"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason)
     with KarpenterOracle() as oracle:
         yield oracle

@@ -8,7 +8,6 @@ agent's HTTP API, and /readyz, /v1/status and the wave's phase say so."""
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from tests.support.instancenodes import InstanceNodes
 from tests.support.kubeobjects import create, get, items
 from tests.support.motoserver import moto_server
 from tests.support.procs import Processes, processes
+from tests.support.required import unavailable
 
 REGION = "us-east-1"
 TOKEN = "e2e-agent-token"
@@ -100,9 +100,7 @@ def world(
 ) -> Iterator[tuple[Processes, KubeREST, dict[str, Any]]]:
     if missing := missing_tools():
         reason = f"no control plane: {', '.join(missing)} not built (make tools; needs Go)"
-        if os.environ.get("DRIFTWAVE_REQUIRE_SERVICES"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     # a control plane of its own: the agent acts on every NodePool and pod it can see

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.support.required import unavailable
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,9 +28,7 @@ def chromium() -> Iterator[Browser]:
         message = (
             "Debian's chromium is not installed (.ci/run installs it: apt-get install chromium)"
         )
-        if os.environ.get("DRIFTWAVE_REQUIRE_SERVICES"):
-            pytest.fail(message)
-        pytest.skip(message)
+        unavailable(message)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"]

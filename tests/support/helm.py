@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
+
+from tests.support.required import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = ROOT / ".tools" / "bin" / "helm"
@@ -161,7 +162,5 @@ def require_helm(home: Path) -> Helm:
     """A :class:`Helm` with its home in ``home``; without the binary, fail the test in CI
     (``DRIFTWAVE_REQUIRE_SERVICES``) and skip it elsewhere, with the reason."""
     if reason := missing_helm():
-        if os.environ.get("DRIFTWAVE_REQUIRE_SERVICES"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason)
     return Helm(home)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kombu.connection import Connection
@@ -77,8 +78,8 @@ def test_ours_closes_and_the_message_comes_back_after_the_visibility_timeout(
     assert client.hlen(f"{prefix}unacked") == 0
 
 
-def test_workers_use_it_on_redis_only(tmp_path: object) -> None:
+def test_workers_use_it_on_redis_only(tmp_path: Path) -> None:
     redis_app = make_app(BrokerSettings(url="redis://127.0.0.1:6379/0"))
     assert redis_app.conf.broker_transport == TRANSPORT
-    embedded = make_app(BrokerSettings(url="embedded", folder=f"{tmp_path}/broker"))
+    embedded = make_app(BrokerSettings(url="embedded", folder=tmp_path / "broker"))
     assert embedded.conf.broker_transport is None

@@ -9,6 +9,7 @@ import pytest
 
 from bench.scheduling import failures, main, missed, versus
 from tests.support.oracle import missing_oracle
+from tests.support.required import unavailable
 
 
 def _rows(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
@@ -53,8 +54,8 @@ def test_synthetic_runs_schedule_every_pod_beside_karpenters_scheduler(
 def test_karpenters_scheduler_is_left_out_above_its_size_limit(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    if missing_oracle():
-        pytest.skip("karpenter-oracle not built")
+    if reason := missing_oracle():
+        unavailable(reason)
     argv = ["--suite", "synthetic", "--sizes", "5,30", "--repeat", "1", "--karpenter-max-pods"]
     code = main([*argv, "10", "--json"])
     captured = capsys.readouterr()
