@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from celery import Celery
 
-from workers.redis_transport import TRANSPORT
+from workers import folder_transport, redis_transport
 from workers.settings import BrokerSettings, WorkerSettings
 
 STEP_TASK = "driftwave.step"
@@ -18,7 +18,8 @@ PROBES_TASK = "driftwave.probes"
 
 
 def broker_url(broker: BrokerSettings) -> str:
-    """The kombu URL of the broker (the embedded one is a folder transport)."""
+    """The kombu URL of the broker (the embedded one is a folder transport:
+    :mod:`workers.folder_transport`)."""
     return "filesystem://localhost//" if broker.embedded else broker.url
 
 
@@ -42,8 +43,10 @@ def make_app(broker: BrokerSettings, worker: WorkerSettings | None = None) -> Ce
     """A Celery app for ``broker``; tasks are registered by :mod:`workers.tasks`."""
     worker = worker or WorkerSettings()
     app = Celery("driftwave", broker=broker_url(broker), set_as_current=False)
-    if broker.url.startswith("redis://"):
-        app.conf.broker_transport = TRANSPORT  # kombu's, minus one exit on a Redis restart
+    if broker.embedded:
+        app.conf.broker_transport = folder_transport.TRANSPORT  # kombu's, writing atomically
+    elif broker.url.startswith("redis://"):
+        app.conf.broker_transport = redis_transport.TRANSPORT  # kombu's, minus one exit
     app.conf.update(
         broker_transport_options=transport_options(broker),
         broker_connection_retry_on_startup=True,

@@ -15,6 +15,7 @@ import pytest
 from kombu.connection import Connection
 from redis import Redis
 
+from workers import folder_transport
 from workers.app import make_app
 from workers.redis_transport import TRANSPORT
 from workers.settings import BrokerSettings
@@ -78,8 +79,8 @@ def test_ours_closes_and_the_message_comes_back_after_the_visibility_timeout(
     assert client.hlen(f"{prefix}unacked") == 0
 
 
-def test_workers_use_it_on_redis_only(tmp_path: Path) -> None:
+def test_workers_use_it_on_redis_and_the_folder_transport_when_embedded(tmp_path: Path) -> None:
     redis_app = make_app(BrokerSettings(url="redis://127.0.0.1:6379/0"))
     assert redis_app.conf.broker_transport == TRANSPORT
     embedded = make_app(BrokerSettings(url="embedded", folder=tmp_path / "broker"))
-    assert embedded.conf.broker_transport is None
+    assert embedded.conf.broker_transport == folder_transport.TRANSPORT
