@@ -1,8 +1,9 @@
 """Settings of the Celery side: which broker, where the embedded broker keeps its messages, and
 how many steps a worker carries at once.
 
-By default the broker is embedded: kombu's filesystem transport in a folder beside the embedded
-database, so a worker and the scheduler on one machine need no server. Distributed mode names a
+By default the broker is embedded: a folder beside the embedded database
+(:mod:`workers.folder_transport`, kombu's filesystem transport writing each message atomically),
+so a worker and the scheduler on one machine need no server. Distributed mode names a
 Redis URL (``DRIFTWAVE_BROKER_URL=redis://host:6379/0``).
 """
 
