@@ -2,7 +2,8 @@
 wave finished it says what it assumed; after a rollout ran (the real scheduler, step runner and
 simulated agents of the in-process harness, on the SQLite file the command reads) its estimate
 is the median of those waves' real durations less their soak, plus the release's soaks, and a
-new rollout's ETA says the same."""
+new rollout's ETA says the same. A plan from files where there is no database yet creates
+none."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from fleet.domain.pace import median
 from fleet.domain.waits import span
 from fleet.service import rollouts
 from fleet.service.queries import rollout_status
-from tests.support.fleetsim import FleetHarness, release_manifest
+from tests.support.fleetsim import FleetHarness, fleet_manifest, release_manifest
 
 RINGS = [{"name": "canary", "soak": "2m"}, {"name": "prod", "soak": "5m"}]
 SOAKS = {"canary": timedelta(minutes=2), "prod": timedelta(minutes=5)}
@@ -82,3 +83,21 @@ def test_the_plan_learns_from_the_waves_that_finished(
     progress = rollout_status(harness.ctx, again)["progress"]
     assert progress["etaSeconds"] == (2 * active + timedelta(minutes=7)).total_seconds()
     assert progress["etaBasis"] == basis.replace("2 wave(s);", "2 wave(s) left;")
+
+
+def test_a_plan_from_files_creates_no_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = tmp_path / "state" / "fleet.db"
+    monkeypatch.setenv("DRIFTWAVE_DATABASE_URL", f"sqlite:///{database}")
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text(yaml.safe_dump(fleet_manifest({"canary": ["can-1"], "prod": ["p-1"]})))
+    release_file = tmp_path / "release.yaml"
+    release_file.write_text(yaml.safe_dump(release_manifest(RINGS)))
+    result = runner.invoke(
+        rollout_app, ["plan", str(release_file), "--fleet", str(fleet_file), "-o", "json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "no wave has finished on this fleet yet" in json.loads(result.stdout)["estimateBasis"]
+    assert not database.exists()
+    assert not database.parent.exists()
