@@ -80,7 +80,9 @@ def test_the_plan_learns_from_the_waves_that_finished(
     assert f"Estimated from: {basis}" in text.stdout.splitlines()
 
     again = rollouts.start_rollout(harness.ctx, harness.release(RINGS), "t")["id"]
-    progress = rollout_status(harness.ctx, again)["progress"]
+    status = rollout_status(harness.ctx, again)
+    assert status["plan"]["estimateBasis"] == basis  # the plan stored at start learnt too
+    progress = status["progress"]
     assert progress["etaSeconds"] == (2 * active + timedelta(minutes=7)).total_seconds()
     assert progress["etaBasis"] == basis.replace("2 wave(s);", "2 wave(s) left;")
 
