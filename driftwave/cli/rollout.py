@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from common.documents import Finding
     from fleet.domain.manifests import Loaded
     from fleet.domain.model import FleetInfo
+    from fleet.domain.pace import Pace
     from fleet.domain.plan import ClusterPlan, Plan, RingPlan
     from fleet.domain.release import Release
 
@@ -68,7 +69,10 @@ def rollout_plan(
     Prints the rings in the Fleet's order (rings the release does not list are shown as not
     rolled), each ring's waves and their clusters (sorted by name) with their maintenance-window
     state, the soak, gates, failure budget and approval, the clusters spec.clusters leaves out,
-    and an estimated duration with the assumptions behind it. Warnings about risky settings go
+    and an estimated duration with the assumptions behind it. A wave's time is learnt from the
+    fleet's finished waves in the fleet database (the median of the last 12; with a Fleet file,
+    those of the fleet of that name, if there is a database); with none, it is assumed to be
+    half its ring's convergenceTimeout, and the plan says so. Warnings about risky settings go
     to stderr. Invalid files print their findings (FILE:DOC Kind/name: field: message) on
     stderr and exit 1.
 
@@ -80,14 +84,14 @@ def rollout_plan(
 
     chosen = output_format(output, as_json)
     now = _now(at)
-    loaded_release, fleet_data, fleet_warnings = _load(fleet, release)
+    loaded_release, fleet_data, fleet_warnings, pace = _load(fleet, release)
     release_data = release_info(loaded_release.obj)
     cross = release_fleet_findings(loaded_release, release_data, fleet_data)
     warnings = fleet_warnings + loaded_release.warnings + cross
     _report(warnings)
     if any(f.severity == "error" for f in warnings):
         raise typer.Exit(1)
-    result = plan_rollout(fleet_data, release_data, now)
+    result = plan_rollout(fleet_data, release_data, now, pace or _pace(fleet_data.name))
     emit(result.as_dict(), chosen, table=lambda _: render(Console(highlight=False), result))
 
 
@@ -102,9 +106,32 @@ def _now(at: str | None) -> datetime:
         raise typer.BadParameter(str(exc), param_hint="--at") from None
 
 
-def _load(fleet: Path | None, release: Path) -> tuple[Loaded[Release], FleetInfo, list[Finding]]:
-    """Read the release and the fleet (its file, else the stored one); on any error print every
-    finding and exit 1."""
+def _pace(fleet: str) -> Pace:
+    """The wave times of fleet ``fleet``, learnt from its finished waves in the fleet database;
+    none learnt when there is no embedded database yet (a plan never creates one)."""
+    from pydantic import ValidationError
+
+    from fleet.db.engine import embedded_missing
+    from fleet.db.errors import DatabaseError
+    from fleet.domain.pace import Pace
+    from fleet.service.pacing import fleet_pace
+    from fleet.settings import DatabaseSettings
+
+    try:
+        missing = embedded_missing(DatabaseSettings())
+    except (ValidationError, DatabaseError):
+        missing = False  # opening the database says what is wrong
+    if missing:
+        return Pace(())
+    with fleet_context() as ctx, ctx.reading() as uow:
+        return fleet_pace(uow, fleet)
+
+
+def _load(
+    fleet: Path | None, release: Path
+) -> tuple[Loaded[Release], FleetInfo, list[Finding], Pace | None]:
+    """Read the release and the fleet (its file, else the stored one, with its wave times); on
+    any error print every finding and exit 1."""
     from fleet.domain.errors import ManifestError
     from fleet.domain.fleet import Fleet
     from fleet.domain.manifests import load_one
@@ -127,19 +154,22 @@ def _load(fleet: Path | None, release: Path) -> tuple[Loaded[Release], FleetInfo
         _report(findings)
         raise typer.Exit(1)
     if loaded_fleet is not None:
-        return loaded_release, fleet_info(loaded_fleet.obj), list(loaded_fleet.warnings)
+        return loaded_release, fleet_info(loaded_fleet.obj), list(loaded_fleet.warnings), None
     from fleet.db.errors import NotFound
     from fleet.service.fleets import stored_fleet
+    from fleet.service.pacing import fleet_pace
 
     name = loaded_release.obj.spec.fleet
     with fleet_context() as ctx:
         try:
-            return loaded_release, stored_fleet(ctx, name), []
+            stored = stored_fleet(ctx, name)
         except NotFound:
             fail(
                 f"fleet {name!r} has not been applied: pass --fleet FLEET.yaml or run "
                 "driftwave fleet apply FLEET.yaml"
             )
+        with ctx.reading() as uow:
+            return loaded_release, stored, [], fleet_pace(uow, name)
 
 
 def _report(findings: list[Finding]) -> None:
@@ -159,6 +189,7 @@ def render(console: Console, result: Plan) -> None:
         else "no estimate: some cluster has no window to start in"
     )
     say(f"Planned at {when(result.at)}; {total}")
+    say(f"Estimated from: {result.basis}")
     for ring in result.rings:
         say("")
         _ring(say, ring)

@@ -198,6 +198,23 @@ class FreezeDocument(Document):
     reason: str
 
 
+class WaveTimeDocument(Document):
+    """The time a wave of a ring is estimated to take besides its soak, and where it comes
+    from."""
+
+    ring: str
+    active_seconds: float = Field(
+        description="Dispatch to converged plus the gate's verification, in seconds (the soak "
+        "is added apart)."
+    )
+    source: Literal["ring", "fleet", "assumed"] = Field(
+        description="ring: the median of the ring's own last finished waves (at least 3); "
+        "fleet: the median of the fleet's last 12 finished waves; assumed: none has finished, "
+        "half the ring's convergenceTimeout."
+    )
+    samples: int = Field(description="How many finished waves the median is of (0: assumed).")
+
+
 class PlanDocument(Document):
     """``POST /v1/plans``: the plan as ``driftwave rollout plan --json`` prints it, and the
     warnings about the release."""
@@ -208,6 +225,8 @@ class PlanDocument(Document):
     at: str
     ends_at: str | None
     estimated_seconds: int | None
+    estimate_basis: str = Field(description="How the estimate was made and what it excludes.")
+    wave_times: list[WaveTimeDocument]
     rings: list[RingPlanDocument]
     excluded: list[ExcludedDocument]
     policies: dict[str, str]

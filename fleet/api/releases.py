@@ -43,10 +43,10 @@ from fleet.domain.errors import ManifestError
 from fleet.domain.fields import parse_time
 from fleet.domain.manifests import Loaded, release_fleet_findings
 from fleet.domain.model import FleetInfo, ReleaseInfo, release_info
-from fleet.domain.planner import plan
 from fleet.domain.release import Release
 from fleet.service.context import FleetContext
 from fleet.service.fleets import stored_fleet
+from fleet.service.planning import plan_release
 from fleet.service.rollouts import start_rollout
 
 RELEASE_ERRORS: dict[int | str, dict[str, Any]] = {
@@ -139,10 +139,11 @@ def add_release_routes(app: FastAPI) -> None:
     )
     def post_plan(body: Body, ctx: Ctx, at: AtQuery = None) -> JSONResponse:
         """How a Release would roll through its fleet (rings, waves, windows, gates, an
-        estimate), without doing anything."""
+        estimate learnt from the fleet's finished waves), without doing anything."""
         when = _plan_time(ctx, at)
         release = checked_release(ctx, body)
-        document = plan(release.fleet, release.info, when).as_dict()
+        with ctx.reading() as uow:
+            document = plan_release(uow, release.fleet, release.info, when).as_dict()
         document["warnings"] = notices(release.warnings)
         return JSONResponse(document)
 

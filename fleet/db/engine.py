@@ -49,6 +49,7 @@ __all__ = [
     "Engine",
     "InvalidDatabaseUrl",
     "alembic_config",
+    "embedded_missing",
     "engine_from_settings",
     "ensure_current",
     "head_revision",
@@ -160,6 +161,19 @@ def engine_from_settings(settings: DatabaseSettings) -> Engine:
         echo=settings.echo,
         lock_timeout=settings.lock_timeout,
         schema=settings.schema_name,
+    )
+
+
+def embedded_missing(settings: DatabaseSettings) -> bool:
+    """Whether ``settings`` name an embedded (SQLite) database file that does not exist yet,
+    which opening the database would create."""
+    parsed = normalize_url(settings.url)
+    database = parsed.database or ""
+    return (
+        parsed.get_backend_name() == "sqlite"
+        and database not in ("", ":memory:")
+        and not database.startswith("file:")
+        and not Path(database).exists()
     )
 
 

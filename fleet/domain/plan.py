@@ -1,5 +1,6 @@
 """What the planner returns: the rings in order, their waves and clusters with window states and
-times, the clusters left out, the estimate and the assumptions behind it; and its JSON form."""
+times, the clusters left out, the estimate, its basis (each ring's wave time, learnt or assumed)
+and the assumptions behind it; and its JSON form."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from fleet.domain.gates import GateSpec
 from fleet.domain.model import RingSpec, TargetInfo
+from fleet.domain.pace import WaveTime
 from fleet.domain.windows import Freeze
 
 
@@ -150,6 +152,14 @@ def rolled_rings(plan: dict[str, Any] | None) -> tuple[str, ...]:
     return tuple(str(r["name"]) for r in (plan or {}).get("rings", []) if r.get("rolled"))
 
 
+def ring_soak(plan: dict[str, Any] | None, ring: str) -> timedelta:
+    """The soak a stored plan (:meth:`Plan.as_dict`) gives rolled ring ``ring`` (none: 0)."""
+    for entry in (plan or {}).get("rings", []):
+        if entry.get("name") == ring and entry.get("rolled"):
+            return timedelta(seconds=entry.get("soakSeconds") or 0)
+    return timedelta(0)
+
+
 def gates_dict(gates: GateSpec) -> dict[str, Any]:
     """A ring's gates as JSON-ready data."""
     return {
@@ -188,6 +198,10 @@ class Plan:
     notes: tuple[str, ...] = ()
     freezes: tuple[Freeze, ...] = ()
     """The fleet's freezes that end after plan time, in order."""
+    wave_times: tuple[WaveTime, ...] = ()
+    """Each rolled ring's wave time (active, less the soak) and where it comes from."""
+    basis: str = ""
+    """How the estimate was made, in one line (as a running rollout's ``etaBasis``)."""
 
     @property
     def estimated(self) -> timedelta | None:
@@ -203,6 +217,8 @@ class Plan:
             "at": iso(self.at),
             "endsAt": iso(self.ends_at),
             "estimatedSeconds": seconds(self.estimated),
+            "estimateBasis": self.basis,
+            "waveTimes": [t.as_dict() for t in self.wave_times],
             "rings": [r.as_dict() for r in self.rings],
             "excluded": [
                 {"name": e.name, "ring": e.ring, "reason": e.reason} for e in self.excluded

@@ -9,16 +9,17 @@ Fleet's order, clusters of a ring sorted by name, then cut into waves by the rin
 - rings run one after another, and so do the waves of a ring;
 - a cluster's step starts at the first time at or after its wave's start when one of its
   windows is open and no freeze is on; once started it runs to completion;
-- a cluster converges in half its ring's ``convergenceTimeout`` unless the caller passes an
-  estimate for it;
-- a wave ends when its last cluster has converged plus the ring's soak;
+- a cluster is done (converged, and its gate verified) in its ring's wave time
+  (:class:`~fleet.domain.pace.Pace`: learnt from the fleet's finished waves; with none, half
+  the ring's ``convergenceTimeout``);
+- a wave ends when its last cluster is done plus the ring's soak;
 - waiting for an approval is not counted (the ring is marked as waiting for approval);
 - every gate passes (no rollback).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -32,24 +33,23 @@ from fleet.domain.model import (
     release_problems,
     selects,
 )
+from fleet.domain.pace import Pace, WaveTime, basis
 from fleet.domain.plan import ClusterPlan, ExcludedCluster, Plan, RingPlan, WavePlan
 from fleet.domain.waves import split_waves
 from fleet.domain.windows import HORIZON, Freeze, next_open
-
-Estimates = Mapping[str, timedelta]
 
 
 def plan(
     fleet: FleetInfo,
     release: ReleaseInfo,
     now: datetime,
-    convergence: Estimates | None = None,
+    pace: Pace | None = None,
 ) -> Plan:
     """Plan ``release`` through ``fleet`` as of ``now`` (an aware time).
 
-    ``convergence`` optionally gives per-cluster convergence estimates (by cluster name).
-    Raises :class:`PlanningError` when the release does not fit the fleet (see
-    :func:`~fleet.domain.model.release_problems`).
+    ``pace`` gives a wave's time by ring, learnt from the fleet's finished waves (none given:
+    nothing has finished, each wave's time is assumed). Raises :class:`PlanningError` when the
+    release does not fit the fleet (see :func:`~fleet.domain.model.release_problems`).
     """
     problems = release_problems(release, fleet)
     if problems:
@@ -57,7 +57,8 @@ def plan(
     if now.tzinfo is None:
         raise ScheduleError(f"planning release {release.name}: 'now' has no time zone")
     now = now.astimezone(UTC)
-    estimates = convergence or {}
+    pace = pace or Pace(())
+    times = tuple(pace.wave_time(r.name, r.gates.convergence_timeout) for r in release.rings)
     taking_part, excluded = _select(fleet, release)
     specs = {ring.name: ring for ring in release.rings}
     cursor: datetime | None = now
@@ -69,7 +70,7 @@ def plan(
         if spec is None:
             rings.append(_not_rolled(ring, members))
             continue
-        planned = _plan_ring(spec, members, cursor, _Context(fleet.freezes, now, estimates))
+        planned = _plan_ring(spec, members, cursor, _Context(fleet.freezes, now, times))
         rings.append(planned)
         cursor = planned.ends_at
         notes.extend(_notes(planned))
@@ -81,7 +82,7 @@ def plan(
         rings=tuple(rings),
         excluded=tuple(excluded),
         ends_at=cursor,
-        assumptions=_assumptions(release, estimates),
+        assumptions=_assumptions(release, pace.describe(times)),
         policies={
             "onUnreachable": release.on_unreachable,
             "onClusterAdded": release.on_cluster_added,
@@ -89,6 +90,8 @@ def plan(
         },
         notes=tuple(notes),
         freezes=tuple(sorted((f for f in fleet.freezes if f.end > now), key=lambda f: f.start)),
+        wave_times=times,
+        basis=_basis(rings, pace.describe(times)),
     )
 
 
@@ -98,7 +101,11 @@ class _Context:
 
     freezes: Sequence[Freeze]
     now: datetime
-    estimates: Estimates
+    times: Sequence[WaveTime]
+
+    def active(self, ring: str) -> timedelta:
+        """The wave time of ``ring``."""
+        return next(t.active for t in self.times if t.ring == ring)
 
 
 def _select(
@@ -154,11 +161,10 @@ def _plan_wave(
     spec: RingSpec,
     ctx: _Context,
 ) -> WavePlan:
-    default = spec.gates.convergence_timeout / 2
+    took = ctx.active(spec.name)
     plans: list[ClusterPlan] = []
     for cluster in clusters:
         begins = next_open(cluster.windows, start, ctx.freezes) if start is not None else None
-        took = ctx.estimates.get(cluster.name, default)
         opens = next_open(cluster.windows, ctx.now, ctx.freezes)
         plans.append(
             ClusterPlan(
@@ -194,13 +200,28 @@ def _notes(ring: RingPlan) -> list[str]:
     return notes
 
 
-def _assumptions(release: ReleaseInfo, estimates: Estimates) -> tuple[str, ...]:
-    halves = ", ".join(f"{r.name} {_short(r.gates.convergence_timeout / 2)}" for r in release.rings)
+def _basis(rings: Sequence[RingPlan], how: str) -> str:
+    """The estimate's basis in one line (:func:`fleet.domain.pace.basis`)."""
+    waves = [(ring, wave) for ring in rings if ring.spec is not None for wave in ring.waves]
+    waited = timedelta(0)
+    for _, wave in waves:
+        starts = [c.starts_at for c in wave.clusters if c.starts_at is not None]
+        if wave.starts_at is not None and starts:
+            waited += max(starts) - wave.starts_at
+    return basis(
+        waves=len(waves),
+        how=how,
+        soaks=sum((ring.spec.soak for ring, _ in waves if ring.spec), timedelta(0)),
+        waited=waited,
+        approvals=[r.name for r in rings if r.waits_for_approval],
+        left=False,
+    )
+
+
+def _assumptions(release: ReleaseInfo, how: str) -> tuple[str, ...]:
     convergence = (
-        "convergence times are the given per-cluster estimates; other clusters converge in half "
-        f"their ring's convergenceTimeout ({halves})"
-        if estimates
-        else f"each cluster converges in half its ring's convergenceTimeout ({halves})"
+        "a cluster is done (converged, and its gate verified after the soak) in its ring's wave "
+        f"time: {how}"
     )
     out = [
         "rings run one after another in the Fleet's order; the waves of a ring run one after "
@@ -208,22 +229,10 @@ def _assumptions(release: ReleaseInfo, estimates: Estimates) -> tuple[str, ...]:
         "a cluster's step starts at the first time at or after its wave's start when one of its "
         "maintenance windows is open and no freeze is on; a started step runs to completion",
         convergence,
-        "a wave ends when its last cluster has converged, plus the ring's soak",
+        "a wave ends when its last cluster is done, plus the ring's soak",
         "every gate passes: nothing fails and nothing is rolled back",
         "clusters of a ring are ordered by name; waves are numbered from 1",
     ]
     if any(r.require_approval for r in release.rings):
         out.append("time spent waiting for approvals is not counted")
     return tuple(out)
-
-
-def _short(span: timedelta) -> str:
-    total = int(span.total_seconds())
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [
-        f"{hours}h" if hours else "",
-        f"{minutes}m" if minutes else "",
-        f"{secs}s" if secs else "",
-    ]
-    return "".join(parts) or "0s"

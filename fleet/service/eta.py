@@ -3,10 +3,9 @@ simulated cluster's clock), and how that estimate was made (pure).
 
 The estimate walks the waves left in order from now:
 
-* a wave's *active* time (dispatch to converged, plus its gate) is this rollout's observed mean:
-  each finished (passed) wave's ``finishedAt - startedAt`` less its ring's soak. Before any
-  wave finished, each wave's active time is half its ring's ``convergenceTimeout``, the
-  planner's own assumption (:mod:`fleet.domain.planner`);
+* a wave's *active* time (dispatch to converged, plus its gate) is its ring's wave time,
+  learnt from the fleet's finished waves, this rollout's among them, or assumed while none has
+  finished (:class:`fleet.domain.pace.Pace`, which ``rollout plan`` uses too);
 * each wave then soaks for its ring's ``soak``;
 * a wave's clusters start when their maintenance windows are open and no fleet freeze is on
   (:func:`fleet.domain.windows.next_open`), so known window and freeze waits count;
@@ -20,12 +19,12 @@ queued, rolling-back or ended rollout has no estimate; the basis says why.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from fleet.domain.machine import TERMINAL, RolloutState, StepState, WaveState
-from fleet.domain.waits import span
+from fleet.domain.pace import FinishedWave, Pace, WaveTime, basis
 from fleet.domain.windows import next_open
 from fleet.service.views import RingPolicy, RolloutView, WaveView
 
@@ -41,22 +40,32 @@ class Estimate:
     basis: str
 
 
-def observed_active(view: RolloutView, finished: Mapping[str, datetime | None]) -> list[timedelta]:
-    """The active time (total less the ring's soak, never negative) of each passed wave of the
-    rollout; ``finished``: each wave's ``finished_at`` by id."""
-    out: list[timedelta] = []
-    for wave in view.waves:
-        end = finished.get(wave.id)
-        if wave.state is not WaveState.PASSED or wave.started_at is None or end is None:
-            continue
-        out.append(max(ZERO, end - wave.started_at - view.rings[wave.ring_index].soak))
-    return out
+def rollout_pace(
+    view: RolloutView,
+    finished: Mapping[str, datetime | None],
+    history: Iterable[FinishedWave] = (),
+) -> Pace:
+    """The wave times of ``view``'s rollout: the fleet's finished waves (``history``) and this
+    rollout's passed ones (``finished``: each wave's ``finished_at`` by id)."""
+    own = [
+        FinishedWave(wave.id, wave.ring, wave.started_at, end, view.rings[wave.ring_index].soak)
+        for wave in view.waves
+        if wave.state is WaveState.PASSED
+        and wave.started_at is not None
+        and (end := finished.get(wave.id)) is not None
+    ]
+    return Pace([*history, *own])
+
+
+def wave_time(pace: Pace, ring: RingPolicy) -> WaveTime:
+    """The active time of a wave of ``ring``."""
+    return pace.wave_time(ring.name, ring.convergence_timeout)
 
 
 def estimate(
     view: RolloutView,
     now: datetime,
-    finished: Mapping[str, datetime | None],
+    pace: Pace,
     queued_behind: str | None = None,
 ) -> Estimate:
     """The rollout's estimated end (see the module docstring)."""
@@ -70,11 +79,11 @@ def estimate(
         return Estimate(None, None, "rolling back: a rollback's length is not estimated")
     if view.paused:
         return Estimate(None, None, "paused: no estimate until it is resumed")
-    seen = observed_active(view, finished)
-    mean = sum(seen, ZERO) / len(seen) if seen else None
+    used: dict[str, WaveTime] = {}
 
     def active(ring: RingPolicy) -> timedelta:
-        return mean if mean is not None else ring.convergence_timeout / 2
+        used[ring.name] = wave_time(pace, ring)
+        return used[ring.name].active
 
     walk = _Walk(view, now)
     if not walk.current(active):
@@ -83,21 +92,20 @@ def estimate(
         if not walk.wave(wave, active(view.rings[wave.ring_index])):
             return walk.unknown()
     how = (
-        f"{span(mean)} per wave, the mean of this rollout's {len(seen)} finished wave(s) "
-        "less their soak"
-        if mean is not None
-        else "no wave finished yet: each wave converges in half its ring's convergenceTimeout, "
-        "as the plan assumes"
+        pace.describe(list(used.values()))
+        if used
+        else "the wave under way only soaks or gates from here"
     )
-    parts = [f"{walk.count} wave(s) left", how]
-    if walk.soaks > ZERO:
-        parts.append(f"soaks {span(walk.soaks)}")
-    if walk.waited > ZERO:
-        parts.append(f"maintenance window and freeze waits {span(walk.waited)}")
-    needs = f" (ring {', '.join(walk.approvals)} needs one)" if walk.approvals else ""
-    parts.append(f"excludes approvals{needs}")
+    text = basis(
+        waves=walk.count,
+        how=how,
+        soaks=walk.soaks,
+        waited=walk.waited,
+        approvals=walk.approvals,
+        left=True,
+    )
     end = max(walk.t, now)
-    return Estimate(end, (end - now).total_seconds(), "; ".join(parts))
+    return Estimate(end, (end - now).total_seconds(), text)
 
 
 class _Walk:

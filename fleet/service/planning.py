@@ -1,6 +1,8 @@
-"""Planning a rollout for storage: the planner's plan (a span of the rollout's trace) and the
-waves and steps it gives, named by the rollout's id. Used when a rollout starts and when a queued
-rollout is promoted (it is planned again then: the fleet may have changed while it waited)."""
+"""Planning a release through a stored fleet, its wave times learnt from the fleet's finished
+waves (:mod:`fleet.service.pacing`): the plan ``rollout plan`` shows, and the plan stored with a
+rollout (a span of the rollout's trace) with the waves and steps it gives, named by the
+rollout's id. A rollout is planned when it starts and when a queued rollout is promoted (it is
+planned again then: the fleet may have changed while it waited)."""
 
 from __future__ import annotations
 
@@ -8,25 +10,39 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from fleet.db.specs import NewWave
+from fleet.db.uow import UnitOfWork
 from fleet.domain.errors import DomainError, PlanningError
 from fleet.domain.model import FleetInfo, ReleaseInfo
 from fleet.domain.plan import Plan
 from fleet.domain.planner import plan
 from fleet.service.context import FleetContext
 from fleet.service.ids import step_id, wave_id
+from fleet.service.pacing import fleet_pace
 from fleet.service.refusals import CommandRefused
 
 
+def plan_release(uow: UnitOfWork, fleet: FleetInfo, info: ReleaseInfo, now: datetime) -> Plan:
+    """Plan ``info`` through ``fleet`` as of ``now``, each wave's time learnt from the fleet's
+    finished waves; raises the planner's errors (:class:`PlanningError`, ...)."""
+    return plan(fleet, info, now, fleet_pace(uow, fleet.name))
+
+
 def plan_waves(
-    ctx: FleetContext, rid: str, fleet: FleetInfo, info: ReleaseInfo, now: datetime
+    ctx: FleetContext,
+    uow: UnitOfWork,
+    rid: str,
+    fleet: FleetInfo,
+    info: ReleaseInfo,
+    now: datetime,
 ) -> tuple[Plan, list[NewWave]]:
-    """Plan ``info`` through ``fleet`` and name the waves and steps of rollout ``rid``.
+    """Plan ``info`` through ``fleet`` (:func:`plan_release`) and name the waves and steps of
+    rollout ``rid``.
 
     Raises :class:`CommandRefused` when the release does not fit the fleet (a release that
     selects no cluster included), with the planner's message."""
     with ctx.tracer.start_as_current_span("rollout.plan") as span:
         try:
-            planned = plan(fleet, info, now)
+            planned = plan_release(uow, fleet, info, now)
         except PlanningError as exc:
             raise CommandRefused(str(exc)) from exc
         except DomainError as exc:

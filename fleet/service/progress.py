@@ -23,9 +23,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState, WaveState
+from fleet.domain.pace import FinishedWave
 from fleet.domain.plan import iso
 from fleet.domain.waits import Wait
-from fleet.service.eta import estimate, observed_active
+from fleet.service.eta import estimate, rollout_pace, wave_time
 from fleet.service.rollouts import ROLES, Command, Standing, refusal
 from fleet.service.views import RolloutView, Timing, WaveView
 
@@ -292,17 +293,15 @@ def progress_of(
     gates: Mapping[str, Sequence[Mapping[str, Any]] | None],
     queued_behind: str | None = None,
     timing: Timing | None = None,
+    history: Sequence[FinishedWave] = (),
 ) -> dict[str, Any]:
-    """The ``progress`` document (module docstring)."""
+    """The ``progress`` document (module docstring); ``history``: the fleet's finished waves
+    (:func:`fleet.service.pacing.finished_waves`), which the wave times learn from."""
     timing = timing or Timing()
-    seen = observed_active(view, finished)
+    pace = rollout_pace(view, finished, history)
     wave = view.wave(view.ring_index, view.wave_index)
-    active = (
-        sum(seen, timedelta(0)) / len(seen)
-        if seen
-        else (view.rings[wave.ring_index].convergence_timeout / 2 if wave is not None else None)
-    )
-    eta = estimate(view, now, finished, queued_behind)
+    active = wave_time(pace, view.rings[wave.ring_index]).active if wave is not None else None
+    eta = estimate(view, now, pace, queued_behind)
     return {
         "reason": reason(view, now, stored, wait, gates),
         "next": next_event(view, now, wait, active, timing, queued_behind),

@@ -13,6 +13,7 @@ from fleet.domain.plan import rolled_rings
 from fleet.service.context import FleetContext, audit_entry
 from fleet.service.holds import taken
 from fleet.service.load import load_view, release_of
+from fleet.service.pacing import finished_waves
 from fleet.service.progress import actions, position, progress_of
 from fleet.service.waiting import document, waits
 
@@ -123,6 +124,7 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
             finished={w.id: w.finished_at for w in waves},
             gates=gates,
             queued_behind=rollout.queued_behind,
+            history=finished_waves(uow, rollout.fleet.name),
         )
         refusals = actions(
             view,

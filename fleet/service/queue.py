@@ -79,7 +79,7 @@ def _promote(
     rid, behind = rollout.id, rollout.queued_behind
     info = release_info(release_of(rollout))
     try:
-        planned, waves = plan_waves(ctx, rid, fleet, info, now)
+        planned, waves = plan_waves(ctx, uow, rid, fleet, info, now)
     except CommandRefused as exc:
         _move(uow, rollout, now, RolloutState.ABORTED, f"not started: {exc}", finished_at=now)
         return False

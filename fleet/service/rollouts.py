@@ -91,7 +91,7 @@ def start_rollout(
             fleet = lock_fleet(uow, release.spec.fleet)
         except CommandRefused as exc:
             raise CommandRefused(f"release {release.name}: {exc}") from exc
-        planned, waves = plan_waves(ctx, rid, fleet, info, now)
+        planned, waves = plan_waves(ctx, uow, rid, fleet, info, now)
         uow.releases.add(release.name, release.spec.fleet, release.to_manifest(), now)
         refuse_twice(uow, release.name)
         holds = holders(uow, fleet.name, clusters_of(waves), info.target)

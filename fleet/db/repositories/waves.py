@@ -1,15 +1,19 @@
 """Waves of a rollout: listing them in order, reading one, and changing one (plainly, or only
-from an expected state, as one conditional UPDATE)."""
+from an expected state, as one conditional UPDATE); and the passed waves of a fleet, newest
+first, which the estimates learn from."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
-from fleet.db.errors import NotFound
-from fleet.db.models import Wave
+from fleet.db.errors import InvalidInput, NotFound
+from fleet.db.models import Fleet, Rollout, Wave
 from fleet.db.repositories.base import Repository, checked_fields, states_of
 from fleet.db.translate import boundary
 
@@ -17,6 +21,21 @@ UPDATABLE = frozenset(
     {"state", "span_id", "started_at", "soak_until", "gate_started_at", "finished_at"}
 )
 """Fields of a wave that may change after its rollout was created."""
+PASSED = "passed"
+"""The state of a wave whose gate passed (``fleet.domain.machine.WaveState.PASSED``)."""
+
+
+@dataclass(frozen=True)
+class PassedWave:
+    """A wave that passed its gate, as the estimates read it: its ring, start and end (the
+    fleet's time), and the plan its rollout was started with (the ring's soak is there)."""
+
+    id: str
+    rollout_id: str
+    ring: str
+    started_at: datetime
+    finished_at: datetime
+    plan: dict[str, Any]
 
 
 class WaveRepository(Repository):
@@ -47,6 +66,55 @@ class WaveRepository(Repository):
         if wave is None:
             raise NotFound(f"reading wave {seq} of rollout {rollout_id}: no such wave")
         return wave
+
+    @boundary("listing the passed waves of fleet {fleet}")
+    def passed(self, fleet: str, *, per_ring: int) -> builtins.list[PassedWave]:
+        """The newest ``per_ring`` passed waves of each ring of fleet ``fleet`` (by
+        ``finished_at``), newest first."""
+        if per_ring < 1:
+            raise InvalidInput(
+                f"listing the passed waves of fleet {fleet}", "per_ring", "must be at least 1"
+            )
+        rank = (
+            func.row_number()
+            .over(partition_by=Wave.ring, order_by=(Wave.finished_at.desc(), Wave.id.desc()))
+            .label("rank")
+        )
+        ranked = (
+            select(Wave.id, Wave.rollout_id, Wave.ring, Wave.started_at, Wave.finished_at, rank)
+            .join(Rollout, Wave.rollout_id == Rollout.id)
+            .join(Fleet, Rollout.fleet_id == Fleet.id)
+            .where(
+                Fleet.name == fleet,
+                Wave.state == PASSED,
+                Wave.started_at.is_not(None),
+                Wave.finished_at.is_not(None),
+            )
+            .subquery()
+        )
+        rows = self._session.execute(
+            select(ranked)
+            .where(ranked.c.rank <= per_ring)
+            .order_by(ranked.c.finished_at.desc(), ranked.c.id.desc())
+        ).all()
+        ids = {row.rollout_id for row in rows}
+        plans: dict[str, dict[str, Any]] = {
+            row.id: row.plan
+            for row in self._session.execute(
+                select(Rollout.id, Rollout.plan).where(Rollout.id.in_(ids))
+            )
+        }
+        return [
+            PassedWave(
+                row.id,
+                row.rollout_id,
+                row.ring,
+                row.started_at,
+                row.finished_at,
+                plans.get(row.rollout_id) or {},
+            )
+            for row in rows
+        ]
 
     @boundary("updating wave {wave.id}")
     def update(self, wave: Wave, **fields: Any) -> Wave:

@@ -33,6 +33,7 @@ from fleet.db import (
 from fleet.db.engine import schema_differences, schema_revision
 from fleet.db.translate import translate
 from tests.unit.fleet.db.factories import NOW, seed
+from tests.unit.fleet.db.test_steps_and_waves import check_passed_waves
 
 pytestmark = pytest.mark.integration
 
@@ -174,6 +175,10 @@ def test_repositories_round_trip(pg: Engine, rollout: str) -> None:
     assert (status.last_status, status.last_seen_at) == ({"nodes": 2, "ok": True}, LATER)
     assert [(a.action, a.after) for a in audit] == [("start", {"state": "running"})]
     assert active == [rollout]
+
+
+def test_the_passed_waves_of_a_fleet_newest_first(pg: Engine) -> None:
+    check_passed_waves(pg, _unique("fleet-"), _unique("other-"))
 
 
 def test_a_second_writer_of_the_same_version_is_stale(pg: Engine, rollout: str) -> None:

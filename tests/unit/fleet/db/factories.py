@@ -5,7 +5,7 @@ Shared by the SQLite unit tests and the PostgreSQL integration tests.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine
 
@@ -81,3 +81,43 @@ def standard_waves() -> list[NewWave]:
         NewWave(ring="dev", ring_index=1, index=0, clusters=["d-dev-2", "d-dev-1"]),
         NewWave(ring="prod", ring_index=2, index=0, clusters=["p-prod"]),
     ]
+
+
+def soak_plan(soak_seconds: int) -> dict[str, object]:
+    """A stored plan (as ``Plan.as_dict`` writes it) giving each rolled ring that soak."""
+    return {
+        "rings": [{"name": ring, "rolled": True, "soakSeconds": soak_seconds} for ring in RINGS]
+    }
+
+
+def seed_passed(engine: Engine, fleet: str, rollouts: dict[str, int]) -> None:
+    """Apply ``fleet`` and run one rollout per entry of ``rollouts`` (id: its rings' soak in
+    seconds), each created an hour after the one before; its canary and dev waves pass (canary
+    in 1m + soak, dev in 2m + soak) and its prod wave fails."""
+    with UnitOfWork(engine, write=True) as uow:
+        uow.fleets.apply(
+            fleet_spec(
+                cluster("c-canary"),
+                cluster("d-dev-1", "dev"),
+                cluster("d-dev-2", "dev"),
+                cluster("p-prod", "prod"),
+                name=fleet,
+            ),
+            NOW,
+        )
+        for hour, (rid, soak) in enumerate(rollouts.items()):
+            start = NOW + timedelta(hours=hour)
+            release = f"rel-{rid}"
+            uow.releases.add(release, fleet, {"target": {"ami": f"al2023@{rid}"}}, start)
+            uow.rollouts.create(rid, release, standard_waves(), now=start, plan=soak_plan(soak))
+            canary, dev, prod = uow.waves.list(rid)
+            took = {canary.id: timedelta(minutes=1), dev.id: timedelta(minutes=2)}
+            at = start
+            for wave in (canary, dev):
+                end = at + took[wave.id] + timedelta(seconds=soak)
+                uow.waves.update(wave, state="passed", started_at=at, finished_at=end)
+                at = end
+            uow.waves.update(
+                prod, state="failed", started_at=at, finished_at=at + timedelta(minutes=3)
+            )
+        uow.commit()

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Engine
 
 from fleet.db import InvalidInput, NotFound, UnitOfWork
-from tests.unit.fleet.db.factories import NOW, seed
+from tests.unit.fleet.db.factories import NOW, seed, seed_passed
 
 LATER = NOW + timedelta(minutes=5)
 STEP = "r1.0.c-canary"
@@ -174,3 +174,32 @@ def test_approvals_are_recorded_once_per_actor_and_ring(seeded: Engine) -> None:
         ("alice", "looks good", NOW),
         ("bob", "", LATER),
     ]
+
+
+def check_passed_waves(engine: Engine, fleet: str, other: str) -> None:
+    """The passed waves of ``fleet`` the estimates read: newest first, at most ``per_ring`` of
+    each ring, never a failed wave or another fleet's, each with its rollout's plan. Shared
+    with the PostgreSQL tests (a window function on both databases)."""
+    seed_passed(engine, fleet, {f"{fleet}-a": 30, f"{fleet}-b": 60, f"{fleet}-c": 90})
+    seed_passed(engine, other, {f"{other}-a": 30})
+    with UnitOfWork(engine) as uow:
+        every = uow.waves.passed(fleet, per_ring=12)
+        newest = uow.waves.passed(fleet, per_ring=2)
+        with pytest.raises(InvalidInput, match="per_ring: must be at least 1"):
+            uow.waves.passed(fleet, per_ring=0)
+    assert [(w.rollout_id, w.ring) for w in every] == [
+        (f"{fleet}-c", "dev"),
+        (f"{fleet}-c", "canary"),
+        (f"{fleet}-b", "dev"),
+        (f"{fleet}-b", "canary"),
+        (f"{fleet}-a", "dev"),
+        (f"{fleet}-a", "canary"),
+    ]
+    assert [(w.rollout_id, w.ring) for w in newest] == [(w.rollout_id, w.ring) for w in every[:4]]
+    dev = every[0]
+    assert dev.finished_at - dev.started_at == timedelta(minutes=2, seconds=90)
+    assert dev.plan["rings"][1] == {"name": "dev", "rolled": True, "soakSeconds": 90}
+
+
+def test_the_passed_waves_of_a_fleet_newest_first(engine: Engine) -> None:
+    check_passed_waves(engine, "payments", "search")

@@ -10,11 +10,13 @@ import pytest
 from fleet.domain.errors import PlanningError, ScheduleError
 from fleet.domain.gates import GateSpec
 from fleet.domain.model import FleetInfo, RingSpec
+from fleet.domain.pace import FinishedWave, Pace
 from fleet.domain.planner import plan
 from fleet.domain.waves import Growing, MaxConcurrency
 from fleet.domain.windows import Freeze, Window
 from tests.unit.fleet.domain.helpers import info_cluster, info_fleet, info_release, ring
 
+S = timedelta(seconds=1)
 M = timedelta(minutes=1)
 H = timedelta(hours=1)
 NOW = datetime(2026, 1, 5, 9, tzinfo=UTC)  # a Monday
@@ -139,12 +141,42 @@ def test_freeze_delays_steps_and_is_listed() -> None:
     assert result.freezes == (freeze,)
 
 
-def test_per_cluster_convergence_estimates_replace_the_default() -> None:
-    fleet = info_fleet(info_cluster("a", "prod"), info_cluster("b", "prod"), rings=("prod",))
-    release = info_release(ring("prod", MaxConcurrency(count=2), gates=GATES))
-    result = plan(fleet, release, NOW, {"b": 40 * M})
-    assert result.estimated == 40 * M
-    assert any("given per-cluster estimates" in a for a in result.assumptions)
+def test_wave_times_learnt_from_finished_waves_replace_the_assumption() -> None:
+    fleet = info_fleet(info_cluster("c", "canary"), info_cluster("p", "prod"))
+    release = info_release(ring("canary", soak=M, gates=GATES), ring("prod", soak=2 * M))
+    done = [
+        FinishedWave(f"w{i}", "canary", NOW - H + i * M, NOW - H + i * M + 40 * S + M, M)
+        for i in range(5)
+    ]
+    result = plan(fleet, release, NOW, Pace(done))
+    # each wave: 40s active (learnt: 1m40s less the 1m soak it ran with), plus its soak now
+    assert result.estimated == 40 * S + M + 40 * S + 2 * M
+    assert [t.as_dict() for t in result.wave_times] == [
+        {"ring": "canary", "activeSeconds": 40.0, "source": "ring", "samples": 5},
+        {"ring": "prod", "activeSeconds": 40.0, "source": "fleet", "samples": 5},
+    ]
+    assert result.basis == (
+        "2 wave(s); per wave: canary 40s (the median of ring canary's last 5 finished waves); "
+        "prod 40s (the median of the fleet's last 5 finished waves); each less its soak; "
+        "soaks 3m as the release says; excludes approvals"
+    )
+    body = result.as_dict()
+    assert body["estimateBasis"] == result.basis
+    assert body["waveTimes"][1]["source"] == "fleet"
+
+
+def test_without_history_the_basis_says_what_it_assumed() -> None:
+    fleet = info_fleet(info_cluster("c", "canary"), info_cluster("p", "prod"))
+    release = info_release(
+        ring("canary", soak=M, gates=GATES), ring("prod", require_approval=True, gates=GATES)
+    )
+    result = plan(fleet, release, NOW)
+    assert result.estimated == 10 * M + M + 10 * M
+    assert result.basis == (
+        "2 wave(s); no wave has finished on this fleet yet: each wave assumed to take half its "
+        "ring's convergenceTimeout (canary 10m, prod 10m); soaks 1m as the release says; "
+        "excludes approvals (ring prod needs one)"
+    )
 
 
 def test_approval_is_noted_not_counted() -> None:
@@ -181,6 +213,7 @@ def test_assumptions_name_the_model() -> None:
     result = plan(fleet, info_release(ring("canary", gates=GATES)), NOW)
     text = " ".join(result.assumptions)
     assert "half its ring's convergenceTimeout (canary 10m)" in text
+    assert result.basis.startswith("1 wave(s); no wave has finished on this fleet yet")
     assert "ordered by name" in text
     assert result.policies == {
         "onUnreachable": "fail",

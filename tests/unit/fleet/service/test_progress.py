@@ -13,6 +13,7 @@ import pytest
 
 from fleet.db.engine import make_engine
 from fleet.domain.machine import RollbackState, RolloutState, StepState, WaveState
+from fleet.domain.pace import FinishedWave
 from fleet.domain.waits import Wait
 from fleet.domain.windows import Window
 from fleet.service import rollouts
@@ -72,8 +73,8 @@ def test_a_running_rollout_estimates_its_end_from_its_own_finished_waves() -> No
     assert doc["etaSeconds"] == 32 * 60.0
     assert doc["eta"] == "2026-11-02T12:32:00Z"
     assert doc["etaBasis"] == (
-        "2 wave(s) left; 7m per wave, the mean of this rollout's 2 finished wave(s) less their "
-        "soak; soaks 20m; excludes approvals (ring prod needs one)"
+        "2 wave(s) left; 7m per wave: the median of the fleet's last 2 finished waves, each less "
+        "its soak; soaks 20m as the release says; excludes approvals (ring prod needs one)"
     )
     assert doc["reason"] == "running wave 3 of 3 of ring canary: 0 of 1 cluster(s) converged"
     assert doc["next"] == {
@@ -82,6 +83,22 @@ def test_a_running_rollout_estimates_its_end_from_its_own_finished_waves() -> No
         "inSeconds": 300.0,
     }
     assert position(view) == {"ring": "canary", "ringNumber": 1, "rings": 2, "wave": 3, "waves": 3}
+
+
+def test_the_fleets_finished_waves_inform_the_estimate_before_this_rollouts_do() -> None:
+    view = rollout(ring("canary"), waves=[wave(0, 0, "canary", "a")])
+    starts = [NOW - timedelta(hours=n) for n in (3, 2, 1)]
+    earlier = [  # another rollout's dev waves: 5, 6 and 9 minutes with a 2-minute soak
+        FinishedWave(f"old-w{n}", "dev", at, at + timedelta(minutes=took), timedelta(minutes=2))
+        for n, (at, took) in enumerate(zip(starts, (5, 6, 9), strict=True))
+    ]
+    doc = progress_of(view, NOW, stored="", wait=None, finished={}, gates={}, history=earlier)
+    # the median of 3m, 4m and 7m active, then canary's 10m soak
+    assert doc["etaSeconds"] == (4 + 10) * 60.0
+    assert doc["etaBasis"] == (
+        "1 wave(s) left; 4m per wave: the median of the fleet's last 3 finished waves, each less "
+        "its soak; soaks 10m as the release says; excludes approvals"
+    )
 
 
 def test_a_closed_maintenance_window_of_a_later_wave_delays_the_estimate() -> None:
