@@ -310,12 +310,46 @@ def test_the_overview_ranks_the_rollouts_that_matter_and_the_audit_shows_changes
         shot(page, "fleet-audit")
 
 
-def test_a_wrong_token_is_asked_again(browser: Browser, tmp_path: Path) -> None:
+def test_with_tokens_a_wrong_token_is_refused_at_sign_in(browser: Browser, tmp_path: Path) -> None:
     harness = FleetHarness(tmp_path, RINGS, nodes=5)
     with serving(harness.ctx, access=access()) as url:
         page = signed_in(browser, url, "nobody")
-        expect(page.locator("#signin-error")).to_have_text("That token is not known to the API.")
+        expect(page.locator("#signin-error")).to_have_text(
+            "That token is not known to the API (HTTP 401): nothing was signed in. "
+            "Check the token, or ask an admin of this API for one."
+        )
+        # refused before it was kept: no token in the tab, nothing shown, no one signed in
+        assert page.evaluate("sessionStorage.getItem('driftwave.token')") is None
+        expect(page.locator("#who")).to_have_text("")
+        expect(page.locator("section.fleet")).to_have_count(0)
+        expect(page.locator("#auth")).to_be_hidden()
         shot(page, "signin")
+        # the right token, typed into the same form, is accepted with its own role
+        page.fill("#token", "vera-token")
+        page.click("button[type=submit]")
+        expect(page.locator("#who")).to_have_text("vera (viewer)")
+        expect(page.locator("section.fleet h2")).to_have_count(1)
+        assert page.evaluate("sessionStorage.getItem('driftwave.token')") == "vera-token"
+
+
+def test_without_tokens_the_dashboard_says_so_and_asks_for_none(
+    browser: Browser, tmp_path: Path
+) -> None:
+    harness = FleetHarness(tmp_path, RINGS, nodes=5)
+    with serving(harness.ctx, token_hashes=None) as url:
+        page = browser.new_page(viewport={"width": 1360, "height": 900})
+        page.goto(f"{url}/ui/")
+        banner = page.locator("#auth")
+        expect(banner).to_be_visible()
+        expect(banner).to_contain_text(
+            "This API runs without authentication, on a loopback address only: "
+            "anyone who can reach it acts as admin."
+        )
+        expect(page.locator("#who")).to_have_text("unauthenticated (admin)")
+        expect(page.locator(".ring[data-ring=prod] .cluster")).to_have_count(3)
+        expect(page.locator("#token")).to_have_count(0)
+        expect(page.locator("#signout")).to_be_hidden()
+        shot(page, "unauthenticated")
 
 
 def test_the_dashboard_shows_waits_warnings_and_a_stopped_scheduler(
