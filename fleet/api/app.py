@@ -11,7 +11,7 @@ may do follows its role, :mod:`fleet.api.rbac`):
 * ``GET /v1/rollouts[?active=true]``, ``GET /v1/rollouts/{id}``, ``GET /v1/rollouts/{id}/audit``;
 * ``POST /v1/rollouts/{id}/pause|resume|abort|rollback|approve``;
 * ``GET /metrics``: Prometheus metrics (no authentication; :mod:`fleet.prometheus`);
-* ``GET /v1/whoami``: the token's name, role and rings;
+* ``GET /v1/whoami``: the token's name, role and rings, and whether tokens are checked at all;
 * ``GET /ui/``: the dashboard (:mod:`fleet.api.dashboard`; ``/`` redirects there).
 
 JSON in and out (manifests may be YAML, see :mod:`fleet.api.bodies`); errors are
@@ -139,11 +139,22 @@ def _whoami(app: FastAPI) -> None:
     def whoami(who: Who, request: Request) -> JSONResponse:
         """The token's name, role and the rings it may approve (null: every ring), and the
         names of the API's tokens by role (``people``; empty when authentication is off), so a
-        person can see who may do what they may not."""
+        person can see who may do what they may not. ``authenticated`` says whether the API
+        checks tokens: false (a loopback API started without tokens) answers any request,
+        with or without a token, as admin."""
         rings = sorted(who.rings) if who.rings is not None else None
         access = api_state(request).access
         people = access.people() if access is not None else {}
-        return JSONResponse({"name": who.name, "role": who.role, "rings": rings, "people": people})
+        document = WhoAmI.model_validate(
+            {
+                "authenticated": access is not None,
+                "name": who.name,
+                "role": who.role,
+                "rings": rings,
+                "people": people,
+            }
+        )
+        return JSONResponse(document.model_dump(mode="json"))
 
 
 def _health(app: FastAPI, heartbeat: HeartbeatPolicy) -> None:

@@ -237,8 +237,13 @@ class PlanDocument(Document):
 
 
 class WhoAmI(Document):
-    """``GET /v1/whoami``: the token's name, role and rings, and the tokens' names by role."""
+    """``GET /v1/whoami``: the token's name, role and rings, and the tokens' names by role;
+    whether the API checks tokens at all (the dashboard asks for one only when it does)."""
 
+    authenticated: bool = Field(
+        description="Whether the API requires a token. False: it runs without authentication "
+        "(served on a loopback address only) and every request acts as admin."
+    )
     name: str
     role: Literal["viewer", "operator", "approver", "admin"]
     rings: list[str] | None = Field(description="The rings it may approve (null: every ring).")

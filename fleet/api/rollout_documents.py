@@ -174,7 +174,10 @@ class ApprovalWait(Document):
     """The ring a rollout waits to have approved, and who may approve it."""
 
     ring: str
-    requires: str = Field(description="The role and rings a token needs to approve it.")
+    requires: str = Field(
+        description="The role and rings an API token needs to approve it (roles bind the API "
+        "and the dashboard; the CLI, on the database, checks none)."
+    )
     approvers: list[str] | None = Field(
         description="The names of the tokens that may approve it (null: authentication off)."
     )

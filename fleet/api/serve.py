@@ -87,7 +87,8 @@ def serve(
     if token_hashes is None and access is None and not is_loopback(host):
         raise ApiConfigError(
             f"serving on {host} without a token would open the fleet API to anyone "
-            "(rule: give token hashes, or listen on a loopback address such as 127.0.0.1)"
+            "(rule: give tokens (driftwave api: --tokens-file, --token-file or "
+            "DRIFTWAVE_API_TOKEN), or listen on a loopback address such as 127.0.0.1)"
         )
     app = create_app(
         ctx,

@@ -53,11 +53,19 @@ def access() -> AccessControl:
     return AccessControl({hash_token(f"{n}-token"): Grant(n, r) for n, r in ROLES.items()})
 
 
-def signed_in(browser: Browser, url: str, who: str) -> Page:
+def signing_in(browser: Browser, url: str, who: str) -> Page:
+    """A new page with ``WHO-token`` typed into the sign-in form and sent."""
     page = browser.new_page(viewport={"width": 1360, "height": 900})
     page.goto(f"{url}/ui/")
     page.fill("#token", f"{who}-token")
     page.click("button[type=submit]")
+    return page
+
+
+def signed_in(browser: Browser, url: str, who: str) -> Page:
+    """A page signed in as ``who`` (the API accepted the token: the header names them)."""
+    page = signing_in(browser, url, who)
+    expect(page.locator("#who")).to_have_text(f"{who} ({ROLES[who]})")
     return page
 
 
@@ -114,6 +122,17 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
         first, second = counts_down(soak.locator(".countdown"))
         assert 0 < second < first <= 120, (first, second)  # the time left of a 2m soak
         expect(viewer.locator("#view .eta").first).to_contain_text(re.compile(r"ETA done in \d"))
+        # the next event and the ETA each on a line of their own, never run together
+        # (measured in one script run: the view is redrawn every 2 s)
+        nxt, eta = viewer.evaluate(
+            """() => ["#view .next", "#view .eta"].map((s) => {
+                const box = document.querySelector(s).getBoundingClientRect();
+                return { top: box.top, bottom: box.bottom, height: box.height };
+            })"""
+        )
+        assert nxt["height"] > 0
+        assert eta["height"] > 0
+        assert eta["top"] >= nxt["bottom"] - 0.5, (nxt, eta)
         shot(viewer, "countdown")
 
         harness.run_until(
@@ -151,7 +170,14 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
             f"{url}/v1/rollouts/{rid}", headers={"Authorization": "Bearer vera-token"}, timeout=10
         ).json()["fleet"]
         viewer.goto(f"{url}/ui/#/clusters/{fleet}/prod-1")  # watches prod-1 while it is replaced
-        expect(viewer.locator("#nodes-chart polyline")).to_have_count(1)
+        # one report draws no line: the page says it is collecting, and what the agent says now
+        expect(viewer.locator("#nodes-collecting")).to_have_text(
+            re.compile(
+                r"^collecting: the chart starts at the agent's second report "
+                r"\(now 8 nodes on ami-\w+\)$"
+            )
+        )
+        expect(viewer.locator("#nodes-chart")).to_have_count(0)
         expect(viewer.locator("#preview")).to_have_count(0)  # nothing drifted yet
         expect(viewer.locator("#agent-status")).to_contain_text(
             re.compile(r"8 nodes .* \$\d+\.\d\d/h")
@@ -310,12 +336,46 @@ def test_the_overview_ranks_the_rollouts_that_matter_and_the_audit_shows_changes
         shot(page, "fleet-audit")
 
 
-def test_a_wrong_token_is_asked_again(browser: Browser, tmp_path: Path) -> None:
+def test_with_tokens_a_wrong_token_is_refused_at_sign_in(browser: Browser, tmp_path: Path) -> None:
     harness = FleetHarness(tmp_path, RINGS, nodes=5)
     with serving(harness.ctx, access=access()) as url:
-        page = signed_in(browser, url, "nobody")
-        expect(page.locator("#signin-error")).to_have_text("That token is not known to the API.")
+        page = signing_in(browser, url, "nobody")
+        expect(page.locator("#signin-error")).to_have_text(
+            "That token is not known to the API (HTTP 401): nothing was signed in. "
+            "Check the token, or ask an admin of this API for one."
+        )
+        # refused before it was kept: no token in the tab, nothing shown, no one signed in
+        assert page.evaluate("sessionStorage.getItem('driftwave.token')") is None
+        expect(page.locator("#who")).to_have_text("")
+        expect(page.locator("section.fleet")).to_have_count(0)
+        expect(page.locator("#auth")).to_be_hidden()
         shot(page, "signin")
+        # the right token, typed into the same form, is accepted with its own role
+        page.fill("#token", "vera-token")
+        page.click("button[type=submit]")
+        expect(page.locator("#who")).to_have_text("vera (viewer)")
+        expect(page.locator("section.fleet h2")).to_have_count(1)
+        assert page.evaluate("sessionStorage.getItem('driftwave.token')") == "vera-token"
+
+
+def test_without_tokens_the_dashboard_says_so_and_asks_for_none(
+    browser: Browser, tmp_path: Path
+) -> None:
+    harness = FleetHarness(tmp_path, RINGS, nodes=5)
+    with serving(harness.ctx, token_hashes=None) as url:
+        page = browser.new_page(viewport={"width": 1360, "height": 900})
+        page.goto(f"{url}/ui/")
+        banner = page.locator("#auth")
+        expect(banner).to_be_visible()
+        expect(banner).to_contain_text(
+            "This API runs without authentication, on a loopback address only: "
+            "anyone who can reach it acts as admin."
+        )
+        expect(page.locator("#who")).to_have_text("unauthenticated (admin)")
+        expect(page.locator(".ring[data-ring=prod] .cluster")).to_have_count(3)
+        expect(page.locator("#token")).to_have_count(0)
+        expect(page.locator("#signout")).to_be_hidden()
+        shot(page, "unauthenticated")
 
 
 def test_the_dashboard_shows_waits_warnings_and_a_stopped_scheduler(

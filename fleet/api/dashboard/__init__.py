@@ -1,10 +1,14 @@
 """The fleet dashboard: a single page served by ``driftwave api`` at ``/ui/`` (no build step).
 
 The page is static (HTML, JavaScript and CSS packaged here, holding no data); everything it
-shows comes from the ``/v1`` API with the operator's bearer token, which the page asks for and
-keeps in the browser tab's session storage. So the dashboard sees and may do exactly what the
-token's role allows (:mod:`fleet.api.rbac`). It offers only the actions the token's role and
-the rollout's state allow (the API refuses the rest with 403 or 409 all the same).
+shows comes from the ``/v1`` API with the operator's bearer token, which the page asks for,
+checks against ``GET /v1/whoami`` (a token the API does not know is refused at sign-in, with the
+reason) and only then keeps in the browser tab's session storage. So the dashboard sees and may
+do exactly what the token's role allows (:mod:`fleet.api.rbac`). An API started without tokens
+(served on a loopback address only, ``whoami``'s ``authenticated`` false) is not asked for one:
+the page says in a banner that it runs unauthenticated and that every visitor acts as admin.
+It offers only the actions the token's role and the rollout's state allow (the API refuses the
+rest with 403 or 409 all the same).
 
 Views (hash routes, one script each; ``format.js`` holds the shared formatting and the one
 table mapping every state to a danger rank and its colour):

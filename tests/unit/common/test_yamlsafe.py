@@ -56,6 +56,15 @@ def test_each_limit_names_itself(limits: YamlLimits, text: str, limit: str, mess
     assert f"(limit: {limit})" in e.value.reason
 
 
+def test_the_size_limit_is_inclusive_and_16_mi_characters_by_default() -> None:
+    """docs/cli-reference.md names 16 Mi characters: a text of exactly the limit is read."""
+    assert LIMITS.max_chars == 16 << 20
+    text = "a: 12345678\n"
+    assert load_all(text, YamlLimits(max_chars=len(text))) == [{"a": 12345678}]
+    with pytest.raises(YamlError, match=f"over {len(text) - 1} characters"):
+        load_all(text, YamlLimits(max_chars=len(text) - 1))
+
+
 def test_deep_nesting_is_refused_before_the_parser_recurses() -> None:
     with pytest.raises(YamlError, match="nested more than 100 levels deep") as e:
         load_all("[" * 200_000)

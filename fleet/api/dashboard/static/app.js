@@ -11,8 +11,11 @@ let ME = { name: "", role: "viewer", rings: null, people: {} };
 
 function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
 
-async function api(method, path, body) {
-  const headers = { "Authorization": "Bearer " + token() };
+// A /v1 call with the signed-in token (none when the API runs without authentication);
+// `withToken` overrides it (sign-in checks a token before keeping it).
+async function api(method, path, body, withToken) {
+  const bearer = withToken === undefined ? token() : withToken;
+  const headers = bearer ? { "Authorization": "Bearer " + bearer } : {};
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, {
     method, headers, body: body === undefined ? undefined : JSON.stringify(body),
@@ -52,9 +55,12 @@ function toast(message, isError) {
 
 function show(html) { document.getElementById("view").innerHTML = html; }
 
+// The sign-in form. The token is kept only after the API accepted it (GET /v1/whoami);
+// a refused one stays out of session storage and the form says why.
 function signin(problem) {
   document.getElementById("signout").hidden = true;
   document.getElementById("who").textContent = "";
+  document.getElementById("auth").hidden = true;
   show(`<section><h1>Sign in</h1>
     <form class="signin" id="signin">
       <label for="token">API token</label>
@@ -62,11 +68,44 @@ function signin(problem) {
       <button class="primary" type="submit">Sign in</button>
       <p class="error" id="signin-error">${esc(problem || "")}</p>
     </form></section>`);
-  document.getElementById("signin").addEventListener("submit", (event) => {
+  document.getElementById("signin").addEventListener("submit", async (event) => {
     event.preventDefault();
-    sessionStorage.setItem(TOKEN_KEY, document.getElementById("token").value.trim());
+    const candidate = document.getElementById("token").value.trim();
+    const said = document.getElementById("signin-error");
+    said.textContent = "";
+    try {
+      await api("GET", "/v1/whoami", undefined, candidate);
+    } catch (error) {
+      said.textContent = refusal(error);
+      return;
+    }
+    sessionStorage.setItem(TOKEN_KEY, candidate);
     route();
   });
+}
+
+// Why a sign-in failed, as the person at the form needs it.
+function refusal(error) {
+  if (error.status === 401) {
+    return "That token is not known to the API (HTTP 401): nothing was signed in. "
+      + "Check the token, or ask an admin of this API for one.";
+  }
+  if (error.status) return `The API refused the sign-in (HTTP ${error.status}): ${error.message}`;
+  return `The API cannot be reached: ${error.message}`;
+}
+
+// Who the page acts as: a signed-in token, or, when the API checks no token (served on a
+// loopback address only), every visitor as admin, said in a banner and never asked for a token.
+function identify(me) {
+  const open = me.authenticated === false;
+  const banner = document.getElementById("auth");
+  banner.hidden = !open;
+  banner.textContent = open
+    ? "This API runs without authentication, on a loopback address only: anyone who can reach it "
+      + "acts as admin. Start it with --tokens-file (or DRIFTWAVE_API_TOKEN) to require tokens."
+    : "";
+  document.getElementById("signout").hidden = open;
+  document.getElementById("who").textContent = open ? "unauthenticated (admin)" : `${ME.name} (${ME.role})`;
 }
 
 // Copy buttons (trace ids): one listener for the whole page.
@@ -102,20 +141,20 @@ async function render() {
 
 async function route() {
   clearTimeout(timer);
-  if (!token()) return signin("");
-  document.getElementById("signout").hidden = false;
   try {
     const me = await api("GET", "/v1/whoami");
+    if (me.authenticated === false) sessionStorage.removeItem(TOKEN_KEY);
     ME = { name: me.name || "api", role: me.role || "viewer", rings: me.rings === undefined ? null : me.rings,
       people: me.people || {}, traceUrl: await traceUrl() };
-    document.getElementById("who").textContent = `${ME.name} (${ME.role})`;
+    identify(me);
     await render();
     await heartbeat();
     document.body.dataset.loaded = String(Date.now());
   } catch (error) {
     if (error.status === 401) {
+      const known = token() !== "";
       sessionStorage.removeItem(TOKEN_KEY);
-      return signin("That token is not known to the API.");
+      return signin(known ? "The API no longer accepts this token (HTTP 401): sign in again." : "");
     }
     toast(error.message, true);
   }

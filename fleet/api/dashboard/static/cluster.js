@@ -8,7 +8,14 @@ const DISRUPTION = ["DisruptionStarted", "Disrupted", "Evicted", "EvictionBlocke
   "DriftHalted", "DriftResumed", "Interrupted", "LaunchFailed", "RegistrationTimeout"];
 const COLORS = ["#8c959f", "#0969da", "#1a7f37", "#cf222e", "#9a6700", "#8250df"];
 
+// The chart of nodes per image, from the second observation on (one point draws no line):
+// until then it says it is collecting and what the agent reports now.
 function chart(points) {
+  if (points.length < 2) {
+    const now = points.length ? Object.entries(points[0].nodes) : [];
+    const said = now.map(([name, n]) => `${nodes(n)} on ${name}`).join(", ") || "no node yet";
+    return `<p class="muted" id="nodes-collecting">collecting: the chart starts at the agent's second report (now ${esc(said)})</p>`;
+  }
   const images = [];
   for (const p of points) for (const name of Object.keys(p.nodes)) if (!images.includes(name)) images.push(name);
   const w = 680, h = 180, left = 64, bottom = 30, top = 10;

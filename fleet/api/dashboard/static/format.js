@@ -9,18 +9,20 @@ function esc(value) {
 
 // ---- State colours: every state shown maps to ONE danger rank; each rank is one CSS class
 // (`rank-<rank>`, style.css) and a data-rank attribute. Ranks, worst first:
-//   danger  red    it failed or was stopped: nobody is fixing it by waiting
+//   danger  red    it failed or halted: it needs a person, nobody is fixing it by waiting
 //   waiting amber  it waits for a person, a window or a queue
-//   undone  violet it was rolled back: the fleet is where it started, not where it was asked to go
+//   undone  orange it was rolled back: the fleet is where it started, not where it was asked to go
+//   stopped slate  a person stopped it (aborted): the fleet stays where it stopped, on purpose;
+//                  worth seeing (the rollout did not finish) but no one is needed
 //   running blue   it is moving on its own
 //   done    green  it reached the target (or a check passed)
 //   idle    grey   nothing has happened yet, or it was skipped
 const STATE_RANK = {
   // rollouts, waves, steps, rollbacks, gates
   failed: "danger", halted: "danger", "rollback-failed": "danger", "timed-out": "danger",
-  unreachable: "danger", aborted: "danger",
+  unreachable: "danger",
   "awaiting-approval": "waiting", paused: "waiting", queued: "waiting", waiting: "waiting",
-  "rolled-back": "undone",
+  "rolled-back": "undone", aborted: "stopped",
   running: "running", "rolling-back": "running", soaking: "running", gating: "running",
   dispatched: "running", progressing: "running", verifying: "running", requested: "running",
   succeeded: "done", verified: "done", converged: "done", passed: "done",
@@ -28,7 +30,7 @@ const STATE_RANK = {
   // an agent's health (contract B's contact.health)
   healthy: "done", degraded: "waiting", stale: "waiting", unknown: "idle",
 };
-const RANKS = ["danger", "waiting", "undone", "running", "done", "idle"];
+const RANKS = ["danger", "waiting", "undone", "stopped", "running", "done", "idle"];
 // The rollout states that ended badly (kept on the overview while recent).
 const ENDED_BADLY = ["halted", "failed", "aborted", "rolled-back", "rollback-failed"];
 const FINISHED = ["succeeded", ...ENDED_BADLY];
@@ -155,7 +157,7 @@ function money(perHour) {
 
 function percent(part, whole) {
   if (!whole) return "";
-  return `${Math.round((100 * part) / whole)}%`;
+  return `${Math.round((100 * Math.min(part, whole)) / whole)}%`;
 }
 
 // ---- Pieces of a rollout's status shared by the views (contract A, with fallbacks).

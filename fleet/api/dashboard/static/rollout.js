@@ -104,9 +104,14 @@ function timeline(s) {
   return html + `</div></section>`;
 }
 
+// The nodes a step replaced against the cluster's nodes: "38 of 40 nodes (95%)". The two count
+// different things: the agent counts every NodeClaim that ended while the wave moved (a node
+// replaced twice counts twice, one consolidated away counts too), the total is the NodeClaims
+// at the end. When the count passes the total both are said as they are, never as "40 of 39".
 function replaced(c) {
   if (c.nodesReplaced === null || c.nodesReplaced === undefined) return "";
   if (!c.nodes) return nodes(c.nodesReplaced);
+  if (c.nodesReplaced > c.nodes) return `${c.nodesReplaced} replaced · ${nodes(c.nodes)} now`;
   return `${c.nodesReplaced} of ${nodes(c.nodes)} (${percent(c.nodesReplaced, c.nodes)})`;
 }
 

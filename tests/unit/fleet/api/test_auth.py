@@ -8,7 +8,7 @@ import pytest
 from common.auth import AuthConfigError
 from fleet.api import ApiConfigError, create_app
 from fleet.api.bodies import actor_problem
-from fleet.api.documents import ErrorDocument
+from fleet.api.documents import ErrorDocument, WhoAmI
 from fleet.service.fleets import fleet_names
 
 from .helpers import Traced, client, fleet_doc, release_doc, serving
@@ -74,6 +74,22 @@ def test_authentication_comes_before_reading_the_body(api: httpx.Client) -> None
 def test_without_token_hashes_authentication_is_off(fleet: Traced) -> None:
     with serving(fleet.ctx, token_hashes=None) as url, client(url, {}) as anonymous:
         assert anonymous.put("/v1/fleets/demo", json=fleet_doc()).status_code == 201
+
+
+def test_whoami_says_whether_tokens_are_checked(api: httpx.Client, fleet: Traced) -> None:
+    """The dashboard asks for a token only when ``authenticated`` is true; without tokens
+    (loopback only) any request, with or without a token, answers as admin."""
+    me = WhoAmI.model_validate(api.get("/v1/whoami").json())
+    assert (me.authenticated, me.role) == (True, "admin")
+    with client(str(api.base_url), {"Authorization": "Bearer any string"}) as wrong:
+        assert wrong.get("/v1/whoami").status_code == 401
+    with serving(fleet.ctx, token_hashes=None) as url:
+        for headers in ({}, {"Authorization": "Bearer any string"}):
+            with client(url, headers) as anonymous:
+                response = anonymous.get("/v1/whoami")
+                assert response.status_code == 200
+                me = WhoAmI.model_validate(response.json())
+                assert (me.authenticated, me.role, me.people) == (False, "admin", {})
 
 
 def test_token_hashes_must_be_sha256_and_not_empty(fleet: Traced) -> None:

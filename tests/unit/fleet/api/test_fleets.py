@@ -175,6 +175,7 @@ def test_a_body_over_the_limit_is_413(api: httpx.Client, fleet: Traced) -> None:
     response = api.put("/v1/fleets/demo", content=b" " * (MAX_BODY + 1))
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "payload_too_large"
+    assert response.json()["error"]["message"] == "the request body is over 1048576 bytes"
 
     def chunks() -> Iterator[bytes]:
         for _ in range(MAX_BODY // 65536 + 2):
@@ -183,6 +184,22 @@ def test_a_body_over_the_limit_is_413(api: httpx.Client, fleet: Traced) -> None:
     streamed = api.put("/v1/fleets/demo", content=chunks())
     assert streamed.status_code == 413
     assert fleet_names(fleet.ctx) == []
+
+
+def test_a_body_of_exactly_the_limit_is_read(api: httpx.Client, fleet: Traced) -> None:
+    """1 MiB (docs/api-reference.md, docs/cli-reference.md) is read whole; one byte more is not."""
+    assert MAX_BODY == 1 << 20
+    document = json.dumps(fleet_doc()).encode()
+    at_limit = document + b" " * (MAX_BODY - len(document))
+    response = api.put(
+        "/v1/fleets/demo", content=at_limit, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 201, response.text
+    over = api.put(
+        "/v1/fleets/demo", content=at_limit + b" ", headers={"Content-Type": "application/json"}
+    )
+    assert over.status_code == 413
+    assert fleet_names(fleet.ctx) == ["demo"]
 
 
 def test_json_numbers_and_strings_keep_their_types_through_validation(api: httpx.Client) -> None:
