@@ -98,7 +98,7 @@ def parse_configs(data: Any, source: str) -> list[AgentConfig]:
         try:
             configs.append(AgentConfig.model_validate(item, by_alias=True, by_name=False))
         except ValidationError as exc:
-            for issue in issues_from_error(exc):
+            for issue in issues_from_error(exc, AgentConfig):
                 path = f"[{index}].{issue.path}" if issue.path else f"[{index}]"
                 problems.append(f"{path}: {issue.message}")
     problems.extend(_duplicates(configs))

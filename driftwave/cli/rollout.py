@@ -69,7 +69,7 @@ def rollout_plan(
     rolled), each ring's waves and their clusters (sorted by name) with their maintenance-window
     state, the soak, gates, failure budget and approval, the clusters spec.clusters leaves out,
     and an estimated duration with the assumptions behind it. Warnings about risky settings go
-    to stderr. Invalid files print their findings (FILE:DOC Kind/name: field: message) on
+    to stderr. Invalid files print their findings (FILE:LINE Kind/name: field: message) on
     stderr and exit 1.
 
     Example: driftwave rollout plan release.yaml --fleet fleet.yaml --at 2026-01-05T09:00:00Z

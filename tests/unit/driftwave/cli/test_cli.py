@@ -37,6 +37,9 @@ def test_validate_json_lists_findings() -> None:
     assert finding["path"] == "spec.weight"
     assert finding["kind"] == "NodePool"
     assert finding["document"] == 1
+    lines = target.read_text().splitlines()
+    assert lines[finding["line"] - 1].startswith("apiVersion:")  # the document's first line
+    assert finding["line"] > 1
 
 
 def test_validate_reports_unreadable_yaml(tmp_path: Path) -> None:
@@ -135,7 +138,9 @@ def test_validate_reads_stdin_and_kubectl_lists() -> None:
     )
     result = runner.invoke(app, ["validate", "-"], input=listing)
     assert result.exit_code == 1
-    assert "<stdin>:1 NodePool/bad: items[1].spec.weight: must be at least 1" in result.output
+    # FILE:LINE: the line where the List's item starts, not the number of the document
+    assert "<stdin>:12 NodePool/bad: items[1].spec.weight: must be at least 1" in result.output
+    assert "<stdin>:4 NodePool/ok: warning: " in result.output
     assert "2 document(s)" in result.output
 
 
