@@ -132,7 +132,8 @@ def test_the_tokens_file(tmp_path: Path) -> None:
         ("tokens:\n- {name: a, tokenHash: HASH, role: admin, team: x}",
          "tokens[0].team: unknown field"),
         ("tokens:\n- {name: a, tokenHash: HASH, role: admin}\n"
-         "- {name: a, tokenHash: OTHER, role: viewer}", "tokens[1].name: 'a' is also tokens[0]'s name"),
+         "- {name: a, tokenHash: OTHER, role: viewer}",
+         "tokens[1].name: 'a' is also tokens[0]'s name"),
         ("tokens:\n- {name: a, tokenHash: HASH, role: admin, rings: prod}",
          "tokens[0].rings: a list"),
     ],
