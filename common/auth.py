@@ -18,7 +18,12 @@ _TOKEN_HASH = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 class AuthConfigError(ValueError):
-    """A token or token hash cannot be used; the message names it and the rule."""
+    """A token or token hash cannot be used; the message names it and the rule. ``problems``:
+    each thing wrong, one line each (a tokens file reports every entry at fault at once)."""
+
+    def __init__(self, *problems: str) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(problems))
 
 
 def hash_token(token: str) -> str:

@@ -2,11 +2,13 @@
 kinds its reader knows, and findings.
 
 A finding is one error or warning about one document, printed as
-``FILE:DOC kind/name: field.path: what is wrong and the rule``. The reader passes its kinds
-(the agent's in :mod:`agent.api.kinds`, the fleet's in :mod:`fleet.domain.manifests`). Documents
-of kinds nobody registered are reported as warnings and otherwise left alone, so a file may mix
-Karpenter objects with the rest of an application's manifests; Karpenter's own API groups are
-recognised whoever reads, so that an old or misspelt Karpenter kind is an error everywhere.
+``FILE:LINE kind/name: field.path: what is wrong and the rule``, LINE being the line where the
+document starts (its first key), so that an editor given ``FILE:LINE`` opens the document. The
+reader passes its kinds (the agent's in :mod:`agent.api.kinds`, the fleet's in
+:mod:`fleet.domain.manifests`). Documents of kinds nobody registered are reported as warnings
+and otherwise left alone, so a file may mix Karpenter objects with the rest of an application's
+manifests; Karpenter's own API groups are recognised whoever reads, so that an old or misspelt
+Karpenter kind is an error everywhere.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from common.kubemodel import KubeModel, ManifestInvalid, parse_manifest, scrubbed
-from common.yamlsafe import YamlError, load_all
+from common.yamlsafe import YamlError, load_located
 
 Severity = Literal["error", "warning"]
 KindKey = tuple[str, str]
@@ -52,6 +54,8 @@ class Document:
     data: Any
     prefix: str = ""
     """``items[N]`` when the document is an item of a ``kind: List`` (``kubectl get -o yaml``)."""
+    line: int = 0
+    """The line (from 1) where the document (or the List's item) starts; 0 when unknown."""
 
     @property
     def kind(self) -> str:
@@ -67,7 +71,8 @@ class Document:
 
 @dataclass(frozen=True)
 class Finding:
-    """An error or a warning about one document."""
+    """An error or a warning about one document: ``document`` is its number in the file (from
+    1; 0: about the whole file), ``line`` the line where it starts (0: unknown)."""
 
     source: str
     document: int
@@ -76,6 +81,7 @@ class Finding:
     path: str
     message: str
     severity: Severity = "error"
+    line: int = 0
 
     def __post_init__(self) -> None:
         for name in ("source", "kind", "name", "path", "message"):
@@ -84,7 +90,8 @@ class Finding:
     def __str__(self) -> str:
         if self.document == 0:
             return f"{self.source}: {self.message}"
-        where = f"{self.source}:{self.document} {self.kind}/{self.name or '<unnamed>'}"
+        where = f"{located(self.source, self.document, self.line)} {self.kind}/"
+        where += self.name or "<unnamed>"
         label = "" if self.severity == "error" else "warning: "
         field = f"{self.path}: " if self.path else ""
         return f"{where}: {label}{field}{self.message}"
@@ -94,6 +101,13 @@ class Finding:
         return asdict(self)
 
 
+def located(source: str, document: int, line: int) -> str:
+    """Where a document is, as people and editors read it: ``FILE:LINE`` (the line where it
+    starts), or ``FILE (document N)`` when its line is not known (never ``FILE:N`` for a
+    document number, which reads as a line)."""
+    return f"{source}:{line}" if line else f"{source} (document {document})"
+
+
 def load_documents(text: str, source: str) -> list[Document]:
     """Split multi-document YAML into documents (empty documents are skipped, numbering kept).
 
@@ -101,11 +115,12 @@ def load_documents(text: str, source: str) -> list[Document]:
     reads it (``yes`` is a boolean there too); :class:`ManifestSyntaxError` otherwise.
     """
     try:
-        loaded = load_all(text)
+        loaded = load_located(text)
     except YamlError as exc:
         raise ManifestSyntaxError(source, exc.reason, exc.limit) from exc
     documents: list[Document] = []
-    for index, data in enumerate(loaded, start=1):
+    for index, found in enumerate(loaded, start=1):
+        data = found.data
         if data is None:
             continue
         items = data.get("items") if isinstance(data, dict) else None
@@ -114,11 +129,13 @@ def load_documents(text: str, source: str) -> list[Document]:
             and str(data.get("kind", "")).endswith("List")
             and isinstance(items, list)
         ):
+            lines = found.items if len(found.items) == len(items) else (found.line,) * len(items)
             documents.extend(
-                Document(source, index, item, f"items[{n}]") for n, item in enumerate(items)
+                Document(source, index, item, f"items[{n}]", lines[n])
+                for n, item in enumerate(items)
             )
         else:
-            documents.append(Document(source, index, data))
+            documents.append(Document(source, index, data, line=found.line))
     return documents
 
 
@@ -149,7 +166,7 @@ def check_document(
 
     def finding(path: str, message: str, severity: Severity = "error") -> Finding:
         full = f"{doc.prefix}.{path}" if doc.prefix and path else (doc.prefix or path)
-        return Finding(doc.source, doc.index, doc.kind, doc.name, full, message, severity)
+        return Finding(doc.source, doc.index, doc.kind, doc.name, full, message, severity, doc.line)
 
     if not isinstance(doc.data, dict):
         return None, [finding("", "a manifest must be a mapping with apiVersion and kind")]
@@ -238,6 +255,7 @@ def resolve_kind(
 def _with_hint(kind: str, path: str, message: str) -> str:
     moved = MOVED_IN_V1.get((kind, path))
     if moved and message.startswith("unknown field"):
+        message = message.split("; did you mean", 1)[0]  # where it went says more
         return (
             f"{message}; Karpenter v1 moved it to {moved} (`driftwave migrate` moves it when "
             "it converts the v1beta1 object)"

@@ -25,6 +25,24 @@ _PART = re.compile(r"([0-9]+)(h|m|s)")
 _UNIT = {"h": 3600, "m": 60, "s": 1}
 
 
+def span(delta: timedelta, *, seconds_too: bool = False) -> str:
+    """A positive duration as people read it, in its two largest units: ``4d2h``, ``3h12m``,
+    ``4m``, ``45s`` (``seconds_too``: minutes with their seconds, ``6m52s``, rounded to the
+    second). What every message of agent and fleet says a duration with (never ``0:10:00``)."""
+    total = delta.total_seconds()
+    seconds = max(0, round(total) if seconds_too else int(total))
+    days, rest = divmod(seconds, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h{minutes}m" if minutes else f"{hours}h"
+    if minutes:
+        return f"{minutes}m{secs}s" if seconds_too and secs else f"{minutes}m"
+    return f"{secs}s"
+
+
 def parse_duration(text: str) -> timedelta | None:
     """``"1h30m"`` → 90 minutes; ``"Never"`` → None. Raises ValueError on anything else."""
     if text == NEVER:
@@ -45,4 +63,5 @@ __all__ = [
     "cron_expression",
     "cron_problem",
     "parse_duration",
+    "span",
 ]

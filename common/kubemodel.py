@@ -22,6 +22,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from common.names import dns_subdomain_problem
+from common.suggest import did_you_mean, field_names
 
 M = TypeVar("M", bound="KubeModel")
 
@@ -123,8 +124,12 @@ def format_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def issues_from_error(exc: ValidationError) -> list[FieldIssue]:
-    """Translate a pydantic ValidationError into field issues with exact paths."""
+def issues_from_error(
+    exc: ValidationError, model: type[BaseModel] | None = None
+) -> list[FieldIssue]:
+    """Translate a pydantic ValidationError into field issues with exact paths. With the
+    ``model`` validated, an unknown field's issue names the closest field it allows ("did you
+    mean 'budgets'?")."""
     issues: list[FieldIssue] = []
     for err in exc.errors(include_url=False):
         loc: tuple[int | str, ...] = tuple(err["loc"])
@@ -148,6 +153,8 @@ def issues_from_error(exc: ValidationError) -> list[FieldIssue]:
             message = _rule_text(err["type"], ctx, err["msg"])
         if err["type"] == "value_error":
             message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden" and model is not None and loc:
+            message += did_you_mean(str(loc[-1]), field_names(model, loc[:-1]))
         if any(part in SECRET_FIELDS for part in loc):
             message = redacted(message, value)
         issues.append(FieldIssue(format_path(loc), message))
@@ -272,7 +279,7 @@ def parse_manifest(model: type[M], data: Any) -> M:
     try:
         return model.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as exc:
-        raise ManifestInvalid(kind, name, issues_from_error(exc)) from exc
+        raise ManifestInvalid(kind, name, issues_from_error(exc, model)) from exc
 
 
 class OwnerReference(KubeModel):

@@ -164,23 +164,51 @@ class _BoundedLoader(_PARSER):  # type: ignore[misc]
             raise YamlError(unbuildable(node, self.document)) from exc
 
 
+@dataclass(frozen=True)
+class Located:
+    """A document of a YAML text as plain data, and the lines where it stands (from 1)."""
+
+    data: Any
+    line: int
+    """The line where the document's content starts (its first key, after ``---`` and
+    comments): what a finding about the document points an editor at."""
+    items: tuple[int, ...] = ()
+    """The start line of each item of the document's top-level ``items`` list (``kind: List``)."""
+
+
 def load_all(text: str, limits: YamlLimits = LIMITS) -> list[Any]:
     """Every document of ``text`` as plain data (an empty document is None).
 
     Raises :class:`YamlError` when the text is over a limit or cannot be read."""
+    return [document.data for document in load_located(text, limits)]
+
+
+def load_located(text: str, limits: YamlLimits = LIMITS) -> list[Located]:
+    """Every document of ``text`` with its start line (:class:`Located`); as :func:`load_all`."""
     check_limits(text, limits)
     loader = _BoundedLoader(text)
-    loaded: list[Any] = []
+    loaded: list[Located] = []
     try:
-        while loader.check_data():
+        while loader.check_node():
             loader.document = len(loaded) + 1
-            loaded.append(plain(loader.get_data()))
+            node = loader.get_node()
+            data = plain(loader.construct_document(node))
+            loaded.append(Located(data, node.start_mark.line + 1, _item_lines(node)))
     except yaml.YAMLError as exc:
         where = f"document {len(loaded) + 1}: " if loaded else ""
         raise YamlError(f"not valid YAML: {where}{exc}") from exc
     finally:
         loader.dispose()
     return loaded
+
+
+def _item_lines(node: yaml.Node) -> tuple[int, ...]:
+    if not isinstance(node, yaml.MappingNode):
+        return ()
+    for key, value in node.value:
+        if key.value == "items" and isinstance(value, yaml.SequenceNode):
+            return tuple(item.start_mark.line + 1 for item in value.value)
+    return ()
 
 
 def load_single(text: str, limits: YamlLimits = LIMITS) -> Any:

@@ -109,7 +109,8 @@ def _nodeclass(nodeclass: EC2NodeClass) -> Iterator[LintWarning]:
             yield (
                 f"spec.amiSelectorTerms[{index}].alias",
                 f"{term.alias} follows every new AMI release into this cluster untested; {pin} "
-                "in production and roll new versions out in stages (seed: Managing AMIs)",
+                "in production and roll new versions out in stages (a driftwave Release through "
+                "rings: docs/concepts.md)",
             )
 
 

@@ -1,5 +1,5 @@
 """Checking manifest files against Karpenter v1's rules (and more kinds registered by the
-caller), as ``driftwave validate`` does: each finding reads ``FILE:DOC kind/name: field.path:
+caller), as ``driftwave validate`` does: each finding reads ``FILE:LINE kind/name: field.path:
 message``."""
 
 from __future__ import annotations

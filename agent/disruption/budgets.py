@@ -24,7 +24,7 @@ For a NodePool and a disruption reason (``Drifted``, ``Empty``, ``Underutilized`
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -103,6 +103,26 @@ def allowed_by_budgets(budgets: Iterable[Budget], reason: str, total: int, now: 
     return allowed
 
 
+def blocking(
+    budgets: Sequence[Budget], reason: str, total: int, now: datetime, disrupting: int = 0
+) -> list[int]:
+    """The places (in ``budgets``) of the budgets that leave ``reason`` no disruption at
+    ``now`` with ``disrupting`` nodes already disrupting: active ones that apply and allow no
+    more, and any whose schedule or value cannot be read (it blocks whatever its reasons)."""
+    found: list[int] = []
+    for index, budget in enumerate(budgets):
+        try:
+            active = is_active(budget, now)
+            nodes = budget_nodes(budget, total)
+        except BudgetError:
+            found.append(index)
+            continue
+        applies = budget.reasons is None or reason in budget.reasons
+        if active and applies and nodes - disrupting <= 0:
+            found.append(index)
+    return found
+
+
 def allowed_disruptions(pool: NodePool, reason: str, nodes: PoolNodes, now: datetime) -> int:
     """How many more of ``pool``'s nodes may be disrupted for ``reason`` at ``now``."""
     limit = allowed_by_budgets(pool.spec.disruption.budgets, reason, nodes.total, now)
@@ -141,6 +161,7 @@ __all__ = [
     "PoolNodes",
     "allowed_by_budgets",
     "allowed_disruptions",
+    "blocking",
     "budget_nodes",
     "budget_problems",
     "is_active",

@@ -29,7 +29,7 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.cloud.amirules import first_fitting_image
-from agent.disruption.budgets import PoolNodes, allowed_by_budgets, next_change
+from agent.disruption.budgets import PoolNodes, allowed_by_budgets, blocking, next_change
 from agent.disruption.candidates import (
     Candidate,
     Snapshot,
@@ -215,22 +215,30 @@ def _waves(
     now: datetime,
     step: timedelta,
 ) -> list[dict[str, Any]]:
-    """Per NodePool, waves of at most the budget's allowance, one after another."""
+    """Per NodePool, waves of at most the budget's allowance, one after another; a wave the
+    budgets hold back names them (``waitsFor``) and how long it waits (``waitSeconds``)."""
     waves: list[dict[str, Any]] = []
     waits = {r["node"]: float(r.get("drainWaitSeconds", 0.0)) for r in rows}
     for pool_name in sorted({r["nodePool"] for r in rows}):
         pool = pools[pool_name]
+        budgets = pool.spec.disruption.budgets
         queue = [r["node"] for r in rows if r["nodePool"] == pool_name]
         nodes = counts.get(pool_name, PoolNodes(len(queue), 0))
         at = now
         number = 0
+        held: list[int] = []
+        since: datetime | None = None
         while queue and number < MAX_WAVES:
-            allowed = allowed_by_budgets(pool.spec.disruption.budgets, "Drifted", nodes.total, at)
-            allowed = max(0, allowed - (nodes.disrupting if at == now else 0))
+            disrupting = nodes.disrupting if at == now else 0
+            allowed = allowed_by_budgets(budgets, "Drifted", nodes.total, at)
+            allowed = max(0, allowed - disrupting)
             if allowed <= 0:
+                since = since or at
+                found = blocking(budgets, "Drifted", nodes.total, at, disrupting)
+                held += [index for index in found if index not in held]
                 edge = next_change(pool, at)
                 if edge is None:
-                    waves.append(_wave(pool_name, None, queue, now, at, None))
+                    waves.append(_wave(pool_name, None, queue, now, at, None, _held(pool, held)))
                     break
                 at = edge.astimezone(now.tzinfo)
                 continue
@@ -238,9 +246,28 @@ def _waves(
             taken, queue = queue[:allowed], queue[allowed:]
             wait = max((waits.get(n, 0.0) for n in taken), default=0.0)
             end = at + step + timedelta(seconds=wait)
-            waves.append(_wave(pool_name, number, taken, now, at, end))
-            at = end
+            wave = _wave(pool_name, number, taken, now, at, end, _held(pool, held))
+            wave["waitSeconds"] = (at - since).total_seconds() if since else 0.0
+            waves.append(wave)
+            at, held, since = end, [], None
     return waves
+
+
+def _held(pool: NodePool, places: Sequence[int]) -> list[dict[str, Any]]:
+    """The budgets at ``places`` of the pool's, as the preview names them."""
+    budgets = pool.spec.disruption.budgets
+    return [
+        {
+            "budget": index,
+            "path": f"spec.disruption.budgets[{index}]",
+            "nodes": budgets[index].nodes,
+            "schedule": budgets[index].schedule,
+            "duration": budgets[index].duration,
+            "timeZone": budgets[index].time_zone,
+            "reasons": budgets[index].reasons,
+        }
+        for index in places
+    ]
 
 
 def _wave(
@@ -250,6 +277,7 @@ def _wave(
     now: datetime,
     start: datetime,
     end: datetime | None,
+    held: list[dict[str, Any]],
 ) -> dict[str, Any]:
     if number is None:
         return {
@@ -259,6 +287,7 @@ def _wave(
             "startSeconds": None,
             "endSeconds": None,
             "note": "the budgets allow no drift disruption, and no schedule will change that",
+            "waitsFor": held,
         }
     assert end is not None
     return {
@@ -268,4 +297,5 @@ def _wave(
         "startSeconds": (start - now).total_seconds(),
         "endSeconds": (end - now).total_seconds(),
         "start": start.isoformat().replace("+00:00", "Z"),
+        "waitsFor": held,
     }

@@ -33,6 +33,7 @@ from agent.lifecycle.conditions import is_true, with_condition, without_conditio
 from agent.provisioning.provisioner import Provisioner
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.taints import DISRUPTED_NO_SCHEDULE_TAINT
+from common.durations import span
 from common.kubemodel import Condition
 
 TIMEOUT = timedelta(minutes=10)
@@ -168,7 +169,7 @@ class Orchestrator:
                 self._delete_candidates(command)
                 changed += 1
             elif command.created is not None and self.clock.now() >= command.created + self.timeout:
-                self._fail(command, f"replacements did not initialize within {self.timeout}")
+                self._fail(command, f"replacements did not initialize within {span(self.timeout)}")
                 changed += 1
         return changed
 

@@ -35,6 +35,7 @@ from agent.clock import Clock
 from agent.cloud.port import CloudError, CloudProvider, InsufficientCapacity, NodeClassNotReady
 from agent.kube.port import Cluster, NotFound, WatchEvent
 from agent.lifecycle.conditions import condition, is_true, with_condition
+from common.durations import span
 from common.kubemodel import Condition
 
 REGISTRATION_TTL = timedelta(minutes=15)
@@ -250,7 +251,7 @@ class NodeClaimLifecycle:
         self.record(
             "LaunchTimeout",
             f"nodeclaim/{name}",
-            f"nodeclaim did not launch within {LAUNCH_TIMEOUT}; deleting it",
+            f"nodeclaim did not launch within {span(LAUNCH_TIMEOUT)}; deleting it",
             {},
         )
         self._delete(claim)
@@ -265,7 +266,7 @@ class NodeClaimLifecycle:
         self.record(
             "RegistrationTimeout",
             f"nodeclaim/{name}",
-            f"node did not register within {self.registration_ttl}; deleting the nodeclaim",
+            f"node did not register within {span(self.registration_ttl)}; deleting the nodeclaim",
             {},
         )
         with contextlib.suppress(CloudError):

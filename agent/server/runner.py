@@ -29,7 +29,7 @@ from pydantic import Field, ValidationError, field_validator
 from agent.server.app import create_app
 from agent.service import AgentService
 from agent.sim.live import LiveSimulation
-from agent.sim.member import MAX_NODES, member_world
+from agent.sim.member import MAX_NODES, member_problems, member_world
 from common.auth import TOKEN_HASH, AuthConfigError
 from common.kubemodel import KubeModel, issues_from_error, matching
 from common.names import KUBERNETES_VERSION, dns_subdomain_problem
@@ -66,11 +66,13 @@ class AgentConfig(KubeModel):
 
 
 class ConfigError(ValueError):
-    """The agents' configuration is invalid; ``problems`` are ``path: message`` lines."""
+    """The agents' configuration is invalid; ``problems`` are ``path: message`` lines;
+    ``untokened``: whether an entry has no ``tokenHash`` (so a token must come from elsewhere)."""
 
-    def __init__(self, source: str, problems: list[str]) -> None:
+    def __init__(self, source: str, problems: list[str], untokened: bool = False) -> None:
         self.source = source
         self.problems = problems
+        self.untokened = untokened
         super().__init__(f"{source}: " + "; ".join(problems))
 
 
@@ -89,40 +91,76 @@ def load_configs(path: Path) -> list[AgentConfig]:
 
 
 def parse_configs(data: Any, source: str) -> list[AgentConfig]:
-    """:func:`load_configs` on already loaded data."""
+    """:func:`load_configs` on already loaded data: every problem of every entry at once (its
+    fields, names and ports taken twice, releases the catalog does not have)."""
     if not isinstance(data, list) or not data:
         raise ConfigError(source, ["the file must hold a non-empty list of agents"])
     configs: list[AgentConfig] = []
     problems: list[str] = []
     for index, item in enumerate(data):
         try:
-            configs.append(AgentConfig.model_validate(item, by_alias=True, by_name=False))
+            config = AgentConfig.model_validate(item, by_alias=True, by_name=False)
         except ValidationError as exc:
-            for issue in issues_from_error(exc):
+            for issue in issues_from_error(exc, AgentConfig):
                 path = f"[{index}].{issue.path}" if issue.path else f"[{index}]"
                 problems.append(f"{path}: {issue.message}")
-    problems.extend(_duplicates(configs))
+            continue
+        configs.append(config)
+        problems.extend(f"[{index}].{field}: {why}" for field, why in config_problems(config))
+    problems.extend(_duplicates(data))
     if problems:
-        raise ConfigError(source, problems)
+        untokened = any(not isinstance(i, dict) or "tokenHash" not in i for i in data)
+        raise ConfigError(source, sorted(problems, key=_entry_order), untokened)
     return configs
 
 
-def _duplicates(configs: list[AgentConfig]) -> Iterator[str]:
+def config_problems(config: AgentConfig) -> list[tuple[str, str]]:
+    """What keeps a valid entry's cluster from being built: (field, what is wrong and the
+    rule), as :func:`agent.sim.member.member_problems` says it."""
+    return member_problems(
+        config.name,
+        nodes=config.nodes,
+        kubernetes_version=config.kubernetes_version,
+        ami_release=config.ami_release,
+        faulty_releases=tuple(config.faulty_releases),
+    )
+
+
+def _entry_order(problem: str) -> int:
+    """The entry a ``[N].field: ...`` problem is about, to list problems in the file's order."""
+    return int(problem[1 : problem.index("]")])
+
+
+def _duplicates(data: list[Any]) -> Iterator[str]:
+    """Names and ports given twice, by the entries' places in the file (valid or not)."""
     names: dict[str, int] = {}
     ports: dict[int, int] = {}
-    for index, config in enumerate(configs):
-        if config.name in names:
+    for index, item in enumerate(data):
+        if not isinstance(item, dict):
+            continue
+        name, port = item.get("name"), item.get("port", 9100)
+        if isinstance(name, str) and name in names:
             yield (
-                f"[{index}].name: {config.name!r} is also agent [{names[config.name]}]'s name "
+                f"[{index}].name: {name!r} is also agent [{names[name]}]'s name "
                 "(rule: names are unique)"
             )
-        names.setdefault(config.name, index)
-        if config.port and config.port in ports:
-            yield (
-                f"[{index}].port: {config.port} is also agent [{ports[config.port]}]'s port "
-                "(rule: ports are unique; 0 picks a free one)"
-            )
-        ports.setdefault(config.port, index)
+        if isinstance(name, str):
+            names.setdefault(name, index)
+        if isinstance(port, int) and not isinstance(port, bool) and port:
+            if port in ports:
+                yield (
+                    f"[{index}].port: {port} is also agent [{ports[port]}]'s port "
+                    "(rule: ports are unique; 0 picks a free one)"
+                )
+            ports.setdefault(port, index)
+
+
+class ListenError(OSError):
+    """Ports the agents cannot listen on; ``problems`` names each agent and its port."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
 
 
 class Runner(Protocol):
@@ -222,7 +260,8 @@ def run_agents(
     """Serve the agents until SIGINT / SIGTERM or ``stop`` (module docstring).
 
     Each agent accepts the tokens of ``token_hashes`` and its own ``tokenHash``; an agent left
-    without any raises AuthConfigError before anything starts. OSError when a port is taken.
+    without any raises AuthConfigError before anything starts. :class:`ListenError` naming
+    every port taken.
     """
     hashes = {
         c.name: set(token_hashes) | ({c.token_hash} if c.token_hash else set()) for c in configs
@@ -235,8 +274,14 @@ def run_agents(
             )
     sockets: list[socket.socket] = []
     try:
+        taken: list[str] = []
         for config in configs:
-            sockets.append(bind(host, config.port))
+            try:
+                sockets.append(bind(host, config.port))
+            except OSError as exc:
+                taken.append(f"agent {config.name}: {exc.strerror}")
+        if taken:
+            raise ListenError(taken)
         pairs = [
             _agent(config, sock, host, hashes[config.name], tracer_provider)
             for config, sock in zip(configs, sockets, strict=True)

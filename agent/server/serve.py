@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from opentelemetry.sdk.trace import TracerProvider
 from pydantic import ValidationError
@@ -21,14 +21,16 @@ from agent.server.live import BuildError, LiveParts, serve_live
 from agent.server.runner import (
     AgentConfig,
     ConfigError,
+    ListenError,
     RunningAgent,
+    config_problems,
     load_configs,
     run_agents,
 )
 from agent.sim.member import MemberError
 from common.auth import AuthConfigError, hash_token
 from common.kubemodel import issues_from_error
-from common.telemetry import TelemetryError, tracer_provider
+from common.telemetry import TelemetryError, otlp_traces_url, tracer_provider
 
 TOKEN_ENV = "DRIFTWAVE_AGENT_TOKEN"
 SERVICE_NAME = "driftwave-agent"
@@ -55,10 +57,12 @@ NO_LIVE_TOKEN = (
 
 
 class ServeError(Exception):
-    """``driftwave agent serve`` cannot start; ``problems`` are the lines to print."""
+    """``driftwave agent serve`` cannot start; ``problems`` are the lines to print
+    (``untokened``: the agents' configuration, invalid, has an entry without a token hash)."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], untokened: bool = False) -> None:
         self.problems = problems
+        self.untokened = untokened
         super().__init__("; ".join(problems))
 
 
@@ -93,7 +97,7 @@ def agent_configs(options: ServeOptions) -> list[AgentConfig]:
         try:
             configs = load_configs(options.config)
         except ConfigError as exc:
-            raise ServeError([f"{exc.source}: {p}" for p in exc.problems]) from exc
+            raise ServeError([f"{exc.source}: {p}" for p in exc.problems], exc.untokened) from exc
         return [
             c if "speed" in c.model_fields_set else c.model_copy(update={"speed": options.speed})
             for c in configs
@@ -109,14 +113,21 @@ def agent_configs(options: ServeOptions) -> list[AgentConfig]:
         "speed": options.speed,
     }
     try:
-        return [AgentConfig.model_validate(data, by_alias=True, by_name=False)]
+        config = AgentConfig.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as exc:
-        problems = []
-        for issue in issues_from_error(exc):
-            head, _, rest = issue.path.partition("[")
-            option = OPTIONS.get(head, head) + (f"[{rest}" if rest else "")
-            problems.append(f"{option}: {issue.message}")
-        raise ServeError(problems) from exc
+        raise ServeError(
+            [_as_option(i.path, i.message) for i in issues_from_error(exc, AgentConfig)]
+        ) from exc
+    problems = [_as_option(field, why) for field, why in config_problems(config)]
+    if problems:
+        raise ServeError(problems)
+    return [config]
+
+
+def _as_option(path: str, message: str) -> str:
+    """A problem of a configuration field, named by the command's option (``--ami-release``)."""
+    head, _, rest = path.partition("[")
+    return f"{OPTIONS.get(head, head) + (f'[{rest}' if rest else '')}: {message}"
 
 
 def token_hashes(options: ServeOptions, environ: Mapping[str, str]) -> set[str]:
@@ -162,10 +173,21 @@ def serve(
     if options.live is not None:
         serve_real(options, options.live, say, environ)
         return
-    configs = agent_configs(options)
-    hashes = token_hashes(options, _environ(options, environ))
-    if not hashes and any(c.token_hash is None for c in configs):
-        raise ServeError([NO_TOKEN])
+    problems: list[str] = []
+    try:
+        configs = agent_configs(options)
+        untokened = any(c.token_hash is None for c in configs)
+    except ServeError as exc:
+        problems.extend(exc.problems)
+        configs, untokened = [], options.config is None or exc.untokened
+    hashes = _collect(problems, lambda: token_hashes(options, _environ(options, environ)))
+    if hashes == set() and untokened:
+        problems.append(NO_TOKEN)
+    if problems:  # every problem at once, before anything is opened
+        if options.otlp_endpoint is not None:
+            _collect(problems, lambda: _otlp_checked(options.otlp_endpoint or ""))
+        raise ServeError(problems)
+    assert hashes is not None
     provider = _tracing(options)
 
     def ready(agents: list[RunningAgent]) -> None:
@@ -180,11 +202,33 @@ def serve(
             token_hashes=hashes,
             tracer_provider=provider,
         )
+    except ListenError as exc:
+        raise ServeError(exc.problems) from exc
     except (AuthConfigError, MemberError, OSError) as exc:
         raise ServeError([str(exc)]) from exc
     finally:
         if provider is not None:
             provider.shutdown()
+
+
+T = TypeVar("T")
+
+
+def _collect(problems: list[str], step: Callable[[], T]) -> T | None:
+    """``step()``, or None with its :class:`ServeError`'s problems added to ``problems``."""
+    try:
+        return step()
+    except ServeError as exc:
+        problems.extend(exc.problems)
+        return None
+
+
+def _otlp_checked(endpoint: str) -> None:
+    """Raise ServeError when ``endpoint`` is not an OTLP collector's URL (nothing is opened)."""
+    try:
+        otlp_traces_url(endpoint)
+    except TelemetryError as exc:
+        raise ServeError([str(exc)]) from exc
 
 
 def _tracing(options: ServeOptions) -> TracerProvider | None:
@@ -209,12 +253,12 @@ def serve_real(
     """Serve the agent over a real cluster (:mod:`agent.server.live`) until SIGINT / SIGTERM.
     ``build`` defaults to the real adapters (:func:`agent.live.build.build_live`). Raises
     ServeError: invalid options, no token, a cluster or AWS that cannot be reached at start."""
-    problems = check_live_options(live)
-    if problems:
+    problems = list(check_live_options(live))
+    hashes = _collect(problems, lambda: token_hashes(options, _environ(options, environ)))
+    if hashes == set():
+        problems.append(NO_LIVE_TOKEN)
+    if problems or not hashes:  # every problem at once
         raise ServeError(problems)
-    hashes = token_hashes(options, _environ(options, environ))
-    if not hashes:
-        raise ServeError([NO_LIVE_TOKEN])
     if build is None:
         from agent.live.build import build_live
 

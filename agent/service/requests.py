@@ -106,7 +106,7 @@ def parse_request(model: type[M], data: Any, doing: str) -> M:
     try:
         return model.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as exc:
-        issues = issues_from_error(exc)
+        issues = issues_from_error(exc, model)
         raise InvalidRequest(doing, [(i.path, i.message) for i in issues]) from exc
 
 

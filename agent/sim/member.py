@@ -62,22 +62,16 @@ def member_world(
     faulty_releases: Sequence[str] = (),
 ) -> World:
     """A provisioned fleet member (see the module docstring); raises MemberError."""
-    _check(name, nodes, kubernetes_version)
+    problems = member_problems(
+        name,
+        nodes=nodes,
+        kubernetes_version=kubernetes_version,
+        ami_release=ami_release,
+        faulty_releases=faulty_releases,
+    )
+    if problems:
+        raise MemberError("; ".join(f"{setting}: {why}" for setting, why in problems))
     amis = AMICatalog.eks_optimized(kubernetes_versions=KUBERNETES_VERSIONS)
-    releases = amis.releases("AL2023", kubernetes_version)
-    for setting, release in [("amiRelease", ami_release)] + [
-        (f"faultyReleases[{i}]", r) for i, r in enumerate(faulty_releases)
-    ]:
-        if not _RELEASE.fullmatch(release) or release not in releases:
-            raise MemberError(
-                f"{setting}: {release!r} is not an AL2023 release of the catalog "
-                f"(rule: one of {', '.join(releases)})"
-            )
-    if ami_release in faulty_releases:
-        raise MemberError(
-            f"amiRelease: {ami_release} is also faulty, so no node could ever start "
-            "(rule: the starting release must be healthy)"
-        )
     for ami in list(amis):
         if ami.family == "AL2023" and ami.version in faulty_releases:
             amis.set_faulty(ami.id)
@@ -96,17 +90,53 @@ def member_world(
     return world
 
 
-def _check(name: str, nodes: int, kubernetes_version: str) -> None:
-    problem = dns_subdomain_problem(name)
-    if problem:
-        raise MemberError(f"name: {problem}")
+def member_problems(
+    name: str,
+    *,
+    nodes: int = 200,
+    kubernetes_version: str = "1.30",
+    ami_release: str = "v20251202",
+    faulty_releases: Sequence[str] = (),
+) -> list[tuple[str, str]]:
+    """Every reason a member cannot be built as asked: (the setting, what is wrong and the rule),
+    e.g. ``("amiRelease", "'v2025' is not an AL2023 release of the catalog (rule: ...)")``."""
+    problems: list[tuple[str, str]] = []
+    name_problem = dns_subdomain_problem(name)
+    if name_problem:
+        problems.append(("name", name_problem))
     if not 0 <= nodes <= MAX_NODES:
-        raise MemberError(f"nodes: {nodes} is out of range (rule: 0 to {MAX_NODES})")
+        problems.append(("nodes", f"{nodes} is out of range (rule: 0 to {MAX_NODES})"))
     if kubernetes_version not in KUBERNETES_VERSIONS:
-        raise MemberError(
-            f"kubernetesVersion: {kubernetes_version!r} is not simulated "
-            f"(rule: one of {', '.join(KUBERNETES_VERSIONS)})"
+        problems.append(
+            (
+                "kubernetesVersion",
+                f"{kubernetes_version!r} is not simulated "
+                f"(rule: one of {', '.join(KUBERNETES_VERSIONS)})",
+            )
         )
+        return problems  # the releases are those of a Kubernetes version
+    amis = AMICatalog.eks_optimized(kubernetes_versions=(kubernetes_version,))
+    releases = amis.releases("AL2023", kubernetes_version)
+    for setting, release in [("amiRelease", ami_release)] + [
+        (f"faultyReleases[{i}]", r) for i, r in enumerate(faulty_releases)
+    ]:
+        if not _RELEASE.fullmatch(release) or release not in releases:
+            problems.append(
+                (
+                    setting,
+                    f"{release!r} is not an AL2023 release of the catalog "
+                    f"(rule: one of {', '.join(releases)})",
+                )
+            )
+    if ami_release in faulty_releases:
+        problems.append(
+            (
+                "amiRelease",
+                f"{ami_release} is also faulty, so no node could ever start "
+                "(rule: the starting release must be healthy)",
+            )
+        )
+    return problems
 
 
 def replicas(nodes: int) -> dict[str, int]:

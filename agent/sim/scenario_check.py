@@ -82,10 +82,10 @@ def scenario_objects(
     linters = tuple(linters)
 
     def finding(field: str, message: str) -> Finding:
-        return Finding(doc.source, doc.index, "Scenario", doc.name, field, message)
+        return Finding(doc.source, doc.index, "Scenario", doc.name, field, message, line=doc.line)
 
     docs = [
-        Document(doc.source, doc.index, m, f"spec.manifests[{i}]")
+        Document(doc.source, doc.index, m, f"spec.manifests[{i}]", doc.line)
         for i, m in enumerate(scenario.spec.manifests)
     ]
     errors: list[Finding] = []
@@ -134,7 +134,7 @@ def _event_problems(
         where = f"spec.events[{index}]"
         if event.apply is not None:
             applied, problems = check_document(
-                Document(doc.source, doc.index, event.apply, f"{where}.apply"),
+                Document(doc.source, doc.index, event.apply, f"{where}.apply", doc.line),
                 agent_kinds(),
                 linters,
             )

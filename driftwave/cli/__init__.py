@@ -98,7 +98,7 @@ def validate(files: FilesArg, output: OutputOpt = None, as_json: JsonOpt = False
     """Check manifests against Karpenter v1's schema and rules, and driftwave's own kinds
     (Fleet, Release, Scenario).
 
-    Each problem prints as FILE:DOC kind/name: field.path: what is wrong (rule). Warnings flag
+    Each problem prints as FILE:LINE kind/name: field.path: what is wrong (rule). Warnings flag
     valid but risky settings (an @latest AMI alias, no disruption budget, expireAfter: Never)
     and do not fail. Exit code 1 when any error is found.
 

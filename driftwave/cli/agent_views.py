@@ -6,10 +6,13 @@ preview's tables, the AMI report's lines, the hash table. The agent computes the
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+
+from common.durations import span
 
 if TYPE_CHECKING:
     from agent.lifecycle.hashreport import Stamp
@@ -88,16 +91,20 @@ def render_plan(console: Console, result: dict[str, Any]) -> None:
     console.print(drifted)
     if result["waves"]:
         waves = Table(title="Disruption waves (within the Drifted budgets)", title_justify="left")
-        for column in ("nodepool", "wave", "starts", "nodes"):
+        for column in ("nodepool", "wave", "starts", "nodes", "waits for"):
             waves.add_column(column)
         for wave in result["waves"]:
             start = (
                 "never (budgets allow none)"
                 if wave["startSeconds"] is None
-                else f"+{wave['startSeconds']:.0f}s"
+                else f"in {span(timedelta(seconds=wave['startSeconds']))} ({_day(wave['start'])})"
             )
             waves.add_row(
-                wave["nodePool"], str(wave["wave"] or "-"), start, ", ".join(wave["nodes"])
+                wave["nodePool"],
+                str(wave["wave"] or "-"),
+                start,
+                ", ".join(wave["nodes"]),
+                budget_wait(wave),
             )
         console.print(waves)
     if result["haltedNodePools"]:
@@ -112,10 +119,38 @@ def render_plan(console: Console, result: dict[str, Any]) -> None:
         console.print(f"{counts}; no ETA: a budget allows no drift disruption")
     else:
         console.print(
-            f"{counts}; done in about "
-            f"{result['etaSeconds']:.0f}s (by {result['eta']}, assuming "
-            f"{result['replaceSecondsAssumed']:.0f}s per replacement)"
+            f"{counts}; done in about {span(timedelta(seconds=result['etaSeconds']))} (by "
+            f"{result['eta']}, assuming {span(timedelta(seconds=result['replaceSecondsAssumed']))}"
+            " per replacement)"
         )
+
+
+def _day(moment: str) -> str:
+    """``2026-01-06T09:00:50Z`` as ``Tue 09:00:50Z``: the day a budget's schedule reads."""
+    return datetime.fromisoformat(moment).strftime("%a %H:%M:%SZ")
+
+
+def budget_wait(wave: dict[str, Any]) -> str:
+    """Which budgets hold a wave back, and for how long: ``15h30m for budgets[3] (nodes 0,
+    schedule '0 17 * * mon-fri' for 16h, Drifted) to end`` (empty when none does)."""
+    held = wave.get("waitsFor") or []
+    if not held:
+        return ""
+    named = " and ".join(_budget(b) for b in held)
+    if wave["startSeconds"] is None:
+        return f"{named}: allows none, and no schedule will change that"
+    waited = span(timedelta(seconds=wave.get("waitSeconds", 0.0)))
+    return f"{waited} for {named} to end"
+
+
+def _budget(budget: dict[str, Any]) -> str:
+    parts = [f"nodes {budget['nodes']}"]
+    if budget.get("schedule"):
+        zone = f" {budget['timeZone']}" if budget.get("timeZone") else ""
+        parts.append(f"schedule '{budget['schedule']}'{zone} for {budget['duration']}")
+    if budget.get("reasons"):
+        parts.append(", ".join(budget["reasons"]))
+    return f"budgets[{budget['budget']}] ({', '.join(parts)})"
 
 
 def render_amis(result: dict[str, Any], write: Callable[[str], None] = print) -> None:

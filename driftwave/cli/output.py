@@ -31,6 +31,12 @@ class Output(StrEnum):
     YAML = "yaml"
 
 
+def parse_output(value: str | Output) -> Output:
+    """``-o``'s value as an :class:`Output` (any case); :func:`output_format`'s usage error
+    otherwise, naming the closest format to a misspelt one (``tabel``: did you mean 'table'?)."""
+    return output_format(value)
+
+
 OutputOpt = Annotated[
     Output | None,
     typer.Option(
@@ -38,7 +44,7 @@ OutputOpt = Annotated[
         "-o",
         help="Output format: table (default), wide (more columns), json or yaml.",
         metavar="FORMAT",
-        case_sensitive=False,
+        parser=parse_output,
         show_default=False,
     ),
 ]
@@ -63,9 +69,12 @@ def output_format(output: Output | str | None, as_json: bool = False) -> Output:
         try:
             output = Output(str(output).lower())
         except ValueError:
-            allowed = ", ".join(o.value for o in Output)
+            from common.suggest import did_you_mean
+
+            formats = [o.value for o in Output]
             raise OutputUsageError(
-                f"-o/--output: {str(output)!r} is not a format; use one of {allowed}"
+                f"-o/--output: {str(output)!r} is not a format; use one of {', '.join(formats)}"
+                + did_you_mean(str(output), formats)
             ) from None
     if as_json and output not in (None, Output.JSON):
         raise OutputUsageError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sys
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -220,7 +221,11 @@ def api(
                 probes=SchedulerSettings().probes(),
                 ready=lambda url: print(f"fleet API listening on {url}", flush=True),
             )
-        except (ApiConfigError, AuthConfigError) as exc:
+        except AuthConfigError as exc:  # a tokens file: every entry at fault, a line each
+            for problem in exc.problems[:-1]:
+                print(f"error: {problem}", file=sys.stderr)
+            fail(exc.problems[-1] if exc.problems else str(exc))
+        except ApiConfigError as exc:
             fail(str(exc))
         except OSError as exc:
             fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")

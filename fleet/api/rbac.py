@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from common.auth import AuthConfigError, check_hashes, presented_hash
+from common.suggest import did_you_mean
 from common.yamlsafe import YamlError, load_single
 
 ROLES = ("viewer", "operator", "approver", "admin")
@@ -103,7 +104,8 @@ def single_token(token_hash: str, name: str = "api") -> AccessControl:
 
 
 def load_tokens(path: Path) -> AccessControl:
-    """Read a tokens file (module docstring); AuthConfigError naming the entry and the rule."""
+    """Read a tokens file (module docstring); AuthConfigError naming every entry at fault and
+    its rule, one problem each."""
     try:
         document = load_single(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -113,46 +115,82 @@ def load_tokens(path: Path) -> AccessControl:
     except YamlError as exc:
         raise AuthConfigError(f"{path}: {exc.reason}") from exc
     entries = document.get("tokens") if isinstance(document, dict) else None
+    problems = [
+        f"{key}: unknown field (known: tokens){did_you_mean(key, ['tokens'])}"
+        for key in (document if isinstance(document, dict) else {})
+        if key != "tokens"
+    ]
     if not isinstance(entries, list) or not entries:
-        raise AuthConfigError(f"{path}: tokens: a list of {{name, tokenHash, role}} is required")
+        problems.append("tokens: a list of {name, tokenHash, role} is required")
+        raise AuthConfigError(*(f"{path}: {p}" for p in problems))
     grants: dict[str, Grant] = {}
-    names: set[str] = set()
+    hashes: dict[str, int] = {}
+    names: dict[str, int] = {}
     for index, entry in enumerate(entries):
-        where = f"{path}: tokens[{index}]"
-        grant, token_hash = _entry(entry, where)
-        if token_hash in grants:
-            raise AuthConfigError(f"{where}.tokenHash: the same token is listed twice")
-        if grant.name in names:
-            raise AuthConfigError(f"{where}.name: {grant.name!r} is listed twice (rule: unique)")
-        names.add(grant.name)
-        grants[token_hash] = grant
+        where = f"tokens[{index}]"
+        grant, token_hash, wrong = _entry(entry, where)
+        problems.extend(wrong)
+        if token_hash is not None and token_hash in hashes:
+            problems.append(
+                f"{where}.tokenHash: the same token as tokens[{hashes[token_hash]}] (rule: unique)"
+            )
+        if grant is not None and grant.name in names:
+            problems.append(
+                f"{where}.name: {grant.name!r} is also tokens[{names[grant.name]}]'s name "
+                "(rule: unique)"
+            )
+        if token_hash is not None:
+            hashes.setdefault(token_hash, index)
+        if grant is not None:
+            names.setdefault(grant.name, index)
+        if grant is not None and token_hash is not None and not wrong:
+            grants[token_hash] = grant
+    if problems:
+        raise AuthConfigError(*(f"{path}: {p}" for p in problems))
     return AccessControl(grants)
 
 
-def _entry(entry: Any, where: str) -> tuple[Grant, str]:
+FIELDS = ("name", "tokenHash", "role", "rings")
+
+
+def _entry(entry: Any, where: str) -> tuple[Grant | None, str | None, list[str]]:
+    """The entry's grant and token hash (None where unreadable), and every problem of it."""
     if not isinstance(entry, dict):
-        raise AuthConfigError(f"{where}: must be a mapping with name, tokenHash and role")
-    unknown = sorted(set(entry) - {"name", "tokenHash", "role", "rings"})
-    if unknown:
-        raise AuthConfigError(
-            f"{where}.{unknown[0]}: unknown field (known: name, tokenHash, role, rings)"
-        )
+        return None, None, [f"{where}: must be a mapping with name, tokenHash and role"]
+    problems = [
+        f"{where}.{key}: unknown field (known: {', '.join(FIELDS)}){did_you_mean(key, FIELDS)}"
+        for key in sorted(set(entry) - set(FIELDS))
+    ]
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise AuthConfigError(f"{where}.name: required (the actor recorded for this token)")
+        problems.append(f"{where}.name: required (the actor recorded for this token)")
+        name = None
     token_hash = entry.get("tokenHash")
     if not isinstance(token_hash, str):
-        raise AuthConfigError(f"{where}.tokenHash: required (sha256:<hex> of the token)")
-    try:
-        check_hashes([token_hash])
-    except AuthConfigError as exc:
-        raise AuthConfigError(f"{where}.tokenHash: {exc}") from exc
+        problems.append(f"{where}.tokenHash: required (sha256:<hex> of the token)")
+        token_hash = None
+    else:
+        try:
+            check_hashes([token_hash])
+        except AuthConfigError as exc:
+            problems.append(f"{where}.tokenHash: {exc}")
+            token_hash = None
     role = entry.get("role")
     if role not in RANK:
-        raise AuthConfigError(f"{where}.role: {role!r} is not one of {', '.join(ROLES)}")
+        known = ", ".join(ROLES)
+        hint = did_you_mean(role, ROLES) if isinstance(role, str) else ""
+        problems.append(f"{where}.role: {role!r} is not one of {known}{hint}")
     rings = entry.get("rings")
     if rings is not None and (
         not isinstance(rings, list) or not all(isinstance(r, str) for r in rings)
     ):
-        raise AuthConfigError(f"{where}.rings: a list of ring names")
-    return Grant(name.strip(), role, frozenset(rings) if rings is not None else None), token_hash
+        problems.append(f"{where}.rings: a list of ring names")
+        rings = None
+    if name is None:
+        return None, token_hash, problems
+    grant = Grant(
+        name.strip(),
+        role if role in RANK else "viewer",
+        frozenset(rings) if rings is not None else None,
+    )
+    return grant, token_hash, problems

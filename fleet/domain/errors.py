@@ -13,7 +13,7 @@ class ManifestError(DomainError):
     """A Fleet or Release manifest file could not be read or broke its rules.
 
     ``findings`` lists every error (and warning) found, each printable as
-    ``FILE:DOC Kind/name: field.path: message``.
+    ``FILE:LINE Kind/name: field.path: message``.
     """
 
     def __init__(self, what: str, findings: list[Finding]) -> None:

@@ -1,7 +1,7 @@
 """Reading Fleet and Release manifest files: the kinds, one object per file, findings.
 
 Errors and warnings are :class:`common.documents.Finding` values, printed as
-``FILE:DOC Kind/name: field.path: message (rule)`` like ``driftwave validate`` prints them.
+``FILE:LINE Kind/name: field.path: message (rule)`` like ``driftwave validate`` prints them.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ class Loaded(Generic[M]):
     source: str
     document: int
     warnings: list[Finding]
+    line: int = 0
+    """The line where the object's document starts (0: unknown)."""
 
 
 def load_one(path: Path, model: type[M]) -> Loaded[M]:
@@ -108,6 +110,7 @@ def _one(documents: Sequence[Document], source: str, model: type[M]) -> Loaded[M
                 doc.name,
                 "",
                 f"a second {kind} in the file (rule: the file holds exactly one {kind})",
+                line=doc.line,
             )
         )
     if not documents:
@@ -116,7 +119,7 @@ def _one(documents: Sequence[Document], source: str, model: type[M]) -> Loaded[M
     if errors or not found:
         raise ManifestError(source, findings)
     obj, doc = found[0]
-    return Loaded(obj, source, doc.index, findings)
+    return Loaded(obj, source, doc.index, findings, doc.line)
 
 
 def _stray(doc: Document, kind: str) -> Finding:
@@ -128,6 +131,7 @@ def _stray(doc: Document, kind: str) -> Finding:
         "kind",
         f"expected a {API_VERSION} {kind} here, found kind {doc.kind!r} "
         f"(rule: the file holds exactly one {kind} and nothing else)",
+        line=doc.line,
     )
 
 
@@ -140,6 +144,7 @@ def _wrong_version(doc: Document, version: object) -> Finding:
         "apiVersion",
         f"{version or '<none>'} is not an API version of {doc.kind} "
         f"(rule: apiVersion: {API_VERSION})",
+        line=doc.line,
     )
 
 
@@ -150,6 +155,6 @@ def release_fleet_findings(
     :func:`fleet.domain.model.release_problems` (a release that selects no cluster included)."""
     name = release.obj.name
     return [
-        Finding(release.source, release.document, "Release", name, path, message, "error")
+        Finding(release.source, release.document, "Release", name, path, message, line=release.line)
         for path, message in release_problems(release_data, fleet)
     ]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from common.durations import span as span  # the fleet's messages say durations with it
 from fleet.domain.windows import Opening
 
 DAY = timedelta(days=1)
@@ -34,23 +35,6 @@ class Wait:
             return self.reason
         left = self.until - now
         return f"{self.reason} ({'in ' + span(left) if left > timedelta(0) else 'due now'})"
-
-
-def span(delta: timedelta, *, seconds_too: bool = False) -> str:
-    """A positive duration in its two largest units: ``4d2h``, ``3h12m``, ``4m``, ``45s``
-    (``seconds_too``: minutes with their seconds, ``6m52s``, rounded to the second)."""
-    total = delta.total_seconds()
-    seconds = max(0, round(total) if seconds_too else int(total))
-    days, rest = divmod(seconds, 86_400)
-    hours, rest = divmod(rest, 3_600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d{hours}h" if hours else f"{days}d"
-    if hours:
-        return f"{hours}h{minutes}m" if minutes else f"{hours}h"
-    if minutes:
-        return f"{minutes}m{secs}s" if seconds_too and secs else f"{minutes}m"
-    return f"{secs}s"
 
 
 def clock(

@@ -16,24 +16,18 @@ process, joins the same trace.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind
 
 from fleet.db.errors import NotFound
 from fleet.domain.machine import (
-    APPLIED_STEP,
-    HOLDS_CLUSTERS,
-    TERMINAL,
-    IllegalTransition,
     RollbackState,
     RolloutState,
     StepState,
     WaveState,
-    check_transition,
 )
 from fleet.domain.model import release_info
 from fleet.domain.release import Release
@@ -47,15 +41,33 @@ from fleet.service.holds import (
 )
 from fleet.service.ids import rollout_id
 from fleet.service.planning import clusters_of, plan_waves
-from fleet.service.refusals import ClustersHeld, CommandForbidden, CommandRefused
+from fleet.service.refusals import (
+    ROLES,
+    AlreadyDone,
+    ClustersHeld,
+    Command,
+    CommandForbidden,
+    CommandRefused,
+    Standing,
+    already,
+    not_now,
+    refusal,
+    rolls_back,
+    standing,
+)
 from fleet.telemetry import new_span_id, new_trace_id, preset_ids
 
 __all__ = [
+    "ROLES",
+    "AlreadyDone",
+    "Command",
     "CommandForbidden",
     "CommandRefused",
+    "Standing",
     "abort",
     "approve",
     "pause",
+    "refusal",
     "resume",
     "rollback",
     "start_rollout",
@@ -157,7 +169,7 @@ def pause(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """Stop forward progress (no new step, no next wave); steps already out continue."""
 
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        _refuse(refusal("pause", standing(rollout)))
+        _refuse("pause", standing(rollout))
         uow.rollouts.update(rollout, now=now, paused=True)
         return {"paused": False}, {"paused": True, "state": rollout.state}
 
@@ -168,7 +180,7 @@ def resume(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """Let a paused rollout go on exactly where it stood."""
 
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        _refuse(refusal("resume", standing(rollout)))
+        _refuse("resume", standing(rollout))
         uow.rollouts.update(rollout, now=now, paused=False)
         return {"paused": True}, {"paused": False, "state": rollout.state}
 
@@ -181,7 +193,7 @@ def abort(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
 
     def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         before = _state(rollout)
-        _refuse(refusal("abort", standing(rollout)))
+        _refuse("abort", standing(rollout))
         for step in uow.steps.list(rid, states=[StepState.PENDING]):
             uow.steps.transition(step.id, [StepState.PENDING], StepState.CANCELLED, finished_at=now)
         for wave in uow.waves.list(rid):
@@ -217,7 +229,8 @@ def approve(
     A rollout not waiting, or waiting for another ring, is refused (:class:`CommandRefused`,
     naming the ring that waits or saying that none does). ``may_approve(ring) -> str | None``
     says why the actor may not approve that ring (None: it may); a refusal raises
-    :class:`CommandForbidden`. A refusal changes nothing."""
+    :class:`CommandForbidden`. A ring approved already, that the scheduler has not started yet, is
+    :class:`AlreadyDone` (one approval is enough). A refusal changes nothing."""
     if not ring:
         raise CommandRefused(f"rollout {rid}: name the ring approved (rule: ring is required)")
 
@@ -225,7 +238,9 @@ def approve(
         waiting = (
             _ring_name(uow, rollout) if rollout.state == RolloutState.AWAITING_APPROVAL else None
         )
-        _refuse(refusal("approve", standing(rollout, waiting_ring=waiting), ring=ring))
+        if waiting == ring and any(uow.approvals.list(rid, ring=ring)):  # one go is enough
+            raise AlreadyDone(f"ring {ring} of rollout {rid} is already approved")
+        _refuse("approve", standing(rollout, waiting_ring=waiting), ring=ring)
         assert waiting is not None
         refused = may_approve(waiting) if may_approve is not None else None
         if refused:
@@ -252,7 +267,7 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
         before = _state(rollout)
         steps = uow.steps.list(rid)
         here = standing(rollout, steps=[(s.state, s.rollback_state) for s in steps])
-        _refuse(refusal("rollback", here, taken=lambda: refuse_taken(uow, rollout)))
+        _refuse("rollback", here, taken=lambda: refuse_taken(uow, rollout))
         touched = 0
         for step in steps:
             if rolls_back(before, step.state, step.rollback_state):
@@ -276,94 +291,18 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     return _command(ctx, rid, actor, "rollback", change)
 
 
-Command = Literal["pause", "resume", "abort", "rollback", "approve"]
-ROLES: dict[Command, str] = {
-    "pause": "operator",
-    "resume": "operator",
-    "abort": "operator",
-    "rollback": "operator",
-    "approve": "approver",
-}
-"""The API role each command needs (:mod:`fleet.api.rbac`)."""
-
-
-@dataclass(frozen=True)
-class Standing:
-    """What the operator commands' rules read of a rollout."""
-
-    id: str
-    state: RolloutState
-    paused: bool
-    waiting_ring: str | None = None
-    """The ring an ``awaiting-approval`` rollout waits for."""
-    steps: tuple[tuple[str, str | None], ...] = ()
-    """Each step's (state, rollback state): what a rollback would touch."""
-
-
-def standing(
-    rollout: Any,
-    *,
-    waiting_ring: str | None = None,
-    steps: Iterable[tuple[str, str | None]] = (),
-) -> Standing:
-    """A rollout row's :class:`Standing`."""
-    return Standing(
-        rollout.id, RolloutState(rollout.state), bool(rollout.paused), waiting_ring, tuple(steps)
-    )
-
-
-def rolls_back(state: RolloutState, step: str, rollback: str | None) -> bool:
-    """Whether a rollback from ``state`` rolls back a step in ``step`` / ``rollback`` (a step
-    the wave may have reached, not rolled back yet, or whose rollback failed when the rollout
-    is ``rollback-failed``)."""
-    again = RollbackState.FAILED if state is RolloutState.ROLLBACK_FAILED else None
-    return step in APPLIED_STEP and rollback in (None, again)
-
-
-def refusal(
+def _refuse(
     command: Command,
     rollout: Standing,
     *,
     ring: str | None = None,
     taken: Callable[[], str | None] = lambda: None,
-) -> str | None:
-    """Why ``command`` is refused on ``rollout`` as it stands (None: the rollout's state allows
-    it). The commands raise this message; ``rollout status`` shows it beside each action.
-
-    ``ring``: the ring an approval names (None: the ring that waits). ``taken()``: why another
-    live rollout keeps an ended rollout from being rolled back (called only then; it may raise
-    its own refusal instead)."""
-    rid, state = rollout.id, rollout.state
-    if command == "pause":
-        if state in TERMINAL or state is RolloutState.ROLLING_BACK:
-            return f"rollout {rid} is {state}: there is nothing to pause"
-        return f"rollout {rid} is already paused" if rollout.paused else None
-    if command == "resume":
-        return None if rollout.paused else f"rollout {rid} is not paused"
-    if command == "approve":
-        if state is not RolloutState.AWAITING_APPROVAL:
-            also = f" (no ring waits, so ring {ring} cannot be approved)" if ring else ""
-            return f"rollout {rid} is {state}: it is not waiting for an approval{also}"
-        if ring is not None and ring != rollout.waiting_ring:
-            return f"rollout {rid} waits for approval of ring {rollout.waiting_ring}, not {ring}"
-        return None
-    wanted = RolloutState.ABORTED if command == "abort" else RolloutState.ROLLING_BACK
-    try:
-        check_transition(rid, state, wanted)
-    except IllegalTransition as exc:
-        return str(exc)
-    if command == "abort":
-        return None
-    if state not in HOLDS_CLUSTERS and (held := taken()):
-        return held
-    if not any(rolls_back(state, step, back) for step, back in rollout.steps):
-        return (
-            f"rollout {rid} is {state}: no cluster has anything to roll back "
-            "(no wave reached one, or every one is rolled back already)"
-        )
-    return None
-
-
-def _refuse(why: str | None) -> None:
+) -> None:
+    """Raise :class:`AlreadyDone` when ``command`` would do nothing on ``rollout``, else
+    :class:`CommandRefused` when it is refused (:func:`refusal`)."""
+    done = already(command, rollout)
+    if done:
+        raise AlreadyDone(done)
+    why = not_now(command, rollout, ring=ring, taken=taken)
     if why:
         raise CommandRefused(why)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from common.documents import Finding, Severity
+from common.documents import Finding, Severity, located
 
 
 @dataclass(frozen=True)
@@ -18,10 +18,12 @@ class Change:
     name: str
     path: str
     message: str
+    line: int = 0
+    """The line where the document starts in the file migrated (0: unknown)."""
 
     def __str__(self) -> str:
-        where = f"{self.source}:{self.document} {self.kind}/{self.name or '<unnamed>'}"
-        return f"{where}: {self.path}: {self.message}"
+        where = located(self.source, self.document, self.line)
+        return f"{where} {self.kind}/{self.name or '<unnamed>'}: {self.path}: {self.message}"
 
     def as_dict(self) -> dict[str, Any]:
         """The change as JSON-ready data."""
@@ -35,6 +37,9 @@ class MigrationResult:
     text: str
     changes: list[Change] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    origins: dict[tuple[int, str], tuple[int, int]] = field(default_factory=dict)
+    """Where each document of ``text`` came from: (its number in ``text``, its List item prefix)
+    → (its number in the file migrated, its start line there)."""
 
     @property
     def ok(self) -> bool:
@@ -46,12 +51,19 @@ class DocContext:
     """Where a document came from, and the sinks its migration reports into."""
 
     def __init__(
-        self, source: str, index: int, data: Any, result: MigrationResult, prefix: str = ""
+        self,
+        source: str,
+        index: int,
+        data: Any,
+        result: MigrationResult,
+        prefix: str = "",
+        line: int = 0,
     ) -> None:
         self.source = source
         self.index = index
         self.data = data
         self.prefix = prefix
+        self.line = line
         self._result = result
 
     def _path(self, path: str) -> str:
@@ -71,13 +83,22 @@ class DocContext:
     def change(self, path: str, message: str) -> None:
         """Record an edit."""
         self._result.changes.append(
-            Change(self.source, self.index, self.kind, self.name, self._path(path), message)
+            Change(
+                self.source, self.index, self.kind, self.name, self._path(path), message, self.line
+            )
         )
 
     def report(self, path: str, message: str, severity: Severity = "error") -> None:
         """Record an error (the migration cannot be completed) or a warning."""
         self._result.findings.append(
             Finding(
-                self.source, self.index, self.kind, self.name, self._path(path), message, severity
+                self.source,
+                self.index,
+                self.kind,
+                self.name,
+                self._path(path),
+                message,
+                severity,
+                self.line,
             )
         )

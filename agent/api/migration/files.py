@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from agent.api.lint import lint
@@ -25,6 +26,8 @@ def migrate_file(path: Path, kinds: Mapping[KindKey, type[KubeModel]]) -> Migrat
     if not result.ok:
         return result
     for doc in load_documents(result.text, source):
+        index, line = result.origins.get((doc.index, doc.prefix), (doc.index, 0))
+        doc = replace(doc, index=index, line=line)  # as the file migrated numbers it
         _, findings = check_document(doc, kinds, (lint,))
         result.findings.extend(f for f in findings if not is_skipped(f))
     result.changes.sort(key=lambda c: c.document)

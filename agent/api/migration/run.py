@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 from itertools import pairwise
+from typing import Any
 
 from ruamel.yaml import YAML
 
@@ -49,6 +50,12 @@ def _guess_indent(text: str) -> tuple[int, int, int]:
     return mapping, offset + 2, offset
 
 
+def _line(data: Any) -> int:
+    """The line (from 1) where a mapping or list read round-trip starts (0: not known)."""
+    where = getattr(data, "lc", None)
+    return int(where.line) + 1 if where is not None and where.line is not None else 0
+
+
 def migrate_text(text: str, source: str) -> MigrationResult:
     """Migrate every document of a file; the result's text is only meaningful when ``ok``."""
     yaml = _yaml(text)
@@ -58,18 +65,26 @@ def migrate_text(text: str, source: str) -> MigrationResult:
         raise ManifestSyntaxError(source, exc.reason, exc.limit) from exc
     result = MigrationResult(text="")
     contexts: list[DocContext] = []
+    kept = 0
     for index, data in enumerate(documents, start=1):
+        if data is None:
+            continue  # an empty document is not written back: the next ones move up
+        kept += 1
+        line = _line(data)
+        result.origins[(kept, "")] = (index, line)
         if not isinstance(data, dict):
             continue
         items = data.get("items")
         if str(data.get("kind", "")).endswith("List") and isinstance(items, list):
+            for n, item in enumerate(items):
+                result.origins[(kept, f"items[{n}]")] = (index, _line(item) or line)
             contexts.extend(
-                DocContext(source, index, item, result, f"items[{n}]")
+                DocContext(source, index, item, result, f"items[{n}]", _line(item) or line)
                 for n, item in enumerate(items)
                 if isinstance(item, dict)
             )
         else:
-            contexts.append(DocContext(source, index, data, result))
+            contexts.append(DocContext(source, index, data, result, line=line))
     migrate_documents(contexts)
     out = io.StringIO()
     yaml.dump_all([data for data in documents if data is not None], out)

@@ -9,6 +9,7 @@ import pytest
 from agent.api.kinds import agent_kinds
 from common.documents import (
     Document,
+    Finding,
     ManifestSyntaxError,
     check_document,
     load_documents,
@@ -98,6 +99,24 @@ def test_documents_that_are_not_mappings_are_errors() -> None:
 def test_empty_documents_are_skipped_but_numbering_is_kept() -> None:
     docs = load_documents("---\n---\napiVersion: v1\nkind: Pod\n---\n", "t.yaml")
     assert [d.index for d in docs] == [2]
+    assert [d.line for d in docs] == [3]
+
+
+def test_a_finding_points_at_the_line_where_its_document_starts() -> None:
+    text = "# a comment\n---\n" + POOL.format(api="karpenter.sh/v1", kind="NodePool")
+    text += "---\n# the second\n" + POOL.format(api="karpenter.sh/v1", kind="NodePool")
+    text = text.replace("requirements: []", "requirements: []\n  bogus: 1", 2)
+    first, second = load_documents(text, "t.yaml")
+    assert (first.index, first.line, second.index, second.line) == (1, 3, 2, 15)
+    (finding,) = check_document(second, agent_kinds())[1]
+    assert (finding.document, finding.line) == (2, 15)
+    assert str(finding).startswith("t.yaml:15 NodePool/p: spec.bogus: unknown field")
+    assert text.splitlines()[14] == "apiVersion: karpenter.sh/v1"  # where an editor lands
+
+
+def test_a_finding_whose_line_is_unknown_names_the_document_not_a_line() -> None:
+    finding = Finding("t.yaml", 2, "NodePool", "p", "spec.weight", "must be at least 1")
+    assert str(finding) == "t.yaml (document 2) NodePool/p: spec.weight: must be at least 1"
 
 
 def test_duplicate_keys_are_refused_with_the_line() -> None:
@@ -127,8 +146,8 @@ def test_timestamps_stay_rfc3339_strings() -> None:
 def test_kubectl_lists_become_one_document_per_item() -> None:
     text = "apiVersion: v1\nkind: List\nitems:\n- {kind: Pod}\n- {kind: Node}\n"
     docs = load_documents(text, "t.yaml")
-    assert [(d.index, d.prefix, d.kind) for d in docs] == [
-        (1, "items[0]", "Pod"),
-        (1, "items[1]", "Node"),
+    assert [(d.index, d.prefix, d.kind, d.line) for d in docs] == [
+        (1, "items[0]", "Pod", 4),
+        (1, "items[1]", "Node", 5),
     ]
     assert isinstance(docs[0], Document)

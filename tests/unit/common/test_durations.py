@@ -1,5 +1,6 @@
-"""Karpenter duration strings and cron schedules: ``parse_duration``, ``cron_problem``, and the
-duration fields of a NodePool (consolidateAfter, expireAfter, terminationGracePeriod)."""
+"""Karpenter duration strings and cron schedules: ``parse_duration``, ``span`` (a duration in
+words), ``cron_problem``, and the duration fields of a NodePool (consolidateAfter, expireAfter,
+terminationGracePeriod)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from common.durations import budget_schedule_problem, cron_expression, cron_problem, parse_duration
+from common.durations import (
+    budget_schedule_problem,
+    cron_expression,
+    cron_problem,
+    parse_duration,
+    span,
+)
 from tests.unit.agent.api.helpers import TEMPLATE, nodepool, pool_ok, pool_refused, with_field
 
 DURATION_OR_NEVER = r"^(([0-9]+(s|m|h))+|Never)$"
@@ -224,3 +231,19 @@ def test_generated_durations_are_accepted(
 @pytest.mark.parametrize("path", FIELD_PATHS, ids=FIELD_IDS)
 def test_duration_with_trailing_newline_is_refused(path: str) -> None:
     pool_refused(with_field(nodepool(), path, "30s\n"), path, "pattern")
+
+
+@pytest.mark.parametrize(
+    ("delta", "words"),
+    [
+        (timedelta(days=4, hours=2, minutes=5), "4d2h"),
+        (timedelta(days=2), "2d"),
+        (timedelta(hours=3, minutes=12, seconds=40), "3h12m"),
+        (timedelta(hours=1), "1h"),
+        (timedelta(minutes=4, seconds=10), "4m"),
+        (timedelta(seconds=45), "45s"),
+        (timedelta(seconds=-5), "0s"),
+    ],
+)
+def test_span_says_a_duration_in_its_two_largest_units(delta: timedelta, words: str) -> None:
+    assert span(delta) == words

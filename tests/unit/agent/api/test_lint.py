@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -132,6 +133,10 @@ def test_latest_alias_warns_with_a_pin_of_the_same_family(alias: str, pin: str) 
     message = warnings_of(nodeclass(alias))["spec.amiSelectorTerms[0].alias"]
     assert pin in message
     assert "untested" in message
+    assert "seed" not in message  # a project-internal source note is no help to the reader
+    page = message.rsplit(": ", 1)[1].rstrip(")")  # the pointer to the project's own docs
+    assert page == "docs/concepts.md"
+    assert (Path(__file__).parents[4] / page).is_file()
 
 
 def test_pinned_alias_does_not_warn() -> None:

@@ -268,7 +268,10 @@ def test_snake_case_instead_of_camel_case_names_both_fields() -> None:
     spec["node_class_ref"] = spec.pop("nodeClassRef")
     found = issues(NodePool, data)
     assert {(i.path, i.message) for i in found} == {
-        (f"{TEMPLATE}.node_class_ref", "unknown field: the schema has no field of this name"),
+        (
+            f"{TEMPLATE}.node_class_ref",
+            "unknown field: the schema has no field of this name; did you mean 'nodeClassRef'?",
+        ),
         (REF, "required field is missing"),
     }
 

@@ -13,6 +13,7 @@ from agent.disruption.budgets import (
     PoolNodes,
     allowed_by_budgets,
     allowed_disruptions,
+    blocking,
     budget_nodes,
     is_active,
     next_change,
@@ -114,6 +115,21 @@ def test_disrupting_nodes_use_up_the_allowance() -> None:
     assert allowed_disruptions(pool, "Drifted", PoolNodes(10, 0), MONDAY_NOON) == 2
     assert allowed_disruptions(pool, "Drifted", PoolNodes(10, 1), MONDAY_NOON) == 1
     assert allowed_disruptions(pool, "Drifted", PoolNodes(10, 5), MONDAY_NOON) == 0
+
+
+def test_blocking_names_the_budgets_that_leave_a_reason_nothing() -> None:
+    """What ``agent plan`` names when a wave waits: active budgets that apply and allow no more
+    (with what is disrupting already), and any that cannot be read, whatever its reasons."""
+    evening = Budget(nodes="0", schedule="0 17 * * mon-fri", duration="16h", reasons=["Drifted"])
+    empty_only = Budget(nodes="0", reasons=["Empty"])
+    one = Budget(nodes="1")
+    budgets = [Budget(nodes="10%"), evening, empty_only, one]
+    assert blocking(budgets, "Drifted", 10, MONDAY_EVENING) == [1]
+    assert blocking(budgets, "Drifted", 10, MONDAY_NOON) == []
+    assert blocking(budgets, "Drifted", 10, MONDAY_NOON, disrupting=1) == [0, 3]
+    assert blocking(budgets, "Empty", 10, MONDAY_NOON) == [2]
+    broken = Budget.model_construct(nodes="10", schedule="61 * * * *", duration="1h")
+    assert blocking([broken], "Drifted", 10, MONDAY_NOON) == [0]
 
 
 def test_next_change_is_the_next_window_edge() -> None:

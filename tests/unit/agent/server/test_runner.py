@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from agent.server import AgentConfig, RunningAgent, run_agents
-from agent.server.runner import ConfigError, load_configs, parse_configs
+from agent.server.runner import ConfigError, ListenError, load_configs, parse_configs
 from common.auth import AuthConfigError, hash_token
 
 TOKEN = "runner-token"
@@ -69,12 +69,24 @@ def test_an_agent_without_any_token_is_refused_before_anything_starts() -> None:
         run_agents([AgentConfig(name="lonely", port=0, nodes=0)])
 
 
-def test_a_port_in_use_is_reported_with_the_address() -> None:
-    with socket.create_server(("127.0.0.1", 0)) as taken:
-        port = taken.getsockname()[1]
-        config = AgentConfig(name="late", port=port, nodes=0, token_hash=hash_token("t"))
-        with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{port}"):
-            run_agents([config])
+def test_every_port_in_use_is_reported_with_the_address() -> None:
+    with (
+        socket.create_server(("127.0.0.1", 0)) as one,
+        socket.create_server(("127.0.0.1", 0)) as two,
+    ):
+        ports = [one.getsockname()[1], two.getsockname()[1]]
+        configs = [
+            AgentConfig(name=f"late-{n}", port=port, nodes=0, token_hash=hash_token("t"))
+            for n, port in enumerate(ports)
+        ]
+        with pytest.raises(ListenError) as caught:
+            run_agents(configs)
+    assert [p.split(": cannot listen on ")[0] for p in caught.value.problems] == [
+        "agent late-0",
+        "agent late-1",
+    ]
+    for port, problem in zip(ports, caught.value.problems, strict=True):
+        assert f"cannot listen on 127.0.0.1:{port}: " in problem
 
 
 def test_a_config_file_is_read_with_camel_case_keys(tmp_path: Path) -> None:
@@ -117,6 +129,40 @@ def test_config_problems_name_the_entry_and_field(data: Any, problem: str) -> No
     with pytest.raises(ConfigError) as caught:
         parse_configs(data, "agents.yaml")
     assert any(p.startswith(problem) for p in caught.value.problems), caught.value.problems
+
+
+def test_every_problem_of_every_entry_is_reported_at_once() -> None:
+    """One round: fields, names and ports given twice (named by the entries' places in the
+    file, valid or not), releases the catalog does not have, in the file's order."""
+    data = [
+        {"name": "Bad_Name", "port": 99999, "extra": 1},
+        {"name": "ok", "port": 9101, "prot": 3},
+        {"name": "ok", "port": 9101, "amiRelease": "v20990101"},
+        {"name": "two", "port": 9101, "kubernetesVersion": "1.99"},
+    ]
+    with pytest.raises(ConfigError) as caught:
+        parse_configs(data, "agents.yaml")
+    problems = caught.value.problems
+    assert [p.split(":")[0] for p in problems] == [
+        "[0].name",
+        "[0].port",
+        "[0].extra",
+        "[1].prot",
+        "[2].amiRelease",
+        "[2].name",
+        "[2].port",
+        "[3].kubernetesVersion",
+        "[3].port",
+    ]
+    assert (
+        "[1].prot: unknown field: the schema has no field of this name; did you mean "
+        "'port'?" in problems
+    )
+    assert (
+        "[2].port: 9101 is also agent [1]'s port (rule: ports are unique; 0 picks a free "
+        "one)" in problems
+    )
+    assert caught.value.untokened
 
 
 def test_zero_ports_may_repeat() -> None:

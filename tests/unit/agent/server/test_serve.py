@@ -74,6 +74,31 @@ def test_serving_without_a_token_is_refused_with_how_to_pass_one() -> None:
     assert TOKEN_ENV in NO_TOKEN
 
 
+def test_every_problem_of_the_command_is_reported_at_once(tmp_path: Path) -> None:
+    """The configuration's problems, the token's and the tracing options' in one round;
+    nothing is opened (no trace file is created)."""
+    bad = tmp_path / "agents.yaml"
+    bad.write_text("- {name: a, port: 99999}\n- {name: b, amiRelease: v20990101}\n")
+    trace = tmp_path / "trace.jsonl"
+    options = ServeOptions(config=bad, trace_file=trace, otlp_endpoint="ftp://collector")
+    with pytest.raises(ServeError) as caught:
+        serve(options, print, environ={})
+    assert [p.removeprefix(f"{bad}: ")[:14] for p in caught.value.problems] == [
+        "[0].port: must",
+        "[1].amiRelease",
+        NO_TOKEN[:14],
+        "OTLP endpoint ",
+    ]
+    assert not trace.exists()
+    with pytest.raises(ServeError) as caught:  # a release the catalog lacks, named by option
+        serve(ServeOptions(ami_release="v20990101", nodes=0), print, environ={})
+    assert caught.value.problems == [
+        "--ami-release: 'v20990101' is not an AL2023 release of the catalog (rule: one of "
+        "v20251007, v20251021, v20251104, v20251118, v20251202, v20251216)",
+        NO_TOKEN,
+    ]
+
+
 def test_the_listening_line_names_the_agent_and_its_url() -> None:
     class Agent:
         name = "m1"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+from rich.console import Console
 from typer.testing import CliRunner
 
 from driftwave.cli import app
+from driftwave.cli.agent_views import budget_wait, render_plan
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "agent" / "examples"
 runner = CliRunner()
@@ -37,6 +40,9 @@ def test_validate_json_lists_findings() -> None:
     assert finding["path"] == "spec.weight"
     assert finding["kind"] == "NodePool"
     assert finding["document"] == 1
+    lines = target.read_text().splitlines()
+    assert lines[finding["line"] - 1].startswith("apiVersion:")  # the document's first line
+    assert finding["line"] > 1
 
 
 def test_validate_reports_unreadable_yaml(tmp_path: Path) -> None:
@@ -135,7 +141,9 @@ def test_validate_reads_stdin_and_kubectl_lists() -> None:
     )
     result = runner.invoke(app, ["validate", "-"], input=listing)
     assert result.exit_code == 1
-    assert "<stdin>:1 NodePool/bad: items[1].spec.weight: must be at least 1" in result.output
+    # FILE:LINE: the line where the List's item starts, not the number of the document
+    assert "<stdin>:12 NodePool/bad: items[1].spec.weight: must be at least 1" in result.output
+    assert "<stdin>:4 NodePool/ok: warning: " in result.output
     assert "2 document(s)" in result.output
 
 
@@ -232,9 +240,44 @@ def test_agent_plan_previews_drift_without_acting() -> None:
     assert [len(w["nodes"]) for w in waves] == [1] * 6  # 15% of 6 nodes, rounded up
     assert waves[0]["start"] == "2026-01-06T09:00:00Z"  # after the no-drift window
     assert body["eta"] > waves[-1]["start"]
+    # the wave names the budget that holds it back: the fourth, no drift from 17:00 for 16h
+    assert [b["path"] for b in waves[0]["waitsFor"]] == ["spec.disruption.budgets[3]"]
+    assert waves[0]["waitsFor"][0]["schedule"] == "0 17 * * mon-fri"
+    assert waves[0]["waitSeconds"] == 15.5 * 3600
+    assert all(w["waitsFor"] == [] and w["waitSeconds"] == 0 for w in waves[1:])
     tables = runner.invoke(app, ["agent", "plan", str(scenario)])
     assert tables.exit_code == 0
     assert "nothing was changed" in tables.output
+    console = Console(width=250, record=True)
+    render_plan(console, body)
+    text = console.export_text()
+    assert "in 15h30m (Tue 09:00:00Z)" in text  # not +55800s
+    assert (
+        "15h30m for budgets[3] (nodes 0, schedule '0 17 * * mon-fri' for 16h, Drifted) to end"
+        in text
+    )
+    assert "done in about 15h35m (by 2026-01-06T09:05:00Z, assuming 50s per replacement)" in text
+    assert not re.search(r"\+?[0-9]{3,}s\b", text)  # no duration as a count of seconds
+
+
+def test_a_wave_the_budgets_hold_names_them_with_their_zone_or_says_never() -> None:
+    never = {"budget": 0, "nodes": "0", "schedule": None, "duration": None, "reasons": None}
+    assert budget_wait({"startSeconds": None, "waitsFor": [never]}) == (
+        "budgets[0] (nodes 0): allows none, and no schedule will change that"
+    )
+    night = {
+        "budget": 2,
+        "nodes": "0",
+        "schedule": "0 22 * * *",
+        "duration": "8h",
+        "timeZone": "Europe/Berlin",
+        "reasons": None,
+    }
+    wave = {"startSeconds": 7200.0, "waitSeconds": 5400.0, "waitsFor": [night]}
+    assert budget_wait(wave) == (
+        "1h30m for budgets[2] (nodes 0, schedule '0 22 * * *' Europe/Berlin for 8h) to end"
+    )
+    assert budget_wait({"startSeconds": 0.0, "waitsFor": []}) == ""
 
 
 def test_agent_plan_names_the_do_not_disrupt_blocker() -> None:

@@ -11,7 +11,14 @@ import pytest
 import yaml
 
 from driftwave.cli.group import reflow
-from driftwave.cli.output import Output, OutputUsageError, as_yaml, emit, output_format
+from driftwave.cli.output import (
+    Output,
+    OutputUsageError,
+    as_yaml,
+    emit,
+    output_format,
+    parse_output,
+)
 
 
 class State(StrEnum):
@@ -40,6 +47,10 @@ def test_json_with_another_format_or_an_unknown_format_is_a_usage_error() -> Non
     assert unknown.value.format_message() == (
         "-o/--output: 'xml' is not a format; use one of table, wide, json, yaml"
     )
+    with pytest.raises(OutputUsageError) as misspelt:
+        output_format("tabel")
+    assert misspelt.value.format_message().endswith("yaml; did you mean 'table'?")
+    assert parse_output("Wide") is Output.WIDE  # what -o parses its value with
 
 
 def test_emit_prints_json_and_yaml_of_the_same_data(capsys: pytest.CaptureFixture[str]) -> None:

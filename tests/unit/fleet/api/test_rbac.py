@@ -132,7 +132,8 @@ def test_the_tokens_file(tmp_path: Path) -> None:
         ("tokens:\n- {name: a, tokenHash: HASH, role: admin, team: x}",
          "tokens[0].team: unknown field"),
         ("tokens:\n- {name: a, tokenHash: HASH, role: admin}\n"
-         "- {name: a, tokenHash: OTHER, role: viewer}", "tokens[1].name: 'a' is listed twice"),
+         "- {name: a, tokenHash: OTHER, role: viewer}",
+         "tokens[1].name: 'a' is also tokens[0]'s name"),
         ("tokens:\n- {name: a, tokenHash: HASH, role: admin, rings: prod}",
          "tokens[0].rings: a list"),
     ],
@@ -144,3 +145,35 @@ def test_a_bad_tokens_file_names_the_entry_and_rule(
     with pytest.raises(AuthConfigError) as raised:
         load_tokens(write(tmp_path, text))
     assert message in str(raised.value)
+
+
+def test_a_tokens_file_reports_every_problem_at_once(tmp_path: Path) -> None:
+    """One round: every entry at fault is named, with its field and rule, each on its own line
+    (the command prints one ``error:`` line per problem and exits 1); no hash is echoed."""
+    good, other = hash_token("one"), hash_token("two")
+    text = (
+        "tokens:\n"
+        f"- {{name: ada, tokenHash: {good}, role: aprover}}\n"
+        "- {name: bob, tokenHash: sha256:abc, role: admin, team: x}\n"
+        f"- {{tokenHash: {good}, role: viewer, rigns: [prod]}}\n"
+        f"- {{name: ada, tokenHash: {other}, role: admin, rings: prod}}\n"
+    )
+    path = write(tmp_path, text)
+    with pytest.raises(AuthConfigError) as raised:
+        load_tokens(path)
+    assert [p.removeprefix(f"{path}: ") for p in raised.value.problems] == [
+        "tokens[0].role: 'aprover' is not one of viewer, operator, approver, admin; did you "
+        "mean 'approver'?",
+        "tokens[1].team: unknown field (known: name, tokenHash, role, rings)",
+        "tokens[1].tokenHash: a token hash (10 characters) is not sha256:<64 lowercase hex "
+        "digits> (rule: pattern ^sha256:[0-9a-f]{64}$; make one with: printf %s TOKEN | "
+        "sha256sum)",
+        "tokens[2].rigns: unknown field (known: name, tokenHash, role, rings); did you mean "
+        "'rings'?",
+        "tokens[2].name: required (the actor recorded for this token)",
+        "tokens[2].tokenHash: the same token as tokens[0] (rule: unique)",
+        "tokens[3].rings: a list of ring names",
+        "tokens[3].name: 'ada' is also tokens[0]'s name (rule: unique)",
+    ]
+    assert good not in str(raised.value)
+    assert other not in str(raised.value)

@@ -128,19 +128,36 @@ def test_pause_resume_abort_and_rollback_answer_their_results(api: httpx.Client)
 
 
 @pytest.mark.parametrize(
-    ("setup", "command", "reason"),
+    ("setup", "command", "reason", "code"),
     [
-        ([], "resume", "is not paused"),
-        (["pause"], "pause", "already paused"),
-        ([], "approve", "not waiting for an approval (no ring waits, so ring prod cannot"),
-        (["abort"], "abort", "aborted"),
-        (["abort"], "pause", "nothing to pause"),
+        ([], "resume", "is not paused (it is planned): there is nothing to resume", "already_done"),
+        (["pause"], "pause", "is already paused", "already_done"),
+        (
+            [],
+            "approve",
+            "not waiting for an approval (no ring waits, so ring prod cannot",
+            "command_refused",
+        ),
+        (["abort"], "abort", "is already aborted", "already_done"),
+        (["abort"], "pause", "has ended (aborted): there is nothing to pause", "command_refused"),
+        (["abort"], "resume", "has ended (aborted): there is nothing to resume", "command_refused"),
+        ([], "rollback", "is planned: nothing was rolled out yet", "command_refused"),
     ],
-    ids=["resume-running", "pause-paused", "approve-planned", "abort-aborted", "pause-aborted"],
+    ids=[
+        "resume-running",
+        "pause-paused",
+        "approve-planned",
+        "abort-aborted",
+        "pause-aborted",
+        "resume-aborted",
+        "rollback-planned",
+    ],
 )
 def test_a_refused_command_is_409_and_changes_nothing(
-    api: httpx.Client, setup: list[str], command: str, reason: str
+    api: httpx.Client, setup: list[str], command: str, reason: str, code: str
 ) -> None:
+    """A command that would do nothing says so (``already_done``: "already aborted", never
+    "it cannot become aborted"); one the rollout's state refuses says why."""
     rid = start(api)
     for step in setup:
         assert api.post(f"/v1/rollouts/{rid}/{step}").status_code == 200
@@ -151,8 +168,10 @@ def test_a_refused_command_is_409_and_changes_nothing(
     )
     assert response.status_code == 409
     error = ErrorDocument.model_validate(response.json()).error
-    assert error.code == "command_refused"
+    assert error.code == code
     assert reason in error.message
+    assert error.message.startswith(f"rollout {rid} ")
+    assert "cannot become" not in error.message
     assert snapshot(api, rid) == before
 
 

@@ -24,7 +24,8 @@ def test_there_are_fixtures_for_both_kinds() -> None:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
 def test_invalid_fixture_fails_with_the_named_rule(path: Path) -> None:
-    header = path.read_text(encoding="utf-8").splitlines()[0]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = lines[0]
     assert header.startswith("# expect: "), f"{path.name} has no expect header"
     field, _, needle = header.removeprefix("# expect: ").partition(" | ")
     (doc,) = read_documents(path)
@@ -34,7 +35,9 @@ def test_invalid_fixture_fails_with_the_named_rule(path: Path) -> None:
     assert len(errors) == 1, [str(f) for f in errors]
     assert errors[0].path == field
     assert needle in errors[0].message
-    assert str(errors[0]).startswith(f"{path}:1 {doc.kind}/{doc.name}: {field}: ")
+    start = next(n for n, line in enumerate(lines, 1) if line.startswith("apiVersion:"))
+    assert start > 1  # the header comes first: FILE:LINE names the line, not the document
+    assert str(errors[0]).startswith(f"{path}:{start} {doc.kind}/{doc.name}: {field}: ")
 
 
 def test_the_examples_are_valid() -> None:

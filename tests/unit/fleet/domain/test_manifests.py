@@ -47,8 +47,9 @@ def test_loaded_carries_warnings_and_position(tmp_path: Path) -> None:
     path.write_text("---\n# an empty document\n---\n" + yaml.safe_dump(data))
     loaded = load_one(path, Release)
     assert loaded.document == 2
+    assert loaded.line == 4  # the line of its first key: FILE:LINE opens it in an editor
     assert [w.path for w in loaded.warnings] == ["spec.strategy.rings[0].soak"]
-    assert str(loaded.warnings[0]).startswith(f"{path}:2 Release/al2023-v20251216: warning: ")
+    assert str(loaded.warnings[0]).startswith(f"{path}:4 Release/al2023-v20251216: warning: ")
 
 
 def test_all_errors_are_reported_together(tmp_path: Path) -> None:
@@ -66,6 +67,8 @@ def test_a_second_object_is_refused(tmp_path: Path) -> None:
         load_fleet(write(tmp_path, fleet(), fleet()))
     (finding,) = caught.value.findings
     assert finding.document == 2
+    first = write(tmp_path, fleet(), name="one.yaml").read_text().count("\n")
+    assert finding.line == first + 2  # after the first Fleet and the ``---`` line
     assert "exactly one Fleet" in finding.message
 
 

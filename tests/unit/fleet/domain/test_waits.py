@@ -4,37 +4,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from fleet.domain.waits import (
     Wait,
     approval_wait,
     clock,
     freeze_wait,
     soak_wait,
-    span,
     window_wait,
     windows_wait,
 )
 from fleet.domain.windows import Opening, Window, next_opening
 
 NOW = datetime(2026, 11, 25, 21, 48, tzinfo=UTC)  # 22:48 in Berlin
-
-
-@pytest.mark.parametrize(
-    ("delta", "words"),
-    [
-        (timedelta(days=4, hours=2, minutes=5), "4d2h"),
-        (timedelta(days=2), "2d"),
-        (timedelta(hours=3, minutes=12, seconds=40), "3h12m"),
-        (timedelta(hours=1), "1h"),
-        (timedelta(minutes=4, seconds=10), "4m"),
-        (timedelta(seconds=45), "45s"),
-        (timedelta(seconds=-5), "0s"),
-    ],
-)
-def test_span_uses_the_two_largest_units(delta: timedelta, words: str) -> None:
-    assert span(delta) == words
 
 
 def test_clock_names_the_zone_and_a_date_only_when_a_day_or_more_away() -> None:

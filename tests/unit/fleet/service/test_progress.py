@@ -311,4 +311,6 @@ def test_a_real_halted_rollout_gives_its_gates_failing_checks_with_units(tmp_pat
     assert status["progress"]["next"] is None
     assert status["progress"]["eta"] is None
     assert status["actions"]["rollback"]["allowed"]
-    assert status["actions"]["abort"]["why"].startswith(f"rollout {rid} is halted: it cannot")
+    assert status["actions"]["abort"]["why"] == (
+        f"rollout {rid} has already ended (halted): there is nothing to abort"
+    )

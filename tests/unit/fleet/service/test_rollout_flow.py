@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from fleet.domain.machine import RolloutState
-from fleet.service.rollouts import CommandRefused, approve, pause, resume, start_rollout
+from fleet.service.rollouts import (
+    AlreadyDone,
+    CommandRefused,
+    abort,
+    approve,
+    pause,
+    resume,
+    start_rollout,
+)
 from tests.support.fleetsim import FleetHarness
 
 RINGS = {"canary": ["can-1"], "prod": ["prod-1", "prod-2"]}
@@ -54,11 +62,17 @@ def test_a_release_rolls_ring_by_ring_waits_for_approval_and_succeeds(tmp_path: 
     with pytest.raises(CommandRefused, match="waits for approval of ring prod, not canary"):
         approve(harness.ctx, rid, "bob", ring="canary")
     approve(harness.ctx, rid, "bob", ring="prod")
+    with pytest.raises(AlreadyDone, match=f"^ring prod of rollout {rid} is already approved$"):
+        approve(harness.ctx, rid, "carl", ring="prod")  # a second go is a no-op, said so
     harness.run_until(
         lambda: state_of(harness, rid) == RolloutState.SUCCEEDED, limit=timedelta(hours=3)
     )
     for cluster in ["prod-1", "prod-2"]:
         assert images(harness, cluster) == after_canary
+    with pytest.raises(
+        AlreadyDone, match="has already ended \\(succeeded\\): there is nothing to abort"
+    ):
+        abort(harness.ctx, rid, "alice")
     steps = steps_of(harness, rid)
     assert {s.state for s in steps.values()} == {"verified"}
     assert all(s.nodes_replaced and s.nodes_replaced >= s.nodes for s in steps.values())

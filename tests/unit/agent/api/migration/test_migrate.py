@@ -364,3 +364,43 @@ def test_migrate_reports_invalid_yaml_with_the_file_name() -> None:
 
     with pytest.raises(ManifestSyntaxError, match=r"broken\.yaml"):
         migrate_text("a: [1, 2\n", "broken.yaml")
+
+
+OLD_POOL = """\
+apiVersion: karpenter.sh/v1beta1
+kind: NodePool
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      nodeClassRef: {{apiVersion: karpenter.k8s.aws/v1beta1, kind: EC2NodeClass, name: d}}
+      requirements: []
+  disruption:
+    consolidationPolicy: WhenEmpty
+    consolidateAfter: 30s
+{extra}"""
+
+
+def test_changes_and_findings_point_at_the_lines_of_the_file_migrated(tmp_path: Path) -> None:
+    """The result is checked as it will be written, but its findings name the line of the
+    input (an empty document dropped on the way moves nothing they point at)."""
+    text = (
+        "# two NodePools, an empty document between\n"
+        + OLD_POOL.format(name="a", extra="")
+        + "---\n---\n"
+        + OLD_POOL.format(name="b", extra="    budget: []\n")
+    )
+    path = tmp_path / "old.yaml"
+    path.write_text(text)
+    result = migrate_file(path, agent_kinds())
+    starts = [n for n, line in enumerate(text.splitlines(), 1) if line.startswith("apiVersion")]
+    assert starts == [2, 16]
+    assert {(c.document, c.line) for c in result.changes} == {(1, 2), (3, 16)}
+    assert str(result.changes[0]).startswith(f"{path}:2 NodePool/a: ")
+    (finding,) = [f for f in result.findings if f.severity == "error"]  # b: document 2 there
+    assert (finding.document, finding.line) == (3, 16)
+    assert str(finding) == (
+        f"{path}:16 NodePool/b: spec.disruption.budget: unknown field: the schema has no field "
+        "of this name; did you mean 'budgets'?"
+    )
