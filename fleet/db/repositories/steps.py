@@ -186,6 +186,31 @@ class StepRepository(Repository):
         )
         return [(step, wave, rollout) for step, wave, rollout in self._session.execute(statement)]
 
+    @boundary("reading the latest steps of clusters")
+    def latest_of(self, cluster_ids: Iterable[int]) -> dict[int, tuple[Step, Rollout]]:
+        """Each cluster's latest step that reached it (any state but ``pending``, ``skipped``
+        or ``cancelled``), with its rollout: the newest rollout's, its latest wave's; by
+        cluster id, in one query per :data:`CHUNK` ids. Clusters no step reached are absent."""
+        ids = builtins.list(dict.fromkeys(cluster_ids))
+        found: dict[int, tuple[tuple[Any, ...], Step, Rollout]] = {}
+        for start in range(0, len(ids), CHUNK):
+            statement = (
+                select(Step, Wave.seq, Rollout)
+                .join(Wave, Step.wave_id == Wave.id)
+                .join(Rollout, Step.rollout_id == Rollout.id)
+                .options(*WITHOUT_FLEET_SPEC)
+                .where(
+                    Step.cluster_id.in_(ids[start : start + CHUNK]),
+                    Step.state.not_in(["pending", "skipped", "cancelled"]),
+                )
+            )
+            for step, seq, rollout in self._session.execute(statement):
+                key = (rollout.created_at, rollout.id, seq)
+                known = found.get(step.cluster_id)
+                if known is None or key > known[0]:
+                    found[step.cluster_id] = (key, step, rollout)
+        return {cid: (step, rollout) for cid, (_, step, rollout) in found.items()}
+
     @boundary("reading step {step_id}")
     def get(self, step_id: str, *, for_update: bool = False) -> Step:
         """Step ``step_id`` (row-locked with ``for_update``); :class:`NotFound` if absent."""
