@@ -84,7 +84,7 @@ def _table(found: dict[str, Any], wide: bool) -> None:
             str(step["wave"]),
             Text(step["state"], style="red" if step["state"] in FAILED else ""),
             step["rollback"] or "",
-            _now(step.get("now")),
+            _now(step.get("now"), wide),
             f"{step['imageBefore'] or '?'} → {step['imageAfter'] or '?'}",
             _count(step["nodes"]),
             _count(step["nodesReplaced"]),
@@ -98,14 +98,19 @@ def _table(found: dict[str, Any], wide: bool) -> None:
     console.print(table)
 
 
-def _now(now: dict[str, Any] | None) -> Text:
-    """How the cluster stands now for this step (its age is on the ``now:`` line above)."""
+def _now(now: dict[str, Any] | None, wide: bool) -> Text:
+    """How the cluster stands now for this step: the word (``rolled-back``, ``on-target``,
+    ``regressed``, ``superseded``...), with -o wide the whole message; what the cluster runs and
+    the observation's age are on the ``now:`` line above the table."""
     if not now:
         return Text("")
-    if now["holding"] == "superseded":
-        return Text(f"superseded by {now['supersededBy']}", style="dim")
     style = {"regressed": "red", "rolled-back": "yellow", "on-target": "green"}
-    return Text(now["message"], style=style.get(now["holding"], ""))
+    holding = str(now["holding"])
+    if not wide:
+        return Text(holding, style=style.get(holding, "dim"))
+    if holding == "superseded":
+        return Text(f"superseded by {now['supersededBy']}", style="dim")
+    return Text(str(now["message"]), style=style.get(holding, ""))
 
 
 def _count(value: int | None) -> str:

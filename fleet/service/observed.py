@@ -12,7 +12,7 @@ stored state may stay ``verified`` for the record while the view says the cluste
 :func:`cluster_now` judges one step against the observation (pure):
 
 * ``superseded``: a later rollout's step has reached the cluster since; nothing is judged;
-* ``unobserved``: no observation since the step's wave was applied;
+* ``unobserved``: no observation at all, or none since the step's wave was applied;
 * ``rolled-back``: the step's rollback is done: what the cluster runs now;
 * ``on-target`` / ``regressed``: a converged or verified step: every node on the wave's target
   images and none drifted, or else how many nodes run the images the wave replaced (or others)
@@ -193,7 +193,9 @@ def cluster_now(
             seen,
             superseded_by,
         )
-    if seen is None or (applied_at is not None and seen.at < applied_at):
+    if seen is None:
+        return ClusterNow(Holding.UNOBSERVED, "never observed", None)
+    if applied_at is not None and seen.at < applied_at:
         return ClusterNow(Holding.UNOBSERVED, "not observed since its wave was applied", None)
     if rollback == RollbackState.ROLLED_BACK:
         return ClusterNow(Holding.ROLLED_BACK, f"rolled back: {seen.runs()}", seen)
