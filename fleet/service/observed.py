@@ -163,13 +163,14 @@ def images(*values: Any) -> frozenset[str]:
     return frozenset()
 
 
-def step_images(step: Any) -> tuple[frozenset[str], frozenset[str]]:
-    """A step row's (target images, images it replaced), from the wave document it stored and
-    its ``image_after`` / ``image_before`` columns."""
+def step_images(step: Any) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """A step row's (target images, images it replaced, images its nodes ran once converged),
+    from the wave document it stored and its ``image_after`` / ``image_before`` columns (a
+    target may resolve to several images, one per architecture or variant)."""
     result = step.result if isinstance(step.result, Mapping) else {}
     target = images(result.get("targetImages"), step.image_after)
     before = images(result.get("imagesBefore"), step.image_before)
-    return target, before - target
+    return target, before - target, images(step.image_after) & target
 
 
 def cluster_now(
@@ -179,12 +180,14 @@ def cluster_now(
     target: Iterable[str],
     before: Iterable[str],
     seen: Seen | None,
+    converged_on: Iterable[str] = (),
     applied_at: datetime | None = None,
     superseded_by: str | None = None,
 ) -> ClusterNow:
-    """How a step (``state``, ``rollback``, its wave's ``target`` images and the images it
-    replaced, ``before``) stands on the observation ``seen`` (module docstring). An
-    observation older than ``applied_at`` (when the wave was applied) says nothing of it."""
+    """How a step (``state``, ``rollback``, its wave's ``target`` images, the images it
+    replaced, ``before``, and those its nodes ran once converged, ``converged_on``, named as the
+    target when known) stands on the observation ``seen`` (module docstring). An observation
+    older than ``applied_at`` (when the wave was applied) says nothing of it."""
     if superseded_by is not None:
         runs = f"; runs {seen.runs()}" if seen else ""
         return ClusterNow(
@@ -201,11 +204,13 @@ def cluster_now(
         return ClusterNow(Holding.ROLLED_BACK, f"rolled back: {seen.runs()}", seen)
     wanted = frozenset(target)
     if rollback is None and state in JUDGED and wanted:
-        return _held(wanted, frozenset(before), seen)
+        return _held(wanted, frozenset(before), frozenset(converged_on) or wanted, seen)
     return ClusterNow(Holding.OBSERVED, f"runs {seen.runs()}", seen)
 
 
-def _held(target: frozenset[str], before: frozenset[str], seen: Seen) -> ClusterNow:
+def _held(
+    target: frozenset[str], before: frozenset[str], named: frozenset[str], seen: Seen
+) -> ClusterNow:
     on = sum(count for image, count in seen.by_image.items() if image in target)
     off = {
         image: count
@@ -223,7 +228,7 @@ def _held(target: frozenset[str], before: frozenset[str], seen: Seen) -> Cluster
         parts.append(f"{seen.drifted} drifted")
     if not parts:
         parts.append("no node on the target")
-    wanted = ", ".join(sorted(target))
+    wanted = ", ".join(sorted(named))
     return ClusterNow(Holding.REGRESSED, f"regressed: {', '.join(parts)} (target {wanted})", seen)
 
 
@@ -250,12 +255,13 @@ def latest_of(uow: UnitOfWork, clusters: Iterable[Any]) -> dict[int, ClusterNow]
 def of_step(step: Any, cluster: Any, superseded_by: str | None = None) -> ClusterNow:
     """A step row's :func:`cluster_now` on its cluster row's last status; ``superseded_by``: the
     rollout whose step reached the cluster later, if any."""
-    target, before = step_images(step)
+    target, before, converged_on = step_images(step)
     return cluster_now(
         str(step.state),
         step.rollback_state,
         target=target,
         before=before,
+        converged_on=converged_on,
         seen=Seen.of(cluster.last_status, cluster.last_seen_at),
         applied_at=step.started_at,
         superseded_by=superseded_by,

@@ -44,6 +44,19 @@ def test_a_verified_step_is_on_target_only_while_every_node_runs_it() -> None:
     assert back.text(NOW).endswith("(observed 12 s ago)")
 
 
+def test_a_target_of_several_images_is_named_by_those_its_nodes_ran() -> None:
+    arm = "ami-new-arm64"
+    back = cluster_now(
+        "verified", None, target=[NEW, arm], before=[OLD], seen=seen({OLD: 9}), converged_on=[NEW]
+    )
+    assert back.message == "regressed: 9/9 nodes on ami-old (target ami-new)"
+    mixed = cluster_now(
+        "verified", None, target=[NEW, arm], before=[OLD], seen=seen({NEW: 5, arm: 4})
+    )
+    assert mixed.holding is Holding.ON_TARGET
+    assert mixed.message == "on target: 9/9 on ami-new, ami-new-arm64"
+
+
 def test_drift_is_a_regression_and_other_classes_images_are_not() -> None:
     drifted = cluster_now(
         "converged", None, target=[NEW], before=[OLD], seen=seen({NEW: 40}, drifted=3)
