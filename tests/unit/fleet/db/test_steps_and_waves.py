@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Engine
 
 from fleet.db import InvalidInput, NotFound, UnitOfWork
-from tests.unit.fleet.db.factories import NOW, seed
+from tests.unit.fleet.db.factories import NOW, check_latest_steps, seed
 
 LATER = NOW + timedelta(minutes=5)
 STEP = "r1.0.c-canary"
@@ -174,3 +174,7 @@ def test_approvals_are_recorded_once_per_actor_and_ring(seeded: Engine) -> None:
         ("alice", "looks good", NOW),
         ("bob", "", LATER),
     ]
+
+
+def test_each_clusters_latest_step_is_the_newest_rollouts_that_reached_it(engine: Engine) -> None:
+    check_latest_steps(engine, "r1", "payments", "rel-1")
