@@ -49,7 +49,7 @@ MOVING = ("dispatched", "progressing")
 NOW_STYLE = {"regressed": "red", "rolled-back": "yellow", "on-target": "green"}
 
 
-def cluster_now(cluster: dict[str, Any]) -> Text:
+def now_cell(cluster: dict[str, Any]) -> Text:
     """What the cluster runs now: a wave under way, its progress as the agent reports it
     (``12/40 on target``); otherwise the fleet's last observation of the cluster judged against
     the step, with its age (``rolled back: 40/40 on ami-0a1 (observed 12 s ago)``), never the
@@ -114,7 +114,7 @@ def render_status(status: dict[str, Any]) -> RenderableType:
             cluster["ring"],
             _styled(cluster["state"]),
             _styled(cluster["rollback"]) if cluster.get("rollback") else Text(""),
-            cluster_now(cluster),
+            now_cell(cluster),
             cluster.get("imageBefore") or "",
             cluster.get("imageAfter") or "",
             note(cluster),
