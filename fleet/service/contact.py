@@ -132,7 +132,7 @@ def health(
             f"no answer from the agent for more than {stale_after.total_seconds():.0f} s ({since})"
         )
     if latest is not None and latest.holding is Holding.REGRESSED:
-        return "regressed", latest.text(now)
+        return "regressed", latest.text(now).removeprefix(f"{Holding.REGRESSED}: ")
     named = problems(status)
     if named:
         return "degraded", "; ".join(named)

@@ -128,7 +128,7 @@ def test_a_cluster_reset_after_its_gate_is_flagged_and_blocks_the_next_approval(
     assert report.regressed == ("can-1",)
     (listed,) = [c for c in list_clusters(harness.ctx) if c["name"] == "can-1"]
     assert listed["contact"]["health"] == "regressed"
-    assert listed["contact"]["message"].startswith(f"regressed: 8/8 nodes on {old} (target ")
+    assert listed["contact"]["message"].startswith(f"8/8 nodes on {old} (target ")
     assert listed["contact"]["message"].endswith("(observed 0 s ago)")
 
     status = rollout_status(harness.ctx, rid)
