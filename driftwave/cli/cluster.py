@@ -37,8 +37,10 @@ def history(
     as_json: JsonOpt = False,
 ) -> None:
     """Show every step any rollout took on a cluster, newest first: rollout, release, ring,
-    wave (from 1), step and rollback state, image before and after, nodes and nodes replaced,
-    when it started and finished, and its whole error.
+    wave (from 1), step and rollback state, how the cluster stands now on the fleet's last
+    observation (on target, regressed, rolled back; the observation's age above the table),
+    image before and after, nodes and nodes replaced, when it started and finished, and its
+    whole error.
 
     -o wide adds the step's id, attempts and the rollout's state; -o json and -o yaml print
     every field. An unknown cluster, or a name several fleets use without --fleet, exits 1.
@@ -65,9 +67,11 @@ def _table(found: dict[str, Any], wide: bool) -> None:
         f"cluster {found['cluster']} of fleet {found['fleet']}: {len(steps)} step(s)",
         highlight=False,
     )
+    seen = found.get("observed")
+    console.print(f"now: {seen['text'] if seen else 'never observed'}", highlight=False)
     if not steps:
         return
-    columns = ["ROLLOUT", "RELEASE", "RING", "WAVE", "STEP", "ROLLBACK", "IMAGE", "NODES"]
+    columns = ["ROLLOUT", "RELEASE", "RING", "WAVE", "STEP", "ROLLBACK", "NOW", "IMAGE", "NODES"]
     columns += ["REPLACED", "STARTED", "FINISHED"]
     if wide:
         columns += ["STEP ID", "ATTEMPTS", "ROLLOUT STATE"]
@@ -80,6 +84,7 @@ def _table(found: dict[str, Any], wide: bool) -> None:
             str(step["wave"]),
             Text(step["state"], style="red" if step["state"] in FAILED else ""),
             step["rollback"] or "",
+            _now(step.get("now"), wide),
             f"{step['imageBefore'] or '?'} → {step['imageAfter'] or '?'}",
             _count(step["nodes"]),
             _count(step["nodesReplaced"]),
@@ -91,6 +96,21 @@ def _table(found: dict[str, Any], wide: bool) -> None:
         cells.append(Text(step["error"] or "", style="red" if step["state"] in FAILED else ""))
         table.add_row(*cells)
     console.print(table)
+
+
+def _now(now: dict[str, Any] | None, wide: bool) -> Text:
+    """How the cluster stands now for this step: the word (``rolled-back``, ``on-target``,
+    ``regressed``, ``superseded``...), with -o wide the whole message; what the cluster runs and
+    the observation's age are on the ``now:`` line above the table."""
+    if not now:
+        return Text("")
+    style = {"regressed": "red", "rolled-back": "yellow", "on-target": "green"}
+    holding = str(now["holding"])
+    if not wide:
+        return Text(holding, style=style.get(holding, "dim"))
+    if holding == "superseded":
+        return Text(f"superseded by {now['supersededBy']}", style="dim")
+    return Text(str(now["message"]), style=style.get(holding, ""))
 
 
 def _count(value: int | None) -> str:

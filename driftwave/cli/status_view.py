@@ -6,9 +6,10 @@ Under the header: where the rollout stands ("ring 3 of 4 (staging), wave 2 of 3"
 1), why ("running wave 2 of 3 of ring staging: 1 of 2 cluster(s) converged", a halted gate's
 failing checks with their units), the next event and the time left ("next: soak of ... ends in
 6m52s"), the ETA in UTC with what it excludes, and, for a ring waiting for approval, the command
-that gives it and who may. Each cluster's NOTE is what its step waits for, or its error: in red
-when the step failed, else as a warning in yellow (an agent retried while the step keeps its
-state)."""
+that gives it and who may (or why an approval is refused now: an earlier ring's cluster no
+longer holds). Each cluster's NOW column is what it runs on the fleet's last observation, with
+its age. Its NOTE is what its step waits for, or its error: in red when the step failed, else
+as a warning in yellow (an agent retried while the step keeps its state)."""
 
 from __future__ import annotations
 
@@ -44,13 +45,25 @@ def _styled(state: str | None) -> Text:
     return Text(text, style=STATE_STYLE.get(text, ""))
 
 
-def _progress(cluster: dict[str, Any]) -> str:
+MOVING = ("dispatched", "progressing")
+NOW_STYLE = {"regressed": "red", "rolled-back": "yellow", "on-target": "green"}
+
+
+def now_cell(cluster: dict[str, Any]) -> Text:
+    """What the cluster runs now: a wave under way, its progress as the agent reports it
+    (``12/40 on target``); otherwise the fleet's last observation of the cluster judged against
+    the step, with its age (``rolled back: 40/40 on ami-0a1 (observed 12 s ago)``), never the
+    step's history."""
+    now = cluster.get("now") or {}
     progress = cluster.get("progress") or {}
-    nodes = progress.get("nodes")
-    on_target = progress.get("onTarget")
-    if nodes is None or on_target is None:
-        return ""
-    return f"{on_target}/{nodes} on target"
+    nodes, on_target = progress.get("nodes"), progress.get("onTarget")
+    if cluster.get("state") in MOVING and not cluster.get("rollback") and nodes is not None:
+        return Text(f"{on_target}/{nodes} on target")
+    if not now:
+        return Text("")
+    if now.get("holding") == "superseded":
+        return Text(f"superseded by {now.get('supersededBy')}", style="dim")
+    return Text(str(now.get("text") or ""), style=NOW_STYLE.get(str(now.get("holding")), ""))
 
 
 def _gate(wave: dict[str, Any]) -> str:
@@ -89,7 +102,7 @@ def render_status(status: dict[str, Any]) -> RenderableType:
         "RING",
         "STEP",
         "ROLLBACK",
-        "PROGRESS",
+        "NOW (OBSERVED)",
         "IMAGE BEFORE",
         "IMAGE AFTER",
         "NOTE",
@@ -101,7 +114,7 @@ def render_status(status: dict[str, Any]) -> RenderableType:
             cluster["ring"],
             _styled(cluster["state"]),
             _styled(cluster["rollback"]) if cluster.get("rollback") else Text(""),
-            _progress(cluster),
+            now_cell(cluster),
             cluster.get("imageBefore") or "",
             cluster.get("imageAfter") or "",
             note(cluster),
@@ -138,7 +151,10 @@ def standing(status: dict[str, Any]) -> list[Text]:
         lines.append(Text(f"next: {upcoming['event']}{when}"))
     lines.extend(_eta(status, progress))
     approval = progress.get("approval")
-    if approval:
+    refused = (status.get("actions") or {}).get("approve") or {}
+    if approval and refused.get("code") == "cluster_regressed":
+        lines.append(Text(f"approval refused now: {refused.get('why')}", style="red"))
+    elif approval:
         lines.append(
             Text(
                 f"approve with: driftwave rollout approve {status['id']} --ring "

@@ -7,7 +7,8 @@ Every error response is ``{"error": {"code", "message", "fields": [{"path", "mes
 * 400 malformed body, 401 no known token, 404 unknown fleet / rollout / route, 405, 413 body
   too large, 415 content type, 422 a rule broken (each field with its path);
 * 409 a command the rollout's state refuses (``CommandRefused``; ``clusters_held`` and
-  ``release_live`` for a start refused by one live rollout per cluster / per release), or a
+  ``release_live`` for a start refused by one live rollout per cluster / per release,
+  ``cluster_regressed`` for an approval while an earlier ring's cluster no longer holds), or a
   release name taken by a different release;
 * 503 with ``Retry-After`` when the database cannot do it now (a temporary error) or its schema
   is not current; 500 anything else (its detail stays in the server's logs).

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from common.wire import Document
-from fleet.api.documents import Warnings
+from fleet.api.documents import ClusterNow, Warnings
 
 __all__ = [
     "ApproveRequest",
@@ -134,6 +134,7 @@ class StepStatus(Document):
     nodes_replaced: int | None
     attempts: int
     error: str | None
+    now: ClusterNow = Field(description="What the cluster runs now, observed when.")
     waiting: WaitDocument | None = Field(default=None, description="What the step waits for.")
     phase: str | None
     progress: Any
@@ -206,6 +207,11 @@ class ActionDocument(Document):
     allowed: bool
     role: Literal["operator", "approver"] = Field(description="The API role it needs.")
     why: str = Field(description="The command's own refusal when not allowed (else empty).")
+    code: str = Field(
+        default="",
+        description='The refusal\'s kind when not allowed (e.g. "command_refused", '
+        '"cluster_regressed"); empty when allowed.',
+    )
 
 
 class ApproveAction(ActionDocument):

@@ -12,6 +12,10 @@ A cluster's health (:func:`health`), read from what was recorded:
 * ``unknown``: never attempted;
 * ``unreachable``: the last attempt failed (the message is the gateway's error);
 * ``stale``: no answer within three probe intervals (probes not running, workers down);
+* ``regressed``: the agent answered, and the cluster no longer holds the target its latest
+  step was converged or verified on (nodes on another image, or drifted: see
+  :mod:`fleet.service.observed`), so a cluster reset or re-created after its gate is flagged at
+  the next probe;
 * ``degraded``: the agent answered and names a problem (drift halted, failed launches or
   registrations in its last 30 minutes);
 * ``healthy``: the agent answered and names none.
@@ -30,6 +34,7 @@ from typing import Any
 from fleet.credentials import AccountAccess
 from fleet.gateway import AgentGateway, AgentTarget, GatewayError
 from fleet.service.context import FleetContext
+from fleet.service.observed import ClusterNow, Holding, ago, latest_of
 from fleet.service.ports import ProbeMessage, StepDispatcher
 
 BATCH = 100
@@ -105,15 +110,6 @@ def problems(status: Mapping[str, Any] | None) -> list[str]:
     return found
 
 
-def _ago(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    if seconds < 120:
-        return f"{seconds:.0f} s ago"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min ago"
-    return f"{seconds / 3600:.1f} h ago"
-
-
 def health(
     *,
     last_seen: datetime | None,
@@ -122,29 +118,39 @@ def health(
     status: Mapping[str, Any] | None,
     now: datetime,
     stale_after: timedelta,
+    latest: ClusterNow | None = None,
 ) -> tuple[str, str]:
-    """(health, message) of a cluster from its recorded contact (see the module docstring)."""
+    """(health, message) of a cluster from its recorded contact and, in ``latest``, how it
+    stands against its latest step (see the module docstring)."""
     if last_attempt is None and last_seen is None:
         return "unknown", "never contacted"
     if error is not None:
         return "unreachable", error
     if last_seen is None or now - last_seen > stale_after:
-        since = f"last answer {_ago((now - last_seen).total_seconds())}" if last_seen else "none"
+        since = f"last answer {ago((now - last_seen).total_seconds())}" if last_seen else "none"
         return "stale", (
             f"no answer from the agent for more than {stale_after.total_seconds():.0f} s ({since})"
         )
+    if latest is not None and latest.holding is Holding.REGRESSED:
+        return "regressed", latest.text(now).removeprefix(f"{Holding.REGRESSED}: ")
     named = problems(status)
     if named:
         return "degraded", "; ".join(named)
-    return "healthy", f"agent answered {_ago((now - last_seen).total_seconds())}"
+    return "healthy", f"agent answered {ago((now - last_seen).total_seconds())}"
 
 
 def _iso(at: datetime | None) -> str | None:
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z") if at else None
 
 
-def contact_of(cluster: Any, now: datetime, policy: ProbePolicy | None = None) -> dict[str, Any]:
-    """A cluster row's ``contact`` document (contract B)."""
+def contact_of(
+    cluster: Any,
+    now: datetime,
+    policy: ProbePolicy | None = None,
+    latest: ClusterNow | None = None,
+) -> dict[str, Any]:
+    """A cluster row's ``contact`` document (contract B); ``latest``: how it stands against
+    its latest step (:func:`fleet.service.observed.latest_of`)."""
     state, message = health(
         last_seen=cluster.last_seen_at,
         last_attempt=cluster.last_contact_attempt,
@@ -152,6 +158,7 @@ def contact_of(cluster: Any, now: datetime, policy: ProbePolicy | None = None) -
         status=cluster.last_status,
         now=now,
         stale_after=(policy or ProbePolicy()).stale_after,
+        latest=latest,
     )
     return {
         "lastContact": _iso(cluster.last_seen_at),
@@ -172,6 +179,8 @@ class ProbeReport:
 
     reached: tuple[str, ...]
     failed: tuple[str, ...]
+    regressed: tuple[str, ...] = ()
+    """Clusters that answered and no longer hold their latest step's target."""
 
 
 class ContactProber:
@@ -218,15 +227,35 @@ class ContactProber:
         targets: Sequence[tuple[int, str, AgentTarget]],
         answers: Sequence[tuple[datetime, dict[str, Any] | str]],
     ) -> ProbeReport:
-        reached: list[str] = []
+        reached: list[int] = []
         failed: list[str] = []
         with self.ctx.writing() as uow:
             for (cid, fleet, target), (at, answer) in zip(targets, answers, strict=True):
                 if isinstance(answer, dict):
                     uow.clusters.record_status(fleet, target.cluster, answer, at)
-                    reached.append(target.cluster)
+                    reached.append(cid)
                 else:
                     uow.clusters.record_contact_failure(cid, answer, at)
                     failed.append(target.cluster)
             uow.commit()
-        return ProbeReport(tuple(reached), tuple(failed))
+        names = {cid: target.cluster for cid, _, target in targets}
+        regressed = self._regressed(reached)
+        return ProbeReport(
+            tuple(names[cid] for cid in reached), tuple(failed), tuple(sorted(regressed))
+        )
+
+    def _regressed(self, ids: Sequence[int]) -> list[str]:
+        """The clusters of ``ids`` that no longer hold their latest step's target (logged)."""
+        if not ids:
+            return []
+        now = self.ctx.now()
+        with self.ctx.reading() as uow:
+            clusters = uow.clusters.by_ids(list(ids))
+            judged = latest_of(uow, clusters)
+            out = []
+            for cluster in clusters:
+                found = judged.get(cluster.id)
+                if found is not None and found.holding is Holding.REGRESSED:
+                    log.warning("cluster %s: %s", cluster.name, found.text(now))
+                    out.append(cluster.name)
+        return out

@@ -22,6 +22,7 @@ from fleet.domain.model import FleetInfo, fleet_info
 from fleet.gateway import AgentTarget
 from fleet.service.contact import ProbePolicy, contact_of
 from fleet.service.context import FleetContext, audit, audit_entry, audit_many
+from fleet.service.observed import Seen, latest_of, observation
 
 REASON_MAX = 1000
 """The longest reason an apply may carry (characters)."""
@@ -163,12 +164,14 @@ def list_clusters(
 ) -> list[dict[str, Any]]:
     """Every active cluster (of ``fleet``), with its ring (and the ring's place in the
     promotion order), where it lives, its maintenance windows, its last status and its contact
-    (contract B; stale after three of ``probes``' intervals)."""
+    (contract B; stale after three of ``probes``' intervals), its last observation and how it
+    stands against its latest step (:mod:`fleet.service.observed`)."""
     now = ctx.now()
     with ctx.reading() as uow:
         if fleet is not None:
             uow.fleets.get(fleet)
         rows = uow.clusters.list(fleet)
+        latest = latest_of(uow, rows)
         return [
             {
                 "fleet": c.fleet.name,
@@ -182,7 +185,9 @@ def list_clusters(
                 "windows": len(c.maintenance_windows),
                 "maintenanceWindows": [_window(w) for w in c.maintenance_windows],
                 "lastSeen": c.last_seen_at.isoformat() if c.last_seen_at else None,
-                "contact": contact_of(c, now, probes),
+                "contact": contact_of(c, now, probes, latest.get(c.id)),
+                "observed": observation(Seen.of(c.last_status, c.last_seen_at), now),
+                "now": latest[c.id].document(now) if c.id in latest else None,
             }
             for c in rows
         ]

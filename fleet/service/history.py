@@ -1,5 +1,6 @@
 """One cluster's history across rollouts: every step any rollout took on it, newest first, with
-the images before and after, the nodes replaced and the outcome (read-only; JSON-ready dicts
+the images before and after, the nodes replaced, the outcome and how the cluster stands now on
+the fleet's last observation of it (:mod:`fleet.service.observed`; read-only; JSON-ready dicts
 with RFC 3339 UTC times).
 
 A cluster is named by its name; when several applied fleets have a cluster of that name the
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from fleet.service.context import FleetContext
+from fleet.service.observed import Seen, observation, of_step
 from fleet.service.queries import iso, step_outcome
 
 
@@ -48,13 +50,25 @@ def cluster_history(ctx: FleetContext, name: str, fleet: str | None = None) -> d
     :class:`ClusterAmbiguous`."""
     with ctx.reading() as uow:
         found = _fleet_of(uow, name, fleet)
+        cluster = uow.clusters.get(found, name, include_removed=True)
+        now = ctx.now()
+        seen = Seen.of(cluster.last_status, cluster.last_seen_at)
+        taken = uow.steps.of_cluster(found, name)
+        latest = uow.steps.latest_of([cluster.id]).get(cluster.id)
         rows: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-        for step, wave, rollout in uow.steps.of_cluster(found, name):
+        for step, wave, rollout in taken:
             began = _began(step)
             key = (rollout.created_at, rollout.id, wave.seq, began is not None, began)
-            rows.append((key, _row(rollout, wave, step)))
+            later = latest[1].id if latest is not None and latest[0].id != step.id else None
+            standing = of_step(step, cluster, later)
+            rows.append((key, _row(rollout, wave, step) | {"now": standing.document(now)}))
         rows.sort(key=lambda row: row[0], reverse=True)
-        return {"cluster": name, "fleet": found, "steps": [row for _, row in rows]}
+        return {
+            "cluster": name,
+            "fleet": found,
+            "observed": observation(seen, now),
+            "steps": [row for _, row in rows],
+        }
 
 
 def _began(step: Any) -> Any:

@@ -13,7 +13,8 @@
   null here: the REST API, which knows the tokens, fills it);
 * ``actions``: for each operator command, whether the rollout's state allows it now, the role
   it needs, and otherwise the very message the command would refuse with
-  (:func:`fleet.service.rollouts.refusal`).
+  (:func:`fleet.service.rollouts.refusal`; for an approval, also
+  :func:`fleet.service.observed.unheld`) and its code.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from fleet.domain.pace import FinishedWave
 from fleet.domain.plan import iso
 from fleet.domain.waits import Wait
 from fleet.service.eta import estimate, rollout_pace, wave_time
+from fleet.service.refusals import AlreadyDone, CommandRefused, already
 from fleet.service.rollouts import ROLES, Command, Standing, refusal
 from fleet.service.views import RolloutView, Timing, WaveView
 
@@ -264,10 +266,15 @@ def approval(view: RolloutView) -> dict[str, Any] | None:
 
 
 def actions(
-    view: RolloutView, steps: Sequence[tuple[str, str | None]], taken: Callable[[], str | None]
+    view: RolloutView,
+    steps: Sequence[tuple[str, str | None]],
+    taken: Callable[[], str | None],
+    regressed: Callable[[], CommandRefused | None] = lambda: None,
 ) -> dict[str, dict[str, Any]]:
     """Each operator command: ``allowed``, ``role`` and, when refused, ``why`` (the command's
-    own refusal); ``approve`` also names the ``ring`` it would approve."""
+    own refusal) and ``code`` (its kind, for scripts); ``approve`` also names the ``ring`` it
+    would approve. ``regressed()``: the refusal of an approval while an earlier ring's cluster
+    no longer holds (called only when the rollout's state allows the approval)."""
     waiting = (
         view.rings[view.ring_index].name
         if view.state is RolloutState.AWAITING_APPROVAL and view.rings
@@ -278,7 +285,17 @@ def actions(
     commands: tuple[Command, ...] = ("pause", "resume", "abort", "rollback", "approve")
     for command in commands:
         why = refusal(command, standing, taken=taken)
-        out[command] = {"allowed": why is None, "role": ROLES[command], "why": why or ""}
+        code = "" if why is None else CommandRefused.code
+        if why is not None and already(command, standing) == why:
+            code = AlreadyDone.code
+        if why is None and command == "approve" and (unheld := regressed()) is not None:
+            why, code = str(unheld), unheld.code
+        out[command] = {
+            "allowed": why is None,
+            "role": ROLES[command],
+            "why": why or "",
+            "code": code,
+        }
     out["approve"]["ring"] = waiting
     return out
 

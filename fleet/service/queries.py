@@ -13,6 +13,7 @@ from fleet.domain.plan import rolled_rings
 from fleet.service.context import FleetContext, audit_entry
 from fleet.service.holds import taken
 from fleet.service.load import load_view, release_of
+from fleet.service.observed import of_steps, unheld
 from fleet.service.pacing import finished_waves
 from fleet.service.progress import actions, position, progress_of
 from fleet.service.waiting import document, waits
@@ -47,11 +48,12 @@ def step_outcome(step: Any, wave: Any) -> dict[str, Any]:
     }
 
 
-def _step(step: Any, wave: Any) -> dict[str, Any]:
+def _step(step: Any, wave: Any, now: dict[str, Any]) -> dict[str, Any]:
     result = step.result or {}
     return {
         "cluster": step.cluster.name,
         **step_outcome(step, wave),
+        "now": now,
         "phase": result.get("phase"),
         "progress": result.get("progress"),
         "dispatchedAt": iso(step.dispatched_at),
@@ -88,6 +90,8 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
         rings: list[dict[str, Any]] = []
         clusters: list[dict[str, Any]] = []
         gates: dict[str, list[Any] | None] = {}
+        now = ctx.now()
+        standings = of_steps(uow, steps)
         for wave in waves:
             gate = _gate(uow, wave.id)
             gates[wave.id] = gate["checks"] if gate else None
@@ -106,12 +110,11 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
                     "gate": gate,
                 }
             )
-            clusters.extend(_step(s, wave) for s in members)
+            clusters.extend(_step(s, wave, standings[s.id].document(now)) for s in members)
         approvals = [
             {"ring": a.ring, "actor": a.actor, "at": iso(a.at), "comment": a.comment}
             for a in uow.approvals.list(rid)
         ]
-        now = ctx.now()
         view = load_view(uow, rollout, now)
         waiting, held = waits(view, now)
         for cluster in clusters:
@@ -130,6 +133,7 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
             view,
             [(s.state, s.rollback_state) for s in steps],
             lambda: _taken(uow, rollout),
+            lambda: unheld(uow, rollout.id, rollout.ring_index, now),
         )
         return {
             "id": rollout.id,

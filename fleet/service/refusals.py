@@ -248,3 +248,36 @@ def _illegal(rid: str, state: RolloutState, wanted: RolloutState) -> str | None:
     except IllegalTransition as exc:
         return str(exc)
     return None
+
+
+@dataclass(frozen=True)
+class Unheld:
+    """A cluster of an earlier ring that no longer holds the target its step was verified on."""
+
+    cluster: str
+    ring: str
+    text: str
+    """How it stands now, with the observation's age (``regressed: ... (observed 8 s ago)``)."""
+
+
+class ClustersRegressed(CommandRefused):
+    """A ring cannot be approved while a cluster of an earlier ring no longer holds the target
+    it was verified on (the cluster is the record, not the step's history)."""
+
+    code = "cluster_regressed"
+
+    def __init__(self, rollout: str, ring: str, unheld: Sequence[Unheld]) -> None:
+        self.rollout = rollout
+        self.ring = ring
+        self.unheld = list(unheld)
+        named = "; ".join(f"{u.cluster} (ring {u.ring}): {u.text}" for u in self.unheld)
+        super().__init__(
+            f"rollout {rollout}: ring {ring} cannot be approved while an earlier ring's cluster "
+            f"no longer holds its verified target: {named} (rule: the cluster is the record; "
+            "roll the rollout back, or wait until the cluster runs the target again)"
+        )
+
+    @property
+    def fields(self) -> list[tuple[str, str]]:
+        """One entry per cluster: ``clusters.NAME``, how it stands now."""
+        return [(f"clusters.{u.cluster}", u.text) for u in self.unheld]

@@ -40,6 +40,7 @@ from fleet.service.holds import (
     waiting_reason,
 )
 from fleet.service.ids import rollout_id
+from fleet.service.observed import unheld
 from fleet.service.planning import clusters_of, plan_waves
 from fleet.service.refusals import (
     ROLES,
@@ -227,10 +228,13 @@ def approve(
     """Approve ``ring`` of the rollout: it must be the ring the rollout waits for.
 
     A rollout not waiting, or waiting for another ring, is refused (:class:`CommandRefused`,
-    naming the ring that waits or saying that none does). ``may_approve(ring) -> str | None``
-    says why the actor may not approve that ring (None: it may); a refusal raises
-    :class:`CommandForbidden`. A ring approved already, that the scheduler has not started yet, is
-    :class:`AlreadyDone` (one approval is enough). A refusal changes nothing."""
+    naming the ring that waits or saying that none does), and so is one whose earlier rings
+    have a verified cluster that no longer holds its target on the fleet's last observation
+    (:class:`~fleet.service.refusals.ClustersRegressed`, naming it).
+    ``may_approve(ring) -> str | None`` says why the actor may not approve that ring (None: it
+    may); a refusal raises :class:`CommandForbidden`. A ring approved already, that the
+    scheduler has not started yet, is :class:`AlreadyDone` (one approval is enough). A refusal
+    changes nothing."""
     if not ring:
         raise CommandRefused(f"rollout {rid}: name the ring approved (rule: ring is required)")
 
@@ -242,6 +246,9 @@ def approve(
             raise AlreadyDone(f"ring {ring} of rollout {rid} is already approved")
         _refuse("approve", standing(rollout, waiting_ring=waiting), ring=ring)
         assert waiting is not None
+        regressed = unheld(uow, rollout.id, rollout.ring_index, now)
+        if regressed is not None:
+            raise regressed
         refused = may_approve(waiting) if may_approve is not None else None
         if refused:
             raise CommandForbidden(refused)

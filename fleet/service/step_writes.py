@@ -89,6 +89,33 @@ class StepWrites:
             uow.commit()
         return True
 
+    def reapplied(self, snap: StepSnapshot, wave: dict[str, Any], **fields: Any) -> bool:
+        """Record that the step's wave was applied again because the agent no longer knew it
+        (restarted over a new cluster, or the cluster reset): the agent's answer as the step's
+        result (with ``fields``) and a ``step.reapplied`` audit row saying so; False, changing
+        nothing, when the step moved on meanwhile."""
+        now = self.ctx.now()
+        reason = f"the agent no longer knew wave {snap.step_id} (restarted or reset); applied again"
+        with self.ctx.writing() as uow:
+            moved = uow.steps.transition(
+                snap.step_id, [snap.state], snap.state, heartbeat_at=now, result=wave, **fields
+            )
+            if moved:
+                audit(
+                    uow,
+                    now,
+                    "worker",
+                    "step.reapplied",
+                    ("step", snap.step_id),
+                    rollout_id=snap.rollout_id,
+                    before={"state": str(snap.state), "agentKnewWave": False},
+                    after={"state": str(snap.state), "phase": wave.get("phase")},
+                    trace_id=snap.trace_id,
+                    reason=reason,
+                )
+            uow.commit()
+        return moved
+
     def note(self, snap: StepSnapshot, note: str, result: dict[str, Any]) -> None:
         """Say why the step waits (its ``error``, and ``result``) without moving it or counting
         as contact: the silence that makes an agent ``unreachable`` goes on."""

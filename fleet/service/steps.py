@@ -14,8 +14,9 @@ step is ``unreachable``. A refused request (4xx) fails the step at once.
 A step converges, is verified and is rolled back only on what the cluster shows now
 (:mod:`fleet.service.truth`): the agent's observation must hold. A regression (the wave's
 selection gone from the cluster, or the agent without a record of the wave) fails the step at
-once with that reason; an observation still settling (nodes being replaced or consolidated) is
-looked at again for up to ``settle_grace`` before it fails the step.
+once with that reason (before the wave converged, an agent without its record gets it again:
+audited as ``step.reapplied``); an observation still settling (nodes being replaced or
+consolidated) is looked at again for up to ``settle_grace`` before it fails the step.
 """
 
 from __future__ import annotations
@@ -183,13 +184,13 @@ class StepRunner:
                 wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
             except WaveUnknown:
                 # the cluster has no record of the wave (it was reset or re-created before the
-                # wave converged): apply it again, by the same id; the fleet keeps the record of
-                # what it first replaced
+                # wave converged): apply it again, by the same id, and say so in the audit; the
+                # fleet keeps the record of what it first replaced
                 wave = self._call(
                     snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
                 )
                 if not isinstance(wave, RunOutcome):
-                    self.writes.move(snap, snap.state, snap.state, **self._previous(snap, wave))
+                    self.writes.reapplied(snap, wave, **self._previous(snap, wave))
             if isinstance(wave, RunOutcome):
                 return wave
             return self._follow(snap, wave, snap.state)
@@ -266,10 +267,10 @@ class StepRunner:
         return RunOutcome(self.poll_interval, f"settling: {reason}")
 
     def _images_in_use(self, snap: StepSnapshot) -> list[str]:
-        """The images the cluster's nodes run now (empty when the agent does not say)."""
-        try:
-            status = self.gateway.status(snap.target)
-        except (AgentUnreachable, AgentRejected):
+        """The images the cluster's nodes run now (empty when the agent does not say), the
+        status kept as the fleet's last observation of the cluster."""
+        status = self._observe(snap)
+        if status is None:
             return []
         by_image = status.get("nodesByImage")
         return sorted(str(k) for k in by_image) if isinstance(by_image, dict) else []
@@ -312,6 +313,16 @@ class StepRunner:
             error=None,
         )
         return _done(f"verified: {wave.get('phase')}")
+
+    def _observe(self, snap: StepSnapshot) -> dict[str, Any] | None:
+        """Read the cluster's status and keep it as the fleet's last observation of it (None,
+        nothing kept, when the agent does not answer)."""
+        try:
+            status = self.gateway.status(snap.target)
+        except (AgentUnreachable, AgentRejected):
+            return None
+        self._record_status(snap, status)
+        return status
 
     def _record_status(self, snap: StepSnapshot, status: dict[str, Any]) -> None:
         """Keep what the cluster reported as the fleet's last word on it."""
@@ -381,6 +392,7 @@ class StepRunner:
             verdict = judge(wave, "previous")
             if verdict.verdict == "holds":
                 self.writes.move_rollback(moved_snap, RollbackState.ROLLED_BACK, result=wave)
+                self._observe(snap)  # what the cluster runs now, for every view of it
                 return _done("rolled back")
             if verdict.verdict == "settling":
                 return self._settling(moved_snap, snap.state, wave, verdict.reason)

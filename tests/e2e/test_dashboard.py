@@ -11,7 +11,7 @@ window removed). Screenshots go to ``test-artifacts/screenshots/dashboard-*.png`
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -21,6 +21,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from common.auth import hash_token
 from fleet.api.rbac import AccessControl, Grant
 from fleet.gateway import InProcessAgentGateway
+from fleet.service.rollouts import rollback, start_rollout
 from tests.support.dashboardsim import (
     PROMOTION,
     add_window,
@@ -404,3 +405,54 @@ def test_the_dashboard_shows_waits_warnings_and_a_stopped_scheduler(
             "scheduler has not ticked for 60 s (10 intervals of 1 s)"
         )
         shot(page, "rollout-waiting")
+
+
+def test_after_a_rollback_the_overview_and_cluster_page_show_what_the_cluster_runs(
+    tmp_path: Path, browser: Browser
+) -> None:
+    harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=6)
+    harness.now = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
+    (old,) = harness.agents["can-1"].status()["nodesByImage"]
+    ring = [{"name": "canary", "soak": "1m"}]
+    rid = str(start_rollout(harness.ctx, harness.release(ring), "otto")["id"])
+    harness.run_until(lambda: state(harness, rid) == "succeeded", limit=timedelta(hours=1))
+    (new,) = harness.agents["can-1"].status()["nodesByImage"]
+    with serving(harness.ctx, access=access()) as url:
+        page = signed_in(browser, url, "vera")
+        card = page.locator(".cluster[data-cluster=can-1]")
+        expect(card.locator(".now")).to_have_attribute("data-holding", "on-target")
+        expect(card.locator(".now")).to_contain_text(f"on target: 6/6 on {new}")
+
+        rollback(harness.ctx, rid, "otto")
+        harness.run_until(lambda: state(harness, rid) == "rolled-back", limit=timedelta(hours=1))
+        assert harness.agents["can-1"].status()["nodesByImage"] == {old: 6}
+        page.goto(f"{url}/ui/#/")
+        page.reload()
+        card = page.locator(".cluster[data-cluster=can-1]")
+        now = card.locator(".now")
+        expect(now).to_have_attribute("data-holding", "rolled-back")
+        expect(now).to_contain_text(f"rolled back: 6/6 on {old} · observed ")
+        expect(now.locator("time")).to_have_text(AGO)
+        mark = now.locator(".badge")
+        expect(mark).to_have_attribute("data-state", "rolled-back")
+        assert colour(mark) == UNDONE
+        expect(card.locator(".image")).to_have_text(old)  # what its nodes run, not the target
+        record = card.locator(".step-record")  # the step's stored state, not as a badge
+        expect(record).to_have_text("step verified")
+        expect(card.locator(".badge[data-state=verified]")).to_have_count(0)
+        assert "on target" not in card.inner_text()
+        assert new not in card.inner_text()
+        shot(page, "overview-rolled-back")
+
+        page.click(".cluster[data-cluster=can-1] > a")
+        expect(page.locator("h1")).to_have_text("Cluster can-1")
+        expect(page.locator("#runs-now")).to_contain_text(f"6 node(s) on {old} · observed ")
+        row = page.locator("#cluster-steps tr[data-step]").first
+        expect(row.locator(".rollback .badge")).to_have_text("rolled-back")
+        expect(row.locator(".now")).to_contain_text(f"rolled back: 6/6 on {old}")
+        shot(page, "cluster-rolled-back")
+
+        page.goto(f"{url}/ui/#/rollouts/{rid}")
+        step = page.locator("#steps tr[data-cluster=can-1]")
+        expect(step.locator(".now")).to_have_attribute("data-holding", "rolled-back")
+        expect(step.locator(".now")).to_contain_text(f"rolled back: 6/6 on {old} · observed ")

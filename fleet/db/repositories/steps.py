@@ -186,6 +186,44 @@ class StepRepository(Repository):
         )
         return [(step, wave, rollout) for step, wave, rollout in self._session.execute(statement)]
 
+    @boundary("reading the latest steps of clusters")
+    def latest_of(self, cluster_ids: Iterable[int]) -> dict[int, tuple[Step, Rollout]]:
+        """Each cluster's latest step that reached it (any state but ``pending``, ``skipped``
+        or ``cancelled``), with its rollout: the newest rollout's, its latest wave's; by
+        cluster id, one query per :data:`CHUNK` ids (the database ranks the steps, so only
+        one row per cluster comes back). Clusters no step reached are absent."""
+        ids = builtins.list(dict.fromkeys(cluster_ids))
+        found: dict[int, tuple[Step, Rollout]] = {}
+        for start in range(0, len(ids), CHUNK):
+            rank = (
+                func.row_number()
+                .over(
+                    partition_by=Step.cluster_id,
+                    order_by=(Rollout.created_at.desc(), Rollout.id.desc(), Wave.seq.desc()),
+                )
+                .label("rank")
+            )
+            ranked = (
+                select(Step.id.label("step_id"), rank)
+                .join(Wave, Step.wave_id == Wave.id)
+                .join(Rollout, Step.rollout_id == Rollout.id)
+                .where(
+                    Step.cluster_id.in_(ids[start : start + CHUNK]),
+                    Step.state.not_in(["pending", "skipped", "cancelled"]),
+                )
+                .subquery()
+            )
+            statement = (
+                select(Step, Rollout)
+                .join(ranked, ranked.c.step_id == Step.id)
+                .join(Rollout, Step.rollout_id == Rollout.id)
+                .options(*WITHOUT_FLEET_SPEC)
+                .where(ranked.c.rank == 1)
+            )
+            for step, rollout in self._session.execute(statement):
+                found[step.cluster_id] = (step, rollout)
+        return found
+
     @boundary("reading step {step_id}")
     def get(self, step_id: str, *, for_update: bool = False) -> Step:
         """Step ``step_id`` (row-locked with ``for_update``); :class:`NotFound` if absent."""

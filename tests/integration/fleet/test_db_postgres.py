@@ -32,7 +32,7 @@ from fleet.db import (
 )
 from fleet.db.engine import schema_differences, schema_revision
 from fleet.db.translate import translate
-from tests.unit.fleet.db.factories import NOW, seed
+from tests.unit.fleet.db.factories import NOW, check_latest_steps, seed
 from tests.unit.fleet.db.test_steps_and_waves import check_passed_waves
 
 pytestmark = pytest.mark.integration
@@ -295,3 +295,7 @@ def test_concurrent_contenders_one_lease_and_one_transition_win(pg: Engine, roll
         assert uow.leases.acquire(lease, "late", timedelta(seconds=30), NOW + timedelta(minutes=1))
         assert uow.leases.release(lease, "late")
         uow.commit()
+
+
+def test_each_clusters_latest_step_is_ranked_by_postgresql(pg: Engine) -> None:
+    check_latest_steps(pg, _unique("r-"), _unique("fleet-"), _unique("rel-"))

@@ -1,6 +1,7 @@
-// One cluster: its agent's health and last contact, nodes per image over time (as the page
+// One cluster: its agent's health and last contact, what it runs now (the fleet's last
+// observation, with its age), nodes per image over time (as the page
 // polls the agent), the drift preview with its ETA on the cluster's own clock, the recent
-// disruptions, and its steps across rollouts.
+// disruptions, and its steps across rollouts (state, rollback, how the cluster stands now).
 "use strict";
 
 const series = {};
@@ -99,15 +100,17 @@ async function clusterView(fleet, name) {
   for (const r of rollouts) {
     const status = await api("GET", `/v1/rollouts/${encodeURIComponent(r.id)}`);
     for (const c of status.clusters.filter((x) => x.cluster === name)) {
-      rows += `<tr><td><a href="#/rollouts/${esc(r.id)}">${esc(r.id)}</a></td><td>${esc(r.release)}</td><td>${badge(c.state)}</td>
+      rows += `<tr data-step="${esc(c.step)}"><td><a href="#/rollouts/${esc(r.id)}">${esc(r.id)}</a></td><td>${esc(r.release)}</td><td>${badge(c.state)}</td>
+        <td class="rollback">${c.rollback ? badge(c.rollback) : ""}</td><td>${nowLine(c.now)}</td>
         <td class="image">${esc(image(c.imageBefore))} → ${esc(image(c.imageAfter))}</td><td>${esc(nodes(c.nodes))}</td>
         <td>${esc(replaced(c))}</td><td>${when(c.finishedAt)}</td><td class="error">${esc(c.error)}</td></tr>`;
     }
   }
   show(`<h1>Cluster ${esc(name)}</h1><section><p>Ring <b>${esc(info.ring)}</b> · account ${esc(info.account)} ·
     ${esc(info.region)} · agent <span class="mono">${esc(info.endpoint)}</span> · ${esc(windowsText(info))}</p>
-    ${info.name ? contactLine(info) : ""}</section>
+    ${info.name ? contactLine(info) : ""}
+    <p id="runs-now">runs now: ${info.observed ? `${esc(info.observed.nodes)} node(s) on ${esc(imagesNow(info.observed))} · observed ${ago(info.observed.observedAt)}` : "never observed"}</p></section>
     ${live}
     <section><h2>Steps across rollouts</h2><table id="cluster-steps"><tr><th>rollout</th><th>release</th><th>state</th>
-    <th>image before → after</th><th>nodes</th><th>replaced</th><th>finished</th><th>error</th></tr>${rows}</table></section>`);
+    <th>rollback</th><th>now (last observation)</th><th>image before → after</th><th>nodes</th><th>replaced</th><th>finished</th><th>error</th></tr>${rows}</table></section>`);
 }

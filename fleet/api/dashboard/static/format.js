@@ -29,6 +29,8 @@ const STATE_RANK = {
   pending: "idle", planned: "idle", skipped: "idle", cancelled: "idle",
   // an agent's health (contract B's contact.health)
   healthy: "done", degraded: "waiting", stale: "waiting", unknown: "idle",
+  // how a step's cluster stands now on the fleet's last observation (the API's `now.holding`)
+  regressed: "danger", "on-target": "done", observed: "running", superseded: "idle", unobserved: "idle",
 };
 const RANKS = ["danger", "waiting", "undone", "stopped", "running", "done", "idle"];
 // The rollout states that ended badly (kept on the overview while recent).
@@ -177,6 +179,25 @@ function note(step) {
   }
   if (step.waiting) return `<span class="waiting" data-note="waiting">${esc(step.waiting.message)}</span>`;
   return "";
+}
+
+// What the cluster runs now on the fleet's last observation (the API's `now`), with the
+// observation's age ticking in the browser: "rolled back: 40/40 on ami-0a1 · observed 12 s ago".
+// A rolled-back or regressed cluster gets its own badge: a step's stored state stays
+// "verified" for the record, but the page never shows such a cluster as on target.
+function nowLine(now) {
+  if (!now) return "";
+  const holding = now.holding || "unobserved";
+  const shown = holding === "superseded" ? `superseded by ${now.supersededBy}` : now.message;
+  const mark = ["rolled-back", "regressed"].includes(holding) ? badge(holding) + " " : "";
+  const age = now.observedAt ? ` · observed ${ago(now.observedAt)}` : "";
+  return `<div class="now" data-holding="${esc(holding)}" data-rank="${rankOf(holding)}">${mark}${esc(shown)}${age}</div>`;
+}
+
+// The images a cluster's nodes run now, most nodes first (the API's `observed`), or "".
+function imagesNow(observed) {
+  if (!observed || !observed.nodesByImage) return "";
+  return Object.entries(observed.nodesByImage).sort((a, b) => b[1] - a[1]).map(([name]) => name).join(", ");
 }
 
 // Where the rollout stands, numbered from 1: "ring staging (3 of 4) · wave 2 of 3".

@@ -86,15 +86,29 @@ function windowsText(cluster) {
   return cluster.windows ? plural(cluster.windows, "maintenance window") : "no maintenance window";
 }
 
+// The step's state: a badge, or plain muted words when the cluster no longer holds what the
+// state claims (rolled back or regressed since: the "now" line below carries the colour).
+function stepMark(step, now) {
+  const undone = now && ["rolled-back", "regressed"].includes(now.holding);
+  if (!undone) return badge(step.state);
+  return `<span class="muted step-record" data-state="${esc(step.state)}">step ${esc(step.state)}</span>`;
+}
+
+// A cluster: its step in the rollout shown, what it runs now on the fleet's last observation
+// (its latest step's judgement from the cluster list, else the shown step's) with the age, the
+// images its nodes run now (the step's images only when the fleet never observed it), and its
+// agent's contact.
 function clusterCard(fleet, cluster, found) {
   const step = found && found.step;
-  const shown = step ? (image(step.imageAfter) || image(step.imageBefore)) : "";
+  const now = cluster.now || (step && step.now);
+  const shown = imagesNow(cluster.observed) || (step ? (image(step.imageAfter) || image(step.imageBefore)) : "");
   const rid = found ? ` in <a href="#/rollouts/${esc(found.rollout)}">${esc(found.rollout)}</a>` : "";
   return `<div class="cluster" data-cluster="${esc(cluster.name)}">
     <a href="#/clusters/${esc(fleet)}/${esc(cluster.name)}">${esc(cluster.name)}</a>
-    ${step ? badge(step.state) + `<span class="muted">${rid}</span>` : '<span class="muted">no step</span>'}
+    ${step ? stepMark(step, now) + `<span class="muted">${rid}</span>` : '<span class="muted">no step</span>'}
+    ${nowLine(now)}
     ${step ? `<div>${note(step)}</div>` : ""}
-    <div class="image">${esc(shown)}</div>
+    <div class="image" title="the images its nodes run now">${esc(shown)}</div>
     ${contactLine(cluster)}
     <div class="muted">${esc(cluster.region)} · ${esc(windowsText(cluster))}</div></div>`;
 }

@@ -116,12 +116,14 @@ function replaced(c) {
 }
 
 function stepsTable(s) {
-  let html = `<section><h2>Clusters</h2><table id="steps"><tr><th>cluster</th><th>ring · wave</th><th>state</th><th>phase</th><th>image before → after</th><th>nodes</th><th>replaced</th><th>note</th></tr>`;
+  let html = `<section><h2>Clusters</h2><table id="steps"><tr><th>cluster</th><th>ring · wave</th><th>state</th><th>phase</th><th>image before → after</th><th>nodes</th><th>replaced</th><th>note</th>`;
+  html += `<th>now (last observation)</th></tr>`;
   for (const c of s.clusters) {
     html += `<tr data-cluster="${esc(c.cluster)}"><td><a href="#/clusters/${esc(s.fleet)}/${esc(c.cluster)}">${esc(c.cluster)}</a></td>
       <td>${esc(c.ring)} · wave ${esc(c.wave)}</td><td>${badge(c.state)}${c.rollback ? " rollback " + badge(c.rollback) : ""}</td><td>${esc(c.phase)}</td>
       <td class="image">${esc(image(c.imageBefore))} → ${esc(image(c.imageAfter))}</td>
-      <td>${esc(nodes(c.nodes))}</td><td>${esc(replaced(c))}</td><td>${note(c)}</td></tr>`;
+      <td>${esc(nodes(c.nodes))}</td><td>${esc(replaced(c))}</td><td>${note(c)}</td>
+      <td>${nowLine(c.now)}</td></tr>`;
   }
   return html + `</table></section>`;
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -26,6 +27,16 @@ RING = [{"name": "canary", "soak": "2m", "gates": {"convergenceTimeout": "10m"}}
 def ended(harness: FleetHarness, rid: str) -> bool:
     with harness.ctx.reading() as uow:
         return uow.rollouts.get(rid).finished_at is not None
+
+
+def ageless(doc: Any) -> Any:
+    """``doc`` without the observations' ages (the CLI reads them by the real clock, the
+    harness by its virtual one); everything else must be equal."""
+    if isinstance(doc, dict):
+        return {k: ageless(v) for k, v in doc.items() if k not in ("ageSeconds", "text")}
+    if isinstance(doc, list):
+        return [ageless(v) for v in doc]
+    return doc
 
 
 @pytest.fixture
@@ -57,24 +68,40 @@ def test_every_step_of_the_cluster_newest_first(
     assert newest["imageBefore"] == oldest["imageAfter"]
     assert oldest["nodes"]
     assert oldest["nodesReplaced"]
+    # how the cluster stands now, on the fleet's last observation: the rollback's outcome
+    # (back on the first rollout's image), never the stored "verified" of the older step
+    good = oldest["imageAfter"]
+    assert newest["now"]["holding"] == "rolled-back"
+    assert newest["now"]["message"] == f"rolled back: 5/5 on {good}"
+    assert newest["now"]["nodesByImage"] == {good: 5}
+    assert oldest["now"]["holding"] == "superseded"
+    assert oldest["now"]["supersededBy"] == second
+    assert found["observed"]["nodesByImage"] == {good: 5}
+    assert found["observed"]["text"].startswith(f"5/5 on {good} (observed ")
 
     result = CliRunner().invoke(app, ["cluster", "history", "can-1"], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "cluster can-1 of fleet demo: 2 step(s)"
+    assert lines[1].startswith(f"now: 5/5 on {good} (observed ")  # its age by the CLI's clock
+    assert "on target" not in result.output
     rows = [line.strip() for line in lines if line.strip().startswith("ro-")]
     assert [row.split()[0] for row in rows] == [second, first]
     assert f"{oldest['imageBefore']} → {oldest['imageAfter']}" in rows[1]
     assert rows[0].endswith(newest["error"])
+    assert rows[0].split()[5:7] == ["rolled-back", "rolled-back"]  # ROLLBACK, then NOW
+    assert rows[1].split()[4:6] == ["verified", "superseded"]
 
     as_json = CliRunner().invoke(app, ["cluster", "history", "can-1", "-o", "json"])
-    assert json.loads(as_json.stdout) == found
+    assert ageless(json.loads(as_json.stdout)) == ageless(found)
     as_yaml = CliRunner().invoke(app, ["cluster", "history", "can-1", "-o", "yaml"])
-    assert yaml.safe_load(as_yaml.stdout) == found
+    assert ageless(yaml.safe_load(as_yaml.stdout)) == ageless(found)
     wide = CliRunner().invoke(
         app, ["cluster", "history", "can-1", "-o", "wide"], env={"COLUMNS": "400"}
     )
     assert "ATTEMPTS" in wide.output
+    assert "rolled back: 5/5 on" in wide.output  # the message in full (the image may wrap)
+    assert "superseded by" in wide.output
     assert newest["step"] in wide.output
 
 
@@ -94,6 +121,11 @@ def test_an_unknown_or_ambiguous_cluster_exits_1_saying_why(
     assert "name one with --fleet" in ambiguous.stderr
     chosen = CliRunner().invoke(app, ["cluster", "history", "can-1", "--fleet", "other", "--json"])
     assert chosen.exit_code == 0, chosen.output
-    assert json.loads(chosen.stdout) == {"cluster": "can-1", "fleet": "other", "steps": []}
+    assert json.loads(chosen.stdout) == {
+        "cluster": "can-1",
+        "fleet": "other",
+        "observed": None,
+        "steps": [],
+    }
     with pytest.raises(ClusterUnknown, match="fleet 'gone' has not been applied"):
         cluster_history(harness.ctx, "can-1", "gone")

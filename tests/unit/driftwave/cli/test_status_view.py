@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from common.kubemodel import parse_manifest
 from driftwave.cli.rollout import rollout_app
-from driftwave.cli.status_view import render_status
+from driftwave.cli.status_view import now_cell, render_status
 from fleet.domain.fleet import Fleet
 from fleet.service.fleets import apply_fleet
 from fleet.service.rollouts import start_rollout
@@ -107,3 +107,26 @@ def test_rollout_status_shows_the_freeze_and_the_time_left(frozen: str) -> None:
     assert body["waiting"]["message"].endswith("(in 4d2h)")
     (step,) = body["clusters"]
     assert (step["state"], step["waiting"]) == ("pending", body["waiting"])
+
+
+def test_a_clusters_now_is_the_waves_progress_while_it_converges_else_the_observation() -> None:
+    moving = {"state": "progressing", "progress": {"nodes": 40, "onTarget": 12}, "now": None}
+    assert now_cell(moving).plain == "12/40 on target"
+    back = {
+        "state": "verified",
+        "rollback": "rolled-back",
+        "progress": {"nodes": 40, "onTarget": 40},  # the wave's record, not shown
+        "now": {
+            "holding": "rolled-back",
+            "text": "rolled back: 40/40 on ami-1 (observed 12 s ago)",
+        },
+    }
+    cell = now_cell(back)
+    assert (cell.plain, str(cell.style)) == (
+        "rolled back: 40/40 on ami-1 (observed 12 s ago)",
+        "yellow",
+    )
+    regressed = {"state": "verified", "now": {"holding": "regressed", "text": "regressed: ..."}}
+    assert str(now_cell(regressed).style) == "red"
+    later = {"state": "verified", "now": {"holding": "superseded", "supersededBy": "ro-2"}}
+    assert now_cell(later).plain == "superseded by ro-2"

@@ -121,3 +121,30 @@ def seed_passed(engine: Engine, fleet: str, rollouts: dict[str, int]) -> None:
                 prod, state="failed", started_at=at, finished_at=at + timedelta(minutes=3)
             )
         uow.commit()
+
+
+def check_latest_steps(engine: Engine, first: str, fleet: str, release: str) -> None:
+    """Seed rollout ``first`` (its canary and dev-1 verified), then a later rollout of the same
+    release (its canary under way, its dev-1 still pending), and check ``steps.latest_of``: the
+    canary's latest step is the later rollout's, dev-1's the first's (a pending step has not
+    reached its cluster), and clusters no step reached are absent."""
+    later = f"{first}-later"
+    seed(engine, rollout_id=first, fleet=fleet, release=release)
+    with UnitOfWork(engine, write=True) as uow:
+        uow.rollouts.create(later, release, standard_waves(), now=NOW + timedelta(minutes=5))
+        for step in (f"{first}.0.c-canary", f"{first}.1.d-dev-1"):
+            assert uow.steps.transition(step, ["pending"], "verified")
+        assert uow.steps.transition(f"{later}.0.c-canary", ["pending"], "progressing")
+        uow.commit()
+    with UnitOfWork(engine) as uow:
+        ids = {c.name: c.id for c in uow.clusters.list(fleet)}
+        latest = uow.steps.latest_of(ids.values())
+        found = {
+            name: (latest[cid][0].id, latest[cid][1].id)
+            for name, cid in ids.items()
+            if cid in latest
+        }
+    assert found == {
+        "c-canary": (f"{later}.0.c-canary", later),
+        "d-dev-1": (f"{first}.1.d-dev-1", first),
+    }

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Engine
 
 from fleet.db import InvalidInput, NotFound, UnitOfWork
-from tests.unit.fleet.db.factories import NOW, seed, seed_passed
+from tests.unit.fleet.db.factories import NOW, check_latest_steps, seed, seed_passed
 
 LATER = NOW + timedelta(minutes=5)
 STEP = "r1.0.c-canary"
@@ -203,3 +203,7 @@ def check_passed_waves(engine: Engine, fleet: str, other: str) -> None:
 
 def test_the_passed_waves_of_a_fleet_newest_first(engine: Engine) -> None:
     check_passed_waves(engine, "payments", "search")
+
+
+def test_each_clusters_latest_step_is_the_newest_rollouts_that_reached_it(engine: Engine) -> None:
+    check_latest_steps(engine, "r1", "payments", "rel-1")

@@ -165,7 +165,13 @@ def test_a_ring_awaiting_approval_names_it_and_who_may_give_it() -> None:
     assert doc["etaSeconds"] == (15 + 10) * 60.0  # observed: 25 - 10 = 15 active, then soak
     assert doc["etaBasis"].endswith("excludes approvals (ring prod needs one)")
     allowed = actions(view, [("verified", None)], lambda: None)
-    assert allowed["approve"] == {"allowed": True, "role": "approver", "why": "", "ring": "prod"}
+    assert allowed["approve"] == {
+        "allowed": True,
+        "role": "approver",
+        "why": "",
+        "code": "",
+        "ring": "prod",
+    }
 
 
 def test_a_halted_rollout_names_its_failing_checks_with_units_and_has_no_eta() -> None:
