@@ -27,6 +27,7 @@ from rich.live import Live
 from agent.cloud.aws import open_secret_reader
 from common.kubemodel import parse_manifest
 from driftwave.cli.status_view import render_status
+from driftwave.demo.pace import Pace, Reading, measure, reading
 from driftwave.demo.plots import Sample
 from driftwave.demo.processes import Children, DemoError, wait_healthy
 from driftwave.demo.report import write_report
@@ -97,17 +98,23 @@ TICK = 0.25
 change are sampled meanwhile by :mod:`driftwave.demo.sampling`)."""
 
 
-def _statuses(clusters: list[Any], console: Console | None = None) -> dict[str, dict[str, Any]]:
-    """Each cluster's agent status. Without ``console`` a cluster that does not answer is a
+def _statuses(
+    clusters: list[Any], console: Console | None = None
+) -> tuple[dict[str, dict[str, Any]], dict[str, Reading]]:
+    """Each cluster's agent status, and its clock with the real time it was read at (for
+    :mod:`driftwave.demo.pace`). Without ``console`` a cluster that does not answer is a
     :class:`DemoError`; with it, a warning there and the cluster left out (the summary then
     shows what it can)."""
     out: dict[str, dict[str, Any]] = {}
+    clocks: dict[str, Reading] = {}
     with httpx.Client(timeout=30.0) as client:
         for c in clusters:
             token = c.token_file.read_text().strip()
             url = f"http://127.0.0.1:{c.port}/v1/status"
             try:
+                asked = time.time()
                 response = client.get(url, headers={"Authorization": f"Bearer {token}"})
+                answered = time.time()
                 response.raise_for_status()
             except httpx.HTTPError as exc:
                 message = (
@@ -118,7 +125,10 @@ def _statuses(clusters: list[Any], console: Console | None = None) -> dict[str, 
                 console.print(f"warning: {message}", style="yellow", soft_wrap=True, markup=False)
                 continue
             out[c.name] = response.json()
-    return out
+            clock = reading(out[c.name], (asked + answered) / 2)
+            if clock is not None:
+                clocks[c.name] = clock
+    return out, clocks
 
 
 def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
@@ -156,13 +166,14 @@ def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
             f"{len(clusters)} simulated clusters ready in {time.monotonic() - started:.0f}s; "
             f"working folder {workdir}"
         )
-        before = _statuses(clusters)
+        before, first = _statuses(clusters)
         result, samples = _rollout(options, console, workdir, env, clusters, children)
-        after = _statuses(clusters, console)
+        after, last = _statuses(clusters, console)
     finally:
         children.stop()
         signal.signal(signal.SIGTERM, previous)
-    return _finish(result, before, after, samples, workdir, console)
+    pace = measure(first, last, options.speed)
+    return _finish(result, before, after, samples, pace, workdir, console)
 
 
 class _Progress:
@@ -238,8 +249,9 @@ def _rollout(
             timing=Timing(redispatch_after=timedelta(seconds=20)),
         )
         notifier = _notifier(ctx, scheduler.holder) if options.notify else None
-        deadline = time.monotonic() + options.timeout
+        started = time.monotonic()
         progress = _Progress(console)
+        watch = _PaceWatch(options, console)
         with Sampler(clusters) as sampler, progress:
             while True:
                 children.check()
@@ -253,8 +265,7 @@ def _rollout(
                 if state is RolloutState.AWAITING_APPROVAL:
                     ring = status["rings"][status["ringIndex"]]["name"]
                     approve(ctx, rid, APPROVER, ring, "the demo approves every ring")
-                if time.monotonic() > deadline:
-                    raise DemoError(f"the rollout did not end within {options.timeout:.0f}s")
+                watch.check(sampler, time.monotonic() - started)
                 threading.Event().wait(TICK)
         if notifier is not None:
             _drain(notifier, scheduler, console)
@@ -266,6 +277,38 @@ def _rollout(
         close_context(ctx)
 
 
+class _PaceWatch:
+    """How fast the simulated clusters run, looked at every :data:`PACE_EVERY` seconds: says
+    once when the machine is too busy for them to keep up, and gives the rollout up after
+    ``options.timeout`` seconds, stretched by how far behind they run (at most
+    :data:`MAX_STRETCH` times: a stalled simulation still ends the demo)."""
+
+    def __init__(self, options: DemoOptions, console: Console) -> None:
+        self.options = options
+        self.console = console
+        self.pace: Pace | None = None
+        self.said = False
+        self.looked = 0.0
+
+    def check(self, sampler: Sampler, elapsed: float) -> None:
+        """Look at the pace when due; raise :class:`DemoError` past the (stretched) timeout."""
+        if elapsed - self.looked >= PACE_EVERY:
+            self.looked = elapsed
+            self.pace = measure(sampler.first, sampler.latest, self.options.speed) or self.pace
+            if self.pace is not None and self.pace.busy and not self.said:
+                self.said = True
+                text = self.pace.line(final=False)
+                self.console.print(text, style="yellow", soft_wrap=True, markup=False)
+        stretch = self.pace.stretch(MAX_STRETCH) if self.pace is not None else 1.0
+        if elapsed > self.options.timeout * stretch:
+            ran = f"; {self.pace.line(final=False)}" if self.pace is not None else ""
+            raise DemoError(f"the rollout did not end within {elapsed:.0f}s{ran}")
+
+
+PACE_EVERY = 20.0
+"""Seconds between two looks at how fast the simulated clusters run."""
+MAX_STRETCH = 6.0
+"""The demo waits at most this many times its timeout for slow simulated clusters."""
 DRAIN = 10.0
 """Seconds the demo waits at most, once the rollout ended, for its notifications to go out."""
 
@@ -295,6 +338,7 @@ def _finish(
     before: dict[str, dict[str, Any]],
     after: dict[str, dict[str, Any]],
     samples: dict[str, list[Sample]],
+    pace: Pace | None,
     workdir: Path,
     console: Console,
 ) -> dict[str, Any]:
@@ -309,6 +353,8 @@ def _finish(
     finally:
         close_context(ctx)
     result = summary(status, before, after, workdir / "traces.jsonl", workdir / "report.html")
+    if pace is not None:
+        result["simulation"] = pace.as_data()
     write_report(workdir / "report.html", result, audit, samples)
     print_summary(console, result)
     return result

@@ -8,7 +8,9 @@ way every :data:`ACTIVE_EVERY` seconds (and once more when the step ends, to cat
 ended), and every cluster only every :data:`FULL_EVERY` seconds (clusters not in a wave do not
 change). It runs in its own thread, so a slow agent never holds the scheduler up, and it paces
 itself on each agent's answer time (an agent busy simulating 200 nodes is asked less often,
-never more than one question at a time).
+never more than one question at a time). Each answer's clock is kept too (the first and the
+latest per cluster: :attr:`Sampler.first` and :attr:`Sampler.latest`), so the demo can tell how
+fast the simulated clusters really run while it waits (:mod:`driftwave.demo.pace`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from driftwave.demo.pace import Reading, reading
 from driftwave.demo.plots import Sample
 from driftwave.demo.setup import DemoCluster
 
@@ -63,6 +66,10 @@ class Sampler:
 
     agents: list[DemoCluster]
     raw: dict[str, list[Sample]] = field(default_factory=dict)
+    first: dict[str, Reading] = field(default_factory=dict)
+    """Each cluster's clock at its first answer."""
+    latest: dict[str, Reading] = field(default_factory=dict)
+    """Each cluster's clock at its latest answer."""
     _tokens: dict[str, str] = field(default_factory=dict)
     _active: frozenset[str] = frozenset()
     _was_active: frozenset[str] = frozenset()
@@ -117,17 +124,22 @@ class Sampler:
             if agent.name not in due or self._next.get(agent.name, 0.0) > time.time():
                 continue
             started = time.time()
-            counts = self._nodes_by_image(agent)
+            status = self._status(agent)
             ended = time.time()
-            if counts is None:
+            counts = _counts(status) if status is not None else None
+            if status is None or counts is None:
                 self._next[agent.name] = ended + BACKOFF
                 continue
+            clock = reading(status, (started + ended) / 2)
+            if clock is not None:
+                self.first.setdefault(agent.name, clock)
+                self.latest[agent.name] = clock
             self._next[agent.name] = ended + max(ACTIVE_EVERY, PACE * (ended - started))
             self.raw.setdefault(agent.name, []).append(((started + ended) / 2, counts))
             if agent.name not in active:
                 self._tail.discard(agent.name)
 
-    def _nodes_by_image(self, agent: DemoCluster) -> dict[str, int] | None:
+    def _status(self, agent: DemoCluster) -> dict[str, Any] | None:
         assert self._client is not None, "use the sampler as a context manager"
         try:
             response = self._client.get(
@@ -135,10 +147,10 @@ class Sampler:
                 headers={"Authorization": f"Bearer {self._tokens[agent.name]}"},
             )
             response.raise_for_status()
-            counts = response.json().get("nodesByImage") or {}
-            return {str(k): int(v) for k, v in counts.items()}
-        except (httpx.HTTPError, ValueError, AttributeError):
+            status = response.json()
+        except (httpx.HTTPError, ValueError):
             return None
+        return status if isinstance(status, dict) else None
 
     def series(self, started_at: str | None) -> dict[str, list[Sample]]:
         """The samples as seconds since ``started_at`` (the rollout's RFC 3339 start; samples
@@ -151,3 +163,12 @@ class Sampler:
             name: [(max(0.0, t - origin), counts) for t, counts in samples]
             for name, samples in self.raw.items()
         }
+
+
+def _counts(status: dict[str, Any]) -> dict[str, int] | None:
+    """A status document's nodes per image (None when it has none to read)."""
+    try:
+        counts = status.get("nodesByImage") or {}
+        return {str(k): int(v) for k, v in counts.items()}
+    except (ValueError, TypeError, AttributeError):
+        return None

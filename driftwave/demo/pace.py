@@ -1,0 +1,107 @@
+"""How fast the demo's simulated clusters really ran, so a user tells a busy machine from a bad
+image.
+
+Each cluster is a world its agent process advances ``--speed`` times faster than real time when
+the machine keeps up; on a busy machine the worlds fall behind. The demo reads every cluster's
+status (its clock, ``time``) before and after the rollout, noting the real time of each read:
+simulated seconds over real seconds is the speed the cluster really ran at. The rollout's
+convergence timeouts are timed on the clusters' own clocks (:mod:`fleet.service.clocks`), so a
+slow simulation makes the demo take longer, never fail a good image; this says so.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+BUSY = 0.8
+"""Below this share of the nominal speed, the machine is called busy."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A cluster's clock read at a real moment (epoch seconds, mid-request)."""
+
+    simulated: datetime
+    real: float
+
+
+def reading(status: dict[str, Any], real: float) -> Reading | None:
+    """The clock of a status document read at ``real``; None when it does not say."""
+    stamp = status.get("time")
+    if not isinstance(stamp, str):
+        return None
+    return Reading(datetime.fromisoformat(stamp.replace("Z", "+00:00")), real)
+
+
+@dataclass(frozen=True)
+class Pace:
+    """The speed the clusters were started at and the one they ran at over the rollout."""
+
+    nominal: float
+    measured: float
+    """The median cluster's simulated seconds per real second."""
+    slowest: str
+    slowest_speed: float
+    load: float | None
+    """The machine's load average over the last minute when measured (None where unknown)."""
+
+    @property
+    def busy(self) -> bool:
+        """Whether the clusters fell well behind their nominal speed."""
+        return self.measured < self.nominal * BUSY
+
+    def line(self, *, final: bool = True) -> str:
+        """One sentence: how fast the clusters ran (``final``: over the rollout; otherwise so
+        far) and, when the machine is busy, what that means for the demo."""
+        verb = "ran" if final else "run"
+        ran = (
+            f"the simulated clusters {verb} at {self.measured:.0f}x instead of {self.nominal:g}x "
+            f"(slowest {self.slowest} at {self.slowest_speed:.0f}x)"
+        )
+        if not self.busy:
+            return f"{ran}: the machine kept up"
+        cores = os.cpu_count() or 1
+        load = f", load average {self.load:.1f} on {cores} cores" if self.load is not None else ""
+        took = "the demo took longer" if final else "the demo takes longer"
+        return (
+            f"{ran}: the machine is busy{load}, so {took}; convergence is timed on the "
+            "clusters' own clocks, so the load decides no gate"
+        )
+
+    def stretch(self, limit: float) -> float:
+        """How many times longer than planned the rollout may take at this pace (at least 1,
+        at most ``limit``)."""
+        if self.measured <= 0:
+            return limit
+        return min(max(self.nominal / self.measured, 1.0), limit)
+
+    def as_data(self) -> dict[str, Any]:
+        """For the ``--json`` summary."""
+        return {
+            "speed": self.nominal,
+            "measuredSpeed": round(self.measured, 1),
+            "slowest": {"cluster": self.slowest, "speed": round(self.slowest_speed, 1)},
+            "loadAverage": self.load,
+            "busy": self.busy,
+            "note": self.line(),
+        }
+
+
+def measure(before: dict[str, Reading], after: dict[str, Reading], nominal: float) -> Pace | None:
+    """The clusters' pace between two readings of each (None when no cluster was read twice
+    with real time between the reads)."""
+    speeds: dict[str, float] = {}
+    for name, first in before.items():
+        last = after.get(name)
+        if last is None or last.real - first.real <= 0:
+            continue
+        speeds[name] = (last.simulated - first.simulated).total_seconds() / (last.real - first.real)
+    if not speeds:
+        return None
+    slowest = min(speeds, key=lambda name: speeds[name])
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return Pace(nominal, statistics.median(speeds.values()), slowest, speeds[slowest], load)
