@@ -37,47 +37,65 @@ def reading(status: dict[str, Any], real: float) -> Reading | None:
     return Reading(datetime.fromisoformat(stamp.replace("Z", "+00:00")), real)
 
 
+@dataclass
+class Span:
+    """Simulated and real seconds summed over pairs of readings."""
+
+    simulated: float = 0.0
+    real: float = 0.0
+
+    def add(self, first: Reading, last: Reading) -> None:
+        """Count the time from ``first`` to ``last`` (two readings of one cluster)."""
+        if last.real > first.real:
+            self.simulated += (last.simulated - first.simulated).total_seconds()
+            self.real += last.real - first.real
+
+    @property
+    def speed(self) -> float | None:
+        """Simulated seconds per real second (None before any real time was counted)."""
+        return self.simulated / self.real if self.real > 0 else None
+
+
 @dataclass(frozen=True)
 class Pace:
-    """The speed the clusters were started at and the one they ran at over the rollout."""
+    """The speed the clusters were started at and the ones they ran at."""
 
     nominal: float
     measured: float
-    """The median cluster's simulated seconds per real second."""
+    """The median cluster's simulated seconds per real second, over the rollout."""
     slowest: str
     slowest_speed: float
+    waves: float | None
+    """Simulated seconds per real second while the clusters replaced nodes (the costly part to
+    simulate), None when no cluster was seen twice mid-wave."""
     load: float | None
     """The machine's load average over the last minute when measured (None where unknown)."""
+    cores: int = 1
 
     @property
     def busy(self) -> bool:
-        """Whether the clusters fell well behind their nominal speed."""
-        return self.measured < self.nominal * BUSY
+        """Whether the machine is busy: the clusters fell well behind their nominal speed, or
+        more processes wait for a core than there are cores."""
+        behind = self.measured < self.nominal * BUSY
+        return behind or (self.load is not None and self.load > self.cores)
 
     def line(self, *, final: bool = True) -> str:
         """One sentence: how fast the clusters ran (``final``: over the rollout; otherwise so
         far) and, when the machine is busy, what that means for the demo."""
         verb = "ran" if final else "run"
+        waves = f", {self.waves:.0f}x while replacing nodes" if self.waves is not None else ""
         ran = (
             f"the simulated clusters {verb} at {self.measured:.0f}x instead of {self.nominal:g}x "
-            f"(slowest {self.slowest} at {self.slowest_speed:.0f}x)"
+            f"(slowest {self.slowest} at {self.slowest_speed:.0f}x{waves})"
         )
         if not self.busy:
             return f"{ran}: the machine kept up"
-        cores = os.cpu_count() or 1
-        load = f", load average {self.load:.1f} on {cores} cores" if self.load is not None else ""
+        load = f", load average {self.load:.1f} on {self.cores} cores" if self.load else ""
         took = "the demo took longer" if final else "the demo takes longer"
         return (
             f"{ran}: the machine is busy{load}, so {took}; convergence is timed on the "
             "clusters' own clocks, so the load decides no gate"
         )
-
-    def stretch(self, limit: float) -> float:
-        """How many times longer than planned the rollout may take at this pace (at least 1,
-        at most ``limit``)."""
-        if self.measured <= 0:
-            return limit
-        return min(max(self.nominal / self.measured, 1.0), limit)
 
     def as_data(self) -> dict[str, Any]:
         """For the ``--json`` summary."""
@@ -85,15 +103,22 @@ class Pace:
             "speed": self.nominal,
             "measuredSpeed": round(self.measured, 1),
             "slowest": {"cluster": self.slowest, "speed": round(self.slowest_speed, 1)},
+            "speedWhileReplacing": round(self.waves, 1) if self.waves is not None else None,
             "loadAverage": self.load,
+            "cores": self.cores,
             "busy": self.busy,
             "note": self.line(),
         }
 
 
-def measure(before: dict[str, Reading], after: dict[str, Reading], nominal: float) -> Pace | None:
-    """The clusters' pace between two readings of each (None when no cluster was read twice
-    with real time between the reads)."""
+def measure(
+    before: dict[str, Reading],
+    after: dict[str, Reading],
+    nominal: float,
+    waves: Span | None = None,
+) -> Pace | None:
+    """The clusters' pace between two readings of each, with ``waves`` (their time mid-wave);
+    None when no cluster was read twice with real time between the reads."""
     speeds: dict[str, float] = {}
     for name, first in before.items():
         last = after.get(name)
@@ -104,4 +129,12 @@ def measure(before: dict[str, Reading], after: dict[str, Reading], nominal: floa
         return None
     slowest = min(speeds, key=lambda name: speeds[name])
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return Pace(nominal, statistics.median(speeds.values()), slowest, speeds[slowest], load)
+    return Pace(
+        nominal,
+        statistics.median(speeds.values()),
+        slowest,
+        speeds[slowest],
+        waves.speed if waves is not None else None,
+        load,
+        os.cpu_count() or 1,
+    )

@@ -10,6 +10,7 @@ first wave of the first ring fails its gate and is rolled back, and no later rin
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import tempfile
@@ -27,7 +28,7 @@ from rich.live import Live
 from agent.cloud.aws import open_secret_reader
 from common.kubemodel import parse_manifest
 from driftwave.cli.status_view import render_status
-from driftwave.demo.pace import Pace, Reading, measure, reading
+from driftwave.demo.pace import Pace, Reading, Span, measure, reading
 from driftwave.demo.plots import Sample
 from driftwave.demo.processes import Children, DemoError, wait_healthy
 from driftwave.demo.report import write_report
@@ -73,7 +74,9 @@ class DemoOptions:
     speed: float = 600.0
     workdir: Path | None = None
     soak: str = "3s"
-    timeout: float = 600.0
+    timeout: float = 300.0
+    """Seconds the rollout may go without any move (a state, a step, a cluster's progress)
+    before the demo gives it up; a busy machine makes moves slower, not fewer."""
     notify: tuple[str, ...] = ()
     """Webhook URLs told of the rollout (the Fleet's ``spec.notifications``)."""
 
@@ -167,12 +170,12 @@ def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
             f"working folder {workdir}"
         )
         before, first = _statuses(clusters)
-        result, samples = _rollout(options, console, workdir, env, clusters, children)
+        result, samples, waves = _rollout(options, console, workdir, env, clusters, children)
         after, last = _statuses(clusters, console)
     finally:
         children.stop()
         signal.signal(signal.SIGTERM, previous)
-    pace = measure(first, last, options.speed)
+    pace = measure(first, last, options.speed, waves)
     return _finish(result, before, after, samples, pace, workdir, console)
 
 
@@ -224,9 +227,10 @@ def _rollout(
     env: dict[str, str],
     clusters: list[Any],
     children: Children,
-) -> tuple[str, dict[str, list[Sample]]]:
-    """Run the rollout to its end; its id, and each cluster's nodes per image over the rollout
-    (seconds since it started; for the report's plots)."""
+) -> tuple[str, dict[str, list[Sample]], Span]:
+    """Run the rollout to its end; its id, each cluster's nodes per image over the rollout
+    (seconds since it started; for the report's plots), and the clusters' simulated and real
+    time while their steps were under way (for :mod:`driftwave.demo.pace`)."""
     ctx = open_context(
         "driftwave-demo",
         DatabaseSettings(url=env["DRIFTWAVE_DATABASE_URL"]),
@@ -251,7 +255,7 @@ def _rollout(
         notifier = _notifier(ctx, scheduler.holder) if options.notify else None
         started = time.monotonic()
         progress = _Progress(console)
-        watch = _PaceWatch(options, console)
+        watch = _Watch(options, console)
         with Sampler(clusters) as sampler, progress:
             while True:
                 children.check()
@@ -265,23 +269,25 @@ def _rollout(
                 if state is RolloutState.AWAITING_APPROVAL:
                     ring = status["rings"][status["ringIndex"]]["name"]
                     approve(ctx, rid, APPROVER, ring, "the demo approves every ring")
-                watch.check(sampler, time.monotonic() - started)
+                watch.check(sampler, status, time.monotonic() - started)
                 threading.Event().wait(TICK)
         if notifier is not None:
             _drain(notifier, scheduler, console)
         scheduler.release()
-        return rid, sampler.series(status.get("startedAt"))
+        return rid, sampler.series(status.get("startedAt")), sampler.waves
     finally:
         if notifier is not None:
             notifier.stop()
         close_context(ctx)
 
 
-class _PaceWatch:
-    """How fast the simulated clusters run, looked at every :data:`PACE_EVERY` seconds: says
-    once when the machine is too busy for them to keep up, and gives the rollout up after
-    ``options.timeout`` seconds, stretched by how far behind they run (at most
-    :data:`MAX_STRETCH` times: a stalled simulation still ends the demo)."""
+class _Watch:
+    """Whether the rollout moves, and how fast the simulated clusters run.
+
+    Every :data:`PACE_EVERY` seconds it measures the clusters' pace and says once when the
+    machine is busy (:mod:`driftwave.demo.pace`). The rollout moves while its state, a step or a
+    cluster's progress changes; one that has not moved for ``options.timeout`` seconds is given
+    up (a slow machine only makes the moves slower; a stalled one makes none)."""
 
     def __init__(self, options: DemoOptions, console: Console) -> None:
         self.options = options
@@ -289,26 +295,43 @@ class _PaceWatch:
         self.pace: Pace | None = None
         self.said = False
         self.looked = 0.0
+        self.seen: str | None = None
+        self.moved = 0.0
 
-    def check(self, sampler: Sampler, elapsed: float) -> None:
-        """Look at the pace when due; raise :class:`DemoError` past the (stretched) timeout."""
+    def check(self, sampler: Sampler, status: dict[str, Any], elapsed: float) -> None:
+        """Look at the pace when due; raise :class:`DemoError` once the rollout has not moved
+        for ``options.timeout`` seconds."""
         if elapsed - self.looked >= PACE_EVERY:
             self.looked = elapsed
-            self.pace = measure(sampler.first, sampler.latest, self.options.speed) or self.pace
+            pace = measure(sampler.first, sampler.latest, self.options.speed, sampler.waves)
+            self.pace = pace or self.pace
             if self.pace is not None and self.pace.busy and not self.said:
                 self.said = True
                 text = self.pace.line(final=False)
                 self.console.print(text, style="yellow", soft_wrap=True, markup=False)
-        stretch = self.pace.stretch(MAX_STRETCH) if self.pace is not None else 1.0
-        if elapsed > self.options.timeout * stretch:
+        now = _moves(status)
+        if now != self.seen:
+            self.seen, self.moved = now, elapsed
+        elif elapsed - self.moved > self.options.timeout:
             ran = f"; {self.pace.line(final=False)}" if self.pace is not None else ""
-            raise DemoError(f"the rollout did not end within {elapsed:.0f}s{ran}")
+            raise DemoError(
+                f"the rollout has not moved for {self.options.timeout:.0f}s "
+                f"({status['state']}: {status.get('reason') or ''}){ran}"
+            )
+
+
+def _moves(status: dict[str, Any]) -> str:
+    """What changes while a rollout moves: its state and reason, and each step's state,
+    rollback and progress."""
+    steps = [
+        (c.get("cluster"), c.get("state"), c.get("rollback"), c.get("progress"))
+        for c in status.get("clusters", [])
+    ]
+    return json.dumps([status.get("state"), status.get("reason"), steps], default=str)
 
 
 PACE_EVERY = 20.0
 """Seconds between two looks at how fast the simulated clusters run."""
-MAX_STRETCH = 6.0
-"""The demo waits at most this many times its timeout for slow simulated clusters."""
 DRAIN = 10.0
 """Seconds the demo waits at most, once the rollout ended, for its notifications to go out."""
 

@@ -9,8 +9,9 @@ ended), and every cluster only every :data:`FULL_EVERY` seconds (clusters not in
 change). It runs in its own thread, so a slow agent never holds the scheduler up, and it paces
 itself on each agent's answer time (an agent busy simulating 200 nodes is asked less often,
 never more than one question at a time). Each answer's clock is kept too (the first and the
-latest per cluster: :attr:`Sampler.first` and :attr:`Sampler.latest`), so the demo can tell how
-fast the simulated clusters really run while it waits (:mod:`driftwave.demo.pace`).
+latest per cluster, and the simulated and real seconds between two answers of a cluster whose
+step was under way at both: :attr:`Sampler.waves`), so the demo can tell how fast the simulated
+clusters really run while it waits (:mod:`driftwave.demo.pace`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from driftwave.demo.pace import Reading, reading
+from driftwave.demo.pace import Reading, Span, reading
 from driftwave.demo.plots import Sample
 from driftwave.demo.setup import DemoCluster
 
@@ -70,10 +71,15 @@ class Sampler:
     """Each cluster's clock at its first answer."""
     latest: dict[str, Reading] = field(default_factory=dict)
     """Each cluster's clock at its latest answer."""
+    waves: Span = field(default_factory=Span)
+    """Simulated and real seconds that passed in the clusters while their steps were under way
+    (between two answers of a cluster changing at both)."""
     _tokens: dict[str, str] = field(default_factory=dict)
     _active: frozenset[str] = frozenset()
     _was_active: frozenset[str] = frozenset()
     _tail: set[str] = field(default_factory=set)
+    _changing: frozenset[str] = frozenset()
+    """The clusters whose latest answer came while their step was under way."""
     _next: dict[str, float] = field(default_factory=dict)
     _last_full: float = float("-inf")
     _client: httpx.Client | None = None
@@ -132,8 +138,16 @@ class Sampler:
                 continue
             clock = reading(status, (started + ended) / 2)
             if clock is not None:
+                previous = self.latest.get(agent.name)
+                if previous is not None and agent.name in active and agent.name in self._changing:
+                    self.waves.add(previous, clock)
                 self.first.setdefault(agent.name, clock)
                 self.latest[agent.name] = clock
+                self._changing = (
+                    (self._changing | {agent.name})
+                    if agent.name in active
+                    else (self._changing - {agent.name})
+                )
             self._next[agent.name] = ended + max(ACTIVE_EVERY, PACE * (ended - started))
             self.raw.setdefault(agent.name, []).append(((started + ended) / 2, counts))
             if agent.name not in active:
