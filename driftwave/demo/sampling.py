@@ -10,8 +10,9 @@ change). It runs in its own thread, so a slow agent never holds the scheduler up
 itself on each agent's answer time (an agent busy simulating 200 nodes is asked less often,
 never more than one question at a time). Each answer's clock is kept too (the first and the
 latest per cluster, and the simulated and real seconds between two answers of a cluster whose
-step was under way at both: :attr:`Sampler.waves`), so the demo can tell how fast the simulated
-clusters really run while it waits (:mod:`driftwave.demo.pace`).
+agent had the same wave under way at both, its nodes being replaced: :attr:`Sampler.waves`), so
+the demo can tell how fast the simulated clusters really run while it waits
+(:mod:`driftwave.demo.pace`).
 """
 
 from __future__ import annotations
@@ -72,14 +73,14 @@ class Sampler:
     latest: dict[str, Reading] = field(default_factory=dict)
     """Each cluster's clock at its latest answer."""
     waves: Span = field(default_factory=Span)
-    """Simulated and real seconds that passed in the clusters while their steps were under way
-    (between two answers of a cluster changing at both)."""
+    """Simulated and real seconds that passed in the clusters while they replaced nodes (between
+    two answers of a cluster with the same wave under way at both)."""
     _tokens: dict[str, str] = field(default_factory=dict)
     _active: frozenset[str] = frozenset()
     _was_active: frozenset[str] = frozenset()
     _tail: set[str] = field(default_factory=set)
-    _changing: frozenset[str] = frozenset()
-    """The clusters whose latest answer came while their step was under way."""
+    _replacing: dict[str, str | None] = field(default_factory=dict)
+    """The wave each cluster's agent had under way at its latest answer (``activeWave``)."""
     _next: dict[str, float] = field(default_factory=dict)
     _last_full: float = float("-inf")
     _client: httpx.Client | None = None
@@ -138,16 +139,13 @@ class Sampler:
                 continue
             clock = reading(status, (started + ended) / 2)
             if clock is not None:
+                wave = status.get("activeWave")
                 previous = self.latest.get(agent.name)
-                if previous is not None and agent.name in active and agent.name in self._changing:
+                if previous is not None and wave and self._replacing.get(agent.name) == wave:
                     self.waves.add(previous, clock)
+                self._replacing[agent.name] = wave if isinstance(wave, str) else None
                 self.first.setdefault(agent.name, clock)
                 self.latest[agent.name] = clock
-                self._changing = (
-                    (self._changing | {agent.name})
-                    if agent.name in active
-                    else (self._changing - {agent.name})
-                )
             self._next[agent.name] = ended + max(ACTIVE_EVERY, PACE * (ended - started))
             self.raw.setdefault(agent.name, []).append(((started + ended) / 2, counts))
             if agent.name not in active:
