@@ -26,7 +26,8 @@ def test_the_speed_is_simulated_over_real_seconds_per_cluster_the_median_and_the
     pace = measure(before, after, 600.0, mid_wave)
     assert pace is not None
     assert pace.measured == pytest.approx(500.0)
-    assert (pace.slowest, pace.slowest_speed) == ("b", pytest.approx(140.0))
+    assert pace.slowest == "b"
+    assert pace.slowest_speed == pytest.approx(140.0)
     assert pace.waves == pytest.approx(30.0)
 
 
