@@ -43,25 +43,42 @@ def pace(measured: float, load: float | None, cores: int = 2) -> Pace:
 def test_a_machine_that_kept_up_says_so() -> None:
     kept = pace(590.0, 0.5)
     assert not kept.busy
+    assert not kept.behind
     assert kept.line() == (
         "the simulated clusters ran at 590x instead of 600x (slowest canary-1 at 590x, 9x while "
         "replacing nodes): the machine kept up"
     )
 
 
-@pytest.mark.parametrize(("measured", "load"), [(140.0, 0.5), (590.0, 7.5), (140.0, None)])
-def test_clusters_far_behind_or_a_loaded_machine_is_called_busy_and_decides_no_gate(
-    measured: float, load: float | None
+@pytest.mark.parametrize("measured", [140.0, 590.0])
+def test_a_load_beyond_the_cores_and_the_demo_own_processes_is_a_busy_machine(
+    measured: float,
 ) -> None:
-    busy = pace(measured, load)
+    busy = pace(measured, 7.5)
     assert busy.busy
     line = busy.line()
-    assert line.startswith(f"the simulated clusters ran at {measured:.0f}x instead of 600x")
-    assert "the machine is busy" in line
-    assert ("load average 7.5 on 2 cores" in line) == (load == 7.5)
-    assert line.endswith("so the load decides no gate")
+    assert line == (
+        f"the simulated clusters ran at {measured:.0f}x instead of 600x (slowest canary-1 at "
+        f"{measured:.0f}x, 9x while replacing nodes): the machine is busy, load average 7.5 on 2 "
+        "cores, so the demo took longer; convergence is timed on the clusters' own clocks, so "
+        "the load decides no gate"
+    )
     assert busy.as_data()["note"] == line
     assert "the demo takes longer" in busy.line(final=False)
+
+
+@pytest.mark.parametrize("load", [3.8, None])
+def test_clusters_behind_on_a_machine_not_loaded_are_not_blamed_on_load(
+    load: float | None,
+) -> None:
+    behind = pace(140.0, load)
+    assert behind.behind
+    assert not behind.busy, "the demo's own two simulating processes are not a busy machine"
+    assert behind.line() == (
+        "the simulated clusters ran at 140x instead of 600x (slowest canary-1 at 140x, 9x while "
+        "replacing nodes): simulating the nodes' replacement is the work; convergence is timed "
+        "on the clusters' own clocks, so it decides no gate"
+    )
 
 
 def test_a_status_without_a_clock_gives_no_reading() -> None:
