@@ -41,6 +41,11 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+WALL_CLOCK = {"simulated": False, "speed": 1.0}
+"""Whose time the light agents' documents carry: the wall clock (they answer at once; the fleet
+times them on its own clock, as a real cluster)."""
+
+
 def image_of(terms: Any) -> str:
     """The image a selection resolves to (the same terms always give the same image)."""
     if terms == OLD_TERMS:
@@ -77,6 +82,7 @@ class LightCluster:
             "nodeClasses": [{"name": CLASS, "amiSelectorTerms": self.terms, "images": [image]}],
             "activeWave": active,
             "costPerHour": round(0.192 * self.nodes, 4),
+            "clock": WALL_CLOCK,
         }
 
     def _observed(self, expected: str) -> dict[str, Any]:
@@ -133,6 +139,7 @@ class LightCluster:
             "appliedAt": now,
             "convergedAt": now,
             "finishedAt": now,
+            "elapsedSeconds": 0.0,
             "reason": "",
             "rollout": request.get("rollout"),
             "release": request.get("release"),
@@ -141,6 +148,7 @@ class LightCluster:
                 {"phase": "converged", "at": now, "reason": ""},
             ],
             "progress": self._progress(self.nodes),
+            "clock": WALL_CLOCK,
         }
         return self.wave(wave_id)
 

@@ -231,7 +231,9 @@ def _agent(
         ami_release=config.ami_release,
         faulty_releases=tuple(config.faulty_releases),
     )
-    service = AgentService(world, name=config.name, tracer_provider=tracer_provider)
+    service = AgentService(
+        world, name=config.name, tracer_provider=tracer_provider, speed=config.speed
+    )
     sim = LiveSimulation(world, config.speed, lock=service.lock, on_step=service.refresh)
     app = create_app(
         service,

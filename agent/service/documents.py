@@ -35,6 +35,19 @@ class NodeClassState(Document):
     images: list[str]
 
 
+class Clock(Document):
+    """Whose time the agent's documents carry."""
+
+    simulated: bool = Field(
+        description="True: the cluster is a simulation and its clock is simulated time; "
+        "False: the agent's clock is the wall clock (a real cluster)."
+    )
+    speed: float = Field(
+        description="Simulated seconds per real second the simulation is advanced at when the "
+        "machine keeps up (1 for the wall clock); a busy machine makes it run slower."
+    )
+
+
 class StatusDocument(Document):
     """``GET /v1/status``: the cluster now."""
 
@@ -57,6 +70,7 @@ class StatusDocument(Document):
     node_classes: list[NodeClassState]
     active_wave: str | None = Field(description="The latest wave under way, if any.")
     cost_per_hour: float = Field(description="USD per hour of the instances billed now.")
+    clock: Clock
 
 
 class Progress(Document):
@@ -133,12 +147,18 @@ class WaveDocument(Document):
     applied_at: str
     converged_at: str | None
     finished_at: str | None
+    elapsed_seconds: float = Field(
+        description="Seconds on the cluster's clock (simulated time on a simulated cluster) "
+        "from appliedAt to convergedAt once converged, to finishedAt once it stopped "
+        "otherwise, to now while under way."
+    )
     reason: str
     rollout: str | None
     release: str | None
     history: list[PhaseChange]
     progress: Progress
     observed: Observation
+    clock: Clock
 
 
 class PlannedClass(Document):

@@ -51,6 +51,7 @@ from agent.service.waves import (
     Selection,
     Wave,
     as_document,
+    clock_document,
     evaluate,
     pools_using,
     watch_waves,
@@ -66,7 +67,10 @@ class AgentService:
     ``name`` is the cluster's name in status documents; ``lock`` may be shared with a
     :class:`~agent.sim.live.LiveSimulation` (one is made otherwise: :attr:`lock`);
     ``tracer_provider`` receives the spans of the agent's own actions (none are recorded
-    without one).
+    without one); ``speed`` says that the world is a simulation advanced at that many simulated
+    seconds per real second (:class:`~agent.sim.live.LiveSimulation`), None that its clock is
+    the wall clock (a live agent, or a world whose clock its caller shares): the ``clock`` of
+    the status and wave documents (:func:`agent.service.waves.clock_document`).
     """
 
     def __init__(
@@ -76,9 +80,15 @@ class AgentService:
         name: str = "cluster",
         lock: threading.RLock | None = None,
         tracer_provider: TracerProvider | None = None,
+        speed: float | None = None,
     ) -> None:
+        if speed is not None and not speed > 0:
+            raise ValueError(
+                f"speed must be above 0 (simulated seconds per real second), not {speed}"
+            )
         self.world = world
         self.name = name
+        self.speed = speed
         self.lock = lock if lock is not None else threading.RLock()
         provider = tracer_provider if tracer_provider is not None else trace.NoOpTracerProvider()
         self._tracer = provider.get_tracer(TRACER)
@@ -99,12 +109,17 @@ class AgentService:
         before launching, or launched but deleted before initializing, in the last 30 minutes
         of agent time: :mod:`agent.service.status`), ``driftHalted`` [{nodePool, reason,
         message}], ``nodeClasses`` [{name, amiSelectorTerms, images}], ``activeWave`` (the id of
-        the latest wave under way, or None) and ``costPerHour`` (USD)."""
+        the latest wave under way, or None), ``costPerHour`` (USD) and ``clock`` {simulated,
+        speed} (whose time ``time`` is)."""
         with self.lock:
             self._sync()
             self.refresh()
             active = [w.id for w in self._waves.values() if w.moving]
-            return cluster_status(self.world, self.name, self._log, active[-1] if active else None)
+            status = cluster_status(
+                self.world, self.name, self._log, active[-1] if active else None
+            )
+            status["clock"] = clock_document(self.speed)
+            return status
 
     def plan(self, request: Any = None) -> dict[str, Any]:
         """The drift preview, and with a ``target`` what applying it would do (per selected
@@ -125,8 +140,9 @@ class AgentService:
         {class: {amiSelectorTerms, amiFamily}}, ``kubernetesVersionBefore``, ``imagesBefore``,
         ``targetImages``, ``appliedAt``, ``convergedAt``, ``finishedAt``, ``reason``,
         ``history`` and ``progress`` {nodes, onTarget, drifted, disrupting, pendingPods,
-        launchFailures, registrationFailures, driftHalted, nodesReplaced}. Raises
-        WaveNotFound."""
+        launchFailures, registrationFailures, driftHalted, nodesReplaced}, ``observed`` (the
+        cluster now), ``clock`` {simulated, speed} and ``elapsedSeconds`` (the wave's time on
+        the cluster's clock). Raises WaveNotFound."""
         with self.lock:
             found = self._get(wave_id)
             self.refresh()
@@ -257,6 +273,7 @@ class AgentService:
         """The wave document, its observation with the failures in the wave's NodePools since
         it was applied (live: after convergence too)."""
         document = as_document(self.world, wave)
+        document["clock"] = clock_document(self.speed)
         launch, registration = self._log.failures(wave.applied_at, wave.pools)
         document["observed"].update(launchFailures=launch, registrationFailures=registration)
         return document

@@ -317,6 +317,25 @@ def evaluate(world: AgentRuntime, wave: Wave) -> bool:
     return True
 
 
+def clock_document(speed: float | None) -> dict[str, Any]:
+    """Whose time the agent's documents carry: ``simulated`` (the world is a simulation
+    advanced at ``speed`` simulated seconds per real second, when the machine keeps up) or not
+    (the wall clock; ``speed`` 1)."""
+    return {"simulated": speed is not None, "speed": float(speed) if speed is not None else 1.0}
+
+
+def elapsed(world: AgentRuntime, wave: Wave) -> float:
+    """Seconds on the cluster's clock from the wave's application to its convergence (once
+    converged), to its end (once it stopped moving otherwise), or to now (while under way)."""
+    if wave.converged_at is not None and wave.phase == "converged":
+        end = wave.converged_at
+    elif not wave.moving and wave.finished_at is not None:
+        end = wave.finished_at
+    else:
+        end = world.clock.now()
+    return max((end - wave.applied_at).total_seconds(), 0.0)
+
+
 def as_document(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
     """The wave as JSON-ready data (see :meth:`agent.service.AgentService.wave`)."""
     live = wave.moving or wave.phase == "failed" or wave.final_progress is None
@@ -336,6 +355,7 @@ def as_document(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
         "appliedAt": rfc3339(wave.applied_at),
         "convergedAt": rfc3339(wave.converged_at) if wave.converged_at else None,
         "finishedAt": rfc3339(wave.finished_at) if wave.finished_at else None,
+        "elapsedSeconds": round(elapsed(world, wave), 3),
         "reason": wave.reason,
         "rollout": wave.request.get("rollout"),
         "release": wave.request.get("release"),

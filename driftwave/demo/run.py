@@ -10,6 +10,7 @@ first wave of the first ring fails its gate and is rolled back, and no later rin
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import tempfile
@@ -27,6 +28,7 @@ from rich.live import Live
 from agent.cloud.aws import open_secret_reader
 from common.kubemodel import parse_manifest
 from driftwave.cli.status_view import render_status
+from driftwave.demo.pace import Pace, Reading, Span, measure, reading
 from driftwave.demo.plots import Sample
 from driftwave.demo.processes import Children, DemoError, wait_healthy
 from driftwave.demo.report import write_report
@@ -72,7 +74,9 @@ class DemoOptions:
     speed: float = 600.0
     workdir: Path | None = None
     soak: str = "3s"
-    timeout: float = 600.0
+    timeout: float = 300.0
+    """Seconds the rollout may go without any move (a state, a step, a cluster's progress)
+    before the demo gives it up; a busy machine makes moves slower, not fewer."""
     notify: tuple[str, ...] = ()
     """Webhook URLs told of the rollout (the Fleet's ``spec.notifications``)."""
 
@@ -97,17 +101,23 @@ TICK = 0.25
 change are sampled meanwhile by :mod:`driftwave.demo.sampling`)."""
 
 
-def _statuses(clusters: list[Any], console: Console | None = None) -> dict[str, dict[str, Any]]:
-    """Each cluster's agent status. Without ``console`` a cluster that does not answer is a
+def _statuses(
+    clusters: list[Any], console: Console | None = None
+) -> tuple[dict[str, dict[str, Any]], dict[str, Reading]]:
+    """Each cluster's agent status, and its clock with the real time it was read at (for
+    :mod:`driftwave.demo.pace`). Without ``console`` a cluster that does not answer is a
     :class:`DemoError`; with it, a warning there and the cluster left out (the summary then
     shows what it can)."""
     out: dict[str, dict[str, Any]] = {}
+    clocks: dict[str, Reading] = {}
     with httpx.Client(timeout=30.0) as client:
         for c in clusters:
             token = c.token_file.read_text().strip()
             url = f"http://127.0.0.1:{c.port}/v1/status"
             try:
+                asked = time.time()
                 response = client.get(url, headers={"Authorization": f"Bearer {token}"})
+                answered = time.time()
                 response.raise_for_status()
             except httpx.HTTPError as exc:
                 message = (
@@ -118,7 +128,10 @@ def _statuses(clusters: list[Any], console: Console | None = None) -> dict[str, 
                 console.print(f"warning: {message}", style="yellow", soft_wrap=True, markup=False)
                 continue
             out[c.name] = response.json()
-    return out
+            clock = reading(out[c.name], (asked + answered) / 2)
+            if clock is not None:
+                clocks[c.name] = clock
+    return out, clocks
 
 
 def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
@@ -156,13 +169,14 @@ def run_demo(options: DemoOptions, console: Console) -> dict[str, Any]:
             f"{len(clusters)} simulated clusters ready in {time.monotonic() - started:.0f}s; "
             f"working folder {workdir}"
         )
-        before = _statuses(clusters)
-        result, samples = _rollout(options, console, workdir, env, clusters, children)
-        after = _statuses(clusters, console)
+        before, first = _statuses(clusters)
+        result, samples, waves = _rollout(options, console, workdir, env, clusters, children)
+        after, last = _statuses(clusters, console)
     finally:
         children.stop()
         signal.signal(signal.SIGTERM, previous)
-    return _finish(result, before, after, samples, workdir, console)
+    pace = measure(first, last, options.speed, waves)
+    return _finish(result, before, after, samples, pace, workdir, console)
 
 
 class _Progress:
@@ -213,9 +227,10 @@ def _rollout(
     env: dict[str, str],
     clusters: list[Any],
     children: Children,
-) -> tuple[str, dict[str, list[Sample]]]:
-    """Run the rollout to its end; its id, and each cluster's nodes per image over the rollout
-    (seconds since it started; for the report's plots)."""
+) -> tuple[str, dict[str, list[Sample]], Span]:
+    """Run the rollout to its end; its id, each cluster's nodes per image over the rollout
+    (seconds since it started; for the report's plots), and the clusters' simulated and real
+    time while their steps were under way (for :mod:`driftwave.demo.pace`)."""
     ctx = open_context(
         "driftwave-demo",
         DatabaseSettings(url=env["DRIFTWAVE_DATABASE_URL"]),
@@ -238,8 +253,9 @@ def _rollout(
             timing=Timing(redispatch_after=timedelta(seconds=20)),
         )
         notifier = _notifier(ctx, scheduler.holder) if options.notify else None
-        deadline = time.monotonic() + options.timeout
+        started = time.monotonic()
         progress = _Progress(console)
+        watch = _Watch(options, console)
         with Sampler(clusters) as sampler, progress:
             while True:
                 children.check()
@@ -253,19 +269,69 @@ def _rollout(
                 if state is RolloutState.AWAITING_APPROVAL:
                     ring = status["rings"][status["ringIndex"]]["name"]
                     approve(ctx, rid, APPROVER, ring, "the demo approves every ring")
-                if time.monotonic() > deadline:
-                    raise DemoError(f"the rollout did not end within {options.timeout:.0f}s")
+                watch.check(sampler, status, time.monotonic() - started)
                 threading.Event().wait(TICK)
         if notifier is not None:
             _drain(notifier, scheduler, console)
         scheduler.release()
-        return rid, sampler.series(status.get("startedAt"))
+        return rid, sampler.series(status.get("startedAt")), sampler.waves
     finally:
         if notifier is not None:
             notifier.stop()
         close_context(ctx)
 
 
+class _Watch:
+    """Whether the rollout moves, and how fast the simulated clusters run.
+
+    Every :data:`PACE_EVERY` seconds it measures the clusters' pace and says once when the
+    machine is busy (:mod:`driftwave.demo.pace`). The rollout moves while its state, a step or a
+    cluster's progress changes; one that has not moved for ``options.timeout`` seconds is given
+    up (a slow machine only makes the moves slower; a stalled one makes none)."""
+
+    def __init__(self, options: DemoOptions, console: Console) -> None:
+        self.options = options
+        self.console = console
+        self.pace: Pace | None = None
+        self.said = False
+        self.looked = 0.0
+        self.seen: str | None = None
+        self.moved = 0.0
+
+    def check(self, sampler: Sampler, status: dict[str, Any], elapsed: float) -> None:
+        """Look at the pace when due; raise :class:`DemoError` once the rollout has not moved
+        for ``options.timeout`` seconds."""
+        if elapsed - self.looked >= PACE_EVERY:
+            self.looked = elapsed
+            pace = measure(sampler.first, sampler.latest, self.options.speed, sampler.waves)
+            self.pace = pace or self.pace
+            if self.pace is not None and self.pace.busy and not self.said:
+                self.said = True
+                text = self.pace.line(final=False)
+                self.console.print(text, style="yellow", soft_wrap=True, markup=False)
+        now = _moves(status)
+        if now != self.seen:
+            self.seen, self.moved = now, elapsed
+        elif elapsed - self.moved > self.options.timeout:
+            ran = f"; {self.pace.line(final=False)}" if self.pace is not None else ""
+            raise DemoError(
+                f"the rollout has not moved for {self.options.timeout:.0f}s "
+                f"({status['state']}: {status.get('reason') or ''}){ran}"
+            )
+
+
+def _moves(status: dict[str, Any]) -> str:
+    """What changes while a rollout moves: its state and reason, and each step's state,
+    rollback and progress."""
+    steps = [
+        (c.get("cluster"), c.get("state"), c.get("rollback"), c.get("progress"))
+        for c in status.get("clusters", [])
+    ]
+    return json.dumps([status.get("state"), status.get("reason"), steps], default=str)
+
+
+PACE_EVERY = 20.0
+"""Seconds between two looks at how fast the simulated clusters run."""
 DRAIN = 10.0
 """Seconds the demo waits at most, once the rollout ended, for its notifications to go out."""
 
@@ -295,6 +361,7 @@ def _finish(
     before: dict[str, dict[str, Any]],
     after: dict[str, dict[str, Any]],
     samples: dict[str, list[Sample]],
+    pace: Pace | None,
     workdir: Path,
     console: Console,
 ) -> dict[str, Any]:
@@ -309,6 +376,8 @@ def _finish(
     finally:
         close_context(ctx)
     result = summary(status, before, after, workdir / "traces.jsonl", workdir / "report.html")
+    if pace is not None:
+        result["simulation"] = pace.as_data()
     write_report(workdir / "report.html", result, audit, samples)
     print_summary(console, result)
     return result

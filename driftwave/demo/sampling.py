@@ -8,7 +8,11 @@ way every :data:`ACTIVE_EVERY` seconds (and once more when the step ends, to cat
 ended), and every cluster only every :data:`FULL_EVERY` seconds (clusters not in a wave do not
 change). It runs in its own thread, so a slow agent never holds the scheduler up, and it paces
 itself on each agent's answer time (an agent busy simulating 200 nodes is asked less often,
-never more than one question at a time).
+never more than one question at a time). Each answer's clock is kept too (the first and the
+latest per cluster, and the simulated and real seconds between two answers of a cluster whose
+agent had the same wave under way at both, its nodes being replaced: :attr:`Sampler.waves`), so
+the demo can tell how fast the simulated clusters really run while it waits
+(:mod:`driftwave.demo.pace`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from driftwave.demo.pace import Reading, Span, reading
 from driftwave.demo.plots import Sample
 from driftwave.demo.setup import DemoCluster
 
@@ -63,10 +68,19 @@ class Sampler:
 
     agents: list[DemoCluster]
     raw: dict[str, list[Sample]] = field(default_factory=dict)
+    first: dict[str, Reading] = field(default_factory=dict)
+    """Each cluster's clock at its first answer."""
+    latest: dict[str, Reading] = field(default_factory=dict)
+    """Each cluster's clock at its latest answer."""
+    waves: Span = field(default_factory=Span)
+    """Simulated and real seconds that passed in the clusters while they replaced nodes (between
+    two answers of a cluster with the same wave under way at both)."""
     _tokens: dict[str, str] = field(default_factory=dict)
     _active: frozenset[str] = frozenset()
     _was_active: frozenset[str] = frozenset()
     _tail: set[str] = field(default_factory=set)
+    _replacing: dict[str, str | None] = field(default_factory=dict)
+    """The wave each cluster's agent had under way at its latest answer (``activeWave``)."""
     _next: dict[str, float] = field(default_factory=dict)
     _last_full: float = float("-inf")
     _client: httpx.Client | None = None
@@ -117,17 +131,27 @@ class Sampler:
             if agent.name not in due or self._next.get(agent.name, 0.0) > time.time():
                 continue
             started = time.time()
-            counts = self._nodes_by_image(agent)
+            status = self._status(agent)
             ended = time.time()
-            if counts is None:
+            counts = _counts(status) if status is not None else None
+            if status is None or counts is None:
                 self._next[agent.name] = ended + BACKOFF
                 continue
+            clock = reading(status, (started + ended) / 2)
+            if clock is not None:
+                wave = status.get("activeWave")
+                previous = self.latest.get(agent.name)
+                if previous is not None and wave and self._replacing.get(agent.name) == wave:
+                    self.waves.add(previous, clock)
+                self._replacing[agent.name] = wave if isinstance(wave, str) else None
+                self.first.setdefault(agent.name, clock)
+                self.latest[agent.name] = clock
             self._next[agent.name] = ended + max(ACTIVE_EVERY, PACE * (ended - started))
             self.raw.setdefault(agent.name, []).append(((started + ended) / 2, counts))
             if agent.name not in active:
                 self._tail.discard(agent.name)
 
-    def _nodes_by_image(self, agent: DemoCluster) -> dict[str, int] | None:
+    def _status(self, agent: DemoCluster) -> dict[str, Any] | None:
         assert self._client is not None, "use the sampler as a context manager"
         try:
             response = self._client.get(
@@ -135,10 +159,10 @@ class Sampler:
                 headers={"Authorization": f"Bearer {self._tokens[agent.name]}"},
             )
             response.raise_for_status()
-            counts = response.json().get("nodesByImage") or {}
-            return {str(k): int(v) for k, v in counts.items()}
-        except (httpx.HTTPError, ValueError, AttributeError):
+            status = response.json()
+        except (httpx.HTTPError, ValueError):
             return None
+        return status if isinstance(status, dict) else None
 
     def series(self, started_at: str | None) -> dict[str, list[Sample]]:
         """The samples as seconds since ``started_at`` (the rollout's RFC 3339 start; samples
@@ -151,3 +175,12 @@ class Sampler:
             name: [(max(0.0, t - origin), counts) for t, counts in samples]
             for name, samples in self.raw.items()
         }
+
+
+def _counts(status: dict[str, Any]) -> dict[str, int] | None:
+    """A status document's nodes per image (None when it has none to read)."""
+    try:
+        counts = status.get("nodesByImage") or {}
+        return {str(k): int(v) for k, v in counts.items()}
+    except (ValueError, TypeError, AttributeError):
+        return None

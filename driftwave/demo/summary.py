@@ -230,6 +230,9 @@ def print_summary(console: Console, result: dict[str, Any]) -> None:
     out(rollout["reason"] or "", style="dim")
     for failure in failed_gates(result):
         out(failure, style="red")
+    simulation = result.get("simulation")
+    if simulation is not None:
+        out(simulation["note"], style="yellow" if simulation["busy"] else "dim")
     for image, name in sorted(result.get("images", {}).items()):
         out(f"{image} = {name}", style="dim")
     out(f"report: {result['report']}")

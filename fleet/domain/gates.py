@@ -89,6 +89,9 @@ class ClusterObservation:
     elapsed: timedelta | None = None
     """Time since the step started (to detect a convergence timeout while still converging)."""
     time_to_converge: timedelta | None = None
+    clock: str = ""
+    """Whose clock the times were read on, for messages (empty: the fleet's; a simulated
+    cluster's own: `` (on the cluster's clock: 20h50m simulated at 600x)``)."""
     pending_pods: int | None = None
     launch_failures: int | None = None
     """The longest streak of launch/registration failures seen during the step."""
@@ -308,7 +311,9 @@ def _convergence(obs: ClusterObservation, spec: GateSpec, tally: _Tally) -> bool
         tally.see(took.total_seconds())
         if took > timeout:
             took_text, limit = span(took, seconds_too=True), span(timeout)
-            tally.broke(name, f"{name} converged in {took_text}, over the {limit} timeout")
+            tally.broke(
+                name, f"{name} converged in {took_text}{obs.clock}, over the {limit} timeout"
+            )
             return True
         return False
     if obs.phase in IN_PROGRESS:
@@ -316,7 +321,7 @@ def _convergence(obs: ClusterObservation, spec: GateSpec, tally: _Tally) -> bool
             tally.see(obs.elapsed.total_seconds())
             tally.broke(
                 name,
-                f"{name} not converged after {span(obs.elapsed, seconds_too=True)} "
+                f"{name} not converged after {span(obs.elapsed, seconds_too=True)}{obs.clock} "
                 f"(timeout {span(timeout)})",
             )
             return True

@@ -21,6 +21,7 @@ from fleet.domain.machine import (
     WaveState,
 )
 from fleet.domain.waits import Wait, approval_wait, soak_wait, span
+from fleet.service.clocks import fleet_time, simulated_time
 from fleet.service.confirm import confirm
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.views import (
@@ -203,15 +204,18 @@ def _running(tick: _Tick, wave: WaveView) -> Decision:
     busy = False
     for step in wave.steps:
         if step.state in (StepState.DISPATCHED, StepState.PROGRESSING):
-            began = step.started_at or step.dispatched_at
-            if began is not None and tick.now - began > ring.convergence_timeout:
+            timed = simulated_time(step.result) or fleet_time(
+                step.started_at or step.dispatched_at, tick.now
+            )
+            if timed is not None and timed.elapsed > ring.convergence_timeout:
+                within = span(ring.convergence_timeout)
                 tick.add(
                     SetStep(
                         step.id,
                         frozenset({step.state}),
                         StepState.TIMED_OUT,
                         {
-                            "error": f"not converged within {span(ring.convergence_timeout)}",
+                            "error": f"not converged within {within}{timed.note}",
                             "finished_at": tick.now,
                         },
                     )

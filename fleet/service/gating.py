@@ -2,10 +2,12 @@
 :func:`fleet.domain.gates.evaluate` against the ring's policy.
 
 A step's state and the agent's last report (the wave's progress when it converged, and the
-observation after the soak) become one :class:`ClusterObservation` per cluster. Times are the
-fleet's (when the worker saw the wave applied and converged), never the agent's clock, so a
-simulated cluster running faster than real time is judged like a real one; clusters of the
-same ring that failed in earlier waves use up the failure budget too.
+observation after the soak) become one :class:`ClusterObservation` per cluster. A real cluster's
+times are the fleet's (when the worker saw the wave applied and converged), never the agent's
+clock; a simulated cluster's are read on its own clock, counted back at its nominal speed
+(:mod:`fleet.service.clocks`), so a busy machine that slows the simulation does not fail its
+convergence. Clusters of the same ring that failed in earlier waves use up the failure budget
+too.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from datetime import datetime
 
 from fleet.domain.gates import ClusterObservation, Observations, Phase, evaluate
 from fleet.domain.machine import StepState
+from fleet.service.clocks import step_time
 from fleet.service.views import GateOutcome, Readings, RolloutView, StepView, WaveView
 
 _PHASES: dict[StepState, Phase] = {
@@ -40,11 +43,7 @@ def observe(step: StepView, now: datetime) -> ClusterObservation:
             step.cluster, "unreachable", message="no observation after the soak"
         )
     converged = step.state in (StepState.CONVERGED, StepState.VERIFYING, StepState.VERIFIED)
-    took = (
-        step.finished_at - step.started_at
-        if converged and step.finished_at and step.started_at
-        else None
-    )
+    timed = step_time(step, now, converged=converged)
     failures = progress.get("launchFailures")
     if isinstance(failures, int):
         failures += int(progress.get("registrationFailures") or 0)
@@ -53,8 +52,9 @@ def observe(step: StepView, now: datetime) -> ClusterObservation:
     return ClusterObservation(
         cluster=step.cluster,
         phase=_PHASES[step.state],
-        elapsed=now - step.started_at if step.started_at else None,
-        time_to_converge=took,
+        elapsed=timed.elapsed if timed is not None and not converged else None,
+        time_to_converge=timed.elapsed if timed is not None and converged else None,
+        clock=timed.note if timed is not None else "",
         pending_pods=int(pending) if isinstance(pending, int) else None,
         launch_failures=failures if isinstance(failures, int) else None,
         drift_halted=bool(progress.get("driftHalted")),

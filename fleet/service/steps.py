@@ -9,7 +9,9 @@ redelivered, duplicated or late message changes nothing.
 Temporary agent errors (no answer, 5xx, 429) are retried with a backoff that grows with the
 outage, the step keeping its state and saying so in its ``error`` ("agent of dev-2 unreachable
 for 57 s, retrying (attempt 4)"); once the agent has not answered for ``unreachable_after`` the
-step is ``unreachable``. A refused request (4xx) fails the step at once.
+step is ``unreachable``. A refused request (4xx) fails the step at once. A step that has not
+converged within its ring's ``convergenceTimeout`` is ``timed-out``: on the fleet's clock, or
+on a simulated cluster's own (:mod:`fleet.service.clocks`).
 
 A step converges, is verified and is rolled back only on what the cluster shows now
 (:mod:`fleet.service.truth`): the agent's observation must hold. A regression (the wave's
@@ -33,6 +35,7 @@ from fleet.db.errors import DatabaseError
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
 from fleet.domain.waits import span
 from fleet.gateway import AgentGateway, AgentRejected, AgentUnreachable, WaveUnknown
+from fleet.service.clocks import StepTime, simulated_time
 from fleet.service.context import FleetContext
 from fleet.service.load import ReleaseCache
 from fleet.service.ports import StepAction, StepMessage
@@ -231,9 +234,10 @@ class StepRunner:
             reason = str(wave.get("reason") or "the agent reported the wave failed")
             self.writes.move(snap, state, StepState.FAILED, note=reason, result=wave, error=reason)
             return _done(f"failed: {reason}")
-        started = snap.started_at or self.ctx.now()
-        if self.ctx.now() - started > snap.deadline:
-            note = f"not converged within {span(snap.deadline)}"
+        now = self.ctx.now()
+        timed = simulated_time(wave) or StepTime(now - (snap.started_at or now))
+        if timed.elapsed > snap.deadline:
+            note = f"not converged within {span(snap.deadline)}{timed.note}"
             self.writes.move(snap, state, StepState.TIMED_OUT, note=note, result=wave, error=note)
             return _done("timed out")
         self.writes.move(snap, state, state, result=wave, error=None)

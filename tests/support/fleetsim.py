@@ -3,7 +3,9 @@ services on simulated clusters, with one clock the test drives and a broker that
 
 Time is virtual everywhere: :meth:`FleetHarness.step` moves the fleet's clock and every
 cluster's clock by the same amount, ticks the scheduler and runs the step messages that are
-due, as workers would. Nothing sleeps.
+due, as workers would. Nothing sleeps. With ``speed`` the agents say their clusters are
+simulations started at that speed, and ``pace`` moves the clusters' clocks that many seconds per
+second of the fleet's (a busy machine: a simulation said to run at 600x that runs at 6x).
 """
 
 from __future__ import annotations
@@ -152,8 +154,12 @@ class FleetHarness:
         poll: float = 10.0,
         timing: Timing | None = None,
         copies: int = 1,
+        speed: float | None = None,
+        pace: float = 1.0,
     ) -> None:
         self.now = START
+        self.speed = speed
+        self.pace = pace
         self.engine = make_engine(f"sqlite:///{tmp / 'fleet.db'}")
         migrate(self.engine)
         self.ctx = FleetContext(self.engine, now=lambda: self.now)
@@ -163,7 +169,7 @@ class FleetHarness:
         for seed, cluster in enumerate(c for members in rings.values() for c in members):
             self.builds[cluster] = {"nodes": nodes, "seed": seed + 1, "faulty_releases": faulty}
             world = member_world(cluster, **self.builds[cluster])
-            service = AgentService(world, name=cluster)
+            service = AgentService(world, name=cluster, speed=speed)
             self.agents[cluster] = service
             self.lives[cluster] = LiveSimulation(world, speed=1.0, lock=service.lock)
         self.broker = ListBroker(lambda: self.now, copies)
@@ -182,7 +188,7 @@ class FleetHarness:
         world = (
             member_world(cluster, **self.builds[cluster]) if reset else self.lives[cluster].world
         )
-        service = AgentService(world, name=cluster)
+        service = AgentService(world, name=cluster, speed=self.speed)
         self.agents[cluster] = service
         self.lives[cluster] = LiveSimulation(world, speed=1.0, lock=service.lock)
         return service
@@ -192,10 +198,11 @@ class FleetHarness:
         return parse_manifest(Release, release_manifest(rings, **kw))
 
     def step(self, seconds: float = 10.0, *, deliver: bool = True) -> None:
-        """Advance every clock by ``seconds``, tick the scheduler, run the due messages."""
+        """Advance the fleet's clock by ``seconds`` and every cluster's by ``pace`` times it,
+        tick the scheduler, run the due messages."""
         self.now += timedelta(seconds=seconds)
         for live in self.lives.values():
-            live.step(seconds)
+            live.step(seconds * self.pace)
         self.scheduler.tick()
         if deliver:
             self.deliver()

@@ -10,7 +10,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -30,13 +30,16 @@ class Agent:
         self.token = token
         self.nodes: dict[str, int] = {"ami-old": 10}
         self.requests = 0
+        self.more: Callable[[], dict[str, Any]] = dict
+        """More of the status (the cluster's clock, its wave under way), read at each request."""
         agent = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 agent.requests += 1
                 ok = self.headers.get("Authorization") == f"Bearer {agent.token}"
-                body = json.dumps({"nodesByImage": agent.nodes} if ok else {}).encode()
+                data = {"nodesByImage": agent.nodes, **agent.more()}
+                body = json.dumps(data if ok else {}).encode()
                 self.send_response(200 if ok and self.path == "/v1/status" else 401)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -130,3 +133,48 @@ def test_series_are_seconds_since_the_rollout_started(
         "canary-1": [(0.0, {"a": 1}), (1.5, {"a": 2})]
     }
     assert sampler.series(None) == {"canary-1": [(0.0, {"a": 1}), (3.5, {"a": 2})]}
+
+
+class Clock:
+    """A cluster's clock for the fake agent: ``rate`` simulated seconds per real second from
+    when it was last set, with the wave under way then."""
+
+    def __init__(self, rate: float) -> None:
+        self.set(rate, None)
+        self.base = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def set(self, rate: float, wave: str | None) -> None:
+        if hasattr(self, "base"):
+            self.base = self.now()
+        self.since, self.rate, self.wave = time.time(), rate, wave
+
+    def now(self) -> datetime:
+        return self.base + timedelta(seconds=(time.time() - self.since) * self.rate)
+
+    def status(self) -> dict[str, Any]:
+        stamp = self.now().isoformat().replace("+00:00", "Z")
+        return {"time": stamp, "activeWave": self.wave}
+
+
+def test_the_clusters_pace_while_replacing_nodes_counts_only_answers_amid_one_wave(
+    agents: dict[str, tuple[DemoCluster, Agent | None]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sampling, "ACTIVE_EVERY", 0.05)
+    canary = agents["canary-1"][1]
+    assert canary
+    clock = Clock(600.0)
+    canary.more = clock.status
+    with Sampler([agents["canary-1"][0]]) as sampler:
+        sampler.watch({"clusters": [step("canary-1", "progressing")]})
+        until(lambda: len(sampler.raw["canary-1"]) >= 4)
+        assert sampler.waves.real == 0, "no wave under way: not counted"
+        clock.set(5.0, "wave-1")
+        answered = len(sampler.raw["canary-1"])
+        until(lambda: len(sampler.raw["canary-1"]) >= answered + 6)
+        clock.set(600.0, None)
+        answered = len(sampler.raw["canary-1"])
+        until(lambda: len(sampler.raw["canary-1"]) >= answered + 4)
+    assert sampler.waves.speed is not None
+    assert 2.0 < sampler.waves.speed < 20.0, "the wave's pace, not the idle 600x"
+    first, latest = sampler.first["canary-1"], sampler.latest["canary-1"]
+    assert latest.simulated > first.simulated

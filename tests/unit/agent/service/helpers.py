@@ -55,9 +55,10 @@ class Rig:
         return [t.to_manifest() for t in stored.spec.ami_selector_terms]
 
 
-def rig(nodes: int = 20, **member: Any) -> Rig:
-    """A fresh fleet member of about ``nodes`` nodes."""
+def rig(nodes: int = 20, speed: float | None = None, **member: Any) -> Rig:
+    """A fresh fleet member of about ``nodes`` nodes (``speed``: its agent says it is a
+    simulation started at that speed)."""
     world = member_world("test-member", nodes=nodes, **member)
-    service = AgentService(world, name="test-member")
+    service = AgentService(world, name="test-member", speed=speed)
     sim = LiveSimulation(world, speed=1.0, lock=service.lock, on_step=service.refresh)
     return Rig(world, service, sim)
