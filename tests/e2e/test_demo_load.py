@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import json
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.support.e2e import run_demo
+from tests.support.hogs import cpu_hogs
 
 pytestmark = pytest.mark.integration
 HOGS = 2
@@ -34,13 +34,8 @@ def busy() -> Iterator[list[subprocess.Popen[bytes]]]:
     processes spinning on the CPU until the test ends."""
     with TURNS.open("w") as turn:
         fcntl.flock(turn, fcntl.LOCK_EX)
-        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(HOGS)]
-        try:
+        with cpu_hogs(HOGS) as hogs:
             yield hogs
-        finally:
-            for hog in hogs:
-                hog.kill()
-                hog.wait()
 
 
 def demo_under_load(tmp_path: Path, hogs: list[subprocess.Popen[bytes]], *extra: str) -> Any:

@@ -10,11 +10,12 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def cpu_hogs(count: int = 2) -> Iterator[None]:
-    """``count`` processes spinning on the CPU for as long as the block runs."""
+def cpu_hogs(count: int = 2) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """``count`` processes spinning on the CPU for as long as the block runs (yielded, so a test
+    can check they ran all along)."""
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
     try:
-        yield
+        yield hogs
     finally:
         for hog in hogs:
             hog.kill()
