@@ -256,6 +256,7 @@ def demo(
     """
     from driftwave.demo.processes import DemoError
     from driftwave.demo.run import DemoOptions, run_demo
+    from driftwave.demo.summary import unexpected
 
     chosen = output_format(output, as_json)
     data_out = chosen in (Output.JSON, Output.YAML)
@@ -275,6 +276,9 @@ def demo(
         raise typer.Exit(1) from exc
     if data_out:
         emit(result, chosen, table=lambda _: None)
+    if (why := unexpected(result, faulty_ami)) is not None:
+        print(f"error: {why}", file=sys.stderr)
+        raise typer.Exit(1)
 
 
 app.command()(scheduler)

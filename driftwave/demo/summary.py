@@ -241,3 +241,22 @@ def print_summary(console: Console, result: dict[str, Any]) -> None:
 
 def _style(rollout: dict[str, Any]) -> str:
     return {"succeeded": "green", "rolled-back": "yellow"}.get(rollout["state"], "red")
+
+
+def unexpected(result: dict[str, Any], faulty: bool) -> str | None:
+    """Why the demo's rollout did not end as the demo promises (None: it did). A good image
+    ends ``succeeded``; a faulty one ends ``rolled-back`` with only the canary touched."""
+    state = result["rollout"]["state"]
+    wanted = "rolled-back" if faulty else "succeeded"
+    image = "a faulty image" if faulty else "a good image"
+    if state != wanted:
+        return f"the rollout of {image} ended {state}, not {wanted}: {result['rollout']['reason']}"
+    if faulty:
+        touched = sorted(
+            c["name"]
+            for c in result["clusters"]
+            if c["ring"] != "canary" and c["state"] != "untouched"
+        )
+        if touched:
+            return f"the faulty image reached clusters beyond the canary: {', '.join(touched)}"
+    return None
