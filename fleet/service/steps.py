@@ -291,7 +291,7 @@ class StepRunner:
             by_image = status.get("nodesByImage") or {}
             note = (
                 f"regressed: the cluster has no record of wave {snap.step_id} any more (it was "
-                f"reset or re-created); it runs {dict(by_image)}"
+                f"reset or re-created); it runs {images_text(by_image)}"
             )
             self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
             return _done(note)
@@ -447,3 +447,16 @@ def observed(wave: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
 
 def _images(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def images_text(by_image: Any) -> str:
+    """Nodes by image as people read them: ``40 nodes on ami-9015…, 2 on ami-9bc7…`` (most
+    first), or ``no nodes``."""
+    counts = sorted(
+        ((int(n), str(image)) for image, n in dict(by_image or {}).items()),
+        key=lambda pair: (-pair[0], pair[1]),
+    )
+    if not counts:
+        return "no nodes"
+    first, *rest = [f"{n} on {image}" for n, image in counts]
+    return ", ".join([first.replace(" on ", " nodes on ", 1), *rest])

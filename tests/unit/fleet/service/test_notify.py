@@ -4,7 +4,9 @@ the Fleet's ``spec.notifications`` rules."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -304,3 +306,10 @@ def test_a_command_on_a_rollout_not_started_is_about_no_ring_and_says_so_with_nu
     (event,) = events_of(paused, FACTS, position=None)
     assert (event.data["ring"], event.data["wave"]) == (None, None)
     assert (event.data["state"], event.data["reason"]) == ("planned", "paused by carol")
+
+
+def test_the_notifications_page_lists_every_event_type_and_no_other() -> None:
+    page = Path(__file__).resolve().parents[4] / "docs" / "notifications.md"
+    table = page.read_text(encoding="utf-8").split("## Event types", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| `([a-z.-]+)` \|", table, flags=re.MULTILINE)
+    assert sorted(listed) == sorted(CARRIES)
