@@ -108,7 +108,7 @@ def _fleet_state_outside_the_checkout(tmp_path_factory: pytest.TempPathFactory) 
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _python_text_watch() -> Iterator[Sightings]:
+def python_text_watch() -> Iterator[Sightings]:
     """Watch every message the session produces for Python's text (``{'``, ``['``): database
     writes, API answers, commands run through the CLI runner, webhook events
     (:mod:`tests.support.reprs`)."""
@@ -117,11 +117,11 @@ def _python_text_watch() -> Iterator[Sightings]:
 
 
 @pytest.fixture(autouse=True)
-def _no_python_text_in_messages(_python_text_watch: Sightings) -> Iterator[None]:
+def _no_python_text_in_messages(python_text_watch: Sightings) -> Iterator[None]:
     """Fail the test whose code formatted a dict, list or set into a message people read."""
-    _python_text_watch.take()
+    python_text_watch.take()
     yield
-    if found := _python_text_watch.take():
+    if found := python_text_watch.take():
         pytest.fail(
             "Python's text in a message people read (format it in words):\n" + "\n".join(found),
             pytrace=False,

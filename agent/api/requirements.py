@@ -195,6 +195,6 @@ def known_values_problem(requirement: Requirement) -> str | None:
         return None
     return (
         f"{', '.join(values)} has {len(valid)} valid value(s) for {requirement.key}; expected "
-        f"one of {', '.join(sorted(known))} (rule: Karpenter marks a NodePool whose requirements name no "
-        "valid well-known value, or fewer than minValues, as not ready)"
+        f"one of {', '.join(sorted(known))} (rule: Karpenter marks a NodePool whose "
+        "requirements name no valid well-known value, or fewer than minValues, as not ready)"
     )

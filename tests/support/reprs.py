@@ -90,10 +90,10 @@ def watching() -> Iterator[Sightings]:
         seen.walk("an API answer", content)
         return render(self, content)
 
-    invoke: Callable[..., Result] = CliRunner.invoke
+    invoke: Any = CliRunner.invoke
 
     def invoked(self: CliRunner, cli: Any, args: Any = None, *rest: Any, **kw: Any) -> Result:
-        result = invoke(self, cli, args, *rest, **kw)
+        result: Result = invoke(self, cli, args, *rest, **kw)
         shown = " ".join(map(str, args)) if isinstance(args, list | tuple) else str(args or "")
         seen.look(f"driftwave {shown} printed", result.output)
         return result

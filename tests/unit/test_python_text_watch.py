@@ -22,9 +22,7 @@ from tests.support.reprs import Sightings
 LEAK = {"ami-9015": 40}
 
 
-def test_a_dict_in_an_audit_reason_is_seen(
-    tmp_path: Path, _python_text_watch: Sightings
-) -> None:
+def test_a_dict_in_an_audit_reason_is_seen(tmp_path: Path, python_text_watch: Sightings) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'fleet.db'}")
     migrate(engine)
     ctx = FleetContext(engine)
@@ -33,12 +31,12 @@ def test_a_dict_in_an_audit_reason_is_seen(
         audit(uow, now, "test", "x.y", ("rollout", "r"), reason=f"runs {LEAK}")
         audit(uow, now, "test", "x.z", ("rollout", "r"), after={"error": f"got {list(LEAK)}"})
         uow.commit()
-    found = _python_text_watch.take()
+    found = python_text_watch.take()
     assert any("runs {'ami-9015': 40}" in f for f in found), found
     assert any("got ['ami-9015']" in f for f in found), found
 
 
-def test_a_list_in_an_api_error_is_seen(_python_text_watch: Sightings) -> None:
+def test_a_list_in_an_api_error_is_seen(python_text_watch: Sightings) -> None:
     app = FastAPI()
 
     @app.get("/x")
@@ -46,11 +44,11 @@ def test_a_list_in_an_api_error_is_seen(_python_text_watch: Sightings) -> None:
         return JSONResponse({"error": {"message": f"bad keys {sorted(LEAK)}"}}, 400)
 
     assert TestClient(app).get("/x").status_code == 400
-    (found,) = _python_text_watch.take()
+    (found,) = python_text_watch.take()
     assert "bad keys ['ami-9015']" in found
 
 
-def test_a_dict_in_a_command_output_is_seen(_python_text_watch: Sightings) -> None:
+def test_a_dict_in_a_command_output_is_seen(python_text_watch: Sightings) -> None:
     app = typer.Typer()
 
     @app.command()
@@ -58,11 +56,11 @@ def test_a_dict_in_a_command_output_is_seen(_python_text_watch: Sightings) -> No
         print(f"it runs {LEAK}")
 
     assert CliRunner().invoke(app, []).exit_code == 0
-    (found,) = _python_text_watch.take()
+    (found,) = python_text_watch.take()
     assert "it runs {'ami-9015': 40}" in found
 
 
-def test_a_dict_in_a_webhook_event_is_seen(_python_text_watch: Sightings) -> None:
+def test_a_dict_in_a_webhook_event_is_seen(python_text_watch: Sightings) -> None:
     row = AuditRow(
         1,
         datetime.now(UTC),
@@ -77,12 +75,12 @@ def test_a_dict_in_a_webhook_event_is_seen(_python_text_watch: Sightings) -> Non
     )
     (event,) = events_of(row, RolloutFacts("ro-1", "rel", "fleet", ("canary",)))
     event.envelope()
-    found = _python_text_watch.take()
+    found = python_text_watch.take()
     assert any("webhook event rollback.started text" in f for f in found), found
     assert any("webhook event rollback.started reason" in f for f in found), found
 
 
-def test_json_and_words_are_not_flagged(_python_text_watch: Sightings) -> None:
+def test_json_and_words_are_not_flagged(python_text_watch: Sightings) -> None:
     app = typer.Typer()
 
     @app.command()
@@ -90,4 +88,4 @@ def test_json_and_words_are_not_flagged(_python_text_watch: Sightings) -> None:
         print('{"images": ["ami-9015"], "reason": "40 nodes on ami-9015"}')
 
     assert CliRunner().invoke(app, []).exit_code == 0
-    assert _python_text_watch.take() == []
+    assert python_text_watch.take() == []
