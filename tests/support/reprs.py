@@ -33,6 +33,8 @@ MESSAGE_KEYS = frozenset(
     {"reason", "error", "message", "text", "note", "detail", "last_contact_error", "summary"}
 )
 """Names of the columns and JSON keys whose values are messages for people."""
+MESSAGE_TABLES = frozenset({"audit_log", "steps", "rollouts", "gate_evaluations", "clusters"})
+"""The fleet's tables whose rows hold messages (the others hold manifests, ids and times)."""
 
 
 @dataclass
@@ -80,9 +82,13 @@ def watching() -> Iterator[Sightings]:
 
     def written(conn: Any, clause: Any, multiparams: Any, params: Any, options: Any) -> None:
         del conn, options
-        table = getattr(getattr(clause, "table", None), "name", "database")
+        table = getattr(getattr(clause, "table", None), "name", None)
+        if table not in MESSAGE_TABLES:  # a read, or a table holding no message
+            return
         for batch in (multiparams, params):
             seen.walk(f"written to {table}", _rows(batch))
+        if not multiparams and not params:  # values given in the statement itself
+            seen.walk(f"written to {table}", _inline(clause))
 
     render: Callable[[JSONResponse, Any], bytes] = JSONResponse.render
 
@@ -124,3 +130,11 @@ def _rows(batch: Any) -> Any:
     if isinstance(batch, list | tuple):
         return [_rows(item) for item in batch]
     return None
+
+
+def _inline(clause: Any) -> dict[str, Any]:
+    """The values an INSERT or UPDATE statement carries itself (``.values(...)``), by column
+    name; read from the statement without compiling it (a compile per statement would cost
+    the session seconds)."""
+    values = getattr(clause, "_values", None) or {}
+    return {str(getattr(k, "key", k)): getattr(v, "value", v) for k, v in values.items()}
