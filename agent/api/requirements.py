@@ -75,7 +75,8 @@ class Requirement(KubeModel):
         ):
             raise rule_error(
                 f"operator {self.operator} takes exactly one non-negative integer value, "
-                f"got {values} (rule: requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must "
+                f"got {len(values)}: {', '.join(values) or 'none'} (rule: requirements operator "
+                "'Gt', 'Lt', 'Gte', or 'Lte' must "
                 "have a single positive integer value)",
                 "values",
             )

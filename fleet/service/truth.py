@@ -92,6 +92,25 @@ def rollback_body(
     return body
 
 
+def terms_text(terms: Any) -> str:
+    """``amiSelectorTerms`` as people read them: ``alias al2023@v20251216``, ``tags
+    team=web, env=prod``, terms joined by ``or`` (``no terms`` when there are none)."""
+    if not isinstance(terms, list) or not terms:
+        return "no terms"
+    shown = []
+    for term in terms:
+        fields = term.items() if isinstance(term, Mapping) else [("term", term)]
+        shown.append(
+            ", ".join(
+                f"{key} " + (", ".join(f"{k}={v}" for k, v in value.items()))
+                if isinstance(value, Mapping)
+                else f"{key} {value}"
+                for key, value in fields
+            )
+        )
+    return " or ".join(shown)
+
+
 def _same_terms(a: Any, b: Any) -> bool:
     return isinstance(a, list) and isinstance(b, list) and a == b
 
@@ -112,7 +131,7 @@ def never_applied(status: Mapping[str, Any], request: Mapping[str, Any]) -> str 
         if carrying:
             return None
         shown = "; ".join(
-            f"{c.get('name')}: {c.get('amiSelectorTerms')}"
+            f"{c.get('name')}: {terms_text(c.get('amiSelectorTerms'))}"
             for c in classes
             if isinstance(c, Mapping)
         )

@@ -45,8 +45,9 @@ class Sightings:
 
     def look(self, where: str, text: str) -> None:
         """Keep ``text`` if it holds Python's text."""
-        if PYTHON_TEXT.search(text):
-            self.found.append(f"{where}: {text[:300]}")
+        for line in text.splitlines() if PYTHON_TEXT.search(text) else ():
+            if PYTHON_TEXT.search(line):
+                self.found.append(f"{where}: {line.strip()[:400]}")
 
     def walk(self, where: str, value: Any, key: str = "") -> None:
         """Look at the message strings inside ``value`` (a JSON-like value): those under a
