@@ -37,7 +37,7 @@ from fleet.service.load import ReleaseCache
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.step_snapshot import StepSnapshot, load_snapshots
 from fleet.service.step_writes import StepWrites
-from fleet.service.truth import judge, never_applied, record_of, rollback_body
+from fleet.service.truth import images_text, judge, never_applied, record_of, rollback_body
 from fleet.telemetry import context_from_traceparent, parent_context
 
 RETRY_AFTER = 1.0
@@ -447,16 +447,3 @@ def observed(wave: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
 
 def _images(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
-
-
-def images_text(by_image: Any) -> str:
-    """Nodes by image as people read them: ``40 nodes on ami-9015…, 2 on ami-9bc7…`` (most
-    first), or ``no nodes``."""
-    counts = sorted(
-        ((int(n), str(image)) for image, n in dict(by_image or {}).items()),
-        key=lambda pair: (-pair[0], pair[1]),
-    )
-    if not counts:
-        return "no nodes"
-    first, *rest = [f"{n} on {image}" for n, image in counts]
-    return ", ".join([first.replace(" on ", " nodes on ", 1), *rest])

@@ -148,3 +148,16 @@ def _minor(version: str) -> int:
         return int(version.split(".")[1])
     except (IndexError, ValueError):
         return -1
+
+
+def images_text(by_image: Any) -> str:
+    """Nodes by image as people read them: ``40 nodes on ami-9015…, 2 on ami-9bc7…`` (most
+    first), or ``no nodes``."""
+    counts = sorted(
+        ((int(n), str(image)) for image, n in dict(by_image or {}).items()),
+        key=lambda pair: (-pair[0], pair[1]),
+    )
+    if not counts:
+        return "no nodes"
+    first, *rest = [f"{n} on {image}" for n, image in counts]
+    return ", ".join([first.replace(" on ", " nodes on ", 1), *rest])
