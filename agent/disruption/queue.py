@@ -168,7 +168,8 @@ class Orchestrator:
                 self._delete_candidates(command)
                 changed += 1
             elif command.created is not None and self.clock.now() >= command.created + self.timeout:
-                self._fail(command, f"replacements did not initialize within {self.timeout}")
+                waited = f"{self.timeout.total_seconds():g}s"
+                self._fail(command, f"replacements did not initialize within {waited}")
                 changed += 1
         return changed
 
