@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from tests.support.controlplane import ControlPlane, control_plane, missing_tools
+from tests.support.reprs import Sightings, watching
 from tests.support.required import unavailable
 
 
@@ -104,3 +105,24 @@ def _fleet_state_outside_the_checkout(tmp_path_factory: pytest.TempPathFactory) 
         patch.setenv("DRIFTWAVE_DATABASE_URL", f"sqlite:///{folder / 'fleet.db'}")
         patch.setenv("DRIFTWAVE_BROKER_FOLDER", str(folder / "broker"))
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def python_text_watch() -> Iterator[Sightings]:
+    """Watch every message the session produces for Python's text (``{'``, ``['``): database
+    writes, API answers, commands run through the CLI runner, webhook events
+    (:mod:`tests.support.reprs`)."""
+    with watching() as seen:
+        yield seen
+
+
+@pytest.fixture(autouse=True)
+def _no_python_text_in_messages(python_text_watch: Sightings) -> Iterator[None]:
+    """Fail the test whose code formatted a dict, list or set into a message people read."""
+    python_text_watch.take()
+    yield
+    if found := python_text_watch.take():
+        pytest.fail(
+            "Python's text in a message people read (format it in words):\n" + "\n".join(found),
+            pytrace=False,
+        )

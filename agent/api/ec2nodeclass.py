@@ -124,7 +124,7 @@ class EC2NodeClassSpec(KubeModel):
         if (self.role is None) == (self.instance_profile is None):
             raise rule_error(
                 "set exactly one of 'role' or 'instanceProfile' "
-                "(rule: must specify exactly one of ['role', 'instanceProfile'])",
+                "(rule: must specify exactly one of role and instanceProfile)",
                 "role",
             )
         aliases = [t.alias_family for t in self.ami_selector_terms if t.alias_family]

@@ -30,7 +30,7 @@ def _signals(field: str, values: dict[str, str] | None, percent_ok: bool) -> Non
         if key not in EVICTION_SIGNALS:
             raise ValueError(
                 f"{key!r} is not an eviction signal; valid keys for {field} are "
-                f"{list(EVICTION_SIGNALS)}"
+                f"{', '.join(EVICTION_SIGNALS)}"
             )
         if not percent_ok:
             continue
@@ -50,7 +50,7 @@ def _signals(field: str, values: dict[str, str] | None, percent_ok: bool) -> Non
 def _reserved(field: str, values: dict[str, str] | None) -> None:
     for key, value in (values or {}).items():
         if key not in RESERVABLE:
-            raise ValueError(f"valid keys for {field} are {list(RESERVABLE)}, not {key!r}")
+            raise ValueError(f"valid keys for {field} are {', '.join(RESERVABLE)}, not {key!r}")
         try:
             amount = parse_quantity(value)
         except QuantityError as exc:
@@ -121,12 +121,14 @@ class KubeletConfiguration(KubeModel):
         grace = set(self.eviction_soft_grace_period or {})
         if soft - grace:
             raise rule_error(
-                f"evictionSoft {sorted(soft - grace)} has no matching evictionSoftGracePeriod",
+                f"evictionSoft {', '.join(sorted(soft - grace))} has no matching "
+                "evictionSoftGracePeriod",
                 "evictionSoft",
             )
         if grace - soft:
             raise rule_error(
-                f"evictionSoftGracePeriod {sorted(grace - soft)} has no matching evictionSoft",
+                f"evictionSoftGracePeriod {', '.join(sorted(grace - soft))} has no matching "
+                "evictionSoft",
                 "evictionSoftGracePeriod",
             )
         return self

@@ -75,7 +75,8 @@ class Requirement(KubeModel):
         ):
             raise rule_error(
                 f"operator {self.operator} takes exactly one non-negative integer value, "
-                f"got {values} (rule: requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must "
+                f"got {len(values)}: {', '.join(values) or 'none'} (rule: requirements operator "
+                "'Gt', 'Lt', 'Gte', or 'Lte' must "
                 "have a single positive integer value)",
                 "values",
             )
@@ -194,7 +195,7 @@ def known_values_problem(requirement: Requirement) -> str | None:
     if valid and (requirement.min_values is None or len(valid) >= requirement.min_values):
         return None
     return (
-        f"{values} has {len(valid)} valid value(s) for {requirement.key}; expected one of "
-        f"{sorted(known)} (rule: Karpenter marks a NodePool whose requirements name no "
-        "valid well-known value, or fewer than minValues, as not ready)"
+        f"{', '.join(values)} has {len(valid)} valid value(s) for {requirement.key}; expected "
+        f"one of {', '.join(sorted(known))} (rule: Karpenter marks a NodePool whose "
+        "requirements name no valid well-known value, or fewer than minValues, as not ready)"
     )

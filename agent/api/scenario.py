@@ -302,7 +302,8 @@ class ScenarioSpec(KubeModel):
             for index, subnet in enumerate(self.network.subnets):
                 if subnet.zone not in zones:
                     raise rule_error(
-                        f"zone {subnet.zone} is not one of the cluster's zones {zones} "
+                        f"zone {subnet.zone} is not one of the cluster's zones "
+                        f"({', '.join(zones)}) "
                         "(rule: a subnet is in a zone of spec.cluster.zones)",
                         f"network.subnets[{index}].zone",
                     )
@@ -318,7 +319,8 @@ class ScenarioSpec(KubeModel):
             for number, subnet in enumerate(event.network.add_subnets):
                 if subnet.zone not in zones:
                     raise rule_error(
-                        f"zone {subnet.zone} is not one of the cluster's zones {zones} "
+                        f"zone {subnet.zone} is not one of the cluster's zones "
+                        f"({', '.join(zones)}) "
                         "(rule: a subnet is in a zone of spec.cluster.zones)",
                         f"events[{index}].network.addSubnets[{number}].zone",
                     )
@@ -334,7 +336,7 @@ class ScenarioSpec(KubeModel):
             capacity = event.fault.insufficient_capacity if event.fault is not None else None
             if capacity is not None and capacity.zone is not None and capacity.zone not in zones:
                 raise rule_error(
-                    f"zone {capacity.zone} is not one of the cluster's zones {zones} "
+                    f"zone {capacity.zone} is not one of the cluster's zones ({', '.join(zones)}) "
                     "(rule: a fault names a zone of spec.cluster.zones)",
                     f"events[{index}].fault.insufficientCapacity.zone",
                 )

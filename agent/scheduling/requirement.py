@@ -88,7 +88,8 @@ def _bound(operator: str, values: tuple[str, ...]) -> int:
     number = parse_int(values[0]) if len(values) == 1 else None
     if number is None:
         raise InvalidRequirement(
-            f"operator {operator} takes exactly one integer value, got {list(values)}"
+            f"operator {operator} takes exactly one integer value, got "
+            f"{len(values)}: {', '.join(values) or 'none'}"
         )
     return number
 

@@ -36,6 +36,7 @@ from agent.server.metrics import CONTENT_TYPE, AgentMetrics
 from agent.service import AgentError, AgentService, InvalidRequest, WaveConflict, WaveNotFound
 from agent.service.documents import Health, PlanDocument, StatusDocument, WaveDocument
 from agent.service.requests import PlanRequest, RollbackRequest, WaveRequest
+from common.apidocs import serve_docs
 from common.auth import BearerCheck
 from common.http import error_response, install_request_errors, publish_models
 from common.tracing import TraceMiddleware
@@ -108,6 +109,8 @@ def create_app(
     provider = tracer_provider if tracer_provider is not None else SDKTracerProvider()
     app = FastAPI(
         title="driftwave agent",
+        docs_url=None,  # served by common.apidocs, from local assets
+        redoc_url=None,
         version="1",
         summary="One cluster's agent: status, drift plan, waves and their rollback.",
     )
@@ -120,6 +123,7 @@ def create_app(
     _handlers(app)
     _routes(app, service, Depends(authorized), healthy, ready)
     publish_models(app, (WaveRequest, PlanRequest, RollbackRequest))
+    serve_docs(app, "driftwave agent")
     return app
 
 

@@ -15,11 +15,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from driftwave.cli.agent_serve import agent_serve
 from driftwave.cli.group import Group, show_help_when_bare
-from driftwave.cli.output import JsonOpt, OutputOpt, emit, output_format, simulated_time_bar
+from driftwave.cli.output import (
+    JsonOpt,
+    OutputOpt,
+    emit,
+    output_format,
+    simulated_time_bar,
+    table_console,
+)
 
 
 class SimStrategy(StrEnum):
@@ -85,7 +91,7 @@ def agent_simulate(
         scenario, lambda bar: simulate(scenario, until, seed, strategy.value, bar)
     )
     data = json.loads(sim_json(result))
-    emit(data, chosen, table=lambda _: render_simulation(Console(highlight=False), result))
+    emit(data, chosen, table=lambda _: render_simulation(table_console(), result))
 
 
 def _scenario_result(scenario: Path, run: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
@@ -247,7 +253,7 @@ def agent_plan(
     chosen = output_format(output, as_json)
     result = _scenario_result(scenario, lambda bar: drift_plan(scenario, seed, progress=bar))
     data = json.loads(plan_json(result))
-    emit(data, chosen, table=lambda _: render_plan(Console(highlight=False), result))
+    emit(data, chosen, table=lambda _: render_plan(table_console(), result))
 
 
 agent_app.command("serve")(agent_serve)
@@ -315,4 +321,4 @@ def agent_walkthrough() -> None:
     """
     from driftwave.cli.walkthrough import run_walkthrough
 
-    raise typer.Exit(run_walkthrough(Console(highlight=False)))
+    raise typer.Exit(run_walkthrough(table_console()))

@@ -70,6 +70,12 @@ def fleet_apply(
         "added": list(result.added),
         "changed": list(result.changed),
         "removed": list(result.removed),
+        "accountsAdded": list(result.accounts_added),
+        "accountsChanged": list(result.accounts_changed),
+        "fleetChanged": sorted(result.fleet_changes),
+        "webhooksAdded": list(result.webhooks_added),
+        "webhooksChanged": list(result.webhooks_changed),
+        "webhooksRemoved": list(result.webhooks_removed),
         "unchanged": result.unchanged,
     }
     emit(data, chosen, table=_applied)
@@ -87,6 +93,14 @@ def _applied(data: dict[str, Any]) -> None:
             console.print(f"  cluster/{name} {verb}")
     for name in data["removed"]:
         console.print(f"  cluster/{name} removed (kept for history)", style="yellow")
+    for verb in ("Added", "Changed"):
+        for name in data[f"accounts{verb}"]:
+            console.print(f"  account/{name} {verb.lower()}")
+    for name in (f for f in data["fleetChanged"] if f != "notifications"):
+        console.print(f"  {name} changed")
+    for verb in ("Added", "Changed", "Removed"):
+        for name in data[f"webhooks{verb}"]:
+            console.print(f"  webhook/{name} {verb.lower()}")
 
 
 @fleet_app.command("list")

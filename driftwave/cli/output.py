@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON (the same as -o json).")
@@ -141,11 +143,58 @@ def stamp(text: str | None) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+WIDEST = 100_000
+"""The widest a table printed to a file or a pipe may grow (characters)."""
+
+
+class PipeConsole(Console):
+    """A console writing to a file or a pipe, where no cell of a table may be cut: a table wider
+    than the page is printed as wide as it needs (each row whole, on its lines), or, when
+    ``COLUMNS`` sets the page's width, folds its cells within it. Text other than tables keeps
+    the page's width (``COLUMNS``, else 80)."""
+
+    def __init__(self, *, stderr: bool = False, columns: int | None = None) -> None:
+        super().__init__(highlight=False, stderr=stderr, width=columns or 80)
+        self.fixed = columns is not None
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """:meth:`rich.console.Console.print`, tables widened or folded as the class says."""
+        tables = [o for o in objects if isinstance(o, Table)]
+        if not tables:
+            super().print(*objects, **kwargs)
+            return
+        if self.fixed or any(t.expand for t in tables):
+            for table in tables:
+                unclipped(table)
+            super().print(*objects, **kwargs)
+            return
+        wide = self.options.update_width(WIDEST)
+        need = max(self.measure(t, options=wide).maximum for t in tables)
+        page = self.width
+        self.width = max(page, need)
+        try:
+            super().print(*objects, **kwargs)
+        finally:
+            self.width = page
+
+
+def unclipped(table: Table) -> Table:
+    """``table`` with every column wrapping, and folding a word longer than the column, so no
+    cell is cut short with an ellipsis."""
+    for column in table.columns:
+        column.no_wrap = False
+        column.overflow = "fold"
+    return table
+
+
 def table_console(stderr: bool = False) -> Console:
-    """A console for tables: the terminal's width on a terminal, wide (no truncated cells)
-    when the output goes to a file or a pipe."""
+    """A console for tables: the terminal's own on a terminal; a :class:`PipeConsole` (no
+    truncated cell) when the output goes to a file or a pipe."""
     stream = sys.stderr if stderr else sys.stdout
-    return Console(highlight=False, stderr=stderr, width=None if stream.isatty() else 240)
+    if stream.isatty():
+        return Console(highlight=False, stderr=stderr)
+    columns = os.environ.get("COLUMNS", "")
+    return PipeConsole(stderr=stderr, columns=(int(columns) or None) if columns.isdigit() else None)
 
 
 @contextmanager

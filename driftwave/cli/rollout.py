@@ -15,7 +15,7 @@ from rich.console import Console
 from driftwave.cli import rollout_ops as ops
 from driftwave.cli.context import fail, fleet_context
 from driftwave.cli.group import Group, show_help_when_bare
-from driftwave.cli.output import JsonOpt, OutputOpt, emit, output_format, when
+from driftwave.cli.output import JsonOpt, OutputOpt, emit, output_format, table_console, when
 
 if TYPE_CHECKING:
     from common.documents import Finding
@@ -92,7 +92,7 @@ def rollout_plan(
     if any(f.severity == "error" for f in warnings):
         raise typer.Exit(1)
     result = plan_rollout(fleet_data, release_data, now, pace or _pace(fleet_data.name))
-    emit(result.as_dict(), chosen, table=lambda _: render(Console(highlight=False), result))
+    emit(result.as_dict(), chosen, table=lambda _: render(table_console(), result))
 
 
 def _now(at: str | None) -> datetime:

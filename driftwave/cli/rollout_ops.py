@@ -191,18 +191,23 @@ def _command(name: str, doc: str) -> Any:
         call = getattr(rollouts, name)
         with fleet_context() as ctx:
             result = run(lambda: call(ctx, rollout, actor))
-        emit(
-            result, chosen, table=lambda r: print(f"rollout {rollout}: {name} done ({_summary(r)})")
-        )
+        emit(result, chosen, table=lambda r: print(said(name, rollout, r)))
 
     command.__doc__ = doc
     command.__name__ = name
     return command
 
 
-def _summary(result: dict[str, Any]) -> str:
-    shown = {k: v for k, v in result.items() if k != "id"}
-    return ", ".join(f"{k} {v if isinstance(v, str) else json.dumps(v)}" for k, v in shown.items())
+def said(name: str, rollout: str, result: dict[str, Any]) -> str:
+    """What an operator's command did, in words: a rollback has only started when the command
+    returns (the scheduler carries it out), so it says how to follow it."""
+    if name == "rollback":
+        return (
+            f"rollout {rollout}: rollback started: {result.get('clusters', 0)} cluster(s) to roll "
+            f"back (follow it with: driftwave rollout status {rollout} --watch)"
+        )
+    done = {"pause": "paused", "resume": "resumed", "abort": "aborted"}.get(name, f"{name} done")
+    return f"rollout {rollout}: {done} (state {result.get('state', 'unknown')})"
 
 
 pause = _command(

@@ -108,7 +108,10 @@ def _drift_upgrade(console: Console) -> int:
     summary = result["summary"]
     console.print(
         f"pods lost: {summary['podsLost']}, PDB violations: {summary['pdbViolations']}, "
-        f"nodes now: {summary['nodesPerImage'][-1]['nodes']}",
+        "nodes now: "
+        + ", ".join(
+            f"{n} on {image}" for image, n in summary["nodesPerImage"][-1]["nodes"].items()
+        ),
         markup=False,
     )
     return 0 if summary["podsLost"] == 0 and summary["pdbViolations"] == 0 else 1

@@ -18,7 +18,8 @@ JSON in and out (manifests may be YAML, see :mod:`fleet.api.bodies`); errors are
 ``{"error": {"code", "message", "fields"}}`` (:mod:`fleet.api.errors`). Handlers are synchronous
 (FastAPI runs them in its thread pool; each service call is its own unit of work). Every request
 runs in a server span of the context's tracer that continues the caller's ``traceparent``
-(:class:`common.tracing.TraceMiddleware`). The OpenAPI schema is at ``/openapi.json``.
+(:class:`common.tracing.TraceMiddleware`). The OpenAPI schema is at ``/openapi.json``, its
+interactive docs at ``/docs`` (served from local assets: :mod:`common.apidocs`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
+from common.apidocs import serve_docs
 from common.http import publish_models
 from common.tracing import TraceMiddleware
 from fleet import prometheus
@@ -97,6 +99,8 @@ def create_app(
         access = AccessControl({h: Grant("", "admin") for h in token_hashes})
     app = FastAPI(
         title="driftwave fleet",
+        docs_url=None,  # served by common.apidocs, from local assets
+        redoc_url=None,
         version="1",
         summary="Fleets, release plans and wave-by-wave rollouts of node images and versions.",
     )
@@ -116,6 +120,7 @@ def create_app(
     _whoami(app)
     _metrics(app, ctx, heartbeat)
     publish_models(app, (Fleet, Release, ApproveRequest))
+    serve_docs(app, "driftwave fleet")
     return app
 
 

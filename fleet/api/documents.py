@@ -70,13 +70,21 @@ class ApplyDocument(Document):
     """``PUT /v1/fleets/{name}``: what applying the Fleet changed."""
 
     fleet: str
-    generation: int = Field(description="How many times the fleet has been applied.")
+    generation: int = Field(
+        description="How many applies changed the fleet (an apply that changes nothing leaves it)."
+    )
     added: list[str] = Field(description="Clusters added (or back after a removal).")
     changed: list[str]
     removed: list[str] = Field(description="Clusters the manifest no longer lists.")
     accounts_added: list[str]
     accounts_changed: list[str]
-    unchanged: bool
+    fleet_changed: list[str] = Field(
+        description="The Fleet's own fields that changed: rings, freezes, notifications."
+    )
+    webhooks_added: list[str] = Field(description="spec.notifications entries added, by name.")
+    webhooks_changed: list[str]
+    webhooks_removed: list[str]
+    unchanged: bool = Field(description="Nothing changed: no cluster, account, field or webhook.")
     warnings: Warnings
 
 

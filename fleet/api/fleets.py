@@ -84,6 +84,10 @@ def apply_document(result: ApplyResult, warnings: list[dict[str, str]]) -> dict[
         "removed": list(result.removed),
         "accountsAdded": list(result.accounts_added),
         "accountsChanged": list(result.accounts_changed),
+        "fleetChanged": sorted(result.fleet_changes),
+        "webhooksAdded": list(result.webhooks_added),
+        "webhooksChanged": list(result.webhooks_changed),
+        "webhooksRemoved": list(result.webhooks_removed),
         "unchanged": result.unchanged,
         "warnings": warnings,
     }
@@ -124,7 +128,7 @@ def add_fleet_routes(app: FastAPI) -> None:
                 [("metadata.name", problem)],
             )
         result = apply_fleet(ctx, loaded.obj, actor, reason)
-        created = result.generation == 1
+        created = result.created
         return JSONResponse(
             apply_document(result, notices(loaded.warnings)),
             status_code=201 if created else 200,

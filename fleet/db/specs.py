@@ -53,7 +53,8 @@ class FleetSpec:
 @dataclass(frozen=True)
 class ApplyResult:
     """What applying a Fleet changed: cluster names added (or back after a removal), changed
-    and marked removed, and account names added or changed; ``generation`` counts applies."""
+    and marked removed, and account names added or changed; ``generation`` counts the applies
+    that changed something."""
 
     fleet: str
     generation: int
@@ -65,13 +66,22 @@ class ApplyResult:
     clusters: Mapping[str, ClusterChange] = field(default_factory=dict)
     """What changed on each cluster added, changed or removed, by name."""
     fleet_changes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    """The Fleet's own fields that changed (``rings``, ``freezes``): {field: {before, after}}."""
+    """The Fleet's own fields that changed (``rings``, ``freezes``, ``notifications``):
+    {field: {before, after}}; webhooks shown by name, host and events only."""
+    created: bool = False
+    """The fleet was applied for the first time."""
+    webhooks_added: tuple[str, ...] = ()
+    webhooks_changed: tuple[str, ...] = ()
+    webhooks_removed: tuple[str, ...] = ()
+    """The ``spec.notifications`` entries added, changed and removed, by name."""
 
     @property
     def unchanged(self) -> bool:
-        """True when the apply changed no cluster, no account, no ring and no freeze."""
+        """True when the apply changed nothing: no cluster, account, ring, freeze nor webhook
+        (and the fleet existed before)."""
         return not any(
             (
+                self.created,
                 self.added,
                 self.changed,
                 self.removed,

@@ -10,6 +10,7 @@ move a step on from the state it was read in, so a decision applied twice change
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from fleet.domain.machine import (
@@ -307,9 +308,19 @@ def _gating(tick: _Tick, wave: WaveView) -> Decision:
     outcome = tick.gate(tick.view, wave, tick.readings, tick.now)
     if outcome.passed is None:
         return tick.wait("gate checks pending")
-    tick.add(RecordGate(wave.id, outcome.passed, outcome.checks, outcome.failed_clusters))
-    if not outcome.passed:
-        return _gate_failed(tick, wave, ring, outcome)
+    at = len(tick.decision.effects)
+    verdict = RecordGate(wave.id, outcome.passed, outcome.checks, outcome.failed_clusters)
+    tick.add(verdict)
+    if outcome.passed:
+        decision = _gate_passed(tick, wave, ring, outcome)
+    else:
+        decision = _gate_failed(tick, wave, ring, outcome)
+    moves = [e.state for e in decision.effects[at:] if isinstance(e, SetRollout)]
+    decision.effects[at] = replace(verdict, then=moves[0] if moves else RolloutState.GATING)
+    return decision
+
+
+def _gate_passed(tick: _Tick, wave: WaveView, ring: RingPolicy, outcome: GateOutcome) -> Decision:
     tick.add(SetWave(wave.id, WaveState.PASSED, finished_at=tick.now))
     if ring.on_failure == "rollback":
         for step in wave.steps:

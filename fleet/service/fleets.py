@@ -3,10 +3,12 @@
 Applying is declarative, like ``kubectl apply``: clusters the manifest adds are added, changed
 ones updated, and clusters it no longer lists are marked removed (kept for history; a rollout
 skips their pending steps). Every apply is audited (contract C), with the operator's reason: a
-``fleet.apply`` row (what changed, the rings and freezes before and after), one row per cluster
-added, changed or removed (``cluster/FLEET/NAME``, the changed fields before and after), and a
-``fleet.changed`` row in the trail of each live rollout whose cluster (or whose Fleet's rings or
-freezes) changed, so "a maintenance window removed mid-rollout" shows where the rollout is read.
+``fleet.apply`` row (what changed, the rings, freezes and webhooks before and after; a webhook
+by name, host and events, never its URL's path), one row per cluster added, changed or removed
+(``cluster/FLEET/NAME``, the changed fields before and after), and a ``fleet.changed`` row in
+the trail of each live rollout whose cluster (or whose Fleet's rings or freezes) changed, so "a
+maintenance window removed mid-rollout" shows where the rollout is read. An apply that changes
+nothing leaves the fleet's generation as it was.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from fleet.service.contact import ProbePolicy, contact_of
 from fleet.service.context import FleetContext, audit, audit_entry, audit_many
 from fleet.service.observed import Seen, latest_of, observation
 
+ROLLOUT_FIELDS = ("rings", "freezes")
+"""The Fleet's own fields whose change a live rollout's trail records (a webhook added or
+removed changes who hears of a rollout, not the rollout: the apply's row records it)."""
 REASON_MAX = 1000
 """The longest reason an apply may carry (characters)."""
 
@@ -109,7 +114,8 @@ def _audit_clusters(
                 after=_plain(change.after) if change.after is not None else {"removed": True},
                 reason=reason,
             )
-    if result.fleet_changes:
+    steering = {k: v for k, v in result.fleet_changes.items() if k in ROLLOUT_FIELDS}
+    if steering:
         for rollout in uow.rollouts.list(fleet=fleet, active=True):
             audit(
                 uow,
@@ -118,8 +124,8 @@ def _audit_clusters(
                 "fleet.changed",
                 ("fleet", fleet),
                 rollout_id=rollout.id,
-                before={k: v["before"] for k, v in result.fleet_changes.items()},
-                after={k: v["after"] for k, v in result.fleet_changes.items()},
+                before={k: v["before"] for k, v in steering.items()},
+                after={k: v["after"] for k, v in steering.items()},
                 reason=reason,
             )
 

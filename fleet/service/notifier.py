@@ -423,4 +423,5 @@ def _row(entry: Any) -> AuditRow:
         entry.rollout_id,
         entry.before,
         entry.after,
+        entry.reason,
     )

@@ -17,6 +17,7 @@ Slack-compatible ``text``: one readable line. :class:`WebhookSender` is the port
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +34,30 @@ WEBHOOK = "webhook"
 """The audit ``object_type`` of a delivery outcome (its ``object_id`` is ``FLEET/NAME``)."""
 FINISHED = {"succeeded", "halted", "rolled-back", "rollback-failed"}
 """Terminal states the scheduler reaches (``aborted`` is the operator's: rollout.aborted)."""
+COMMON = ("rollout", "release", "fleet", "state", "reason", "actor")
+"""What every event's ``data`` carries, never null."""
+CARRIES: Mapping[str, tuple[str, ...]] = {
+    "rollout.started": ("ring", "wave"),
+    "rollout.paused": ("ring", "wave"),
+    "rollout.resumed": ("ring", "wave"),
+    "rollout.aborted": ("ring", "wave"),
+    "rollout.finished": ("ring", "wave"),
+    "ring.awaiting-approval": ("ring", "wave"),
+    "wave.gate-passed": ("ring", "wave", "waveId", "checks", "failedClusters"),
+    "wave.gate-failed": ("ring", "wave", "waveId", "checks", "failedClusters"),
+    "rollback.started": ("ring", "wave"),
+    "rollback.finished": ("ring", "wave"),
+    "rollback.failed": ("ring", "wave"),
+}
+"""Per event type, what its ``data`` carries besides :data:`COMMON`, never null; the one
+exception: an operator's command on a rollout whose first wave has not started yet (planned,
+queued) is about no ring nor wave, and says so with nulls. ``rollback.started`` asked for by
+``rollout rollback`` adds ``clusters`` (how many roll back)."""
+NEXT = {
+    "rolling-back": "rolling the wave back",
+    "halted": "halted (onFailure: halt); nothing is rolled back",
+}
+"""What a failed gate leads to, as its event's text says it."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +73,9 @@ class AuditRow:
     rollout_id: str | None = None
     before: Mapping[str, Any] | None = None
     after: Mapping[str, Any] | None = None
+    reason: str | None = None
+    """Why the change was made (rows written before audit rows had a reason keep it in
+    ``after["reason"]``)."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +137,9 @@ def rfc3339(at: datetime) -> str:
 def _number(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return "n/a" if value is None else str(value)
+    if value is None:
+        return "n/a"
+    return str(value) if isinstance(value, int | float | str) else json.dumps(value)
 
 
 def failing_checks(checks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -161,8 +191,8 @@ def events_of(
         "fleet": facts.fleet,
         "ring": None,
         "wave": None,
-        "state": after.get("state"),
-        "reason": after.get("reason"),
+        "state": after.get("state") or after.get("rolloutState"),
+        "reason": row.reason or after.get("reason"),
         "actor": row.actor,
     }
     if link:
@@ -176,7 +206,7 @@ def events_of(
         ring = facts.ring(after.get("ring"))
         wave = after["wave"] + 1 if isinstance(after.get("wave"), int) else None
         where, state = {"ring": ring, "wave": wave}, str(after.get("state"))
-        reason = after.get("reason") or ""
+        reason = base["reason"] or ""
         if before.get("state") == "planned":
             add("rollout.started", f":rocket: {head} started{_where(ring, None)}", **where)
         if state == "awaiting-approval":
@@ -187,7 +217,11 @@ def events_of(
                 **where,
             )
         elif state == "rolling-back":
-            add("rollback.started", f":leftwards_arrow_with_hook: {head} rolling back: {reason}")
+            add(
+                "rollback.started",
+                f":leftwards_arrow_with_hook: {head} rolling back{_where(ring, wave)}: {reason}",
+                **where,
+            )
         elif state == "rolled-back":
             add("rollback.finished", f":leftwards_arrow_with_hook: {head} rolled back", **where)
         elif state == "rollback-failed":
@@ -201,13 +235,18 @@ def events_of(
             "rollout.resume": ("rollout.resumed", ":arrow_forward:"),
             "rollout.abort": ("rollout.aborted", ":no_entry:"),
         }[row.action]
-        add(kind, f"{icon} {head} {kind.split('.')[1]} by {row.actor}", **_at(facts, position))
+        text = f"{icon} {head} {kind.split('.')[1]} by {row.actor}"
+        base["reason"] = base["reason"] or f"{kind.split('.')[1]} by {row.actor}"
+        add(kind, text, **_at(facts, position))
     elif row.action == "rollout.rollback":
+        clusters = after.get("clusters", 0)
+        base["reason"] = base["reason"] or f"rollback requested by {row.actor}"
         add(
             "rollback.started",
             f":leftwards_arrow_with_hook: {head} rolling back "
-            f"{after.get('clusters', 0)} cluster(s), asked by {row.actor}",
+            f"{clusters} cluster(s), asked by {row.actor}",
             **_at(facts, position),
+            clusters=clusters,
         )
     elif row.action == "gate.evaluated":
         ring_name, index = facts.waves.get(row.object_id, (None, None))
@@ -225,9 +264,11 @@ def events_of(
         else:
             failing = failing_checks(checks or [])
             detail = _checks_line(failing) or ", ".join(clusters) or "see the gate's checks"
+            then = NEXT.get(str(base["state"]))
             add(
                 "wave.gate-failed",
-                f":rotating_light: {head} halted{_where(ring_name, wave)}: gate failed: {detail}",
+                f":rotating_light: {head} failed its gate{_where(ring_name, wave)}: {detail}"
+                + (f"; {then}" if then else ""),
                 **where,
                 checks=failing,
                 failedClusters=clusters,

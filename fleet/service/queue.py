@@ -125,4 +125,5 @@ def _audit(
         rollout_id=rollout.id,
         before={"state": str(RolloutState.QUEUED), "queuedBehind": behind},
         after={"state": rollout.state, "queuedBehind": rollout.queued_behind, "reason": reason},
+        reason=reason,
     )

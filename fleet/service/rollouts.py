@@ -128,14 +128,27 @@ def start_rollout(
         after = {"state": str(state), "release": release.name, "waves": len(waves)}
         if behind:
             after |= {"queuedBehind": behind, "reason": reason}
-        audit(uow, now, actor, "rollout.start", ("rollout", rid), rollout_id=rid, after=after)
+        audit(
+            uow,
+            now,
+            actor,
+            "rollout.start",
+            ("rollout", rid),
+            rollout_id=rid,
+            after=after,
+            reason=reason,
+        )
         uow.commit()
     started = {"id": rid, "state": str(state), "waves": len(waves), "traceId": trace_id}
     return started | ({"queuedBehind": behind, "reason": reason} if behind else {})
 
 
-def _command(ctx: FleetContext, rid: str, actor: str, action: str, change: Any) -> dict[str, Any]:
-    """Run ``change(uow, rollout, now) -> (before, after)`` on the rollout in one transaction."""
+def _command(
+    ctx: FleetContext, rid: str, actor: str, action: str, change: Any, reason: str | None = None
+) -> dict[str, Any]:
+    """Run ``change(uow, rollout, now) -> (before, after)`` on the rollout in one transaction;
+    the audit row's reason is ``reason``, or the rollout's own once changed (abort,
+    rollback)."""
     now = ctx.now()
     with ctx.writing() as uow:
         try:
@@ -157,6 +170,7 @@ def _command(ctx: FleetContext, rid: str, actor: str, action: str, change: Any) 
                 rollout_id=rid,
                 before=before,
                 after=after,
+                reason=reason or str(rollout.reason),
             )
             uow.commit()
     return {"id": rid, **after}
@@ -174,7 +188,7 @@ def pause(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
         uow.rollouts.update(rollout, now=now, paused=True)
         return {"paused": False}, {"paused": True, "state": rollout.state}
 
-    return _command(ctx, rid, actor, "pause", change)
+    return _command(ctx, rid, actor, "pause", change, f"paused by {actor}")
 
 
 def resume(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
@@ -185,7 +199,7 @@ def resume(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
         uow.rollouts.update(rollout, now=now, paused=False)
         return {"paused": True}, {"paused": False, "state": rollout.state}
 
-    return _command(ctx, rid, actor, "resume", change)
+    return _command(ctx, rid, actor, "resume", change, f"resumed by {actor}")
 
 
 def abort(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
@@ -255,7 +269,8 @@ def approve(
         uow.approvals.add(rid, waiting, actor, now, comment)
         return {"state": rollout.state}, {"state": rollout.state, "approved": waiting}
 
-    return _command(ctx, rid, actor, "approve", change)
+    why = comment.strip() or f"ring {ring} approved by {actor} (no comment given)"
+    return _command(ctx, rid, actor, "approve", change, why)
 
 
 def _ring_name(uow: Any, rollout: Any) -> str:

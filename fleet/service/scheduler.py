@@ -382,7 +382,11 @@ class Scheduler:
                 "gate.evaluated",
                 ("wave", effect.wave_id),
                 rollout_id=rid,
-                after={"passed": effect.passed, "failedClusters": list(effect.failed_clusters)},
+                after={
+                    "passed": effect.passed,
+                    "failedClusters": list(effect.failed_clusters),
+                    "rolloutState": str(effect.then),
+                },
                 reason=_gate_reason(effect),
             )
 

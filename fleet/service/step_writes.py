@@ -50,6 +50,7 @@ class StepWrites:
                     before={"state": str(from_state)},
                     after={"state": str(to_state), **({"note": note} if note else {})},
                     trace_id=snap.trace_id,
+                    reason=note or None,
                 )
             uow.commit()
         if moved and to_state in _ENDED and to_state != from_state:
@@ -85,6 +86,7 @@ class StepWrites:
                     before={"rollback": str(snap.rollback) if snap.rollback else None},
                     after={"rollback": str(to_state), **({"note": note} if note else {})},
                     trace_id=snap.trace_id,
+                    reason=note or None,
                 )
             uow.commit()
         return True

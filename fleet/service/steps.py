@@ -41,7 +41,7 @@ from fleet.service.load import ReleaseCache
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.step_snapshot import StepSnapshot, load_snapshots
 from fleet.service.step_writes import StepWrites
-from fleet.service.truth import judge, never_applied, record_of, rollback_body
+from fleet.service.truth import images_text, judge, never_applied, record_of, rollback_body
 from fleet.telemetry import context_from_traceparent, parent_context
 
 RETRY_AFTER = 1.0
@@ -296,7 +296,7 @@ class StepRunner:
             by_image = status.get("nodesByImage") or {}
             note = (
                 f"regressed: the cluster has no record of wave {snap.step_id} any more (it was "
-                f"reset or re-created); it runs {dict(by_image)}"
+                f"reset or re-created); it runs {images_text(by_image)}"
             )
             self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
             return _done(note)

@@ -92,6 +92,25 @@ def rollback_body(
     return body
 
 
+def terms_text(terms: Any) -> str:
+    """``amiSelectorTerms`` as people read them: ``alias al2023@v20251216``, ``tags
+    team=web, env=prod``, terms joined by ``or`` (``no terms`` when there are none)."""
+    if not isinstance(terms, list) or not terms:
+        return "no terms"
+    shown = []
+    for term in terms:
+        fields = term.items() if isinstance(term, Mapping) else [("term", term)]
+        shown.append(
+            ", ".join(
+                f"{key} " + (", ".join(f"{k}={v}" for k, v in value.items()))
+                if isinstance(value, Mapping)
+                else f"{key} {value}"
+                for key, value in fields
+            )
+        )
+    return " or ".join(shown)
+
+
 def _same_terms(a: Any, b: Any) -> bool:
     return isinstance(a, list) and isinstance(b, list) and a == b
 
@@ -112,7 +131,7 @@ def never_applied(status: Mapping[str, Any], request: Mapping[str, Any]) -> str 
         if carrying:
             return None
         shown = "; ".join(
-            f"{c.get('name')}: {c.get('amiSelectorTerms')}"
+            f"{c.get('name')}: {terms_text(c.get('amiSelectorTerms'))}"
             for c in classes
             if isinstance(c, Mapping)
         )
@@ -129,3 +148,16 @@ def _minor(version: str) -> int:
         return int(version.split(".")[1])
     except (IndexError, ValueError):
         return -1
+
+
+def images_text(by_image: Any) -> str:
+    """Nodes by image as people read them: ``40 nodes on ami-9015…, 2 on ami-9bc7…`` (most
+    first), or ``no nodes``."""
+    counts = sorted(
+        ((int(n), str(image)) for image, n in dict(by_image or {}).items()),
+        key=lambda pair: (-pair[0], pair[1]),
+    )
+    if not counts:
+        return "no nodes"
+    first, *rest = [f"{n} on {image}" for n, image in counts]
+    return ", ".join([first.replace(" on ", " nodes on ", 1), *rest])

@@ -199,6 +199,10 @@ class RecordGate:
     passed: bool
     checks: list[dict[str, Any]]
     failed_clusters: tuple[str, ...]
+    then: RolloutState = RolloutState.GATING
+    """The rollout's state the verdict leads to (``rolling-back`` or ``halted`` after a failed
+    gate; ``gating`` while the final confirmation still looks), so the gate's audit row and its
+    webhook event say what happens next."""
 
 
 @dataclass(frozen=True)

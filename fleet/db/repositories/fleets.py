@@ -1,6 +1,7 @@
 """Fleets: applying a Fleet manifest (upserting accounts, regions and clusters) and reading it back.
 
-An apply is one step inside the caller's unit of work: the fleet row's generation grows by one,
+An apply is one step inside the caller's unit of work: the fleet row's generation grows by one
+when the apply changes anything (a true no-op leaves it),
 accounts and regions are inserted or updated, clusters are added, changed, brought back (a
 cluster listed again after a removal) or marked removed (``removed_at``; kept for history).
 Invalid input (a cluster naming an unknown account or ring, duplicate names) raises
@@ -13,8 +14,10 @@ import builtins
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import select
 
@@ -120,6 +123,46 @@ def _change(
     return before, after
 
 
+def _notifications(manifest: Any) -> list[dict[str, Any]]:
+    """The ``spec.notifications`` of a stored Fleet manifest (none when it lists none)."""
+    spec = manifest.get("spec") if isinstance(manifest, dict) else None
+    return list((spec or {}).get("notifications") or [])
+
+
+def webhook_changes(
+    change: dict[str, Any] | None,
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The names of the webhooks an apply added, changed and removed, from the whole
+    ``notifications`` before and after (None: they did not change)."""
+    if change is None:
+        return (), (), ()
+    before = {str(h["name"]): h for h in change["before"]}
+    after = {str(h["name"]): h for h in change["after"]}
+    return (
+        tuple(sorted(after.keys() - before.keys())),
+        tuple(sorted(n for n in after.keys() & before.keys() if after[n] != before[n])),
+        tuple(sorted(before.keys() - after.keys())),
+    )
+
+
+def _shown_field(field: str, change: dict[str, Any]) -> dict[str, Any]:
+    """A Fleet field's change as the audit keeps it: webhooks by name, host and events, never
+    their URL's path nor their secret reference (only whether one is set)."""
+    if field != "notifications":
+        return change
+    return {side: [_webhook(h) for h in change[side]] for side in ("before", "after")}
+
+
+def _webhook(entry: dict[str, Any]) -> dict[str, Any]:
+    host = urlsplit(str(entry.get("url", ""))).netloc.rpartition("@")[2]
+    return {
+        "name": entry.get("name"),
+        "host": host,
+        "events": entry.get("events"),
+        "secretRef": "(set)" if entry.get("secretRef") else None,
+    }
+
+
 class FleetRepository(Repository):
     """Fleets, their accounts and the regions their clusters run in."""
 
@@ -129,7 +172,8 @@ class FleetRepository(Repository):
         doing = f"applying fleet {spec.name}"
         aware(now, "now", doing)
         validate_fleet_spec(spec, doing)
-        fleet, fleet_changes = self._upsert_fleet(spec, now)
+        fleet, fleet_changes, created = self._upsert_fleet(spec, now)
+        webhooks = webhook_changes(fleet_changes.get("notifications"))
         regions = self._regions({c.region for c in spec.clusters})
         accounts, added_accounts, changed_accounts = self._accounts(fleet, spec.accounts)
         names: dict[tuple[str, Any], str] = {("region_id", r.id): n for n, r in regions.items()}
@@ -143,7 +187,7 @@ class FleetRepository(Repository):
         for cluster in new:  # their ids exist only now
             change = changes[cluster.name]
             changes[cluster.name] = ClusterChange(cluster.id, change.before, change.after)
-        return ApplyResult(
+        result = ApplyResult(
             fleet=fleet.name,
             generation=fleet.generation,
             added=tuple(added),
@@ -152,32 +196,50 @@ class FleetRepository(Repository):
             accounts_added=tuple(added_accounts),
             accounts_changed=tuple(changed_accounts),
             clusters=changes,
-            fleet_changes=fleet_changes,
+            fleet_changes={k: _shown_field(k, v) for k, v in fleet_changes.items()},
+            created=created,
+            webhooks_added=webhooks[0],
+            webhooks_changed=webhooks[1],
+            webhooks_removed=webhooks[2],
         )
+        if result.unchanged:  # a true no-op leaves the generation as it was
+            return result
+        fleet.generation += 1
+        self._session.flush()
+        return replace(result, generation=fleet.generation)
 
     def _upsert_fleet(
         self, spec: FleetSpec, now: datetime
-    ) -> tuple[Fleet, dict[str, dict[str, Any]]]:
+    ) -> tuple[Fleet, dict[str, dict[str, Any]], bool]:
+        """The fleet row, written; the Fleet's own fields that changed (``rings``,
+        ``freezes``, ``notifications``: {field: {before, after}}, whole); whether it is new.
+        The generation is the caller's to bump, once it knows whether anything changed."""
         statement = select(Fleet).where(Fleet.name == spec.name)
         fleet = self._session.scalars(
             self._locking(statement, Fleet, self._scope.write)
         ).one_or_none()
         rings, freezes = list(spec.rings), _plain([dict(f) for f in spec.freezes])
+        manifest = _plain(dict(spec.manifest))
         changes: dict[str, dict[str, Any]] = {}
+        created = fleet is None
         if fleet is None:
             fleet = Fleet(name=spec.name, generation=0)
             self._session.add(fleet)
         else:
-            for field, value in (("rings", rings), ("freezes", freezes)):
-                if getattr(fleet, field) != value:
-                    changes[field] = {"before": getattr(fleet, field), "after": value}
+            hooks = _notifications(fleet.spec), _notifications(manifest)
+            for field, before, after in (
+                ("rings", fleet.rings, rings),
+                ("freezes", fleet.freezes, freezes),
+                ("notifications", *hooks),
+            ):
+                if before != after:
+                    changes[field] = {"before": before, "after": after}
         fleet.rings = rings
         fleet.freezes = freezes
-        fleet.spec = _plain(dict(spec.manifest))
-        fleet.generation += 1
+        fleet.spec = manifest
         fleet.applied_at = now
         self._session.flush()
-        return fleet, changes
+        return fleet, changes, created
 
     def _regions(self, names: set[str]) -> dict[str, Region]:
         """The regions named, inserted if missing (regions are shared: another fleet's apply

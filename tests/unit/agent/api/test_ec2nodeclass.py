@@ -129,7 +129,7 @@ def test_role_and_instance_profile_together_are_refused() -> None:
     nodeclass_refused(
         ec2nodeclass(instanceProfile="profile"),
         "spec.role",
-        "must specify exactly one of ['role', 'instanceProfile']",
+        "must specify exactly one of role and instanceProfile",
     )
 
 
@@ -137,7 +137,7 @@ def test_neither_role_nor_instance_profile_is_refused() -> None:
     nodeclass_refused(
         without_field(ec2nodeclass(), "spec.role"),
         "spec.role",
-        "must specify exactly one of ['role', 'instanceProfile']",
+        "must specify exactly one of role and instanceProfile",
     )
 
 

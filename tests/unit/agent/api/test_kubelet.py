@@ -107,7 +107,7 @@ def test_reserved_resources_other_than_cpu_memory_storage_pid_are_refused(
     issue = nodeclass_refused(
         with_kubelet(**{field: {"cpu": "1", key: "1"}}),
         f"{KUBELET}.{field}",
-        f"valid keys for {field} are ['cpu', 'memory', 'ephemeral-storage', 'pid']",
+        f"valid keys for {field} are cpu, memory, ephemeral-storage, pid",
     )
     assert repr(key) in issue.message
 

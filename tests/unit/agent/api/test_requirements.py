@@ -368,9 +368,9 @@ KNOWN = "(rule: Karpenter marks a NodePool whose requirements name no valid well
 @pytest.mark.parametrize(
     ("key", "values", "expected"),
     [
-        ("karpenter.sh/capacity-type", ["spotty"], "['on-demand', 'reserved', 'spot']"),
-        ("karpenter.sh/capacity-type", ["spott", "ondemand"], "['on-demand', 'reserved', 'spot']"),
-        ("karpenter.k8s.aws/instance-tenancy", ["host"], "['dedicated', 'default']"),
+        ("karpenter.sh/capacity-type", ["spotty"], "on-demand, reserved, spot"),
+        ("karpenter.sh/capacity-type", ["spott", "ondemand"], "on-demand, reserved, spot"),
+        ("karpenter.k8s.aws/instance-tenancy", ["host"], "dedicated, default"),
     ],
 )
 def test_well_known_requirement_with_no_known_value_is_refused(

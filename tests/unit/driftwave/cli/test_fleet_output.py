@@ -186,7 +186,7 @@ def test_rollout_commands_print_their_result_in_every_format(rollout: str) -> No
     assert resumed["paused"] is False
     code, out, _ = invoke(rollout_app, "abort", rollout)
     assert code == 0
-    assert out.startswith(f"rollout {rollout}: abort done")
+    assert out.startswith(f"rollout {rollout}: aborted (state aborted)")
 
 
 @pytest.mark.usefixtures("rollout")

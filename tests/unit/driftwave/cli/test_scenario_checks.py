@@ -67,7 +67,7 @@ CASES = [
     (
         {"events": [{"at": "1m", "fault": {"insufficientCapacity": {"zone": "us-east-1z"}}}]},
         "spec.events[0].fault.insufficientCapacity.zone: zone us-east-1z is not one of the "
-        "cluster's zones ['us-east-1a', 'us-east-1b', 'us-east-1c'] (rule: a fault names a zone "
+        "cluster's zones (us-east-1a, us-east-1b, us-east-1c) (rule: a fault names a zone "
         "of spec.cluster.zones)",
     ),
     (

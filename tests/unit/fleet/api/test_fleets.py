@@ -44,11 +44,20 @@ def test_a_fleet_is_created_then_reapplied_as_yaml_and_changes_are_reported(
     again = api.put("/v1/fleets/demo", content=yaml.safe_dump(fleet_doc()), headers=YAML)
     assert again.status_code == 200
     assert "location" not in again.headers
-    assert ApplyDocument.model_validate(again.json()).unchanged
+    same = ApplyDocument.model_validate(again.json())
+    assert (same.unchanged, same.generation) == (True, 1), "a no-op keeps the generation"
 
     smaller = fleet_doc({"canary": ["can-1"], "prod": ["prod-1"]})
     changed = ApplyDocument.model_validate(api.put("/v1/fleets/demo", json=smaller).json())
-    assert (changed.generation, changed.removed, changed.added) == (3, ["prod-2"], [])
+    assert (changed.generation, changed.removed, changed.added) == (2, ["prod-2"], [])
+
+    smaller["spec"]["notifications"] = [{"name": "chat", "url": "https://hooks.example/x"}]
+    hooked = ApplyDocument.model_validate(api.put("/v1/fleets/demo", json=smaller).json())
+    assert (hooked.unchanged, hooked.generation) == (False, 3)
+    assert (hooked.webhooks_added, hooked.fleet_changed) == (["chat"], ["notifications"])
+    del smaller["spec"]["notifications"]
+    unhooked = ApplyDocument.model_validate(api.put("/v1/fleets/demo", json=smaller).json())
+    assert (unhooked.unchanged, unhooked.webhooks_removed) == (False, ["chat"])
 
 
 def test_fleets_and_their_clusters_are_listed(api: httpx.Client) -> None:

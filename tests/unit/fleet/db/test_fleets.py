@@ -97,14 +97,18 @@ def test_a_second_apply_reports_changed_removed_and_restored_clusters(engine: En
         assert uow.clusters.get("payments", "drop").removed_at is None
 
 
-def test_an_unchanged_apply_still_counts_a_generation(engine: Engine) -> None:
+def test_an_unchanged_apply_leaves_the_generation_as_it_was(engine: Engine) -> None:
     spec = fleet_spec(cluster("a"))
     with UnitOfWork(engine, write=True) as uow:
-        uow.fleets.apply(spec, NOW)
+        first = uow.fleets.apply(spec, NOW)
         result = uow.fleets.apply(spec, LATER)
         uow.commit()
-    assert result.generation == 2
+    assert (first.created, first.unchanged, first.generation) == (True, False, 1)
+    assert result.generation == 1
     assert result.unchanged
+    assert not result.created
+    with UnitOfWork(engine) as uow:
+        assert uow.fleets.get("payments").generation == 1
 
 
 def test_account_changes_are_reported(engine: Engine) -> None:

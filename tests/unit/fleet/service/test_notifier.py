@@ -16,7 +16,7 @@ from fleet.domain.fleet import Fleet
 from fleet.gateway import AgentRejected
 from fleet.service.fleets import apply_fleet
 from fleet.service.notifier import Notifier
-from fleet.service.notify import Answer, RetryPolicy
+from fleet.service.notify import CARRIES, COMMON, Answer, RetryPolicy
 from fleet.service.rollouts import abort, approve, pause, resume, rollback, start_rollout
 from fleet.service.steps import StepRunner
 from tests.support.flaky import Flaky
@@ -44,7 +44,9 @@ class Recorder:
 
     def post(self, url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> Answer:
         assert timeout > 0
-        self.posts.append((url, json.loads(body), dict(headers)))
+        event = json.loads(body)
+        assert unfilled(event) == [], f"{event['type']}: null or missing where the schema says"
+        self.posts.append((url, event, dict(headers)))
         return self.answers.pop(0) if self.answers else Answer(200)
 
     def types(self, url: str | None = None) -> list[str]:
@@ -61,6 +63,14 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def unfilled(event: dict[str, Any]) -> list[str]:
+    """The fields of ``event``'s data that its type's schema (:data:`CARRIES`) says are there
+    and not null, but are missing or null."""
+    kind = event["type"].removeprefix("io.driftwave.")
+    data = event["data"]
+    return [f for f in (*COMMON, *CARRIES[kind]) if data.get(f) is None]
 
 
 def with_hooks(harness: FleetHarness, hooks: list[dict[str, Any]]) -> None:
@@ -178,11 +188,31 @@ def test_a_failed_gate_lists_its_checks_and_the_rollback_is_told(tmp_path: Path)
         assert {"observed", "threshold"} <= set(check)
     assert failed["data"]["failedClusters"] == ["can-1"]
     assert failed["text"].startswith(
-        f":rotating_light: rollout {rid} of release al2023-{NEW} halted in canary wave 1: "
-        "gate failed: "
+        f":rotating_light: rollout {rid} of release al2023-{NEW} failed its gate in canary wave 1: "
     )
+    assert failed["text"].endswith("; rolling the wave back"), "what happens next, truly"
+    assert "halted" not in failed["text"]
+    assert failed["data"]["state"] == "rolling-back"
+    assert failed["data"]["reason"].startswith("gate failed: ")
     assert "(threshold " in failed["text"]
+    started = sender.posts[2][1]["data"]
+    assert (started["ring"], started["wave"], started["state"]) == ("canary", 1, "rolling-back")
     assert sender.posts[-1][1]["data"]["state"] == "rolled-back"
+
+
+def test_a_failed_gate_that_halts_says_halted_and_nothing_rolls_back(tmp_path: Path) -> None:
+    harness = FleetHarness(tmp_path, RINGS, nodes=6, faulty=(NEW,))
+    with_hooks(harness, [{"name": "all", "url": "http://all.example/hook"}])
+    sender = Recorder()
+    note = notifier(harness, sender)
+    halting = [STRATEGY[0] | {"onFailure": "halt"}, STRATEGY[1]]
+    rid = str(start_rollout(harness.ctx, harness.release(halting), "alice")["id"])
+    drive(harness, note, "halted", rid)
+    assert sender.types() == ["rollout.started", "wave.gate-failed", "rollout.finished"]
+    failed = sender.posts[1][1]
+    assert failed["data"]["state"] == "halted"
+    assert failed["text"].endswith("; halted (onFailure: halt); nothing is rolled back")
+    assert sender.posts[2][1]["data"]["state"] == "halted"
 
 
 def test_a_failed_rollback_is_told(tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ the Fleet's ``spec.notifications`` rules."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +14,8 @@ import pytest
 from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.service.notify import (
+    CARRIES,
+    COMMON,
     AuditRow,
     Horizon,
     RetryPolicy,
@@ -28,7 +32,7 @@ FACTS = RolloutFacts(
 REQUIRED = {"specversion", "id", "source", "type", "time", "subject", "datacontenttype", "data"}
 
 
-def gate_row(passed: bool) -> AuditRow:
+def gate_row(passed: bool, then: str = "rolling-back") -> AuditRow:
     return AuditRow(
         41,
         AT,
@@ -37,7 +41,12 @@ def gate_row(passed: bool) -> AuditRow:
         "wave",
         "w2",
         "ro-abc12345",
-        after={"passed": passed, "failedClusters": [] if passed else ["pay-stg-1"]},
+        after={
+            "passed": passed,
+            "failedClusters": [] if passed else ["pay-stg-1"],
+            "rolloutState": then,
+        },
+        reason="gate passed" if passed else "gate failed: nodesReady: 3 of 10 nodes ready",
     )
 
 
@@ -64,10 +73,17 @@ def test_a_failed_gate_is_a_cloudevent_naming_its_failing_checks_in_one_line() -
     ]
     assert data["link"] == "https://d.example/x"
     assert body["text"] == (
-        ":rotating_light: rollout ro-abc12345 of release al2023-v20251216 halted in staging "
-        "wave 1: gate failed: nodesReady 3 (threshold 10)"
+        ":rotating_light: rollout ro-abc12345 of release al2023-v20251216 failed its gate in "
+        "staging wave 1: nodesReady 3 (threshold 10); rolling the wave back"
     )
     assert "\n" not in body["text"]
+    assert (data["state"], data["reason"]) == (
+        "rolling-back",
+        "gate failed: nodesReady: 3 of 10 nodes ready",
+    )
+    (halted,) = events_of(gate_row(False, then="halted"), FACTS, checks=checks)
+    assert halted.text.endswith("(threshold 10); halted (onFailure: halt); nothing is rolled back")
+    assert halted.data["state"] == "halted"
 
 
 def test_one_row_may_mean_two_events_with_distinct_stable_ids() -> None:
@@ -202,3 +218,98 @@ def test_bad_notifications_are_refused_naming_the_rule(entry: dict[str, Any], ne
     with pytest.raises(Exception, match="notifications") as info:
         parse_manifest(Fleet, fleet_with([entry]))
     assert needle in str(info.value)
+
+
+def transition(row_id: int, before: str, state: str, ring: int = 0, wave: int = 0) -> AuditRow:
+    """A ``rollout.transition`` row as the scheduler writes it (its reason on the row)."""
+    return AuditRow(
+        row_id,
+        AT,
+        "scheduler",
+        "rollout.transition",
+        "rollout",
+        "ro-abc12345",
+        "ro-abc12345",
+        before={"state": before, "ring": ring, "wave": wave},
+        after={"state": state, "ring": ring, "wave": wave, "reason": f"now {state}"},
+        reason=f"now {state}",
+    )
+
+
+def command(row_id: int, action: str, after: dict[str, Any], reason: str) -> AuditRow:
+    """An operator's command row as :mod:`fleet.service.rollouts` writes it."""
+    return AuditRow(
+        row_id, AT, "carol", action, "rollout", "ro-abc12345", "ro-abc12345", None, after, reason
+    )
+
+
+def every_kind() -> dict[str, Any]:
+    """One event of every type, mapped from rows written as the scheduler and the commands
+    write them."""
+    rows: list[tuple[AuditRow, dict[str, Any]]] = [
+        (transition(1, "planned", "running"), {}),
+        (transition(2, "gating", "awaiting-approval", ring=1), {}),
+        (gate_row(True, then="running"), {}),
+        (gate_row(False), {"checks": [{"name": "steps", "passed": False, "threshold": 0}]}),
+        (transition(5, "gating", "rolling-back", ring=1), {}),
+        (transition(6, "rolling-back", "rolled-back", ring=1), {}),
+        (transition(7, "rolling-back", "rollback-failed", ring=1), {}),
+        (command(8, "rollout.pause", {"paused": True, "state": "running"}, "paused by carol"), {}),
+        (command(9, "rollout.resume", {"paused": False, "state": "running"}, "resumed"), {}),
+        (command(10, "rollout.abort", {"state": "aborted"}, "aborted by carol"), {}),
+        (
+            command(
+                11,
+                "rollout.rollback",
+                {"state": "rolling-back", "clusters": 2},
+                "rollback requested by carol (2 cluster(s))",
+            ),
+            {},
+        ),
+    ]
+    kinds: dict[str, Any] = {}
+    for row, kw in rows:
+        for event in events_of(row, FACTS, position=(1, 0), **kw):
+            kinds.setdefault(event.type, event)
+    return kinds
+
+
+def test_every_event_type_carries_what_its_schema_says_and_none_of_it_null() -> None:
+    kinds = every_kind()
+    assert set(kinds) == set(CARRIES), "a row for every type the schema lists"
+    for kind, event in kinds.items():
+        for name in (*COMMON, *CARRIES[kind]):
+            assert event.data.get(name) is not None, f"{kind}: {name} is null"
+    (asked,) = events_of(
+        command(11, "rollout.rollback", {"state": "rolling-back", "clusters": 2}, "asked"),
+        FACTS,
+        position=(1, 0),
+    )
+    assert asked.data["clusters"] == 2, "rollout rollback says how many clusters roll back"
+    assert (asked.data["ring"], asked.data["wave"]) == ("staging", 1)
+
+
+def test_a_rollback_started_by_a_failed_gate_says_where_and_why() -> None:
+    (started,) = events_of(transition(5, "gating", "rolling-back", ring=1, wave=2), FACTS)
+    assert started.type == "rollback.started"
+    assert (started.data["ring"], started.data["wave"], started.data["state"]) == (
+        "staging",
+        3,
+        "rolling-back",
+    )
+    assert started.data["reason"] == "now rolling-back"
+    assert " in staging wave 3: now rolling-back" in started.text
+
+
+def test_a_command_on_a_rollout_not_started_is_about_no_ring_and_says_so_with_nulls() -> None:
+    paused = command(3, "rollout.pause", {"paused": True, "state": "planned"}, "paused by carol")
+    (event,) = events_of(paused, FACTS, position=None)
+    assert (event.data["ring"], event.data["wave"]) == (None, None)
+    assert (event.data["state"], event.data["reason"]) == ("planned", "paused by carol")
+
+
+def test_the_notifications_page_lists_every_event_type_and_no_other() -> None:
+    page = Path(__file__).resolve().parents[4] / "docs" / "notifications.md"
+    table = page.read_text(encoding="utf-8").split("## Event types", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| `([a-z.-]+)` \|", table, flags=re.MULTILINE)
+    assert sorted(listed) == sorted(CARRIES)
