@@ -64,20 +64,7 @@ def fleet_apply(
 
     with fleet_context() as ctx:
         result = run(lambda: apply_fleet(ctx, loaded.obj, actor, reason))
-    data = {
-        "fleet": result.fleet,
-        "generation": result.generation,
-        "added": list(result.added),
-        "changed": list(result.changed),
-        "removed": list(result.removed),
-        "accountsAdded": list(result.accounts_added),
-        "accountsChanged": list(result.accounts_changed),
-        "fleetChanged": sorted(result.fleet_changes),
-        "webhooksAdded": list(result.webhooks_added),
-        "webhooksChanged": list(result.webhooks_changed),
-        "webhooksRemoved": list(result.webhooks_removed),
-        "unchanged": result.unchanged,
-    }
+    data = result.as_document()
     emit(data, chosen, table=_applied)
 
 

@@ -76,21 +76,7 @@ def notices(findings: Iterable[Finding]) -> list[dict[str, str]]:
 
 def apply_document(result: ApplyResult, warnings: list[dict[str, str]]) -> dict[str, Any]:
     """What an apply changed, as the API answers it."""
-    return {
-        "fleet": result.fleet,
-        "generation": result.generation,
-        "added": list(result.added),
-        "changed": list(result.changed),
-        "removed": list(result.removed),
-        "accountsAdded": list(result.accounts_added),
-        "accountsChanged": list(result.accounts_changed),
-        "fleetChanged": sorted(result.fleet_changes),
-        "webhooksAdded": list(result.webhooks_added),
-        "webhooksChanged": list(result.webhooks_changed),
-        "webhooksRemoved": list(result.webhooks_removed),
-        "unchanged": result.unchanged,
-        "warnings": warnings,
-    }
+    return {**result.as_document(), "warnings": warnings}
 
 
 def add_fleet_routes(app: FastAPI) -> None:

@@ -75,6 +75,23 @@ class ApplyResult:
     webhooks_removed: tuple[str, ...] = ()
     """The ``spec.notifications`` entries added, changed and removed, by name."""
 
+    def as_document(self) -> dict[str, Any]:
+        """What the apply changed, as the CLI's ``-o json`` and the API answer it."""
+        return {
+            "fleet": self.fleet,
+            "generation": self.generation,
+            "added": list(self.added),
+            "changed": list(self.changed),
+            "removed": list(self.removed),
+            "accountsAdded": list(self.accounts_added),
+            "accountsChanged": list(self.accounts_changed),
+            "fleetChanged": sorted(self.fleet_changes),
+            "webhooksAdded": list(self.webhooks_added),
+            "webhooksChanged": list(self.webhooks_changed),
+            "webhooksRemoved": list(self.webhooks_removed),
+            "unchanged": self.unchanged,
+        }
+
     @property
     def unchanged(self) -> bool:
         """True when the apply changed nothing: no cluster, account, ring, freeze nor webhook

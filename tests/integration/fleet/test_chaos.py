@@ -44,9 +44,8 @@ from fleet.db import UnitOfWork, make_engine
 from tests.support.fleetsim import fleet_manifest
 from tests.support.procs import Processes, processes
 
-from .test_distributed import free_ports, schema
+from .test_distributed import free_ports
 
-__all__ = ["schema"]
 pytestmark = pytest.mark.integration
 
 TOKEN = "chaos-token"

@@ -18,10 +18,6 @@ import yaml
 from tests.support.fleetsim import fleet_manifest, release_manifest
 from tests.support.procs import processes
 
-from .test_distributed import schema
-
-__all__ = ["schema"]
-
 pytestmark = pytest.mark.integration
 
 STRATEGY = [{"name": "canary"}, {"name": "prod"}]

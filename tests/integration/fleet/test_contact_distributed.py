@@ -5,11 +5,9 @@ PostgreSQL records each cluster's contact; an agent on a closed port is named un
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 import yaml
 
@@ -20,17 +18,6 @@ from tests.integration.fleet.test_distributed import CLUSTERS, free_ports, write
 from tests.support.procs import processes
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def schema(database_url: str) -> Iterator[str]:
-    """A PostgreSQL schema of this test's own, dropped afterwards."""
-    name = f"dw_ct_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(database_url, autocommit=True) as connection:
-        connection.execute(f'CREATE SCHEMA "{name}"')
-    yield name
-    with psycopg.connect(database_url, autocommit=True) as connection:
-        connection.execute(f'DROP SCHEMA "{name}" CASCADE')
 
 
 def test_the_scheduler_and_a_worker_record_each_clusters_contact(

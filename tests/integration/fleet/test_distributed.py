@@ -5,12 +5,10 @@ SIGKILL in the middle of a wave and starts again."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 import yaml
 
@@ -26,17 +24,6 @@ from workers.settings import BrokerSettings
 pytestmark = pytest.mark.integration
 TOKEN = "integration-token"
 CLUSTERS = {"can-1": "canary", "prod-1": "prod", "prod-2": "prod"}
-
-
-@pytest.fixture
-def schema(database_url: str) -> Iterator[str]:
-    """A PostgreSQL schema of this test's own, dropped afterwards."""
-    name = f"dw_it_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(database_url, autocommit=True) as connection:
-        connection.execute(f'CREATE SCHEMA "{name}"')
-    yield name
-    with psycopg.connect(database_url, autocommit=True) as connection:
-        connection.execute(f'DROP SCHEMA "{name}" CASCADE')
 
 
 def free_ports(count: int) -> list[int]:

@@ -23,9 +23,6 @@ from tests.support.fleetsim import fleet_manifest, release_manifest
 from tests.support.procs import processes
 from tests.support.webhooks import Receiver
 
-from .test_distributed import schema
-
-__all__ = ["schema"]
 pytestmark = pytest.mark.integration
 
 

@@ -17,9 +17,6 @@ from fleet.db.repositories.leases import LeaseState
 from fleet.service.scheduler import LEASE
 from tests.support.procs import processes
 
-from .test_distributed import schema
-
-__all__ = ["schema"]
 pytestmark = pytest.mark.integration
 TAKEOVER_LIMIT = 10.0
 

@@ -9,12 +9,10 @@ target"."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 import yaml
 
@@ -28,17 +26,6 @@ from tests.support.fleetsim import fleet_manifest
 from tests.support.procs import processes
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def schema(database_url: str) -> Iterator[str]:
-    """A PostgreSQL schema of this test's own, dropped afterwards."""
-    name = f"dw_vw_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(database_url, autocommit=True) as connection:
-        connection.execute(f'CREATE SCHEMA "{name}"')
-    yield name
-    with psycopg.connect(database_url, autocommit=True) as connection:
-        connection.execute(f'DROP SCHEMA "{name}" CASCADE')
 
 
 def _write(folder: Path, ports: dict[str, int]) -> None:
