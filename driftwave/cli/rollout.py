@@ -72,9 +72,10 @@ def rollout_plan(
     and an estimated duration with the assumptions behind it. A wave's time is learnt from the
     fleet's finished waves in the fleet database (the median of the last 12; with a Fleet file,
     those of the fleet of that name, if there is a database); with none, it is assumed to be
-    half its ring's convergenceTimeout, and the plan says so. Warnings about risky settings go
-    to stderr. Invalid files print their findings (FILE:LINE Kind/name: field: message) on
-    stderr and exit 1.
+    half its ring's convergenceTimeout, of simulated time when the fleet last observed every
+    cluster of the ring simulated, else of real time, and the plan says which. Warnings about
+    risky settings go to stderr. Invalid files print their findings (FILE:LINE Kind/name:
+    field: message) on stderr and exit 1.
 
     Example: driftwave rollout plan release.yaml --fleet fleet.yaml --at 2026-01-05T09:00:00Z
     """

@@ -263,6 +263,18 @@ class WaveTimeDocument(Document):
         "half the ring's convergenceTimeout."
     )
     samples: int = Field(description="How many finished waves the median is of (0: assumed).")
+    clock: Literal["simulated", "real", "unobserved"] | None = Field(
+        default=None,
+        description="Only on an assumed time judged on the ring's clusters: simulated (every "
+        "cluster was last observed simulated: the half is simulated time, counted back at "
+        "speed), real (a cluster was last observed as a real one) or unobserved (a cluster has "
+        "not been observed yet); the last two are real time.",
+    )
+    speed: float | None = Field(
+        default=None,
+        description="With clock: the simulated seconds per real second the half was counted "
+        "back at (the slowest of the ring's clusters; 1 in real time).",
+    )
 
 
 class PlanDocument(Document):

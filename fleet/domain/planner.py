@@ -11,7 +11,8 @@ Fleet's order, clusters of a ring sorted by name, then cut into waves by the rin
   windows is open and no freeze is on; once started it runs to completion;
 - a cluster is done (converged, and its gate verified) in its ring's wave time
   (:class:`~fleet.domain.pace.Pace`: learnt from the fleet's finished waves; with none, half
-  the ring's ``convergenceTimeout``);
+  the ring's ``convergenceTimeout``, on the clusters' simulated clocks when the fleet last
+  observed every cluster of the ring simulated, else in real time);
 - a wave ends when its last cluster is done plus the ring's soak;
 - waiting for an approval is not counted (the ring is marked as waiting for approval);
 - every gate passes (no rollback).
@@ -58,8 +59,15 @@ def plan(
         raise ScheduleError(f"planning release {release.name}: 'now' has no time zone")
     now = now.astimezone(UTC)
     pace = pace or Pace(())
-    times = tuple(pace.wave_time(r.name, r.gates.convergence_timeout) for r in release.rings)
     taking_part, excluded = _select(fleet, release)
+    times = tuple(
+        pace.wave_time(
+            r.name,
+            r.gates.convergence_timeout,
+            sorted(c.name for c in taking_part if c.ring == r.name),
+        )
+        for r in release.rings
+    )
     specs = {ring.name: ring for ring in release.rings}
     cursor: datetime | None = now
     rings: list[RingPlan] = []

@@ -5,7 +5,8 @@ The estimate walks the waves left in order from now:
 
 * a wave's *active* time (dispatch to converged, plus its gate) is its ring's wave time,
   learnt from the fleet's finished waves, this rollout's among them, or assumed while none has
-  finished (:class:`fleet.domain.pace.Pace`, which ``rollout plan`` uses too);
+  finished, judged on the last observed clocks of the ring's clusters
+  (:class:`fleet.domain.pace.Pace`, which ``rollout plan`` uses too);
 * each wave then soaks for its ring's ``soak``;
 * a wave's clusters start when their maintenance windows are open and no fleet freeze is on
   (:func:`fleet.domain.windows.next_open`), so known window and freeze waits count;
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from fleet.domain.machine import TERMINAL, RolloutState, StepState, WaveState
-from fleet.domain.pace import FinishedWave, Pace, WaveTime, basis
+from fleet.domain.pace import FinishedWave, Pace, SeenClock, WaveTime, basis
 from fleet.domain.windows import next_open
 from fleet.service.views import RingPolicy, RolloutView, WaveView
 
@@ -44,9 +45,11 @@ def rollout_pace(
     view: RolloutView,
     finished: Mapping[str, datetime | None],
     history: Iterable[FinishedWave] = (),
+    clocks: Mapping[str, SeenClock] | None = None,
 ) -> Pace:
     """The wave times of ``view``'s rollout: the fleet's finished waves (``history``) and this
-    rollout's passed ones (``finished``: each wave's ``finished_at`` by id)."""
+    rollout's passed ones (``finished``: each wave's ``finished_at`` by id), with the clusters'
+    last observed ``clocks`` by name."""
     own = [
         FinishedWave(wave.id, wave.ring, wave.started_at, end, view.rings[wave.ring_index].soak)
         for wave in view.waves
@@ -54,12 +57,25 @@ def rollout_pace(
         and wave.started_at is not None
         and (end := finished.get(wave.id)) is not None
     ]
-    return Pace([*history, *own])
+    return Pace([*history, *own], clocks)
 
 
-def wave_time(pace: Pace, ring: RingPolicy) -> WaveTime:
-    """The active time of a wave of ``ring``."""
-    return pace.wave_time(ring.name, ring.convergence_timeout)
+def ring_clusters(view: RolloutView, ring: str) -> list[str]:
+    """The clusters of ``view``'s waves of ring ``ring`` (removed ones left out), by name."""
+    return sorted(
+        step.cluster
+        for wave in view.waves
+        if view.rings[wave.ring_index].name == ring
+        for step in wave.steps
+        if not step.removed
+    )
+
+
+def wave_time(pace: Pace, ring: RingPolicy, view: RolloutView | None = None) -> WaveTime:
+    """The active time of a wave of ``ring`` (an assumed one judged on the clocks of the ring's
+    clusters in ``view``, when given)."""
+    clusters = ring_clusters(view, ring.name) if view is not None else None
+    return pace.wave_time(ring.name, ring.convergence_timeout, clusters)
 
 
 def estimate(
@@ -82,7 +98,7 @@ def estimate(
     used: dict[str, WaveTime] = {}
 
     def active(ring: RingPolicy) -> timedelta:
-        used[ring.name] = wave_time(pace, ring)
+        used[ring.name] = wave_time(pace, ring, view)
         return used[ring.name].active
 
     walk = _Walk(view, now)

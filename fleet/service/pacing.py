@@ -1,11 +1,17 @@
 """The fleet's finished waves, read for the estimates: ``rollout plan`` (and the plan stored when
 a rollout starts) and a running rollout's ETA learn a wave's time from the same waves, through
-:class:`fleet.domain.pace.Pace`."""
+:class:`fleet.domain.pace.Pace`; and the clusters' clocks as the fleet last observed them (the
+``clock`` of each cluster's last status), which the assumption made while no wave has finished
+is judged on."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
 from fleet.db.uow import UnitOfWork
-from fleet.domain.pace import RECENT, FinishedWave, Pace
+from fleet.domain.pace import RECENT, FinishedWave, Pace, SeenClock
 from fleet.domain.plan import ring_soak
 
 
@@ -18,6 +24,33 @@ def finished_waves(uow: UnitOfWork, fleet: str) -> list[FinishedWave]:
     ]
 
 
+def seen_clock(status: Mapping[str, Any] | None, at: datetime | None) -> SeenClock | None:
+    """The clock an agent's status document says its cluster runs on, seen at ``at``: None
+    without a status; a status that names no usable clock (an older agent, or a speed that is
+    not a positive number) counts as a real cluster's, so its time is real time."""
+    if not isinstance(status, Mapping) or at is None:
+        return None
+    clock = status.get("clock")
+    if not isinstance(clock, Mapping) or clock.get("simulated") is not True:
+        return SeenClock(False, 1.0, at)
+    speed = clock.get("speed")
+    if isinstance(speed, bool) or not isinstance(speed, int | float) or not speed > 0:
+        return SeenClock(False, 1.0, at)
+    return SeenClock(True, float(speed), at)
+
+
+def observed_clocks(uow: UnitOfWork, fleet: str) -> dict[str, SeenClock]:
+    """The clocks of fleet ``fleet``'s active clusters as last observed, by cluster name
+    (clusters never observed are absent)."""
+    out: dict[str, SeenClock] = {}
+    for cluster in uow.clusters.list(fleet):
+        clock = seen_clock(cluster.last_status, cluster.last_seen_at)
+        if clock is not None:
+            out[cluster.name] = clock
+    return out
+
+
 def fleet_pace(uow: UnitOfWork, fleet: str) -> Pace:
-    """The wave times of fleet ``fleet``, learnt from its finished waves."""
-    return Pace(finished_waves(uow, fleet))
+    """The wave times of fleet ``fleet``, learnt from its finished waves, with its clusters'
+    observed clocks."""
+    return Pace(finished_waves(uow, fleet), observed_clocks(uow, fleet))

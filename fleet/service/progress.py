@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState, WaveState
-from fleet.domain.pace import FinishedWave
+from fleet.domain.pace import FinishedWave, SeenClock
 from fleet.domain.plan import iso
 from fleet.domain.waits import Wait
 from fleet.service.eta import estimate, rollout_pace, wave_time
@@ -311,13 +311,16 @@ def progress_of(
     queued_behind: str | None = None,
     timing: Timing | None = None,
     history: Sequence[FinishedWave] = (),
+    clocks: Mapping[str, SeenClock] | None = None,
 ) -> dict[str, Any]:
     """The ``progress`` document (module docstring); ``history``: the fleet's finished waves
-    (:func:`fleet.service.pacing.finished_waves`), which the wave times learn from."""
+    (:func:`fleet.service.pacing.finished_waves`), which the wave times learn from; ``clocks``:
+    the clusters' clocks as last observed (:func:`fleet.service.pacing.observed_clocks`), which
+    an assumed wave time is judged on."""
     timing = timing or Timing()
-    pace = rollout_pace(view, finished, history)
+    pace = rollout_pace(view, finished, history, clocks)
     wave = view.wave(view.ring_index, view.wave_index)
-    active = wave_time(pace, view.rings[wave.ring_index]).active if wave is not None else None
+    active = wave_time(pace, view.rings[wave.ring_index], view).active if wave is not None else None
     eta = estimate(view, now, pace, queued_behind)
     return {
         "reason": reason(view, now, stored, wait, gates),

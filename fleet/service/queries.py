@@ -14,7 +14,7 @@ from fleet.service.context import FleetContext, audit_entry
 from fleet.service.holds import taken
 from fleet.service.load import load_view, release_of
 from fleet.service.observed import of_steps, unheld
-from fleet.service.pacing import finished_waves
+from fleet.service.pacing import finished_waves, observed_clocks
 from fleet.service.progress import actions, position, progress_of
 from fleet.service.waiting import document, waits
 
@@ -128,6 +128,7 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
             gates=gates,
             queued_behind=rollout.queued_behind,
             history=finished_waves(uow, rollout.fleet.name),
+            clocks=observed_clocks(uow, rollout.fleet.name),
         )
         refusals = actions(
             view,

@@ -20,7 +20,9 @@ from driftwave.cli.rollout import rollout_app
 from fleet.domain.fields import parse_time
 from fleet.domain.pace import median
 from fleet.domain.waits import span
+from fleet.gateway import InProcessAgentGateway
 from fleet.service import rollouts
+from fleet.service.contact import ContactProber
 from fleet.service.queries import rollout_status
 from tests.support.fleetsim import FleetHarness, fleet_manifest, release_manifest
 
@@ -48,8 +50,8 @@ def test_the_plan_learns_from_the_waves_that_finished(
     assert before["estimatedSeconds"] == 2 * 15 * 60 + 7 * 60  # half of 30m, twice, and soaks
     assert before["estimateBasis"] == (
         "2 wave(s); no wave has finished on this fleet yet: each wave assumed to take half its "
-        "ring's convergenceTimeout (canary 15m, prod 15m); soaks 7m as the release says; "
-        "excludes approvals"
+        "ring's convergenceTimeout (canary 15m, prod 15m) in real time: no cluster of rings "
+        "canary and prod has been observed yet; soaks 7m as the release says; excludes approvals"
     )
     assert [t["source"] for t in before["waveTimes"]] == ["assumed", "assumed"]
 
@@ -85,6 +87,50 @@ def test_the_plan_learns_from_the_waves_that_finished(
     progress = status["progress"]
     assert progress["etaSeconds"] == (2 * active + timedelta(minutes=7)).total_seconds()
     assert progress["etaBasis"] == basis.replace("2 wave(s);", "2 wave(s) left;")
+
+
+def test_the_first_plan_counts_the_assumption_on_simulated_clusters_clocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    harness = FleetHarness(tmp_path, {"canary": ["can-1"], "prod": ["prod-1"]}, speed=600)
+    monkeypatch.setenv("DRIFTWAVE_DATABASE_URL", f"sqlite:///{tmp_path / 'fleet.db'}")
+    release_file = tmp_path / "release.yaml"
+    release_file.write_text(yaml.safe_dump(release_manifest(RINGS)))
+    unobserved = plan_json(release_file)  # before the scheduler's first contact probe
+    assert unobserved["estimatedSeconds"] == 2 * 15 * 60 + 7 * 60
+    assert (
+        "in real time: no cluster of rings canary and prod has been observed yet"
+        in (unobserved["estimateBasis"])
+    )
+
+    assert harness.scheduler.tick().probed == 2  # the scheduler queues the contact probes
+    prober = ContactProber(harness.ctx, InProcessAgentGateway(harness.agents))
+    assert sorted(prober.probe(harness.broker.probes[0]).reached) == ["can-1", "prod-1"]
+    observed = plan_json(release_file)
+    assumed = {"activeSeconds": 1.5, "source": "assumed", "samples": 0}
+    assert observed["waveTimes"] == [
+        {"ring": ring, **assumed, "clock": "simulated", "speed": 600.0}
+        for ring in ("canary", "prod")
+    ]
+    assert observed["estimatedSeconds"] == 3 + 7 * 60  # 15m simulated at 600x, twice; soaks
+    basis = (
+        "2 wave(s); no wave has finished on this fleet yet: each wave assumed to take half its "
+        "ring's convergenceTimeout (canary 15m, prod 15m) of simulated time on its clusters' "
+        "clocks, which their last status (seen at 2026-11-02T09:00:00Z or later) says run "
+        "simulated at 600x: canary 1.5s, prod 1.5s when the machine keeps up; soaks 7m as the "
+        "release says; excludes approvals"
+    )
+    assert observed["estimateBasis"] == basis
+    text = runner.invoke(rollout_app, ["plan", str(release_file)])
+    assert text.exit_code == 0, text.stderr
+    assert "estimated 7m 3s" in text.stdout
+    assert f"Estimated from: {basis}" in text.stdout.splitlines()
+
+    rid = rollouts.start_rollout(harness.ctx, harness.release(RINGS), "t")["id"]
+    status = rollout_status(harness.ctx, rid)
+    assert status["plan"]["estimateBasis"] == basis  # the plan stored at start: the same
+    assert status["progress"]["etaSeconds"] == 3 + 7 * 60  # and the running rollout's ETA
+    assert status["progress"]["etaBasis"] == basis.replace("2 wave(s);", "2 wave(s) left;")
 
 
 def test_a_plan_from_files_creates_no_database(

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from fleet.domain.pace import RECENT, RING_MIN, FinishedWave, Pace, WaveTime, basis, median
+from fleet.domain.pace import (
+    RECENT,
+    RING_MIN,
+    FinishedWave,
+    Pace,
+    SeenClock,
+    WaveTime,
+    basis,
+    median,
+)
 
 S = timedelta(seconds=1)
 M = timedelta(minutes=1)
@@ -118,3 +127,78 @@ def test_basis_names_soaks_waits_and_approvals() -> None:
     none = timedelta(0)
     bare = basis(waves=1, how="x", soaks=none, waited=none, approvals=[], left=False)
     assert bare == "1 wave(s); x; excludes approvals"
+
+
+SEEN = T0 + 5 * M
+
+
+def test_rings_observed_simulated_assume_half_the_timeout_of_their_simulated_time() -> None:
+    clocks = {
+        "can-1": SeenClock(True, 600.0, SEEN),
+        "prod-1": SeenClock(True, 600.0, SEEN + M),
+        "prod-2": SeenClock(True, 300.0, SEEN + 2 * M),  # the wave waits for its slowest
+    }
+    pace = Pace([], clocks)
+    canary = pace.wave_time("canary", TIMEOUT, ["can-1"])
+    prod = pace.wave_time("prod", 10 * M, ["prod-1", "prod-2"])
+    assert canary == WaveTime(
+        "canary", 1500 * timedelta(milliseconds=1), "assumed", 0, "simulated", 600.0, 15 * M, SEEN
+    )
+    assert prod.active == S  # 5m of simulated time at 300x
+    assert (prod.clock, prod.speed, prod.observed_at) == ("simulated", 300.0, SEEN + M)
+    assert canary.as_dict() == {
+        "ring": "canary",
+        "activeSeconds": 1.5,
+        "source": "assumed",
+        "samples": 0,
+        "clock": "simulated",
+        "speed": 600.0,
+    }
+    assert pace.describe([canary, prod]) == (
+        "no wave has finished on this fleet yet: each wave assumed to take half its ring's "
+        "convergenceTimeout (canary 15m) of simulated time on its clusters' clocks, which their "
+        "last status (seen at 2026-11-02T09:05:00Z or later) says run simulated at 600x: canary "
+        "1.5s when the machine keeps up; (prod 5m) of simulated time on its clusters' clocks, "
+        "which their last status (seen at 2026-11-02T09:06:00Z or later) says run simulated at "
+        "300x: prod 1.0s when the machine keeps up"
+    )
+
+
+def test_a_ring_with_a_real_cluster_assumes_real_time_and_says_why() -> None:
+    clocks = {"p-1": SeenClock(True, 600.0, SEEN), "p-2": SeenClock(False, 1.0, SEEN)}
+    pace = Pace([], clocks)
+    time = pace.wave_time("prod", TIMEOUT, ["p-1", "p-2"])
+    assert (time.active, time.clock, time.speed) == (15 * M, "real", 1.0)
+    assert time.as_dict()["clock"] == "real"
+    assert pace.describe([time]) == (
+        "no wave has finished on this fleet yet: each wave assumed to take half its ring's "
+        "convergenceTimeout (prod 15m) in real time: a cluster of ring prod was last observed "
+        "as a real cluster"
+    )
+
+
+def test_rings_not_observed_assume_real_time_and_say_so() -> None:
+    pace = Pace([], {"p-1": SeenClock(True, 600.0, SEEN)})
+    none = [pace.wave_time(r, TIMEOUT, [f"{r}-1"]) for r in ("canary", "dev")]
+    partly = pace.wave_time("prod", TIMEOUT, ["p-1", "p-2"])  # p-2 never observed
+    assert {t.active for t in [*none, partly]} == {15 * M}
+    assert [(t.clock, t.partly) for t in [*none, partly]] == [
+        ("unobserved", False),
+        ("unobserved", False),
+        ("unobserved", True),
+    ]
+    assert pace.describe([*none, partly]) == (
+        "no wave has finished on this fleet yet: each wave assumed to take half its ring's "
+        "convergenceTimeout (canary 15m, dev 15m) in real time: no cluster of rings canary and "
+        "dev has been observed yet; (prod 15m) in real time: not every cluster of ring prod has "
+        "been observed yet"
+    )
+
+
+def test_the_clocks_only_judge_the_assumption() -> None:
+    clocks = {"can-1": SeenClock(True, 600.0, SEEN)}
+    learnt = Pace([wave(0, "dev", 48 * S)], clocks)
+    assert learnt.wave_time("canary", TIMEOUT, ["can-1"]) == WaveTime("canary", 48 * S, "fleet", 1)
+    unjudged = Pace([], clocks).wave_time("canary", TIMEOUT)  # no clusters named: real time
+    assert unjudged == WaveTime("canary", 15 * M, "assumed", 0)
+    assert "clock" not in unjudged.as_dict()

@@ -10,7 +10,7 @@ import pytest
 from fleet.domain.errors import PlanningError, ScheduleError
 from fleet.domain.gates import GateSpec
 from fleet.domain.model import FleetInfo, RingSpec
-from fleet.domain.pace import FinishedWave, Pace
+from fleet.domain.pace import FinishedWave, Pace, SeenClock
 from fleet.domain.planner import plan
 from fleet.domain.waves import Growing, MaxConcurrency
 from fleet.domain.windows import Freeze, Window
@@ -174,8 +174,35 @@ def test_without_history_the_basis_says_what_it_assumed() -> None:
     assert result.estimated == 10 * M + M + 10 * M
     assert result.basis == (
         "2 wave(s); no wave has finished on this fleet yet: each wave assumed to take half its "
-        "ring's convergenceTimeout (canary 10m, prod 10m); soaks 1m as the release says; "
-        "excludes approvals (ring prod needs one)"
+        "ring's convergenceTimeout (canary 10m, prod 10m) in real time: no cluster of rings "
+        "canary and prod has been observed yet; soaks 1m as the release says; excludes "
+        "approvals (ring prod needs one)"
+    )
+
+
+def test_without_history_simulated_clusters_are_assumed_on_their_clocks() -> None:
+    fleet = info_fleet(
+        info_cluster("c", "canary", tier="web"),
+        info_cluster("c-db", "canary", tier="db"),  # left out: never observed, not judged
+        info_cluster("p", "prod", tier="web"),
+    )
+    release = info_release(
+        ring("canary", soak=M, gates=GATES), ring("prod"), labels={"tier": "web"}
+    )
+    seen = NOW - 10 * S
+    pace = Pace([], {"c": SeenClock(True, 600.0, seen), "p": SeenClock(False, 1.0, seen)})
+    result = plan(fleet, release, NOW, pace)
+    assert [(t.ring, t.clock, t.active) for t in result.wave_times] == [
+        ("canary", "simulated", S),  # 10m of simulated time at 600x
+        ("prod", "real", 15 * M),  # half the default 30m
+    ]
+    assert result.estimated == S + M + 15 * M
+    assert result.basis == (
+        "2 wave(s); no wave has finished on this fleet yet: each wave assumed to take half its "
+        "ring's convergenceTimeout (canary 10m) of simulated time on its clusters' clocks, which "
+        "their last status (seen at 2026-01-05T08:59:50Z or later) says run simulated at 600x: "
+        "canary 1.0s when the machine keeps up; (prod 15m) in real time: a cluster of ring prod "
+        "was last observed as a real cluster; soaks 1m as the release says; excludes approvals"
     )
 
 
