@@ -52,22 +52,24 @@ def fleet_spec(*clusters: ClusterSpec, name: str = "payments") -> FleetSpec:
 STANDARD_CLUSTERS = ("c-canary", "d-dev-1", "d-dev-2", "p-prod")
 
 
+def four_clusters(fleet: str) -> FleetSpec:
+    """The Fleet :func:`seed` and :func:`seed_passed` apply: c-canary, d-dev-1, d-dev-2, p-prod."""
+    return fleet_spec(
+        cluster("c-canary"),
+        cluster("d-dev-1", "dev"),
+        cluster("d-dev-2", "dev"),
+        cluster("p-prod", "prod"),
+        name=fleet,
+    )
+
+
 def seed(
     engine: Engine, rollout_id: str | None = "r1", fleet: str = "payments", release: str = "rel-1"
 ) -> None:
     """Apply a four-cluster ``fleet``, add ``release`` and (unless None) create a rollout with
     three waves: canary [c-canary], dev [d-dev-1, d-dev-2], prod [p-prod]."""
     with UnitOfWork(engine, write=True) as uow:
-        uow.fleets.apply(
-            fleet_spec(
-                cluster("c-canary"),
-                cluster("d-dev-1", "dev"),
-                cluster("d-dev-2", "dev"),
-                cluster("p-prod", "prod"),
-                name=fleet,
-            ),
-            NOW,
-        )
+        uow.fleets.apply(four_clusters(fleet), NOW)
         uow.releases.add(release, fleet, {"target": {"ami": "al2023@v1"}}, NOW)
         if rollout_id is not None:
             uow.rollouts.create(rollout_id, release, standard_waves(), now=NOW, plan={"rings": 3})
@@ -95,16 +97,7 @@ def seed_passed(engine: Engine, fleet: str, rollouts: dict[str, int]) -> None:
     seconds), each created an hour after the one before; its canary and dev waves pass (canary
     in 1m + soak, dev in 2m + soak) and its prod wave fails."""
     with UnitOfWork(engine, write=True) as uow:
-        uow.fleets.apply(
-            fleet_spec(
-                cluster("c-canary"),
-                cluster("d-dev-1", "dev"),
-                cluster("d-dev-2", "dev"),
-                cluster("p-prod", "prod"),
-                name=fleet,
-            ),
-            NOW,
-        )
+        uow.fleets.apply(four_clusters(fleet), NOW)
         for hour, (rid, soak) in enumerate(rollouts.items()):
             start = NOW + timedelta(hours=hour)
             release = f"rel-{rid}"
