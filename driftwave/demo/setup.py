@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from common.ports import free_ports
 
 RINGS = ("canary", "dev", "staging", "prod")
 REGIONS = ("us-east-1", "us-west-2", "eu-central-1", "ap-southeast-1")
@@ -48,18 +49,12 @@ def ring_sizes(clusters: int) -> dict[str, int]:
     return {"canary": 1, "dev": dev, "staging": staging, "prod": rest - dev - staging}
 
 
-def free_port() -> int:
-    """A port nothing listens on now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def make_clusters(workdir: Path, clusters: int) -> list[DemoCluster]:
     """The demo's clusters, with ports and tokens (token files written, mode 0600)."""
     tokens = workdir / "tokens"
     tokens.mkdir(parents=True, exist_ok=True)
     out: list[DemoCluster] = []
+    ports = iter(free_ports(clusters))
     for ring, size in ring_sizes(clusters).items():
         for i in range(size):
             name = f"{ring}-{i + 1}"
@@ -73,7 +68,7 @@ def make_clusters(workdir: Path, clusters: int) -> list[DemoCluster]:
                     name=name,
                     ring=ring,
                     region=REGIONS[len(out) % len(REGIONS)],
-                    port=free_port(),
+                    port=next(ports),
                     token_file=path,
                     token_hash="sha256:" + hashlib.sha256(token.encode()).hexdigest(),
                     seed=len(out) + 1,

@@ -39,6 +39,7 @@ import yaml
 
 from agent.kube.port import ClusterError, NotFound
 from agent.kube.real.rest import KubeREST
+from common.ports import free_ports
 from tests.support.pki import write_pki
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,12 +74,6 @@ def missing_tools() -> list[str]:
     if not KWOK_STAGES.is_file():
         missing.append(KWOK_STAGES.name)
     return missing
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -203,14 +198,14 @@ class _Processes:
 
 def _launch(procs: _Processes, root: Path) -> ControlPlane:
     pki = write_pki(root / "pki")
-    etcd_port, api_port = free_port(), free_port()
+    etcd_port, api_port, peer_port, manager_port, scheduler_port, kwok_port = free_ports(6)
     etcd = f"http://127.0.0.1:{etcd_port}"
     procs.run(
         "etcd",
         f"--data-dir={root / 'etcd'}",
         f"--listen-client-urls={etcd}",
         f"--advertise-client-urls={etcd}",
-        f"--listen-peer-urls=http://127.0.0.1:{free_port()}",
+        f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
         "--unsafe-no-fsync",
         "--log-level=warn",
     )
@@ -253,7 +248,7 @@ def _launch(procs: _Processes, root: Path) -> ControlPlane:
     procs.run(
         "kube-controller-manager",
         *common,
-        f"--secure-port={free_port()}",
+        f"--secure-port={manager_port}",
         f"--authentication-kubeconfig={kubeconfig}",
         f"--authorization-kubeconfig={kubeconfig}",
         f"--service-account-private-key-file={pki.sa_private}",
@@ -264,7 +259,7 @@ def _launch(procs: _Processes, root: Path) -> ControlPlane:
     procs.run(
         "kube-scheduler",
         *common,
-        f"--secure-port={free_port()}",
+        f"--secure-port={scheduler_port}",
         f"--authentication-kubeconfig={kubeconfig}",
         f"--authorization-kubeconfig={kubeconfig}",
     )
@@ -273,7 +268,7 @@ def _launch(procs: _Processes, root: Path) -> ControlPlane:
         f"--kubeconfig={kubeconfig}",
         f"--config={KWOK_STAGES}",
         "--manage-all-nodes=true",
-        f"--server-address=127.0.0.1:{free_port()}",
+        f"--server-address=127.0.0.1:{kwok_port}",
         "--node-ip=10.0.0.1",
         "--cidr=10.64.0.0/12",
     )

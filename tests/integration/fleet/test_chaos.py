@@ -40,11 +40,10 @@ import pytest
 import yaml
 
 from common.auth import hash_token
+from common.ports import free_ports
 from fleet.db import UnitOfWork, make_engine
 from tests.support.fleetsim import fleet_manifest
 from tests.support.procs import Processes, processes
-
-from .test_distributed import free_ports
 
 pytestmark = pytest.mark.integration
 

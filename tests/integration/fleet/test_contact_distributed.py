@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
+from common.ports import free_ports
 from fleet.db import make_engine
 from fleet.service.context import FleetContext
 from fleet.service.fleets import list_clusters
-from tests.integration.fleet.test_distributed import CLUSTERS, free_ports, write_manifests
+from tests.integration.fleet.test_distributed import CLUSTERS, write_manifests
 from tests.support.procs import processes
 
 pytestmark = pytest.mark.integration

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from common.auth import hash_token
+from common.ports import free_ports
 from fleet.db import UnitOfWork, make_engine
 from fleet.service.ports import StepAction, StepMessage
 from tests.support.fleetsim import fleet_manifest
@@ -24,18 +25,6 @@ from workers.settings import BrokerSettings
 pytestmark = pytest.mark.integration
 TOKEN = "integration-token"
 CLUSTERS = {"can-1": "canary", "prod-1": "prod", "prod-2": "prod"}
-
-
-def free_ports(count: int) -> list[int]:
-    import socket
-
-    sockets = [socket.socket() for _ in range(count)]
-    for sock in sockets:
-        sock.bind(("127.0.0.1", 0))
-    ports = [int(s.getsockname()[1]) for s in sockets]
-    for sock in sockets:
-        sock.close()
-    return ports
 
 
 def write_manifests(folder: Path, ports: dict[str, int]) -> None:

@@ -17,11 +17,12 @@ import pytest
 import yaml
 
 from common.auth import hash_token
+from common.ports import free_ports
 from fleet.db import make_engine
 from fleet.service.context import FleetContext
 from fleet.service.fleets import list_clusters
 from fleet.service.queries import rollout_status
-from tests.integration.fleet.test_distributed import TOKEN, free_ports
+from tests.integration.fleet.test_distributed import TOKEN
 from tests.support.fleetsim import fleet_manifest
 from tests.support.procs import processes
 

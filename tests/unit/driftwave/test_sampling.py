@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
+from common.ports import free_port
 from driftwave.demo import sampling
 from driftwave.demo.sampling import Sampler, active_clusters
-from driftwave.demo.setup import DemoCluster, free_port
+from driftwave.demo.setup import DemoCluster
 
 
 class Agent:
