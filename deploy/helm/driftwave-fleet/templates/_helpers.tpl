@@ -45,7 +45,7 @@ key: {{ .key }}
 {{- if not (or .Values.database.url .Values.database.existingSecret) -}}
 {{- fail "database: set database.url or database.existingSecret (the fleet database's URL)" -}}
 {{- end -}}
-{{- if and .Values.database.url (not (regexMatch "^postgresql(\\+psycopg)?://[^\\s]+$" .Values.database.url)) -}}
+{{- if and .Values.database.url (not (regexMatch "^postgres(ql)?(\\+psycopg)?://[^\\s]+$" .Values.database.url)) -}}
 {{- fail "database.url: not a PostgreSQL URL (rule: postgresql://USER:PASSWORD@HOST:PORT/DATABASE, no spaces; the value is not shown)" -}}
 {{- end -}}
 {{- end -}}
