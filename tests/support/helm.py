@@ -114,7 +114,9 @@ class Helm:
         include_crds: bool = False,
     ) -> list[dict[str, Any]]:
         """The objects ``helm template`` renders, in its order."""
-        text = self.rendered(values, release=release, namespace=namespace, include_crds=include_crds)
+        text = self.rendered(
+            values, release=release, namespace=namespace, include_crds=include_crds
+        )
         return [doc for doc in yaml.safe_load_all(text) if doc]
 
     def rendered(

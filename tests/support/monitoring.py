@@ -22,6 +22,7 @@ from tests.support.kubeobjects import eventually
 GROUP = "monitoring.coreos.com"
 BASE = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 OPEN: dict[str, Any] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+STRINGS: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "string"}}
 
 
 def _crd(kind: str, plural: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -42,14 +43,26 @@ def _crd(kind: str, plural: str, spec: dict[str, Any]) -> dict[str, Any]:
         "spec": {
             "group": GROUP,
             "scope": "Namespaced",
-            "names": {"kind": kind, "plural": plural, "singular": kind.lower(),
-                      "listKind": f"{kind}List"},  # fmt: skip
+            "names": {
+                "kind": kind,
+                "plural": plural,
+                "singular": kind.lower(),
+                "listKind": f"{kind}List",
+            },
             "versions": [
-                {"name": "v1", "served": True, "storage": True,
-                 "schema": {"openAPIV3Schema": schema}}  # fmt: skip
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                }
             ],
         },
     }
+
+
+DURATION = "^(0|(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"
+"""The operator's duration pattern (a scrape interval)."""
 
 
 def _endpoint() -> dict[str, Any]:
@@ -59,9 +72,9 @@ def _endpoint() -> dict[str, Any]:
         "properties": {
             "port": {"type": "string"},
             "path": {"type": "string"},
-            "interval": {"type": "string", "pattern": "^(0|(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"},
+            "interval": {"type": "string", "pattern": DURATION},
         },
-    }  # fmt: skip
+    }
 
 
 SERVICE_MONITOR = _crd(
@@ -104,11 +117,15 @@ PROMETHEUS_RULE = _crd(
                                     "record": {"type": "string"},
                                     "expr": {"x-kubernetes-int-or-string": True},
                                     "for": {"type": "string"},
-                                    "labels": {"type": "object",
-                                               "additionalProperties": {"type": "string"}},
-                                    "annotations": {"type": "object",
-                                                    "additionalProperties": {"type": "string"}},
-                                },  # fmt: skip
+                                    "labels": {
+                                        "type": "object",
+                                        "additionalProperties": {"type": "string"},
+                                    },
+                                    "annotations": {
+                                        "type": "object",
+                                        "additionalProperties": {"type": "string"},
+                                    },
+                                },
                             },
                         },
                     },

@@ -5,7 +5,8 @@ The golden files (``golden/fleet-<set>.yaml``) are what ``helm template`` render
 (release ``driftwave``, namespace ``driftwave``). After changing the chart on purpose,
 regenerate them and review the difference::
 
-    DRIFTWAVE_UPDATE_GOLDEN=1 .venv/bin/pytest -n 0 tests/integration/deploy/test_fleet_chart.py -k golden
+    DRIFTWAVE_UPDATE_GOLDEN=1 .venv/bin/pytest -n 0 -k golden \\
+        tests/integration/deploy/test_fleet_chart.py
 """
 
 from __future__ import annotations

@@ -148,8 +148,11 @@ def test_the_migrations_hook_can_read_the_database_url_on_a_first_install(
     NetworkPolicy) are hooks of a lower weight, deleted once the hooks ran."""
     docs = objects(fleet_helm, MINIMAL)
     job = named(docs, "Job", "driftwave-migrate")
-    assert hook(job) == {"helm.sh/hook": "pre-install,pre-upgrade", "helm.sh/hook-weight": "0",
-                         "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded"}  # fmt: skip
+    assert hook(job) == {
+        "helm.sh/hook": "pre-install,pre-upgrade",
+        "helm.sh/hook-weight": "0",
+        "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded",
+    }
     spec = job["spec"]["template"]["spec"]
     container = spec["containers"][0]
     assert container["args"] == ["db", "upgrade"]
@@ -239,8 +242,8 @@ def test_network_policies_per_component(fleet_helm: Helm) -> None:
     scheduler = named(docs, "NetworkPolicy", "driftwave-scheduler")
     assert scheduler["spec"]["ingress"] == [], "nothing connects to the scheduler"
     assert egress_ports(scheduler) == {53, 5432, 6379}
-    assert egress_ports(named(docs, "NetworkPolicy", "driftwave-worker")) == {53, 5432, 6379,
-                                                                              443, 8080}  # fmt: skip
+    worker = named(docs, "NetworkPolicy", "driftwave-worker")
+    assert egress_ports(worker) == {53, 5432, 6379, 443, 8080}
     assert egress_ports(named(docs, "NetworkPolicy", "driftwave-migrate")) == {53, 5432}
     database = next(r for r in scheduler["spec"]["egress"] if r["ports"][0]["port"] == 5432)
     assert database["to"] == [{"ipBlock": {"cidr": "10.20.0.0/16"}}]
@@ -291,7 +294,8 @@ DB_PASSWORD = "hunter2-db"
          "/networkPolicy/database/to/0/ipBlock/cidr"),
         ({"agentTLS": {"caBundles": {"prod.pem": "not a certificate"}}},
          "/agentTLS/caBundles/prod.pem"),
-        ({"worker": {"resources": {"requests": {"cpu": "lots"}}}}, "/worker/resources/requests/cpu"),
+        ({"worker": {"resources": {"requests": {"cpu": "lots"}}}},
+         "/worker/resources/requests/cpu"),
     ],
 )  # fmt: skip
 def test_helm_refuses_bad_values_naming_the_field(
