@@ -24,7 +24,7 @@ MINIMAL: dict[str, Any] = {
 }
 FULL: dict[str, Any] = {
     **MINIMAL,
-    "image": {"repository": "registry.example.com/driftwave", "tag": "0.1.0"},
+    "image": {"repository": "images.example.com/platform/driftwave", "tag": "0.1.0"},
     "auth": {
         "oidc": {"issuer": "https://login.example.com", "clientId": "driftwave",
                  "clientSecret": "oidc-client-secret", "caBundle": PEM},

@@ -130,7 +130,7 @@ def test_the_deployments(fleet_helm: Helm) -> None:
     assert container["args"][container["args"].index("--concurrency") + 1] == "8"
     probe = api["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]
     assert probe["httpGet"] == {"path": "/readyz", "port": "http"}
-    assert container["image"] == "registry.example.com/driftwave:0.1.0"
+    assert container["image"] == "images.example.com/platform/driftwave:0.1.0"
     default = named(objects(fleet_helm, MINIMAL), "Deployment", "driftwave-api")
     assert default["spec"]["template"]["spec"]["containers"][0]["image"] == "driftwave:0.1.0"
     service = named(docs, "Service", "driftwave-api")
