@@ -12,6 +12,11 @@ metric                                labels          meaning
                                                       evaluation did not pass
 ``driftwave_rollouts_awaiting_approval``              rollouts waiting for an approval
 ``driftwave_fleet_clusters``          fleet, ring     clusters per fleet and ring
+``driftwave_clusters_contact``        fleet, ring,    clusters per contact health: what each
+                                      health          cluster's agent last answered, or failed
+                                                      to (healthy, degraded, regressed, stale,
+                                                      unreachable, unknown;
+                                                      :mod:`fleet.service.contact`)
 ``driftwave_scheduler_last_tick_``                    when a scheduler last ticked (Unix time;
 ``timestamp_seconds``                                 absent before the first tick)
 ``driftwave_scheduler_holder``        holder          1 for the scheduler holding (or that last
@@ -24,7 +29,8 @@ metric                                labels          meaning
 
 Alert on ``driftwave_scheduler_up == 0`` or on ``time() -
 driftwave_scheduler_last_tick_timestamp_seconds`` (the API reports it from the database, so it
-goes on while the scheduler is down).
+goes on while the scheduler is down), and on ``driftwave_clusters_contact{health=~"unreachable|
+stale"}`` for agents the fleet cannot reach (the fleet chart's PrometheusRule does).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from fleet.service.contact import HEALTHS, ProbePolicy
 from fleet.service.context import FleetContext
 from fleet.service.fleets import list_clusters
 from fleet.service.health import HeartbeatPolicy, scheduler_health
@@ -48,9 +55,15 @@ MOST = 100_000
 class FleetCollector(Collector):
     """Reads the gauges from the database (module docstring)."""
 
-    def __init__(self, ctx: FleetContext, heartbeat: HeartbeatPolicy | None = None) -> None:
+    def __init__(
+        self,
+        ctx: FleetContext,
+        heartbeat: HeartbeatPolicy | None = None,
+        probes: ProbePolicy | None = None,
+    ) -> None:
         self._ctx = ctx
         self._heartbeat = heartbeat or HeartbeatPolicy()
+        self._probes = probes
 
     def collect(self) -> Iterator[Metric]:
         rollouts = list_rollouts(self._ctx, limit=MOST)
@@ -90,10 +103,21 @@ class FleetCollector(Collector):
         clusters = GaugeMetricFamily(
             "driftwave_fleet_clusters", "Clusters per fleet and ring.", labels=["fleet", "ring"]
         )
-        rings = Counter((c["fleet"], c["ring"]) for c in list_clusters(self._ctx))
+        listed = list_clusters(self._ctx, probes=self._probes)
+        rings = Counter((c["fleet"], c["ring"]) for c in listed)
         for (fleet, ring), count in sorted(rings.items()):
             clusters.add_metric([fleet, ring], count)
         yield clusters
+        contact = GaugeMetricFamily(
+            "driftwave_clusters_contact",
+            "Clusters per fleet, ring and contact health (what the agent last answered).",
+            labels=["fleet", "ring", "health"],
+        )
+        healths = Counter((c["fleet"], c["ring"], c["contact"]["health"]) for c in listed)
+        for fleet, ring in sorted(rings):
+            for state in HEALTHS:
+                contact.add_metric([fleet, ring, state], healths[(fleet, ring, state)])
+        yield contact
         yield from self._scheduler()
 
     def _scheduler(self) -> Iterator[Metric]:
@@ -131,10 +155,13 @@ def _by(name: str, text: str, counts: Counter[str]) -> GaugeMetricFamily:
     return family
 
 
-def registry(ctx: FleetContext, heartbeat: HeartbeatPolicy | None = None) -> CollectorRegistry:
-    """A registry of its own holding the fleet's collector."""
+def registry(
+    ctx: FleetContext, heartbeat: HeartbeatPolicy | None = None, probes: ProbePolicy | None = None
+) -> CollectorRegistry:
+    """A registry of its own holding the fleet's collector (``probes``: when a cluster's
+    contact counts as stale)."""
     made = CollectorRegistry()
-    made.register(FleetCollector(ctx, heartbeat))
+    made.register(FleetCollector(ctx, heartbeat, probes))
     return made
 
 

@@ -100,7 +100,7 @@ def scheduler(
                 server, _ = start_http_server(
                     metrics_port,
                     addr=metrics_host,
-                    registry=prometheus.registry(ctx, settings.heartbeat()),
+                    registry=prometheus.registry(ctx, settings.heartbeat(), settings.probes()),
                 )
             except OSError as exc:
                 fail(f"cannot serve metrics on {metrics_host}:{metrics_port}: {exc.strerror}")

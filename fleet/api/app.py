@@ -5,6 +5,9 @@ may do follows its role, :mod:`fleet.api.rbac`):
 
 * ``GET /healthz`` (no authentication): whether the database answers at the current schema and,
   while a rollout is live, a scheduler ticks (:mod:`fleet.service.health`);
+* ``GET /readyz`` (no authentication): whether this API process can serve, that is whether the
+  database answers at the current schema (a stopped scheduler leaves it ready: the readiness
+  probe of a Deployment, which must not take every replica out of its Service for that);
 * ``PUT /v1/fleets/{name}``, ``GET /v1/fleets``, ``GET /v1/fleets/{name}/clusters``,
   ``GET /v1/fleets/{name}/clusters/{cluster}/agent`` (the agent's status, preview, events);
 * ``POST /v1/plans`` (a Release's plan, no side effect), ``POST /v1/rollouts`` (start one);
@@ -36,7 +39,7 @@ from common.tracing import TraceMiddleware
 from fleet import prometheus
 from fleet.api.dashboard import DashboardConfigError, add_dashboard
 from fleet.api.deps import V1, V1_AUTH, ApiState, Who, api_state, fleet_context, v1_responses
-from fleet.api.documents import Health, WhoAmI
+from fleet.api.documents import Health, Readiness, WhoAmI
 from fleet.api.errors import install_handlers
 from fleet.api.fleets import add_fleet_routes
 from fleet.api.rbac import AccessControl, Grant
@@ -118,14 +121,16 @@ def create_app(
     except DashboardConfigError as exc:
         raise ApiConfigError(str(exc)) from exc
     _whoami(app)
-    _metrics(app, ctx, heartbeat)
+    _metrics(app, ctx, heartbeat, probes)
     publish_models(app, (Fleet, Release, ApproveRequest))
     serve_docs(app, "driftwave fleet")
     return app
 
 
-def _metrics(app: FastAPI, ctx: FleetContext, heartbeat: HeartbeatPolicy) -> None:
-    made = prometheus.registry(ctx, heartbeat)
+def _metrics(
+    app: FastAPI, ctx: FleetContext, heartbeat: HeartbeatPolicy, probes: ProbePolicy | None
+) -> None:
+    made = prometheus.registry(ctx, heartbeat, probes)
 
     @app.get("/metrics", include_in_schema=False)
     def metrics() -> Response:
@@ -199,6 +204,31 @@ def _health(app: FastAPI, heartbeat: HeartbeatPolicy) -> None:
             "scheduler": scheduler.as_dict(),
         }
         return JSONResponse(report, status_code=200 if scheduler.healthy else 503)
+
+    @app.get(
+        "/readyz",
+        summary="Readiness",
+        response_model=None,
+        responses={
+            200: {"model": Readiness},
+            503: {"model": Readiness, "description": "The database cannot be used."},
+        },
+        tags=["health"],
+    )
+    def readyz(request: Request) -> JSONResponse:
+        """Whether this API process can serve requests (no authentication): the database
+        answers at the schema this code needs; 503 with the reason otherwise. Unlike
+        ``/healthz`` the scheduler's heartbeat plays no part."""
+        try:
+            ensure_current(fleet_context(request).engine)
+        except SchemaOutdated:
+            body = {"status": "failing", "database": f"schema outdated: run {UPGRADE_HINT}"}
+            return JSONResponse(body, status_code=503)
+        except DatabaseError as exc:
+            log.warning("readyz: the database cannot be used: %s", exc)
+            body = {"status": "failing", "database": "the database cannot be used (see the log)"}
+            return JSONResponse(body, status_code=503)
+        return JSONResponse({"status": "ok", "database": "ok"})
 
 
 __all__ = ["DEFAULT_ACTOR_HEADER", "ApiConfigError", "create_app"]

@@ -26,6 +26,7 @@ __all__ = [
     "Health",
     "Notice",
     "PlanDocument",
+    "Readiness",
     "WhoAmI",
 ]
 
@@ -64,6 +65,14 @@ class Health(Document):
     scheduler: SchedulerHeartbeat | None = Field(
         default=None, description="The scheduler's heartbeat (null when the database fails)."
     )
+
+
+class Readiness(Document):
+    """``GET /readyz``: whether the database answers at the current schema (``failing`` with
+    503 otherwise)."""
+
+    status: Literal["ok", "failing"]
+    database: str = Field(description='"ok", or why the database cannot be used.')
 
 
 class ApplyDocument(Document):

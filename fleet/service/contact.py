@@ -42,6 +42,8 @@ BATCH = 100
 STALE_INTERVALS = 3
 """Probe intervals without an answer after which a cluster's contact is stale."""
 DEFAULT_INTERVAL = timedelta(seconds=60)
+HEALTHS = ("healthy", "degraded", "regressed", "stale", "unreachable", "unknown")
+"""Every health :func:`health` gives a cluster (the module docstring says what each means)."""
 log = logging.getLogger(__name__)
 _USERINFO = re.compile(r"(\w+://)[^/@\s]+@")
 

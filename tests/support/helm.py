@@ -1,4 +1,5 @@
-"""The real ``helm`` (built by ``make tools`` into ``.tools/bin``) on the agent's chart.
+"""The real ``helm`` (built by ``make tools`` into ``.tools/bin``) on the agent's chart (``CHART``)
+or the fleet's (``FLEET_CHART``: ``Helm(home, chart=FLEET_CHART)``).
 
 :class:`Helm` runs ``helm lint``, ``helm template`` (its output parsed into objects) and ``helm
 install`` / ``uninstall`` against a kubeconfig. Values go in as a YAML file (``-f``), so their
@@ -27,6 +28,7 @@ from tests.support.required import unavailable
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = ROOT / ".tools" / "bin" / "helm"
 CHART = ROOT / "deploy" / "helm" / "driftwave-agent"
+FLEET_CHART = ROOT / "deploy" / "helm" / "driftwave-fleet"
 KUBE_VERSION = "1.31.0"
 """The Kubernetes version ``lint`` and ``template`` render for (the version the rendered objects
 are validated against; a helm built from source would otherwise assume 1.20, below the
@@ -112,11 +114,25 @@ class Helm:
         include_crds: bool = False,
     ) -> list[dict[str, Any]]:
         """The objects ``helm template`` renders, in its order."""
+        text = self.rendered(
+            values, release=release, namespace=namespace, include_crds=include_crds
+        )
+        return [doc for doc in yaml.safe_load_all(text) if doc]
+
+    def rendered(
+        self,
+        values: dict[str, Any],
+        *,
+        release: str = "driftwave-agent",
+        namespace: str = "driftwave",
+        include_crds: bool = False,
+    ) -> str:
+        """What ``helm template`` prints (the golden files' text)."""
         args = ["template", release, str(self.chart), "--namespace", namespace]
         args += ["-f", str(self.values_file(values)), "--kube-version", KUBE_VERSION]
         if include_crds:
             args.append("--include-crds")
-        return [doc for doc in yaml.safe_load_all(self.run(*args)) if doc]
+        return self.run(*args)
 
     def install(
         self,
@@ -128,11 +144,14 @@ class Helm:
         skip_crds: bool = False,
         wait: bool = True,
         timeout: str = "120s",
+        upgrade: bool = False,
     ) -> str:
-        """``helm install`` into ``namespace`` (which must exist); helm's report.
+        """``helm install`` (``upgrade``: ``helm upgrade``) into ``namespace`` (which must
+        exist); helm's report.
 
         ``wait``: until the Deployment's replicas are available and the other objects exist."""
-        args = ["install", release, str(self.chart), "--namespace", namespace]
+        verb = "upgrade" if upgrade else "install"
+        args = [verb, release, str(self.chart), "--namespace", namespace]
         args += ["-f", str(self.values_file(values)), "--timeout", timeout]
         if skip_crds:
             args.append("--skip-crds")

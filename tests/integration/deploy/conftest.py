@@ -14,7 +14,7 @@ import pytest
 from agent.kube.real.rest import KubeREST
 from tests.integration.deploy.world import Made, Release, delete_and_wait, installed
 from tests.support.controlplane import ControlPlane
-from tests.support.helm import Helm, require_helm
+from tests.support.helm import FLEET_CHART, Helm, require_helm
 from tests.support.kubeobjects import create_namespace
 
 _names = itertools.count()
@@ -24,6 +24,12 @@ _names = itertools.count()
 def helm(tmp_path_factory: pytest.TempPathFactory) -> Helm:
     """helm with a home of its own (fails in CI, skips elsewhere, when not built)."""
     return require_helm(tmp_path_factory.mktemp("helm"))
+
+
+@pytest.fixture(scope="session")
+def fleet_helm(helm: Helm) -> Helm:
+    """helm on the fleet's chart (a home of its own beside ``helm``'s)."""
+    return Helm(helm.home / "fleet", chart=FLEET_CHART)
 
 
 def _release(request: pytest.FixtureRequest, driver: str, *, skip_crds: bool) -> Iterator[Release]:

@@ -47,7 +47,8 @@ class CannotRun(AssertionError):
 def run_yaml(block: Block, tmp: Path) -> None:
     """Validate a YAML block: manifests with ``driftwave validate``, an agents list with the
     ``agent serve --config`` loader, a tokens file with ``api --tokens-file``'s loader, Helm
-    values against the chart's values schema."""
+    values against their chart's values schema (the agent's: ``clusterName``; the fleet's:
+    ``database``)."""
     path = tmp / "block.yaml"
     path.write_text(block.text, encoding="utf-8")
     docs = [d for d in load_all(block.text) if d is not None]
@@ -67,10 +68,25 @@ def run_yaml(block: Block, tmp: Path) -> None:
         schema = json.loads(schema_path.read_text(encoding="utf-8"))
         jsonschema.validate(docs[0], schema)
         return
+    if len(docs) == 1 and isinstance(docs[0], dict) and "database" in docs[0]:
+        chart = ROOT / "deploy/helm/driftwave-fleet"
+        schema = json.loads((chart / "values.schema.json").read_text(encoding="utf-8"))
+        defaults = load_all((chart / "values.yaml").read_text(encoding="utf-8"))[0]
+        jsonschema.validate(over(defaults, docs[0]), schema)  # as helm merges a values file
+        return
     raise CannotRun(
         f"{block.where}: a YAML block that is no manifest, agents list, tokens file or Helm "
         "values; mark it <!-- example: not run — WHY -->"
     )
+
+
+def over(base: Any, given: Any) -> Any:
+    """``given`` merged over ``base`` as helm merges a values file over a chart's values."""
+    if isinstance(base, dict) and isinstance(given, dict):
+        return {
+            k: over(base.get(k), given[k]) if k in given else base[k] for k in {**base, **given}
+        }
+    return given
 
 
 def run_json(block: Block) -> None:

@@ -54,3 +54,25 @@ def test_metrics_follow_a_rollout(tmp_path: Path) -> None:
         done = scrape(url)
     assert done[("driftwave_rollouts", (("paused", "false"), ("state", "succeeded")))] == 1
     assert not [k for k in done if k[0] == "driftwave_rollout_steps"], "no active rollout left"
+
+
+def test_clusters_by_contact_health(tmp_path: Path) -> None:
+    """Every (fleet, ring) has a sample per contact health, zeros included; a cluster whose
+    last probe failed counts as unreachable, one never probed as unknown."""
+    harness = FleetHarness(tmp_path, RINGS, nodes=10)
+    with harness.ctx.writing() as uow:
+        prod = next(c for c in uow.clusters.list("demo") if c.name == "prod-2")
+        uow.clusters.record_contact_failure(prod.id, "connection refused", harness.ctx.now())
+        uow.commit()
+    with serving(harness.ctx) as url:
+        samples = scrape(url)
+    contact = {
+        dict(labels)["ring"] + "/" + dict(labels)["health"]: value
+        for (name, labels), value in samples.items()
+        if name == "driftwave_clusters_contact"
+    }
+    assert len(contact) == 2 * 6, "each ring, each health"
+    assert contact["prod/unreachable"] == 1
+    assert contact["prod/unknown"] + contact["prod/healthy"] == 1
+    assert contact["canary/unreachable"] == 0
+    assert sum(contact.values()) == 3

@@ -16,6 +16,7 @@ from .helpers import Traced, serving
 
 ROUTES = {
     "/healthz": {"get"},
+    "/readyz": {"get"},
     "/v1/whoami": {"get"},
     "/v1/fleets": {"get"},
     "/v1/fleets/{name}": {"put"},
