@@ -109,6 +109,7 @@ def serve_live(
             tracer_provider=tracer_provider,
             healthy=loop.healthy,
             ready=ready,
+            client_certificates=tls is not None and tls.mutual,
         )
         port = int(sock.getsockname()[1])
         url = served_url(options.host, port, tls)

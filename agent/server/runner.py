@@ -27,7 +27,7 @@ from opentelemetry.trace import TracerProvider
 from pydantic import Field, ValidationError, field_validator
 
 from agent.server.app import create_app
-from agent.server.tls import ReloadingTLS
+from agent.server.tls import ClientCertificateProtocol, ReloadingTLS
 from agent.service import AgentService
 from agent.sim.live import LiveSimulation
 from agent.sim.member import MAX_NODES, member_problems, member_world
@@ -243,6 +243,7 @@ def _agent(
         token_hashes=hashes,
         tracer_provider=tracer_provider,
         healthy=lambda: sim.error is None,
+        client_certificates=tls is not None and tls.mutual,
     )
     port = int(sock.getsockname()[1])
     running = RunningAgent(config.name, served_url(host, port, tls), port, service, sim, config)
@@ -266,6 +267,7 @@ def http_server(app: Any, tls: ReloadingTLS | None) -> AgentHTTPServer:
             access_log=False,
             lifespan="off",
             ssl_context_factory=tls.factory if tls is not None else None,
+            http=ClientCertificateProtocol if tls is not None else "auto",
         )
     )
 

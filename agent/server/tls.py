@@ -12,6 +12,14 @@ bytes (not the files' times) follows the kubelet's update of a mounted Secret, w
 symlink to a new directory: the paths stay, what they resolve to changes. A pair that does not
 load (a key not matching its certificate, caught mid-update) leaves the previous certificate
 served and is tried again on the next look. The client CA bundle is read at start only.
+
+Mutual TLS: with a client CA the context asks every client for a certificate and verifies the
+one presented (a certificate not signed by that CA fails the handshake), but a client presenting
+none completes it: :class:`ClientCertificateProtocol` hands the application the certificate
+presented (the ASGI ``tls`` extension), and the application refuses every ``/v1`` request
+without one with 401 ``client_certificate_required`` (:mod:`agent.server.app`). So the fleet
+learns in plain words why it is refused, and the kubelet's probes (``/healthz``, ``/readyz``,
+which carry no data and present no certificate) still reach the agent.
 """
 
 from __future__ import annotations
@@ -23,6 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from ipaddress import ip_address
 from pathlib import Path
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 RELOAD_INTERVAL = 5.0
 """Seconds between two looks at the certificate files (the kubelet refreshes a mounted Secret
@@ -117,7 +128,7 @@ class ReloadingTLS:
                 raise TLSSetupError(
                     f"--client-ca-file: {files.client_ca_file} holds no PEM certificate ({exc})"
                 ) from exc
-            self.context.verify_mode = ssl.CERT_REQUIRED
+            self.context.verify_mode = ssl.CERT_OPTIONAL  # required per route: module docstring
         self.reloads = 0
         """How many times a changed pair was loaded after the first."""
         self.last_error: str | None = None
@@ -177,12 +188,50 @@ class ReloadingTLS:
         """The context, as uvicorn's ``ssl_context_factory`` asks for it."""
         return self.context
 
+    @property
+    def mutual(self) -> bool:
+        """Whether clients are asked for a certificate (``--client-ca-file``)."""
+        return self.files.client_ca_file is not None
+
+
+class ClientCertificateProtocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, telling the application which client certificate the
+    connection's TLS handshake verified: each request's scope carries the ASGI ``tls``
+    extension with ``client_cert_chain`` (the PEM certificate, or empty when none was
+    presented)."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Note the verified client certificate (the handshake is done by now)."""
+        super().connection_made(transport)
+        ssl_object = transport.get_extra_info("ssl_object")
+        der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+        chain = [ssl.DER_cert_to_PEM_cert(der)] if der else []
+        tls = {
+            "client_cert_chain": chain,
+            "tls_version": ssl_object.version() if ssl_object is not None else None,
+        }
+        app = self.app
+
+        async def with_tls(scope: Any, receive: Any, send: Any) -> None:
+            scope.setdefault("extensions", {})["tls"] = tls
+            await app(scope, receive, send)
+
+        self.app = with_tls
+
+
+def client_certificate_of(scope: Any) -> str | None:
+    """The PEM client certificate the request's connection presented (None: none)."""
+    chain = ((scope.get("extensions") or {}).get("tls") or {}).get("client_cert_chain") or []
+    return str(chain[0]) if chain else None
+
 
 __all__ = [
     "RELOAD_INTERVAL",
+    "ClientCertificateProtocol",
     "ReloadingTLS",
     "TLSFiles",
     "TLSSetupError",
+    "client_certificate_of",
     "is_loopback",
     "listen_problem",
     "tls_options_problems",
