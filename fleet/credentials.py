@@ -98,7 +98,8 @@ def _secret(
 ) -> str:
     if not arn.startswith("arn:") or ":secretsmanager:" not in arn:
         raise CredentialsError(
-            f"{where}: not a Secrets Manager ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)"
+            f"{where}: not a Secrets Manager ARN "
+            "(arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)"
         )
     if secrets is None:
         raise CredentialsError(f"{where}: this process has no Secrets Manager reader")

@@ -76,7 +76,7 @@ def test_fleets_and_their_clusters_are_listed(api: httpx.Client) -> None:
     assert (first.account, first.region, first.endpoint) == (
         "main",
         "us-east-1",
-        "http://can-1.agents.invalid",
+        "https://can-1.agents.invalid",
     )
     assert first.last_seen is None
 
