@@ -232,9 +232,9 @@ class HttpAgentGateway:
             if body is not None:
                 payload = json.dumps(body).encode()
                 headers["Content-Type"] = "application/json"
-            response = self._send(target, doing, method, url, payload, headers)
-            span.set_attribute("http.response.status_code", response.status)
-        return self._result(target, doing, response.status, response.data)
+            status, data = self._send(target, doing, method, url, payload, headers)
+            span.set_attribute("http.response.status_code", status)
+        return self._result(target, doing, status, data)
 
     def _send(
         self,
@@ -244,14 +244,18 @@ class HttpAgentGateway:
         url: str,
         payload: bytes | None,
         headers: dict[str, str],
-    ) -> Any:
-        """One request; sent once more when a kept-alive connection turned out closed by the
+    ) -> tuple[int, bytes]:
+        """One request's status and body (the response itself is not kept: an error's
+        traceback holding it would keep its socket open); sent once more when a kept-alive connection turned out closed by the
         agent (every call of the agent's API is idempotent), never after a timeout. A failed
         TLS handshake is :class:`AgentTLSRefused`."""
         pool = self._pool_for(target, doing)
         for attempt in (1, 2):
             try:
-                return pool.request(method, url, body=payload, headers=headers, redirect=False)
+                response = pool.request(method, url, body=payload, headers=headers, redirect=False)
+                status, data = response.status, response.data
+                response.close()
+                return status, data
             except (urllib3.exceptions.HTTPError, OSError) as exc:
                 failure = tls_failure(exc)
                 if failure is None:

@@ -52,3 +52,27 @@ def tls_agent(
     finally:
         stop.set()
         thread.join(30)
+
+
+@contextmanager
+def plain_agent(name: str = "prod-1") -> Iterator[RunningAgent]:
+    """One small agent on a free loopback port serving plain HTTP, until the block ends."""
+    stop = threading.Event()
+    started: list[RunningAgent] = []
+    thread = threading.Thread(
+        target=run_agents,
+        args=([AgentConfig(name=name, port=0, nodes=3)],),
+        kwargs={"ready": started.extend, "token_hashes": {hash_token(TOKEN)}, "stop": stop},
+        daemon=True,
+    )
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not started:
+        assert thread.is_alive(), "the agent stopped while starting"
+        assert time.monotonic() < deadline, "the agent did not start"
+        time.sleep(0.02)
+    try:
+        yield started[0]
+    finally:
+        stop.set()
+        thread.join(30)
