@@ -98,9 +98,7 @@ def test_mutual_tls_without_and_with_the_fleets_client_certificate(
         gateway.close()
 
 
-def test_a_plain_http_agent_behind_an_https_endpoint_is_named(
-    ca: TestCA, tmp_path: Path
-) -> None:
+def test_a_plain_http_agent_behind_an_https_endpoint_is_named(ca: TestCA, tmp_path: Path) -> None:
     from tests.support.tlsagent import plain_agent
 
     with plain_agent() as agent:

@@ -72,9 +72,7 @@ def test_unusable_tls_files_are_refused_naming_the_option(tmp_path: Path) -> Non
         ReloadingTLS(TLSFiles(one.cert, two.key))
     with pytest.raises(TLSSetupError, match="--client-ca-file: .* holds no PEM certificate"):
         ReloadingTLS(TLSFiles(one.cert, one.key, one.key))
-    options = ServeOptions(
-        port=0, nodes=1, token="t", tls_cert_file=one.cert, tls_key_file=two.key
-    )
+    options = ServeOptions(port=0, nodes=1, token="t", tls_cert_file=one.cert, tls_key_file=two.key)
     with pytest.raises(ServeError, match="--tls-cert-file / --tls-key-file"):
         serve(options, lambda _line: None)
 
