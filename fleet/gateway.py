@@ -246,9 +246,9 @@ class HttpAgentGateway:
         headers: dict[str, str],
     ) -> tuple[int, bytes]:
         """One request's status and body (the response itself is not kept: an error's
-        traceback holding it would keep its socket open); sent once more when a kept-alive connection turned out closed by the
-        agent (every call of the agent's API is idempotent), never after a timeout. A failed
-        TLS handshake is :class:`AgentTLSRefused`."""
+        traceback holding it would keep its socket open); sent once more when a kept-alive
+        connection turned out closed by the agent (every call of the agent's API is
+        idempotent), never after a timeout. A failed TLS handshake is :class:`AgentTLSRefused`."""
         pool = self._pool_for(target, doing)
         for attempt in (1, 2):
             try:

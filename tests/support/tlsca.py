@@ -130,8 +130,10 @@ def served_serial(host: str, port: int, ca_file: Path) -> int:
     import ssl
 
     context = ssl.create_default_context(cafile=str(ca_file))
-    with socket.create_connection((host, port), timeout=10) as raw:
-        with context.wrap_socket(raw, server_hostname=host) as tls:
-            der = tls.getpeercert(binary_form=True)
+    with (
+        socket.create_connection((host, port), timeout=10) as raw,
+        context.wrap_socket(raw, server_hostname=host) as tls,
+    ):
+        der = tls.getpeercert(binary_form=True)
     assert der is not None
     return x509.load_der_x509_certificate(der).serial_number

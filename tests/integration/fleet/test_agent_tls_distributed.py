@@ -128,9 +128,10 @@ def test_tls_refusals_are_named_on_the_step_and_in_the_audit(
         audit: list[dict[str, Any]] = procs.json("rollout", "audit", rid)
     for cluster, reason in REASONS.items():
         assert reason in str(steps[cluster]), steps[cluster]
+        step = f"step/{steps[cluster]['step']}"
         failed = [
             row for row in audit
-            if row["action"] == "step.transition" and row["object"] == f"step/{steps[cluster]['step']}"
+            if row["action"] == "step.transition" and row["object"] == step
             and row["after"]["state"] == "failed"
         ]  # fmt: skip
         assert len(failed) == 1, audit

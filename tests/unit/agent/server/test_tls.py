@@ -70,7 +70,7 @@ def test_unusable_tls_files_are_refused_naming_the_option(tmp_path: Path) -> Non
         ReloadingTLS(TLSFiles(tmp_path / "missing", one.key))
     with pytest.raises(TLSSetupError, match="are not a PEM certificate chain and its private key"):
         ReloadingTLS(TLSFiles(one.cert, two.key))
-    with pytest.raises(TLSSetupError, match="--client-ca-file: .* holds no PEM certificate"):
+    with pytest.raises(TLSSetupError, match=r"--client-ca-file: .* holds no PEM certificate"):
         ReloadingTLS(TLSFiles(one.cert, one.key, one.key))
     options = ServeOptions(port=0, nodes=1, token="t", tls_cert_file=one.cert, tls_key_file=two.key)
     with pytest.raises(ServeError, match="--tls-cert-file / --tls-key-file"):
@@ -138,7 +138,8 @@ def test_a_half_updated_pair_keeps_the_served_certificate_until_it_matches(
     assert not tls.reload_if_changed(), "nothing changed yet"
     shutil.copy(second.cert, cert)  # the certificate is new, the key not yet
     assert not tls.reload_if_changed()
-    assert tls.last_error is not None and "not a PEM certificate chain" in tls.last_error
+    assert tls.last_error is not None
+    assert "not a PEM certificate chain" in tls.last_error
     assert said == [f"TLS: keeping the certificate served: {tls.last_error}"]
     assert not tls.reload_if_changed()
     assert len(said) == 1, "the same problem is said once"
