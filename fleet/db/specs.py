@@ -118,7 +118,8 @@ class ApplyResult:
 class ClusterChange:
     """One cluster's change in an apply: its row id and the fields that changed, before and
     after (``ring``, ``endpoint``, ``labels``, ``maintenanceWindows``, ``account``, ``region``,
-    ``credentialsRef``: only the fact it changed); ``before`` is None for a cluster added,
+    ``credentialsRef``, ``caRef``, ``clientCertificateRef``, ``clientKeyRef``; the credentials
+    and key references only the fact they changed); ``before`` is None for a cluster added,
     ``after`` None for one removed."""
 
     cluster_id: int
