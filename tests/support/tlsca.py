@@ -1,6 +1,7 @@
-"""A throwaway certificate authority for the TLS tests (python ``cryptography``): a CA, server
-certificates for loopback (valid, expired, or for another CA), client certificates, written as
-PEM files. EC P-256 keys, so making a few takes milliseconds."""
+"""A throwaway certificate authority for the tests (python ``cryptography``): a CA, server
+certificates for loopback or given names (valid, expired, or for another CA), client
+certificates, written as PEM files. EC P-256 keys, so making a few takes milliseconds. The
+agents' TLS tests use it, and the loopback control plane's PKI (:mod:`tests.support.pki`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 
-def _key() -> ec.EllipticCurvePrivateKey:
+def new_key() -> ec.EllipticCurvePrivateKey:
+    """A fresh EC P-256 private key."""
     return ec.generate_private_key(ec.SECP256R1())
 
 
@@ -23,7 +25,8 @@ def _name(common: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
 
 
-def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+def pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+    """``key`` as unencrypted PKCS#8 PEM."""
     return key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
@@ -41,14 +44,17 @@ class Issued:
 
 
 class TestCA:
-    """A CA named ``name`` whose certificate is written to ``folder/NAME-ca.crt``."""
+    """A CA named ``name`` whose certificate is written to ``folder/NAME-ca.crt`` (or
+    ``folder/CA_FILE``)."""
 
     __test__ = False  # not a pytest class
 
-    def __init__(self, folder: Path, name: str = "driftwave-test-ca") -> None:
+    def __init__(
+        self, folder: Path, name: str = "driftwave-test-ca", *, ca_file: str | None = None
+    ) -> None:
         self.folder = folder
         self.name = name
-        self.key = _key()
+        self.key = new_key()
         now = datetime.now(UTC)
         self.cert = (
             x509.CertificateBuilder()
@@ -75,7 +81,7 @@ class TestCA:
             )
             .sign(self.key, hashes.SHA256())
         )
-        self.ca_file = folder / f"{name}-ca.crt"
+        self.ca_file = folder / (ca_file or f"{name}-ca.crt")
         self.ca_file.write_bytes(self.cert.public_bytes(serialization.Encoding.PEM))
 
     def issue(
@@ -88,7 +94,7 @@ class TestCA:
     ) -> Issued:
         """A server (or ``client``) certificate for ``hosts``, written to ``folder/STEM.crt``
         and ``.key``; ``expired``: it ended yesterday."""
-        key = _key()
+        key = new_key()
         now = datetime.now(UTC)
         start, end = (
             (now - timedelta(days=10), now - timedelta(days=1))
@@ -119,7 +125,7 @@ class TestCA:
         cert = builder.sign(self.key, hashes.SHA256())
         cert_file, key_file = self.folder / f"{stem}.crt", self.folder / f"{stem}.key"
         cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        key_file.write_bytes(_pem_key(key))
+        key_file.write_bytes(pem_key(key))
         return Issued(cert_file, key_file, serial)
 
 
