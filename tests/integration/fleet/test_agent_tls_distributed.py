@@ -114,7 +114,11 @@ def test_tls_refusals_are_named_on_the_step_and_in_the_audit(
         procs.start("worker", "worker", "--concurrency", "2")
         assert procs.run("fleet", "apply", "fleet.yaml").returncode == 0
         for name in ("mutual", "expired"):
-            procs.wait_for(lambda n=name: "listening on https://" in procs.log(n), name, 60)
+
+            def listening(process: str = name) -> bool:
+                return "listening on https://" in procs.log(process)
+
+            procs.wait_for(listening, f"the {name} agents to listen over HTTPS", 60)
         rid = procs.json("rollout", "start", "release.yaml")["id"]
         procs.start("scheduler", "scheduler")
 
