@@ -245,6 +245,22 @@ def tls_failure(exc: BaseException) -> TLSFailure | None:
     return None
 
 
+CLIENT_CERTIFICATE_REFUSED_HINT = (
+    "; the agent closed the connection after the TLS handshake: if it requires client "
+    "certificates, it may have refused the fleet's (clientCertificateRef not signed by a CA of "
+    "its --client-ca-file, or expired)"
+)
+
+
+def closed_connection_hint(tls: AgentTLS | None) -> str:
+    """What to add to the reason of an agent closing the connection without an answer when the
+    fleet presented a client certificate: under TLS 1.3 an agent refusing the certificate does
+    so after the handshake, sending no reason the fleet could read (else nothing)."""
+    if tls is None or tls.client_certificate_ref is None:
+        return ""
+    return CLIENT_CERTIFICATE_REFUSED_HINT
+
+
 def explain(failure: TLSFailure, tls: AgentTLS | None, host: str) -> str:
     """The reason the step and the audit show for ``failure``."""
     trusted = "the CA in caRef" if tls is not None and tls.ca_ref else "the system's CAs (no caRef)"
@@ -264,6 +280,7 @@ def explain(failure: TLSFailure, tls: AgentTLS | None, host: str) -> str:
 
 
 __all__ = [
+    "CLIENT_CERTIFICATE_REFUSED_HINT",
     "CLIENT_CERTIFICATE_REQUIRED",
     "AgentTLS",
     "TLSConfigError",
@@ -271,6 +288,7 @@ __all__ = [
     "TLSMaterial",
     "TLSPools",
     "client_context",
+    "closed_connection_hint",
     "explain",
     "tls_failure",
 ]

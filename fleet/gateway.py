@@ -31,6 +31,7 @@ from fleet.agenttls import (
     TLSConfigError,
     TLSFailure,
     TLSPools,
+    closed_connection_hint,
     explain,
     tls_failure,
 )
@@ -278,7 +279,9 @@ class HttpAgentGateway:
             raise AgentUnreachable(target.cluster, doing, f"timed out ({url})") from exc
         if isinstance(exc, urllib3.exceptions.ProtocolError) and attempt == 1:
             return
-        raise AgentUnreachable(target.cluster, doing, f"{exc} ({url})") from exc
+        closed = isinstance(exc, urllib3.exceptions.ProtocolError)
+        hint = closed_connection_hint(target.tls) if closed else ""
+        raise AgentUnreachable(target.cluster, doing, f"{exc} ({url}){hint}") from exc
 
     @staticmethod
     def _result(target: AgentTarget, doing: str, status: int, data: bytes) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 through :class:`~fleet.gateway.HttpAgentGateway`): the CA of the Fleet entry's ``caRef`` is
 the only one trusted; a wrong CA, an expired certificate, a certificate for another host, a
 plain HTTP agent and a missing client certificate (mutual TLS) are each refused with their
-reason in plain words, taken from OpenSSL's verify code or the agent's error code; the bearer
-token stays the authorisation on top."""
+reason in plain words, taken from OpenSSL's verify code or the agent's error code; a client
+certificate the agent refuses (it only closes the connection) is unreachable with a hint; the
+bearer token stays the authorisation on top."""
 
 from __future__ import annotations
 
@@ -14,8 +15,20 @@ import pytest
 from opentelemetry.trace import NoOpTracer
 
 from agent.server.tls import TLSFiles
-from fleet.agenttls import AgentTLS, TLSFailure, explain, tls_failure
-from fleet.gateway import AgentRejected, AgentTarget, AgentTLSRefused, HttpAgentGateway
+from fleet.agenttls import (
+    CLIENT_CERTIFICATE_REFUSED_HINT,
+    AgentTLS,
+    TLSFailure,
+    explain,
+    tls_failure,
+)
+from fleet.gateway import (
+    AgentRejected,
+    AgentTarget,
+    AgentTLSRefused,
+    AgentUnreachable,
+    HttpAgentGateway,
+)
 from tests.support.tlsagent import TOKEN, tls_agent
 from tests.support.tlsca import TestCA
 
@@ -95,6 +108,12 @@ def test_mutual_tls_without_and_with_the_fleets_client_certificate(
         wrong_token = AgentTarget("prod-1", agent.url, "env:DRIFTWAVE_NO_SUCH_TOKEN", tls=mutual)
         with pytest.raises(AgentRejected, match="DRIFTWAVE_NO_SUCH_TOKEN is not set"):
             gateway.status(wrong_token)
+        stranger = TestCA(tmp_path, "stranger").issue("intruder", client=True)
+        refused_client = AgentTLS(f"file:{ca.ca_file}", f"file:{stranger.cert}",
+                                  f"file:{stranger.key}")  # fmt: skip
+        with pytest.raises(AgentUnreachable) as closed:
+            gateway.status(_target(agent.url, refused_client, tmp_path))
+        assert closed.value.reason.endswith(CLIENT_CERTIFICATE_REFUSED_HINT)
         gateway.close()
 
 
