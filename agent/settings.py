@@ -8,12 +8,15 @@ value fails there, naming the variable (or the option that gave it) and the rule
 
 The variables keep the names the agent has always read: ``DRIFTWAVE_AGENT_TOKEN``,
 ``POD_NAME``, ``POD_NAMESPACE``, ``DRIFTWAVE_CLUSTER_NAME``, ``AWS_REGION``, ``AWS_PROFILE``,
-``DRIFTWAVE_INTERRUPTION_QUEUE`` and ``CLUSTER_CA_BUNDLE``. An empty variable counts as unset.
+``DRIFTWAVE_INTERRUPTION_QUEUE`` and ``CLUSTER_CA_BUNDLE``, and for HTTPS
+``DRIFTWAVE_AGENT_TLS_CERT_FILE``, ``DRIFTWAVE_AGENT_TLS_KEY_FILE`` and
+``DRIFTWAVE_AGENT_CLIENT_CA_FILE``. An empty variable counts as unset.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError
@@ -70,6 +73,19 @@ class AgentSettings(BaseSettings):
 
     cluster_ca_bundle: str | None = Field(default=None, validation_alias="CLUSTER_CA_BUNDLE")
     """The cluster's CA bundle, base64 (``--cluster-ca-bundle``; checked with the options)."""
+
+    tls_cert_file: Path | None = Field(
+        default=None, validation_alias="DRIFTWAVE_AGENT_TLS_CERT_FILE"
+    )
+    """The agent's certificate chain, PEM (``--tls-cert-file``): it then serves HTTPS."""
+
+    tls_key_file: Path | None = Field(default=None, validation_alias="DRIFTWAVE_AGENT_TLS_KEY_FILE")
+    """The certificate's private key, PEM (``--tls-key-file``)."""
+
+    client_ca_file: Path | None = Field(
+        default=None, validation_alias="DRIFTWAVE_AGENT_CLIENT_CA_FILE"
+    )
+    """The CAs a client certificate must be signed by (``--client-ca-file``: mutual TLS)."""
 
 
 VARIABLES: dict[str, str] = {

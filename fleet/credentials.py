@@ -1,5 +1,7 @@
 """Resolving an agent's credentials reference (``spec.clusters[].agent.credentialsRef``) to the
-bearer token the fleet presents to that cluster's agent.
+bearer token the fleet presents to that cluster's agent, and the TLS references of the same
+entry (``caRef``, ``clientCertificateRef``, ``clientKeyRef``) to the PEM documents they name
+(``whole``: the whole text, not only its first line).
 
 A Fleet manifest never holds a token, only where to read it:
 
@@ -53,55 +55,54 @@ def resolve_token(
     *,
     account: AccountAccess | None = None,
     secrets: Secrets | None = None,
+    field: str = "credentialsRef",
+    whole: bool = False,
 ) -> str:
-    """The bearer token a reference points at; raises :class:`CredentialsError`.
+    """The bearer token a reference points at (``whole``: the whole document, for the PEM
+    ones); raises :class:`CredentialsError` naming ``field``.
 
     ``secrets`` reads ``secretsmanager:`` references, as ``account``'s role when given; without
     it such a reference is a :class:`CredentialsError`."""
     problem = check_reference(reference)
     if problem:
-        raise CredentialsError(f"cluster {cluster}: credentialsRef {reference!r} {problem}")
+        raise CredentialsError(f"cluster {cluster}: {field} {reference!r} {problem}")
+    where = f"cluster {cluster}: {field} {reference}"
     scheme, _, rest = reference.partition(":")
     if scheme == "env":
         token = os.environ.get(rest, "")
         if not token:
             raise CredentialsError(
-                f"cluster {cluster}: credentialsRef {reference}: the environment variable "
-                f"{rest} is not set in this process (set it where the workers run)"
+                f"{where}: the environment variable {rest} is not set in this process (set it "
+                "where the workers run)"
             )
         return token
     if scheme == "file":
         try:
-            lines = Path(rest).read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise CredentialsError(
-                f"cluster {cluster}: credentialsRef {reference}: cannot read the file: "
-                f"{exc.strerror}"
-            ) from exc
-        token = lines[0].strip() if lines else ""
+            text = Path(rest).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise CredentialsError(f"{where}: cannot read the file: {why}") from exc
+        lines = text.splitlines()
+        token = text.strip() if whole else (lines[0].strip() if lines else "")
         if not token:
-            raise CredentialsError(f"cluster {cluster}: credentialsRef {reference}: empty file")
+            raise CredentialsError(f"{where}: empty file")
         return token
-    return _secret(rest, reference, cluster, account, secrets)
+    return _secret(rest, where, account, secrets)
 
 
 def _secret(
     arn: str,
-    reference: str,
-    cluster: str,
+    where: str,
     account: AccountAccess | None,
     secrets: Secrets | None,
 ) -> str:
     if not arn.startswith("arn:") or ":secretsmanager:" not in arn:
         raise CredentialsError(
-            f"cluster {cluster}: credentialsRef {reference}: not a Secrets Manager ARN "
+            f"{where}: not a Secrets Manager ARN "
             "(arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)"
         )
     if secrets is None:
-        raise CredentialsError(
-            f"cluster {cluster}: credentialsRef {reference}: this process has no Secrets Manager "
-            "reader"
-        )
+        raise CredentialsError(f"{where}: this process has no Secrets Manager reader")
     try:
         token = secrets.read(
             arn,
@@ -109,10 +110,10 @@ def _secret(
             external_id=account.external_id if account else None,
         )
     except SecretUnreadable as exc:
-        raise CredentialsError(f"cluster {cluster}: credentialsRef {reference}: {exc}") from exc
+        raise CredentialsError(f"{where}: {exc}") from exc
     token = token.strip()
     if not token:
-        raise CredentialsError(f"cluster {cluster}: credentialsRef {reference}: empty secret")
+        raise CredentialsError(f"{where}: empty secret")
     return token
 
 
@@ -127,8 +128,19 @@ class TokenResolver:
         self._secrets = secrets
         self._open = open_secrets
 
-    def __call__(self, reference: str, cluster: str, account: AccountAccess | None = None) -> str:
-        """The token ``reference`` points at (see :func:`resolve_token`)."""
+    def __call__(
+        self,
+        reference: str,
+        cluster: str,
+        account: AccountAccess | None = None,
+        *,
+        field: str = "credentialsRef",
+        whole: bool = False,
+    ) -> str:
+        """The token (or ``whole`` document) ``reference`` points at (see
+        :func:`resolve_token`)."""
         if reference.startswith("secretsmanager:") and self._secrets is None and self._open:
             self._secrets = self._open()
-        return resolve_token(reference, cluster, account=account, secrets=self._secrets)
+        return resolve_token(
+            reference, cluster, account=account, secrets=self._secrets, field=field, whole=whole
+        )

@@ -2,7 +2,9 @@
 
 :class:`HttpAgentGateway` calls the agent's HTTP API (``/v1/status``, ``/v1/plan``,
 ``/v1/waves/{id}``) with the cluster's bearer token and the W3C trace context of the caller's
-span; :class:`InProcessAgentGateway` calls agent services living in the same process (tests,
+span, over TLS verified as the cluster's Fleet entry says (:mod:`fleet.agenttls`; a refused
+handshake is :class:`AgentTLSRefused`, its reason in plain words);
+:class:`InProcessAgentGateway` calls agent services living in the same process (tests,
 single-process tools). Both raise the same typed errors, so the step runner treats a refused
 connection, a timeout or a 5xx the same way whichever adapter it has: as temporary.
 """
@@ -23,6 +25,16 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from agent.service import AgentService, InvalidRequest, WaveConflict
 from agent.service import WaveNotFound as AgentWaveNotFound
 from common.secrets import OpenSecrets
+from fleet.agenttls import (
+    CLIENT_CERTIFICATE_REQUIRED,
+    AgentTLS,
+    TLSConfigError,
+    TLSFailure,
+    TLSPools,
+    closed_connection_hint,
+    explain,
+    tls_failure,
+)
 from fleet.credentials import AccountAccess, CredentialsError, TokenResolver
 
 
@@ -35,6 +47,8 @@ class AgentTarget:
     credentials_ref: str
     account: AccountAccess | None = None
     """The role to assume in the cluster's account (for ``secretsmanager:`` references)."""
+    tls: AgentTLS | None = None
+    """The entry's TLS references (None: the system's CAs, no client certificate)."""
 
 
 class GatewayError(Exception):
@@ -62,6 +76,16 @@ class AgentRejected(GatewayError):
     def __init__(self, cluster: str, doing: str, reason: str, status: int) -> None:
         self.status = status
         super().__init__(cluster, doing, reason)
+
+
+class AgentTLSRefused(AgentRejected):
+    """The TLS between the fleet and the agent failed (``failure`` says why: a certificate not
+    signed by the CA in ``caRef``, expired, for another host; no client certificate sent to an
+    agent requiring one). Retrying cannot help until a certificate or the Fleet changes."""
+
+    def __init__(self, cluster: str, doing: str, failure: TLSFailure, reason: str) -> None:
+        self.failure = failure
+        super().__init__(cluster, doing, reason, 0)
 
 
 class WaveUnknown(AgentRejected):
@@ -113,6 +137,17 @@ _PROPAGATOR = TraceContextTextMapPropagator()
 _SETTER = _HeaderSetter()
 
 
+def _error_code(data: bytes) -> str | None:
+    """The agent's error code (``{"error": {"code": ...}}``), if the body carries one."""
+    try:
+        body = json.loads(data)
+    except ValueError:
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else None
+
+
 def _error_reason(status: int, data: bytes) -> str:
     try:
         body = json.loads(data)
@@ -151,10 +186,23 @@ class HttpAgentGateway:
             retries=False,
             ca_certs=certifi.where(),
         )
+        self._tls_pools = TLSPools(resolver, timeout)
 
     def close(self) -> None:
         """Close the connection pools."""
         self._pool.clear()
+        self._tls_pools.clear()
+
+    def _pool_for(self, target: AgentTarget, doing: str) -> urllib3.PoolManager:
+        """The pool verifying ``target`` as its Fleet entry says (the default one, with the
+        system's CAs, for an entry without TLS references)."""
+        tls = target.tls
+        if tls is None or not target.endpoint.lower().startswith("https://"):
+            return self._pool
+        try:
+            return self._tls_pools.pool(target.cluster, target.account, tls)
+        except (CredentialsError, TLSConfigError) as exc:
+            raise AgentRejected(target.cluster, doing, str(exc), 0) from exc
 
     def _call(
         self,
@@ -185,9 +233,9 @@ class HttpAgentGateway:
             if body is not None:
                 payload = json.dumps(body).encode()
                 headers["Content-Type"] = "application/json"
-            response = self._send(target, doing, method, url, payload, headers)
-            span.set_attribute("http.response.status_code", response.status)
-        return self._result(target, doing, response.status, response.data)
+            status, data = self._send(target, doing, method, url, payload, headers)
+            span.set_attribute("http.response.status_code", status)
+        return self._result(target, doing, status, data)
 
     def _send(
         self,
@@ -197,22 +245,43 @@ class HttpAgentGateway:
         url: str,
         payload: bytes | None,
         headers: dict[str, str],
-    ) -> Any:
-        """One request; sent once more when a kept-alive connection turned out closed by the
-        agent (every call of the agent's API is idempotent), never after a timeout."""
+    ) -> tuple[int, bytes]:
+        """One request's status and body (the response itself is not kept: an error's
+        traceback holding it would keep its socket open); sent once more when a kept-alive
+        connection turned out closed by the agent (every call of the agent's API is
+        idempotent), never after a timeout. A failed TLS handshake is :class:`AgentTLSRefused`."""
+        pool = self._pool_for(target, doing)
         for attempt in (1, 2):
             try:
-                return self._pool.request(
-                    method, url, body=payload, headers=headers, redirect=False
-                )
-            except urllib3.exceptions.TimeoutError as exc:
-                raise AgentUnreachable(target.cluster, doing, f"timed out ({url})") from exc
-            except urllib3.exceptions.ProtocolError as exc:
-                if attempt == 2:
-                    raise AgentUnreachable(target.cluster, doing, f"{exc} ({url})") from exc
+                response = pool.request(method, url, body=payload, headers=headers, redirect=False)
+                status, data = response.status, response.data
+                response.close()
+                return status, data
             except (urllib3.exceptions.HTTPError, OSError) as exc:
-                raise AgentUnreachable(target.cluster, doing, f"{exc} ({url})") from exc
+                failure = tls_failure(exc)
+                if failure is None:
+                    self._unreachable(target, doing, url, exc, attempt)
+                    continue
+                host = urllib3.util.parse_url(url).host or url
+                reason = explain(failure, target.tls, host)
+                if failure is TLSFailure.OTHER:
+                    reason = f"{reason} ({exc})"
+                raise AgentTLSRefused(target.cluster, doing, failure, reason) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _unreachable(
+        target: AgentTarget, doing: str, url: str, exc: BaseException, attempt: int
+    ) -> None:
+        """Raise :class:`AgentUnreachable` for ``exc``, except for a kept-alive connection
+        found closed on the first attempt (then the caller sends again)."""
+        if isinstance(exc, urllib3.exceptions.TimeoutError):
+            raise AgentUnreachable(target.cluster, doing, f"timed out ({url})") from exc
+        if isinstance(exc, urllib3.exceptions.ProtocolError) and attempt == 1:
+            return
+        closed = isinstance(exc, urllib3.exceptions.ProtocolError)
+        hint = closed_connection_hint(target.tls) if closed else ""
+        raise AgentUnreachable(target.cluster, doing, f"{exc} ({url}){hint}") from exc
 
     @staticmethod
     def _result(target: AgentTarget, doing: str, status: int, data: bytes) -> dict[str, Any]:
@@ -220,6 +289,9 @@ class HttpAgentGateway:
             raise AgentUnreachable(target.cluster, doing, _error_reason(status, data))
         if status == 404:
             raise WaveUnknown(target.cluster, doing, _error_reason(status, data), status)
+        if status == 401 and _error_code(data) == CLIENT_CERTIFICATE_REQUIRED:
+            failure = TLSFailure.CLIENT_CERTIFICATE_REQUIRED
+            raise AgentTLSRefused(target.cluster, doing, failure, explain(failure, target.tls, ""))
         if status >= 400:
             raise AgentRejected(target.cluster, doing, _error_reason(status, data), status)
         try:
@@ -335,6 +407,7 @@ class InProcessAgentGateway:
 __all__ = [
     "AgentGateway",
     "AgentRejected",
+    "AgentTLSRefused",
     "AgentTarget",
     "AgentUnreachable",
     "GatewayError",

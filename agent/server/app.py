@@ -11,6 +11,10 @@ Routes (``/v1`` needs ``Authorization: Bearer <token>``; see :mod:`common.auth`)
 * ``PUT /v1/waves/{id}``: apply a wave (201 created, 200 when it exists with the same request);
 * ``GET /v1/waves/{id}``; ``POST /v1/waves/{id}/rollback``.
 
+Under mutual TLS (``--client-ca-file``) every ``/v1`` request also needs a client certificate
+verified by the handshake: without one it is refused with 401 ``client_certificate_required``
+(:mod:`agent.server.tls`); the token is still checked after it.
+
 Every error is ``{"error": {"code", "message", "fields": [{"path", "message"}]}}``: 400 for a
 body that is not JSON, 401 (with ``WWW-Authenticate: Bearer``) without a known token, 404 for an
 unknown wave or route, 409 for a wave conflict, 422 for a request breaking a rule (each field
@@ -33,6 +37,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from agent.server.metrics import CONTENT_TYPE, AgentMetrics
+from agent.server.tls import client_certificate_of
 from agent.service import AgentError, AgentService, InvalidRequest, WaveConflict, WaveNotFound
 from agent.service.documents import Health, PlanDocument, StatusDocument, WaveDocument
 from agent.service.requests import PlanRequest, RollbackRequest, WaveRequest
@@ -56,6 +61,11 @@ CODES = {
     413: "payload_too_large",
 }
 UNAUTHORIZED = "a known bearer token is required: send Authorization: Bearer <token>"
+NO_CLIENT_CERTIFICATE = (
+    "this agent requires a client certificate (mutual TLS) signed by a CA of its "
+    "--client-ca-file, and the connection presented none"
+)
+CLIENT_CERTIFICATE_REQUIRED = "client_certificate_required"
 MAX_BODY = 1 << 20
 """The largest request body read (1 MiB); a wave request is a few hundred bytes."""
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -66,6 +76,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 class _BadBody(Exception):
     """The request body is not JSON."""
+
+
+class _NoClientCertificate(Exception):
+    """Mutual TLS is required and the connection presented no client certificate."""
 
 
 async def _json_body(request: Request) -> Any:
@@ -95,6 +109,7 @@ def create_app(
     tracer_provider: TracerProvider | None = None,
     healthy: Callable[[], bool] | None = None,
     ready: Callable[[], bool] | None = None,
+    client_certificates: bool = False,
 ) -> FastAPI:
     """The application for ``service``.
 
@@ -103,7 +118,9 @@ def create_app(
     receives the server spans (a provider that exports nothing is used otherwise, so trace
     context still flows). ``healthy`` (e.g. the live simulation is running) makes ``/healthz``
     answer 503 when it returns False; ``ready`` does the same for ``/readyz`` (which follows
-    ``healthy`` when not given).
+    ``healthy`` when not given). ``client_certificates``: every ``/v1`` request needs a
+    client certificate (mutual TLS; the server must run :class:`agent.server.tls.
+    ClientCertificateProtocol`).
     """
     check = BearerCheck(token_hashes) if token_hashes is not None else None
     provider = tracer_provider if tracer_provider is not None else SDKTracerProvider()
@@ -117,6 +134,8 @@ def create_app(
     app.add_middleware(TraceMiddleware, tracer=provider.get_tracer(TRACER))
 
     def authorized(request: Request) -> None:
+        if client_certificates and client_certificate_of(request.scope) is None:
+            raise _NoClientCertificate
         if check is not None and not check(request.headers.get("authorization")):
             raise HTTPException(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
 
@@ -134,6 +153,11 @@ def _handlers(app: FastAPI) -> None:
         status = next((s for kind, s in STATUS_OF.items() if isinstance(exc, kind)), 500)
         fields = exc.fields if isinstance(exc, InvalidRequest) else []
         return error_response(status, exc.code, str(exc), fields)
+
+    @app.exception_handler(_NoClientCertificate)
+    async def no_certificate(request: Request, exc: _NoClientCertificate) -> JSONResponse:
+        del request, exc
+        return error_response(401, CLIENT_CERTIFICATE_REQUIRED, NO_CLIENT_CERTIFICATE)
 
     @app.exception_handler(_BadBody)
     async def bad_body(request: Request, exc: _BadBody) -> JSONResponse:

@@ -16,14 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-import uvicorn
 from opentelemetry.trace import TracerProvider
 
 from agent.live.loop import AgentLoop
 from agent.live.options import LiveOptions
 from agent.live.runtime import LiveAgent
 from agent.server.app import create_app
-from agent.server.runner import AgentHTTPServer, bind, serve_all
+from agent.server.runner import bind, http_server, serve_all, served_url
+from agent.server.tls import ReloadingTLS
 from agent.service import AgentService
 
 
@@ -76,8 +76,10 @@ def serve_live(
     say: Callable[[str], None],
     tracer_provider: TracerProvider | None = None,
     stop: threading.Event | None = None,
+    tls: ReloadingTLS | None = None,
 ) -> None:
-    """Serve a live agent until SIGINT / SIGTERM or ``stop`` (module docstring).
+    """Serve a live agent until SIGINT / SIGTERM or ``stop`` (module docstring), over HTTPS
+    with ``tls``.
 
     The caller has checked the options (:func:`agent.live.options.check_live_options`) and the
     token. OSError when the port is taken; :class:`BuildError` when the cluster or AWS cannot
@@ -107,15 +109,12 @@ def serve_live(
             tracer_provider=tracer_provider,
             healthy=loop.healthy,
             ready=ready,
+            client_certificates=tls is not None and tls.mutual,
         )
         port = int(sock.getsockname()[1])
-        shown = f"[{options.host}]" if ":" in options.host else options.host
-        served = ServedLive(options.cluster_name, f"http://{shown}:{port}", port, service, loop)
-        server = AgentHTTPServer(
-            uvicorn.Config(
-                app, log_config=None, log_level="warning", access_log=False, lifespan="off"
-            )
-        )
+        url = served_url(options.host, port, tls)
+        served = ServedLive(options.cluster_name, url, port, service, loop)
+        server = http_server(app, tls)
         parts.start()
 
         def announce(agents: list[ServedLive]) -> None:
@@ -125,7 +124,7 @@ def serve_live(
                     f"leader election {'on' if options.leader_elect else 'off'})"
                 )
 
-        asyncio.run(serve_all([(served, server)], [sock], announce, stop))
+        asyncio.run(serve_all([(served, server)], [sock], announce, stop, tls))
     finally:
         sock.close()
         if parts is not None:

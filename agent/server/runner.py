@@ -27,6 +27,7 @@ from opentelemetry.trace import TracerProvider
 from pydantic import Field, ValidationError, field_validator
 
 from agent.server.app import create_app
+from agent.server.tls import ClientCertificateProtocol, ReloadingTLS
 from agent.service import AgentService
 from agent.sim.live import LiveSimulation
 from agent.sim.member import MAX_NODES, member_problems, member_world
@@ -209,6 +210,7 @@ class AgentHTTPServer(uvicorn.Server):
 
 
 def bind(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port``; OSError naming both when it cannot."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         return socket.create_server((host, port), family=family)
@@ -222,6 +224,7 @@ def _agent(
     host: str,
     hashes: set[str],
     tracer_provider: TracerProvider | None,
+    tls: ReloadingTLS | None,
 ) -> tuple[RunningAgent, AgentHTTPServer]:
     world = member_world(
         config.name,
@@ -240,14 +243,33 @@ def _agent(
         token_hashes=hashes,
         tracer_provider=tracer_provider,
         healthy=lambda: sim.error is None,
+        client_certificates=tls is not None and tls.mutual,
     )
     port = int(sock.getsockname()[1])
+    running = RunningAgent(config.name, served_url(host, port, tls), port, service, sim, config)
+    return running, http_server(app, tls)
+
+
+def served_url(host: str, port: int, tls: ReloadingTLS | None) -> str:
+    """The URL an agent listening on ``host:port`` is reached at (https with ``tls``)."""
     shown = f"[{host}]" if ":" in host else host
-    running = RunningAgent(config.name, f"http://{shown}:{port}", port, service, sim, config)
-    server = AgentHTTPServer(
-        uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="off")
+    return f"{'https' if tls else 'http'}://{shown}:{port}"
+
+
+def http_server(app: Any, tls: ReloadingTLS | None) -> AgentHTTPServer:
+    """The uvicorn server of an agent's app, serving TLS from ``tls``'s context when given
+    (the same context object for its lifetime, so a reload reaches new handshakes)."""
+    return AgentHTTPServer(
+        uvicorn.Config(
+            app,
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            ssl_context_factory=tls.factory if tls is not None else None,
+            http=ClientCertificateProtocol if tls is not None else "auto",
+        )
     )
-    return running, server
 
 
 def run_agents(
@@ -258,8 +280,10 @@ def run_agents(
     token_hashes: Collection[str] = (),
     tracer_provider: TracerProvider | None = None,
     stop: threading.Event | None = None,
+    tls: ReloadingTLS | None = None,
 ) -> None:
-    """Serve the agents until SIGINT / SIGTERM or ``stop`` (module docstring).
+    """Serve the agents until SIGINT / SIGTERM or ``stop`` (module docstring), over HTTPS
+    with ``tls`` (every agent of the process presents its certificate).
 
     Each agent accepts the tokens of ``token_hashes`` and its own ``tokenHash``; an agent left
     without any raises AuthConfigError before anything starts. :class:`ListenError` naming
@@ -285,10 +309,10 @@ def run_agents(
         if taken:
             raise ListenError(taken)
         pairs = [
-            _agent(config, sock, host, hashes[config.name], tracer_provider)
+            _agent(config, sock, host, hashes[config.name], tracer_provider, tls)
             for config, sock in zip(configs, sockets, strict=True)
         ]
-        asyncio.run(serve_all(pairs, sockets, ready, stop))
+        asyncio.run(serve_all(pairs, sockets, ready, stop, tls))
     finally:
         for sock in sockets:
             sock.close()
@@ -299,10 +323,11 @@ async def serve_all(
     sockets: list[socket.socket],
     ready: Callable[[list[S]], None] | None,
     stop: threading.Event | None,
+    tls: ReloadingTLS | None = None,
 ) -> None:
     """Serve every server on its socket, start each agent's runner once all listen, call
     ``ready``, and run until SIGINT / SIGTERM (in the main thread) or ``stop``; then stop the
-    servers and the runners."""
+    servers and the runners. With ``tls``, its files are watched and reloaded meanwhile."""
     done = asyncio.Event()
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
@@ -316,6 +341,7 @@ async def serve_all(
         for server, sock in zip(servers, sockets, strict=True)
     ]
     watcher = asyncio.create_task(_watch(stop, done))
+    reloader = asyncio.create_task(tls.watch()) if tls is not None else None
     try:
         while not all(s.started for s in servers):
             if any(t.done() for t in tasks):
@@ -333,6 +359,8 @@ async def serve_all(
             server.should_exit = True
         await asyncio.gather(*tasks, return_exceptions=True)
         watcher.cancel()
+        if reloader is not None:
+            reloader.cancel()
         for sig in installed:
             loop.remove_signal_handler(sig)
         for agent, _ in pairs:

@@ -1,9 +1,11 @@
 """What ``driftwave agent serve`` does, apart from parsing its options: build the agents'
-configurations, read the token, set up tracing, serve, and report each agent as it listens.
+configurations, read the token and the TLS files, set up tracing, serve, and report each agent
+as it listens.
 
 Problems are raised as :class:`ServeError` with every message ready to print (the command prints
 them and exits 1): an invalid option or ``--config`` entry (named by option or by path), no
-token, an unreadable token file, a port in use, a release the catalog does not have.
+token, an unreadable token file, TLS files that do not load, plain HTTP asked for off loopback
+(:func:`agent.server.tls.listen_problem`), a port in use, a release the catalog does not have.
 """
 
 from __future__ import annotations
@@ -26,6 +28,14 @@ from agent.server.runner import (
     config_problems,
     load_configs,
     run_agents,
+)
+from agent.server.tls import (
+    RELOAD_INTERVAL,
+    ReloadingTLS,
+    TLSFiles,
+    TLSSetupError,
+    listen_problem,
+    tls_options_problems,
 )
 from agent.sim.member import MemberError
 from common.auth import AuthConfigError, hash_token
@@ -89,6 +99,13 @@ class ServeOptions:
     live: LiveOptions | None = None
     """Set for a real cluster (``--kubeconfig`` or ``--in-cluster``): the simulation's options
     are then unused."""
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
+    client_ca_file: Path | None = None
+    """With ``tls_cert_file`` and ``tls_key_file`` the agent serves HTTPS; with this too it
+    requires a client certificate signed by one of its CAs (mutual TLS)."""
+    tls_reload_interval: float = RELOAD_INTERVAL
+    """Seconds between two looks at the certificate files (:mod:`agent.server.tls`)."""
 
 
 def agent_configs(options: ServeOptions) -> list[AgentConfig]:
@@ -152,6 +169,27 @@ def _environ(options: ServeOptions, environ: Mapping[str, str] | None) -> Mappin
     return {TOKEN_ENV: options.token} if environ is None else environ
 
 
+def server_tls(options: ServeOptions, host: str, say: Callable[[str], None]) -> ReloadingTLS | None:
+    """The TLS the options ask for (None: plain HTTP, on loopback only); ServeError naming
+    every problem of the TLS options and of ``host``."""
+    problems = tls_options_problems(
+        options.tls_cert_file, options.tls_key_file, options.client_ca_file
+    )
+    files = None
+    if options.tls_cert_file is not None and options.tls_key_file is not None:
+        files = TLSFiles(options.tls_cert_file, options.tls_key_file, options.client_ca_file)
+    listen = listen_problem(host, files)
+    problems.extend([listen] if listen else [])
+    if problems:
+        raise ServeError(problems)
+    if files is None:
+        return None
+    try:
+        return ReloadingTLS(files, interval=options.tls_reload_interval, say=say)
+    except TLSSetupError as exc:
+        raise ServeError([str(exc)]) from exc
+
+
 def describe(agent: RunningAgent) -> str:
     """The line printed when an agent listens."""
     config = agent.config
@@ -183,6 +221,7 @@ def serve(
     hashes = _collect(problems, lambda: token_hashes(options, _environ(options, environ)))
     if hashes == set() and untokened:
         problems.append(NO_TOKEN)
+    tls = _collect(problems, lambda: server_tls(options, options.host, say))
     if problems:  # every problem at once, before anything is opened
         if options.otlp_endpoint is not None:
             _collect(problems, lambda: _otlp_checked(options.otlp_endpoint or ""))
@@ -201,6 +240,7 @@ def serve(
             ready=ready,
             token_hashes=hashes,
             tracer_provider=provider,
+            tls=tls,
         )
     except ListenError as exc:
         raise ServeError(exc.problems) from exc
@@ -257,6 +297,7 @@ def serve_real(
     hashes = _collect(problems, lambda: token_hashes(options, _environ(options, environ)))
     if hashes == set():
         problems.append(NO_LIVE_TOKEN)
+    tls = _collect(problems, lambda: server_tls(options, live.host, say))
     if problems or not hashes:  # every problem at once
         raise ServeError(problems)
     if build is None:
@@ -265,7 +306,7 @@ def serve_real(
         build = build_live
     provider = _tracing(options)
     try:
-        serve_live(live, build, token_hashes=hashes, say=say, tracer_provider=provider)
+        serve_live(live, build, token_hashes=hashes, say=say, tracer_provider=provider, tls=tls)
     except (BuildError, OSError) as exc:
         raise ServeError([str(exc)]) from exc
     finally:

@@ -26,6 +26,7 @@ class Driver(StrEnum):
 
 
 REAL = "Real cluster (--kubeconfig or --in-cluster)"
+TLS = "HTTPS (required to listen off loopback)"
 
 
 def agent_serve(
@@ -72,6 +73,33 @@ def agent_serve(
     otlp_endpoint: Annotated[
         str | None,
         typer.Option(help="Send spans to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318)."),
+    ] = None,
+    tls_cert_file: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="DRIFTWAVE_AGENT_TLS_CERT_FILE",
+            help="Serve HTTPS with this PEM certificate chain (reloaded when the file changes).",
+            dir_okay=False,
+            rich_help_panel=TLS,
+        ),
+    ] = None,
+    tls_key_file: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="DRIFTWAVE_AGENT_TLS_KEY_FILE",
+            help="The certificate's PEM private key (reloaded with it).",
+            dir_okay=False,
+            rich_help_panel=TLS,
+        ),
+    ] = None,
+    client_ca_file: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="DRIFTWAVE_AGENT_CLIENT_CA_FILE",
+            help="Mutual TLS: require a client certificate signed by a CA of this PEM bundle.",
+            dir_okay=False,
+            rich_help_panel=TLS,
+        ),
     ] = None,
     kubeconfig: Annotated[
         Path | None,
@@ -168,8 +196,11 @@ def agent_serve(
     GET /healthz, GET /v1/status, POST /v1/plan, PUT and GET /v1/waves/ID,
     POST /v1/waves/ID/rollback; the OpenAPI schema is at /openapi.json.
     Every /v1 request needs "Authorization: Bearer TOKEN"; the agent
-    refuses to start without a token. A line per agent says where it
-    listens; Ctrl-C or SIGTERM stops. Exit code 1 on invalid options.
+    refuses to start without a token. Plain HTTP is served on loopback
+    only: to listen on another address (--host 0.0.0.0) give
+    --tls-cert-file and --tls-key-file (and --client-ca-file for mutual
+    TLS). A line per agent says where it listens; Ctrl-C or SIGTERM
+    stops. Exit code 1 on invalid options.
 
     Example: one agent, its status, then a wave to the newest release:
 
@@ -209,6 +240,9 @@ def agent_serve(
         interruption_queue=interruption_queue,
         lease_namespace=lease_namespace,
         cluster_ca_bundle=cluster_ca_bundle,
+        tls_cert_file=tls_cert_file,
+        tls_key_file=tls_key_file,
+        client_ca_file=client_ca_file,
     )
     live = (
         _live_options(
@@ -242,6 +276,9 @@ def agent_serve(
         otlp_endpoint=otlp_endpoint,
         token=settings.token,
         live=live,
+        tls_cert_file=settings.tls_cert_file,
+        tls_key_file=settings.tls_key_file,
+        client_ca_file=settings.client_ca_file,
     )
     try:
         serve(options, lambda line: print(line, flush=True))

@@ -82,6 +82,11 @@ class Cluster(Base):
     labels: Mapped[dict[str, str]] = mapped_column(json_type())
     agent_endpoint: Mapped[str] = mapped_column(String(2048))
     credentials_ref: Mapped[str | None] = mapped_column(String(2048))
+    ca_ref: Mapped[str | None] = mapped_column(String(2048))
+    """Where the CA bundle verifying the agent's certificate is (None: the system's CAs)."""
+    client_certificate_ref: Mapped[str | None] = mapped_column(String(2048))
+    client_key_ref: Mapped[str | None] = mapped_column(String(2048))
+    """Mutual TLS: where the fleet's client certificate and key for this agent are."""
     maintenance_windows: Mapped[list[dict[str, Any]]] = mapped_column(json_type())
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)

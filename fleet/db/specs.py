@@ -34,6 +34,11 @@ class ClusterSpec:
     ring: str
     agent_endpoint: str
     credentials_ref: str | None = None
+    ca_ref: str | None = None
+    """Where the CA bundle the agent's certificate is verified against is (``agent.caRef``)."""
+    client_certificate_ref: str | None = None
+    client_key_ref: str | None = None
+    """Mutual TLS: the fleet's client certificate and key for this agent."""
     labels: Mapping[str, str] = field(default_factory=dict)
     maintenance_windows: Sequence[Mapping[str, Any]] = ()
 
@@ -113,7 +118,8 @@ class ApplyResult:
 class ClusterChange:
     """One cluster's change in an apply: its row id and the fields that changed, before and
     after (``ring``, ``endpoint``, ``labels``, ``maintenanceWindows``, ``account``, ``region``,
-    ``credentialsRef``: only the fact it changed); ``before`` is None for a cluster added,
+    ``credentialsRef``, ``caRef``, ``clientCertificateRef``, ``clientKeyRef``; the credentials
+    and key references only the fact they changed); ``before`` is None for a cluster added,
     ``after`` None for one removed."""
 
     cluster_id: int
@@ -155,6 +161,9 @@ def _cluster(raw: Mapping[str, Any], path: str) -> ClusterSpec:
         ring=_get(raw, "ring", path),
         agent_endpoint=_get(agent, "endpoint", f"{path}.agent"),
         credentials_ref=_get(agent, "credentialsRef", f"{path}.agent", None),
+        ca_ref=_get(agent, "caRef", f"{path}.agent", None),
+        client_certificate_ref=_get(agent, "clientCertificateRef", f"{path}.agent", None),
+        client_key_ref=_get(agent, "clientKeyRef", f"{path}.agent", None),
         labels=dict(_get(raw, "labels", path, {}) or {}),
         maintenance_windows=[dict(w) for w in _get(raw, "maintenanceWindows", path, []) or []],
     )

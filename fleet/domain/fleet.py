@@ -3,7 +3,9 @@ plane rolls releases through.
 
 Defaults: ``freezes``, ``accounts`` and ``clusters`` are empty; a cluster's ``labels`` are empty
 and it has no maintenance windows (always open); a window's ``timeZone`` is ``UTC``. A
-cluster's agent token never appears in a manifest: ``credentialsRef`` only says where to read it.
+cluster's agent token never appears in a manifest: ``credentialsRef`` only says where to read it;
+an agent off loopback is reached over https, verified against ``caRef`` (default: the system's
+CAs), presenting ``clientCertificateRef`` / ``clientKeyRef`` when it asks for mutual TLS.
 ``notifications`` is empty (no webhook); a webhook with no ``events`` receives every event type,
 and a webhook's bearer token is never in the manifest either (``secretRef``).
 """
@@ -26,6 +28,7 @@ from fleet.domain.fields import (
     Timestamp,
     TimeZone,
     duration_of,
+    is_loopback_url,
     parse_time,
 )
 
@@ -96,12 +99,24 @@ class Account(KubeModel):
 
 
 class AgentRef(KubeModel):
-    """``clusters[].agent``: where the cluster's agent listens and where its token is kept."""
+    """``clusters[].agent``: where the cluster's agent listens, where its token is kept, and
+    how its TLS is verified.
+
+    Rules: an ``http://`` endpoint is refused unless its host is loopback (the token would
+    cross the network unencrypted); the TLS references need an ``https://`` endpoint; a client
+    certificate comes with its key."""
 
     endpoint: HttpUrl
     credentials_ref: str
     """``env:NAME`` (an environment variable of the control plane), ``file:PATH`` or
     ``secretsmanager:ARN``: a reference only, never the token itself."""
+    ca_ref: str | None = None
+    """Where the PEM bundle of the CA(s) that signed the agent's certificate is (same schemes);
+    the agent's certificate is verified against it alone. Default: the system's CAs."""
+    client_certificate_ref: str | None = None
+    """Mutual TLS: the fleet's client certificate chain, PEM, presented to this agent."""
+    client_key_ref: str | None = None
+    """Mutual TLS: that certificate's private key, PEM."""
 
     @field_validator("credentials_ref")
     @classmethod
@@ -113,6 +128,48 @@ class AgentRef(KubeModel):
                 "a manifest)"
             )
         return value
+
+    @field_validator("ca_ref", "client_certificate_ref", "client_key_ref")
+    @classmethod
+    def _pem_reference(cls, value: str | None) -> str | None:
+        if value is not None and not CREDENTIALS_REF.fullmatch(value):
+            raise ValueError(
+                "not a reference to a PEM document (rule: env:NAME, file:PATH or "
+                "secretsmanager:ARN of a Secrets Manager secret)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _tls(self) -> AgentRef:
+        plain = self.endpoint.lower().startswith("http://")
+        if plain and not is_loopback_url(self.endpoint):
+            raise rule_error(
+                f"{self.endpoint!r} is plain http to another machine: the agent's bearer token "
+                "would cross the network unencrypted (rule: https:// for an agent off loopback; "
+                "http:// only for 127.0.0.1, ::1 or localhost)",
+                "endpoint",
+            )
+        refs = {
+            "caRef": self.ca_ref,
+            "clientCertificateRef": self.client_certificate_ref,
+            "clientKeyRef": self.client_key_ref,
+        }
+        given = [name for name, ref in refs.items() if ref is not None]
+        if plain and given:
+            raise rule_error(
+                f"TLS settings for a plain http endpoint (rule: {given[0]} needs an https:// "
+                "endpoint)",
+                given[0],
+            )
+        if (self.client_certificate_ref is None) != (self.client_key_ref is None):
+            missing = "clientKeyRef" if self.client_key_ref is None else "clientCertificateRef"
+            other = "clientCertificateRef" if missing == "clientKeyRef" else "clientKeyRef"
+            raise rule_error(
+                f"{other} is set without {missing} (rule: a client certificate comes with its "
+                "key: give both or neither)",
+                missing,
+            )
+        return self
 
 
 class MaintenanceWindow(KubeModel):

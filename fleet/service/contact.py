@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from fleet.agenttls import AgentTLS
 from fleet.credentials import AccountAccess
 from fleet.gateway import AgentGateway, AgentTarget, GatewayError
 from fleet.service.context import FleetContext
@@ -208,6 +209,7 @@ class ContactProber:
                         c.agent_endpoint,
                         c.credentials_ref or "",
                         AccountAccess(c.account.role_arn, c.account.external_id),
+                        AgentTLS.of(c.ca_ref, c.client_certificate_ref, c.client_key_ref),
                     ),
                 )
                 for c in uow.clusters.by_ids(list(message.clusters))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fleet.agenttls import AgentTLS
 from fleet.credentials import AccountAccess
 from fleet.db.errors import InvalidInput, NotFound
 from fleet.db.specs import ApplyResult, fleet_spec_from_manifest
@@ -238,4 +239,5 @@ def agent_target(ctx: FleetContext, fleet: str, name: str) -> AgentTarget:
             cluster.agent_endpoint,
             cluster.credentials_ref or "",
             AccountAccess(cluster.account.role_arn, cluster.account.external_id),
+            AgentTLS.of(cluster.ca_ref, cluster.client_certificate_ref, cluster.client_key_ref),
         )

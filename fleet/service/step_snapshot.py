@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
+from fleet.agenttls import AgentTLS
 from fleet.credentials import AccountAccess
 from fleet.db.repositories.steps import StepContext
 from fleet.domain.machine import RollbackState, RolloutState, StepState
@@ -84,6 +85,7 @@ def _snapshot(c: StepContext, release: Release, info: ReleaseInfo) -> StepSnapsh
             c.endpoint,
             c.credentials_ref or "",
             AccountAccess(c.role_arn, c.external_id),
+            AgentTLS.of(c.ca_ref, c.client_certificate_ref, c.client_key_ref),
         ),
         request=request,
         last_contact=max(contacts) if contacts else None,

@@ -109,7 +109,7 @@ def fleet_manifest(
                     "agent": {
                         "endpoint": endpoint(cluster)
                         if endpoint
-                        else f"http://{cluster}.agents.invalid",
+                        else f"https://{cluster}.agents.invalid",
                         "credentialsRef": credentials(cluster)
                         if credentials
                         else f"env:TOKEN_{cluster.upper().replace('-', '_')}",

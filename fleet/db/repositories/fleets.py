@@ -76,6 +76,9 @@ def _cluster_values(spec: ClusterSpec, account: Account, region: Region) -> dict
         "labels": _plain(dict(spec.labels)),
         "agent_endpoint": spec.agent_endpoint,
         "credentials_ref": spec.credentials_ref,
+        "ca_ref": spec.ca_ref,
+        "client_certificate_ref": spec.client_certificate_ref,
+        "client_key_ref": spec.client_key_ref,
         "maintenance_windows": _plain([dict(w) for w in spec.maintenance_windows]),
     }
 
@@ -92,6 +95,9 @@ AUDITED = {
     "account_id": "account",
     "region_id": "region",
     "credentials_ref": "credentialsRef",
+    "ca_ref": "caRef",
+    "client_certificate_ref": "clientCertificateRef",
+    "client_key_ref": "clientKeyRef",
 }
 """The cluster columns an apply audits, by their name in the manifest."""
 
@@ -99,7 +105,7 @@ AUDITED = {
 def _shown(column: str, value: Any, names: dict[tuple[str, Any], str]) -> Any:
     """A column's value as the audit shows it: account and region by name, the credentials
     reference never (only that it changed)."""
-    if column == "credentials_ref":
+    if column in ("credentials_ref", "client_key_ref"):
         return "(set)" if value else None
     if column in ("account_id", "region_id"):
         return names.get((column, value), value)

@@ -68,6 +68,9 @@ class StepContext:
     cluster: str
     endpoint: str
     credentials_ref: str | None
+    ca_ref: str | None
+    client_certificate_ref: str | None
+    client_key_ref: str | None
     role_arn: str
     external_id: str | None
 
@@ -95,6 +98,9 @@ _CONTEXT_COLUMNS = (
     Cluster.name,
     Cluster.agent_endpoint,
     Cluster.credentials_ref,
+    Cluster.ca_ref,
+    Cluster.client_certificate_ref,
+    Cluster.client_key_ref,
     Account.role_arn,
     Account.external_id,
 )

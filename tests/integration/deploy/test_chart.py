@@ -1,8 +1,10 @@
 """The agent's Helm chart through the real helm: ``helm lint --strict`` passes for the default
 values and each interesting set; ``helm template`` renders objects valid against the Kubernetes
-1.31 OpenAPI schemas (kubernetes-validate), RBAC that follows the driver, the hardened
-Deployment, container arguments the real CLI accepts, and the NetworkPolicy and
-PodDisruptionBudget switches; the values schema makes helm refuse bad values, naming the field.
+1.31 OpenAPI schemas (kubernetes-validate; cert-manager's Certificate, not a Kubernetes kind, is
+checked field by field), RBAC that follows the driver, the hardened Deployment serving HTTPS from
+its TLS Secret (mutual TLS and cert-manager as values), container arguments the real CLI
+accepts, and the NetworkPolicy and PodDisruptionBudget switches; the values schema makes helm
+refuse bad values, naming the field.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import kubernetes_validate
 import pytest
 
 from tests.support.helm import CHART, Helm, HelmError
+from tests.support.tlsca import TestCA
 
 VALUES: dict[str, Any] = {"clusterName": "prod-1", "region": "us-east-1"}
 ROLE = "arn:aws:iam::111122223333:role/driftwave-agent"
@@ -29,8 +32,13 @@ VALUE_SETS: list[dict[str, Any]] = [
      "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": ROLE}}},
     {"serviceAccount": {"name": "agent-sa"}, "replicas": 3, "image": {"tag": "1.2.3"},
      "podDisruptionBudget": {"maxUnavailable": "50%"}, "service": {"type": "NodePort"}},
+    {"tls": {"secretName": "agent-serving", "clientCA": {"secretName": "fleet-client-ca"},
+             "certManager": {"enabled": True, "issuerRef": {"name": "internal-ca"},
+                             "dnsNames": ["agent.prod-1.example.internal"],
+                             "annotations": {"example.com/owner": "platform"}}}},
 ]  # fmt: skip
-SET_IDS = ["defaults", "karpenter", "switched-off", "irsa-queue-cidrs", "renamed"]
+SET_IDS = ["defaults", "karpenter", "switched-off", "irsa-queue-cidrs", "renamed", "mtls-cm"]
+CERT_MANAGER = VALUE_SETS[-1]
 
 
 def objects(helm: Helm, values: dict[str, Any] | None = None, **kw: Any) -> list[dict[str, Any]]:
@@ -61,6 +69,8 @@ def test_every_object_is_valid_kubernetes(helm: Helm, values: dict[str, Any]) ->
                 "Service", "ServiceAccount"}  # fmt: skip
     assert expected <= set(kinds)
     for doc in docs:
+        if doc["kind"] == "Certificate":  # cert-manager's kind: test_cert_manager_certificate
+            continue
         kubernetes_validate.validate(doc, "1.31", strict=True)
         if doc["kind"] not in ("ClusterRole", "ClusterRoleBinding"):
             assert doc["metadata"]["namespace"] == "driftwave", doc["kind"]
@@ -149,13 +159,65 @@ def test_the_deployment(helm: Helm) -> None:
                                "items": [{"key": "token", "path": "token"}]}  # fmt: skip
 
 
-def test_the_container_arguments_are_the_real_commands(helm: Helm) -> None:
-    docs = objects(helm, {"interruptionQueue": QUEUE})
+def test_the_agent_serves_https_from_its_tls_secret(helm: Helm) -> None:
+    pod = by_kind(objects(helm), "Deployment")[0]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    args = container["args"]
+    assert args[args.index("--tls-cert-file") + 1] == "/var/run/driftwave/tls/tls.crt"
+    assert args[args.index("--tls-key-file") + 1] == "/var/run/driftwave/tls/tls.key"
+    assert "--client-ca-file" not in args
+    assert args[args.index("--host") + 1] == "0.0.0.0"
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert container[probe]["httpGet"]["scheme"] == "HTTPS"
+    tls = next(v for v in pod["volumes"] if v["name"] == "tls")
+    assert tls["secret"]["secretName"] == "driftwave-agent-tls"
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "tls")
+    assert mount["mountPath"] == "/var/run/driftwave/tls"
+    assert "subPath" not in mount, "a subPath mount is never updated: no rotation"
+    service = by_kind(objects(helm), "Service")[0]
+    assert service["spec"]["ports"][0]["targetPort"] == "https"
+    assert not by_kind(objects(helm), "Certificate")
+
+    docs = objects(helm, CERT_MANAGER)
+    pod = by_kind(docs, "Deployment")[0]["spec"]["template"]["spec"]
+    args = pod["containers"][0]["args"]
+    assert args[args.index("--client-ca-file") + 1] == "/var/run/driftwave/client-ca/ca.crt"
+    volumes = {v["name"]: v.get("secret") for v in pod["volumes"]}
+    assert volumes["tls"]["secretName"] == "agent-serving"
+    assert volumes["client-ca"] == {"secretName": "fleet-client-ca",
+                                    "items": [{"key": "ca.crt", "path": "ca.crt"}]}  # fmt: skip
+
+
+def test_cert_manager_certificate(helm: Helm) -> None:
+    (certificate,) = by_kind(objects(helm, CERT_MANAGER), "Certificate")
+    assert certificate["apiVersion"] == "cert-manager.io/v1"
+    assert certificate["metadata"]["annotations"] == {"example.com/owner": "platform"}
+    spec = certificate["spec"]
+    assert spec["secretName"] == "agent-serving"
+    assert spec["issuerRef"] == {"name": "internal-ca", "kind": "ClusterIssuer",
+                                 "group": "cert-manager.io"}  # fmt: skip
+    assert spec["dnsNames"] == ["driftwave-agent", "driftwave-agent.driftwave",
+                                "driftwave-agent.driftwave.svc",
+                                "agent.prod-1.example.internal"]  # fmt: skip
+    assert spec["usages"] == ["server auth"]
+    assert spec["privateKey"]["rotationPolicy"] == "Always"
+    no_issuer = {"tls": {"certManager": {"enabled": True}}}
+    with pytest.raises(HelmError, match=r"tls\.certManager\.issuerRef\.name is required"):
+        objects(helm, no_issuer)
+
+
+def test_the_container_arguments_are_the_real_commands(helm: Helm, tmp_path: Path) -> None:
+    docs = objects(helm, {**CERT_MANAGER, "interruptionQueue": QUEUE})
     container = by_kind(docs, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
     args = [str(a) for a in container["args"]]
     assert args[args.index("--interruption-queue") + 1] == QUEUE
     token = Path(args[args.index("--token-file") + 1])
     args[args.index("--token-file") + 1] = __file__  # a readable file in place of the Secret
+    ca = TestCA(tmp_path)  # and real TLS files in place of the mounted ones
+    served = ca.issue("agent")
+    for option, path in (("--tls-cert-file", served.cert), ("--tls-key-file", served.key),
+                         ("--client-ca-file", ca.ca_file)):  # fmt: skip
+        args[args.index(option) + 1] = str(path)
     done = subprocess.run(
         [sys.executable, "-m", "driftwave", *args],
         capture_output=True, text=True, timeout=60, check=False,
@@ -195,6 +257,9 @@ def test_networkpolicy_and_pdb_can_be_turned_off(helm: Helm) -> None:
         ({"networkPolicy": {"enabeld": False}}, "enabeld"),
         ({"token": {"secretName": ""}}, "secretName"),
         ({"interruptionQueue": "sqs://queue"}, "interruptionQueue"),
+        ({"tls": {"secretName": "Agent TLS"}}, "secretName"),
+        ({"tls": {"clientCa": {"secretName": "ca"}}}, "clientCa"),
+        ({"tls": {"certManager": {"duration": "90 days"}}}, "duration"),
         ({"driver": "karpenter", "interruptionQueue": QUEUE}, "interruptionQueue"),
         ({"image": {"pullPolicy": "Sometimes"}}, "pullPolicy"),
         ({"resources": {"requests": {"cpu": "lots"}}}, "cpu"),

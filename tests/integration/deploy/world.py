@@ -31,6 +31,7 @@ from common.kubemodel import KubeModel
 from tests.support.controlplane import ControlPlane
 from tests.support.helm import Helm, HelmError
 from tests.support.kubeobjects import create, eventually, node, pod, resource_for
+from tests.support.tlsca import TestCA
 from tests.support.tokens import service_account_kubeconfig
 
 SERVICE_ACCOUNT = "driftwave-agent"
@@ -81,6 +82,19 @@ def kwok_node(name: str) -> dict[str, Any]:
     return manifest
 
 
+def tls_secret(folder: Path) -> dict[str, object]:
+    """The agent's serving certificate as the chart's default ``tls.secretName`` (a
+    ``kubernetes.io/tls`` Secret) from a throwaway CA."""
+    served = TestCA(folder, "agent-ca").issue("agent-serving", hosts=("driftwave-agent",))
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/tls",
+        "metadata": {"name": "driftwave-agent-tls"},
+        "stringData": {"tls.crt": served.cert.read_text(), "tls.key": served.key.read_text()},
+    }
+
+
 @contextlib.contextmanager
 def installed(
     plane: ControlPlane, helm: Helm, folder: Path, name: str, driver: str, *, skip_crds: bool
@@ -100,6 +114,7 @@ def installed(
     try:
         admin.request("POST", "/api/v1/namespaces", body=namespace)
         admin.request("POST", f"/api/v1/namespaces/{name}/secrets", body=secret)
+        admin.request("POST", f"/api/v1/namespaces/{name}/secrets", body=tls_secret(folder))
         admin.request("POST", "/api/v1/nodes", body=kwok_node(node_name))
         before = crd_versions(admin)
         try:

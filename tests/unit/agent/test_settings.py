@@ -18,6 +18,9 @@ ALL = (
     "AWS_PROFILE",
     "DRIFTWAVE_INTERRUPTION_QUEUE",
     "CLUSTER_CA_BUNDLE",
+    "DRIFTWAVE_AGENT_TLS_CERT_FILE",
+    "DRIFTWAVE_AGENT_TLS_KEY_FILE",
+    "DRIFTWAVE_AGENT_CLIENT_CA_FILE",
 )
 
 
@@ -39,6 +42,11 @@ def test_the_defaults_without_an_environment() -> None:
     assert settings.cluster_name is None
     assert settings.region is None
     assert settings.cluster_ca_bundle is None
+    assert (settings.tls_cert_file, settings.tls_key_file, settings.client_ca_file) == (
+        None,
+        None,
+        None,
+    )
 
 
 def test_the_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,6 +58,9 @@ def test_the_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_PROFILE", "ops")
     monkeypatch.setenv("DRIFTWAVE_INTERRUPTION_QUEUE", "prod-1-interruptions")
     monkeypatch.setenv("CLUSTER_CA_BUNDLE", "Q0E=")
+    monkeypatch.setenv("DRIFTWAVE_AGENT_TLS_CERT_FILE", "/var/run/driftwave/tls/tls.crt")
+    monkeypatch.setenv("DRIFTWAVE_AGENT_TLS_KEY_FILE", "/var/run/driftwave/tls/tls.key")
+    monkeypatch.setenv("DRIFTWAVE_AGENT_CLIENT_CA_FILE", "/var/run/driftwave/client-ca/ca.crt")
     settings = load_agent_settings()
     assert (settings.token, settings.pod_name, settings.lease_namespace) == (
         "s3cret",
@@ -63,6 +74,9 @@ def test_the_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     assert settings.interruption_queue == "prod-1-interruptions"
     assert settings.cluster_ca_bundle == "Q0E="
+    assert str(settings.tls_cert_file) == "/var/run/driftwave/tls/tls.crt"
+    assert str(settings.tls_key_file) == "/var/run/driftwave/tls/tls.key"
+    assert str(settings.client_ca_file) == "/var/run/driftwave/client-ca/ca.crt"
 
 
 def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,10 +1,16 @@
 """docker-compose.yml and its files hold together (no Docker engine here to run them): every
 driftwave command and option it uses exists, every DRIFTWAVE_ variable is one the code reads,
-the mounted files exist and are valid, and the agents' token hash matches the workers' token."""
+the mounted files exist and are valid, the agents' token hash matches the workers' token, and
+the agents serve HTTPS with the certificate the certs service makes (run here), which the
+fleet's caRef verifies for the host name ``agents``."""
 
 from __future__ import annotations
 
 import re
+import socket
+import ssl
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +19,19 @@ import yaml
 from typer.testing import CliRunner
 
 from agent.server.runner import load_configs
+from agent.server.tls import TLSFiles
 from common.auth import hash_token
 from common.documents import read_documents
 from driftwave.cli import app
 from fleet.domain.manifests import load_fleet, load_release
+from tests.support.tlsagent import tls_agent
 
 ROOT = Path(__file__).resolve().parents[3]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES: dict[str, Any] = COMPOSE["services"]
-DRIFTWAVE = {n: s for n, s in SERVICES.items() if s.get("image") == "driftwave:dev"}
+DRIFTWAVE = {
+    n: s for n, s in SERVICES.items() if s.get("image") == "driftwave:dev" and "entrypoint" not in s
+}
 
 
 def test_the_distributed_mode_has_every_part() -> None:
@@ -58,7 +68,8 @@ def test_every_driftwave_variable_is_read_by_the_code() -> None:
 def test_mounted_files_exist_and_are_valid() -> None:
     for service in SERVICES.values():
         for volume in service.get("volumes", []):
-            assert (ROOT / volume.split(":")[0]).exists(), volume
+            source = volume.split(":")[0]
+        assert source in COMPOSE["volumes"] or (ROOT / source).exists(), volume
     folder = ROOT / "deploy" / "compose"
     fleet = load_fleet(folder / "fleet.yaml")
     release = load_release(folder / "release.yaml")
@@ -68,7 +79,40 @@ def test_mounted_files_exist_and_are_valid() -> None:
     assert {a.token_hash for a in agents} == {hash_token(token)}
     ports = {a.name: a.port for a in agents}
     for cluster in fleet.spec.clusters:
-        assert cluster.agent.endpoint == f"http://agents:{ports[cluster.name]}"
+        assert cluster.agent.endpoint == f"https://agents:{ports[cluster.name]}"
+        assert cluster.agent.ca_ref == "file:/var/lib/driftwave-tls/ca.crt"
     collector = read_documents(folder / "otel-collector.yaml")[0].data
     for exporter in collector["service"]["pipelines"]["traces"]["exporters"]:
         assert exporter in collector["exporters"]
+
+
+def test_the_agents_serve_https_with_the_certificate_the_certs_service_makes(
+    tmp_path: Path,
+) -> None:
+    certs = SERVICES["certs"]
+    assert certs["entrypoint"][1] == "/etc/driftwave/make-certs.py"
+    folder = tmp_path / "driftwave-tls"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "deploy" / "compose" / "make-certs.py"), str(folder)],
+        check=True, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.stdout == ""
+    made = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert set(made) == {"ca.crt", "agents.crt", "agents.key"}
+    subprocess.run(
+        [sys.executable, str(ROOT / "deploy" / "compose" / "make-certs.py"), str(folder)],
+        check=True, timeout=60,
+    )  # fmt: skip
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == made, "made once"
+    command = SERVICES["agents"]["command"]
+    mounted = Path("/var/lib/driftwave-tls")
+    assert command[command.index("--tls-cert-file") + 1] == str(mounted / "agents.crt")
+    assert command[command.index("--tls-key-file") + 1] == str(mounted / "agents.key")
+    files = TLSFiles(folder / "agents.crt", folder / "agents.key")
+    with tls_agent(files) as (agent, _):
+        context = ssl.create_default_context(cafile=folder / "ca.crt")
+        with (
+            socket.create_connection(("127.0.0.1", agent.port), timeout=10) as raw,
+            context.wrap_socket(raw, server_hostname="agents") as tls,
+        ):
+            assert tls.version() in ("TLSv1.2", "TLSv1.3")

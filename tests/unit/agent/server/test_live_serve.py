@@ -1,8 +1,10 @@
 """``serve_live``: the live agent served over HTTP (a real uvicorn server on loopback), built by a
-builder of our own over the fakes of tests/support/livesim.py; and the live options' checks."""
+builder of our own over the fakes of tests/support/livesim.py, and over HTTPS with mutual TLS;
+plain HTTP off loopback refused before the agent is built; and the live options' checks."""
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,8 +15,11 @@ import pytest
 from agent.live.options import LiveOptions, check_live_options
 from agent.live.runtime import LiveAgent
 from agent.server.live import serve_live
+from agent.server.serve import ServeError, ServeOptions, serve_real
+from agent.server.tls import ReloadingTLS, TLSFiles, listen_problem
 from common.auth import hash_token
 from tests.support.livesim import Harness
+from tests.support.tlsca import TestCA
 
 
 class Parts:
@@ -122,3 +127,54 @@ def test_live_options_name_each_problem(tmp_path: Path) -> None:
     (bundle,) = check_live_options(LiveOptions(cluster_name="a", cluster_ca_bundle="x y"))
     assert bundle.startswith("--cluster-ca-bundle: is not base64")
     assert check_live_options(LiveOptions(cluster_name="a", cluster_ca_bundle="Q0E=")) == []
+
+
+def test_a_live_agent_off_loopback_without_tls_is_refused_before_it_is_built() -> None:
+    built: list[LiveOptions] = []
+
+    def build(options: LiveOptions) -> Parts:
+        built.append(options)
+        raise AssertionError("not built")
+
+    live = LiveOptions(cluster_name="prod-1", host="0.0.0.0", port=0)
+    with pytest.raises(ServeError) as refused:
+        serve_real(ServeOptions(token="s3cret", live=live), live, lambda _: None, build=build)
+    assert refused.value.problems == [listen_problem("0.0.0.0", None)]
+    assert built == []
+
+
+def test_a_live_agent_serves_https_and_requires_client_certificates(tmp_path: Path) -> None:
+    ca = TestCA(tmp_path)
+    served, client = ca.issue("agent"), ca.issue("fleet", client=True)
+    harness = Harness()
+    parts = Parts(harness)
+    parts.lead.set()
+    lines: list[str] = []
+    stop = threading.Event()
+    tls = ReloadingTLS(TLSFiles(served.cert, served.key, ca.ca_file))
+    thread = threading.Thread(
+        target=serve_live,
+        args=(LiveOptions(cluster_name="prod-1", port=0, tick=0.01), lambda _: parts),
+        kwargs={"token_hashes": {hash_token("s3cret")}, "say": lines.append, "stop": stop,
+                "tls": tls},
+    )  # fmt: skip
+    thread.start()
+    try:
+        for _ in range(500):
+            if lines:
+                break
+            threading.Event().wait(0.01)
+        url = lines[0].split(" listening on ")[1].split(" ")[0]
+        assert url.startswith("https://127.0.0.1:")
+        auth = {"Authorization": "Bearer s3cret"}
+        context = ssl.create_default_context(cafile=ca.ca_file)
+        with httpx.Client(verify=context, timeout=10) as anonymous:
+            assert anonymous.get(f"{url}/healthz").status_code == 200
+            refused = anonymous.get(f"{url}/v1/status", headers=auth)
+            assert refused.json()["error"]["code"] == "client_certificate_required"
+        context.load_cert_chain(client.cert, client.key)
+        with httpx.Client(verify=context, timeout=10) as fleet:
+            assert fleet.get(f"{url}/v1/status", headers=auth).status_code == 200
+    finally:
+        stop.set()
+        thread.join(10)

@@ -143,7 +143,7 @@ def client(url: str, headers: dict[str, str] | None = None) -> Iterator[httpx.Cl
 
 
 def fleet_doc(rings: dict[str, list[str]] | None = None, name: str = "demo") -> dict[str, Any]:
-    """A valid Fleet manifest (agents on plain http, which draws a warning per cluster)."""
+    """A valid Fleet manifest (agents reached over https, nothing served there)."""
     return fleet_manifest(rings or RINGS, name=name)
 
 

@@ -36,10 +36,7 @@ def test_a_fleet_is_created_then_reapplied_as_yaml_and_changes_are_reported(
         False,
     )
     assert first.accounts_added == ["main"]
-    assert [w.path for w in first.warnings] == [
-        f"spec.clusters[{i}].agent.endpoint" for i in range(3)
-    ]
-    assert "plain http" in first.warnings[0].message
+    assert first.warnings == []
 
     again = api.put("/v1/fleets/demo", content=yaml.safe_dump(fleet_doc()), headers=YAML)
     assert again.status_code == 200
@@ -76,7 +73,7 @@ def test_fleets_and_their_clusters_are_listed(api: httpx.Client) -> None:
     assert (first.account, first.region, first.endpoint) == (
         "main",
         "us-east-1",
-        "http://can-1.agents.invalid",
+        "https://can-1.agents.invalid",
     )
     assert first.last_seen is None
 
@@ -118,6 +115,20 @@ def test_an_invalid_fleet_names_each_field_and_stores_nothing(
         "spec.surprise",
     }
     assert "3 rule(s)" in response.json()["error"]["message"]
+    assert fleet_names(fleet.ctx) == []
+
+
+def test_plain_http_to_an_agent_off_loopback_is_refused_naming_the_field_and_the_rule(
+    api: httpx.Client, fleet: Traced
+) -> None:
+    doc = fleet_doc()
+    doc["spec"]["clusters"][1]["agent"]["endpoint"] = "http://prod-1.agents.example:9443"
+    response = api.put("/v1/fleets/demo", json=doc)
+    assert response.status_code == 422
+    code, fields = error_of(response)
+    assert code == "invalid_manifest"
+    assert [path for path, _ in fields] == ["spec.clusters[1].agent.endpoint"]
+    assert "rule: https:// for an agent off loopback" in fields[0][1]
     assert fleet_names(fleet.ctx) == []
 
 

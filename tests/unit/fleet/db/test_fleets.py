@@ -247,3 +247,30 @@ def test_the_example_fleet_manifest_applies(engine: Engine) -> None:
     assert {c.agent_endpoint for c in clusters} == {
         str(c.agent.endpoint) for c in fleet.spec.clusters
     }
+
+
+def test_the_agents_tls_references_are_stored_and_their_changes_audited(engine: Engine) -> None:
+    tls = {
+        "ca_ref": "file:/etc/driftwave/agent-ca/ca.crt",
+        "client_certificate_ref": "file:/etc/driftwave/client/tls.crt",
+        "client_key_ref": "file:/etc/driftwave/client/tls.key",
+    }
+    with UnitOfWork(engine, write=True) as uow:
+        uow.fleets.apply(fleet_spec(cluster("pay-1", **tls)), NOW)
+        uow.commit()
+    rotated = {**tls, "ca_ref": "file:/etc/driftwave/agent-ca/next.crt",
+               "client_key_ref": "env:FLEET_CLIENT_KEY"}  # fmt: skip
+    with UnitOfWork(engine, write=True) as uow:
+        result = uow.fleets.apply(fleet_spec(cluster("pay-1", **rotated)), NOW)
+        uow.commit()
+    assert result.changed == ("pay-1",)
+    change = result.clusters["pay-1"]
+    assert change.before == {"caRef": tls["ca_ref"], "clientKeyRef": "(set)"}
+    assert change.after == {"caRef": rotated["ca_ref"], "clientKeyRef": "(set)"}
+    with UnitOfWork(engine) as uow:
+        (stored,) = uow.clusters.list("payments")
+        assert (stored.ca_ref, stored.client_certificate_ref, stored.client_key_ref) == (
+            rotated["ca_ref"],
+            rotated["client_certificate_ref"],
+            rotated["client_key_ref"],
+        )

@@ -69,6 +69,30 @@ def test_a_fleet_may_have_no_clusters_yet() -> None:
             "port",
         ),
         (
+            "spec.clusters[0].agent.endpoint",
+            "http://agent.example:9443",
+            "spec.clusters[0].agent.endpoint",
+            "rule: https:// for an agent off loopback",
+        ),
+        (
+            "spec.clusters[0].agent",
+            {"endpoint": "http://127.0.0.1:9101", "credentialsRef": "env:T", "caRef": "file:ca"},
+            "spec.clusters[0].agent.caRef",
+            "caRef needs an https:// endpoint",
+        ),
+        (
+            "spec.clusters[0].agent",
+            {"endpoint": "https://a:9443", "credentialsRef": "env:T", "clientKeyRef": "file:k"},
+            "spec.clusters[0].agent.clientCertificateRef",
+            "give both or neither",
+        ),
+        (
+            "spec.clusters[0].agent.caRef",
+            "s3://bucket/ca.pem",
+            "spec.clusters[0].agent.caRef",
+            "env:NAME, file:PATH or secretsmanager:ARN",
+        ),
+        (
             "spec.clusters[0].agent.credentialsRef",
             "env:1BAD",
             "spec.clusters[0].agent.credentialsRef",
@@ -171,3 +195,26 @@ def test_freeze_times_parse_with_offsets() -> None:
     freeze = accepted(Fleet, data).spec.freezes[0]
     assert freeze.start_time().utcoffset() is not None
     assert (freeze.end_time() - freeze.start_time()).total_seconds() == 25 * 3600
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        {"endpoint": "http://127.0.0.1:9101", "credentialsRef": "env:T"},
+        {"endpoint": "http://[::1]:9101", "credentialsRef": "env:T"},
+        {"endpoint": "http://localhost:9101", "credentialsRef": "env:T"},
+        {
+            "endpoint": "https://agent.prod-1.example.internal:9443",
+            "credentialsRef": "env:T",
+            "caRef": "file:/etc/driftwave/agent-ca/prod-1.crt",
+            "clientCertificateRef": "file:/etc/driftwave/client/tls.crt",
+            "clientKeyRef": "secretsmanager:arn:aws:secretsmanager:us-east-1:123456789012:"
+            "secret:fleet-client-key",
+        },
+    ],
+)
+def test_loopback_http_and_https_with_tls_references_are_accepted(agent: dict[str, Any]) -> None:
+    parsed = accepted(Fleet, with_field(fleet(), "spec.clusters[0].agent", agent))
+    ref = parsed.spec.clusters[0].agent
+    assert ref.ca_ref == agent.get("caRef")
+    assert ref.client_key_ref == agent.get("clientKeyRef")

@@ -64,13 +64,11 @@ def test_latest_alias_warns() -> None:
     assert "does not pin" in found["spec.target.amiSelectorTerms[0].alias"]
 
 
-def test_fleet_ring_without_clusters_and_plain_http_agent_warn() -> None:
+def test_fleet_ring_without_clusters_warns() -> None:
     data = with_field(fleet(), "spec.rings", ["canary", "dev", "prod"])
-    data = with_field(data, "spec.clusters[0].agent.endpoint", "http://agent.example:9443")
     found = warnings(Fleet, data)
-    assert set(found) == {"spec.rings[1]", "spec.clusters[0].agent.endpoint"}
+    assert set(found) == {"spec.rings[1]"}
     assert "every release skips it" in found["spec.rings[1]"]
-    assert "unencrypted" in found["spec.clusters[0].agent.endpoint"]
 
 
 @pytest.mark.parametrize(
