@@ -1,5 +1,7 @@
-"""The audit log: append a record, list records (newest last). Never updated nor deleted: the
-repository has no such method and the database's triggers refuse both."""
+"""The audit log: append a record, list records (newest last), walk the hash chain. Never
+updated nor deleted: the repository has no such method, the database's triggers refuse both and
+on PostgreSQL the application's role lacks the privileges. Each append links the new rows into
+the chain (:mod:`fleet.db.chain`), taking the chain's lock for the rest of the transaction."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import and_, insert, or_, select
 
+from fleet.db import chain
 from fleet.db.errors import InvalidInput
 from fleet.db.models import AuditEntry
 from fleet.db.repositories.base import Repository, aware
@@ -43,19 +46,24 @@ class AuditRepository(Repository):
         for field, value in (("actor", actor), ("action", action), ("object_type", object_type)):
             if not value:
                 raise InvalidInput(doing, field, "must not be empty")
-        entry = AuditEntry(
-            at=at,
-            actor=actor,
-            action=action,
-            object_type=object_type,
-            object_id=object_id,
-            rollout_id=rollout_id,
-            before=None if before is None else dict(before),
-            after=None if after is None else dict(after),
-            trace_id=trace_id,
-            span_id=span_id,
-            reason=reason,
+        (row,) = self._link(
+            [
+                {
+                    "at": at,
+                    "actor": actor,
+                    "action": action,
+                    "object_type": object_type,
+                    "object_id": object_id,
+                    "rollout_id": rollout_id,
+                    "before": None if before is None else dict(before),
+                    "after": None if after is None else dict(after),
+                    "trace_id": trace_id,
+                    "span_id": span_id,
+                    "reason": reason,
+                }
+            ]
         )
+        entry = AuditEntry(**row)
         self._session.add(entry)
         self._session.flush()
         return entry
@@ -80,9 +88,22 @@ class AuditRepository(Repository):
             for record in records
         ]
         # a plain INSERT (one statement for them all), not entities the session would track
-        self._session.flush()
+        linked = self._link(rows)
         table: Any = AuditEntry.__table__
-        self._session.connection().execute(insert(table), rows)
+        self._session.connection().execute(insert(table), linked)
+
+    def _link(self, rows: builtins.list[dict[str, Any]]) -> builtins.list[dict[str, Any]]:
+        """``rows`` linked after the chain's tail, holding the chain's lock from now on."""
+        self._session.flush()  # this transaction's own pending rows are part of the tail
+        connection = self._session.connection()
+        chain.lock_tail(connection)
+        return chain.chained(rows, chain.tail(connection))
+
+    @boundary("reading the audit chain")
+    def chain(self, *, after_seq: int = 0, limit: int = 1000) -> builtins.list[AuditEntry]:
+        """Up to ``limit`` rows in chain order after position ``after_seq``."""
+        statement = select(AuditEntry).where(AuditEntry.seq > after_seq)
+        return builtins.list(self._session.scalars(statement.order_by(AuditEntry.seq).limit(limit)))
 
     @boundary("listing audit records")
     def list(
