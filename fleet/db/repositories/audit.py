@@ -71,6 +71,8 @@ class AuditRepository(Repository):
     @boundary("appending audit records")
     def append_many(self, records: list[dict[str, Any]]) -> None:
         """Append ``records`` (each with :meth:`append`'s keyword arguments) in one statement."""
+        if not records:
+            return
         for record in records:
             aware(record["at"], "at", f"appending audit record {record.get('action')}")
             if not record.get("actor") or not record.get("action"):

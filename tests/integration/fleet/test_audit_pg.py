@@ -1,0 +1,152 @@
+"""The audit nobody can rewrite, on a real PostgreSQL (each test in a schema of its own):
+
+- the application's role (a login role in ``driftwave_app``, as a platform team sets it up)
+  inserts and reads audit rows, and is refused UPDATE, DELETE and TRUNCATE by privilege;
+- a superuser's hand edit past the triggers (``session_replication_role = replica``) and a row
+  deleted mid-stream are named by ``audit verify``;
+- processes and threads appending at once leave one unbroken chain;
+- the migration chains the rows written before it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import psycopg
+import pytest
+from sqlalchemy import Engine, text
+from sqlalchemy.engine import make_url
+
+from fleet.db import UnitOfWork, make_engine, migrate
+from fleet.db.grants import APP_ROLE
+from fleet.service.audit_chain import verify_audit
+from fleet.service.context import FleetContext
+from tests.unit.fleet.db.test_audit_chain import check_backfill, check_tampering
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def migrated(database_url: str, schema: str) -> Iterator[Engine]:
+    """An engine (as the superuser) on this test's schema, migrated to head."""
+    engine = make_engine(database_url, schema=schema)
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+def superuser_tamper(engine: Engine, statement: str) -> None:
+    """Run ``statement`` as the superuser with triggers off for the session."""
+    with engine.begin() as connection:
+        connection.execute(text("SET LOCAL session_replication_role = replica"))
+        connection.execute(text(statement))
+
+
+def _append(url: str, schema: str, writer: str, count: int) -> None:
+    """``count`` audit rows from one writer, one unit of work each (run in a process)."""
+    engine = make_engine(url, schema=schema)
+    try:
+        for i in range(count):
+            with UnitOfWork(engine, write=True) as uow:
+                uow.audit.append(
+                    at=datetime.now(UTC),
+                    actor=writer,
+                    action="step.verified",
+                    object_type="cluster",
+                    object_id=f"demo/{writer}-{i}",
+                )
+                uow.commit()
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.usefixtures("migrated")
+def test_the_application_role_inserts_and_reads_but_cannot_change_audit_rows(
+    database_url: str, schema: str
+) -> None:
+    login = f"dw_app_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{login}" LOGIN IN ROLE {APP_ROLE}')
+    url = make_url(database_url).set(username=login, password=None)
+    app = make_engine(url, schema=schema, lock_timeout=5.0)
+    try:
+        with UnitOfWork(app, write=True) as uow:  # INSERT works, through the chain's lock
+            uow.audit.append(
+                at=datetime.now(UTC), actor="ada", action="a", object_type="t", object_id="x"
+            )
+            uow.commit()
+        with UnitOfWork(app) as uow:
+            assert [row.actor for row in uow.audit.list()] == ["ada"]
+        for statement in (
+            "UPDATE audit_log SET actor = 'mallory'",
+            "DELETE FROM audit_log",
+            "TRUNCATE audit_log",
+        ):
+            with (
+                app.connect() as connection,
+                pytest.raises(Exception, match="permission denied for table audit_log"),
+            ):
+                connection.execute(text(statement))
+        with app.begin() as connection:  # other tables: the application writes them
+            connection.execute(text("UPDATE scheduler_leases SET holder = holder"))
+        with (
+            app.connect() as connection,
+            pytest.raises(Exception, match="permission denied for table alembic_version"),
+        ):
+            connection.execute(text("UPDATE alembic_version SET version_num = 'x'"))
+        assert verify_audit(FleetContext(app)).rows == 1
+    finally:
+        app.dispose()
+        with psycopg.connect(database_url, autocommit=True) as admin:
+            admin.execute(f'DROP ROLE "{login}"')
+
+
+def test_verify_names_a_hand_edit_and_a_deleted_row(migrated: Engine) -> None:
+    check_tampering(migrated, superuser_tamper)
+
+
+def test_concurrent_appends_from_processes_and_threads_leave_one_chain(
+    database_url: str, schema: str, migrated: Engine
+) -> None:
+    per_writer = 15
+    spawn = multiprocessing.get_context("spawn")
+    processes = [
+        spawn.Process(target=_append, args=(database_url, schema, f"p{n}", per_writer))
+        for n in range(3)
+    ]
+    failures: list[BaseException] = []
+
+    def in_thread(writer: str) -> None:
+        try:
+            _append(database_url, schema, writer, per_writer)
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=in_thread, args=(f"t{n}",)) for n in range(3)]
+    for worker in [*processes, *threads]:
+        worker.start()
+    for process in processes:
+        process.join(timeout=180)
+        assert process.exitcode == 0
+    for thread in threads:
+        thread.join(timeout=180)
+        assert not thread.is_alive()
+    assert failures == []
+    report = verify_audit(FleetContext(migrated))
+    assert report.broken is None
+    assert (report.ok, report.rows, report.last_seq) == (True, 6 * per_writer, 6 * per_writer)
+    with UnitOfWork(migrated) as uow:
+        actors = {row.actor for row in uow.audit.chain(limit=1000)}
+    assert actors == {"p0", "p1", "p2", "t0", "t1", "t2"}
+
+
+def test_the_migration_chains_existing_rows_on_postgresql(database_url: str, schema: str) -> None:
+    engine = make_engine(database_url, schema=schema)
+    try:
+        check_backfill(engine)
+    finally:
+        engine.dispose()
