@@ -66,15 +66,17 @@ class CheckedExporter(LogRecordExporter):
 
 
 def otlp_logs_target(endpoint: str | None, environ: dict[str, str] | None = None) -> str | None:
-    """The OTLP/HTTP logs URL for ``endpoint`` (``/v1/logs`` added), else the standard
-    variable's value; None when neither is set."""
+    """The OTLP/HTTP logs URL for ``endpoint`` (``/v1/logs`` added), else as the standard
+    variables give it (``OTEL_EXPORTER_OTLP_LOGS_ENDPOINT`` as it is,
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` with ``/v1/logs``); None when none is set."""
     if endpoint:
         base = endpoint.rstrip("/")
         return base if base.endswith("/v1/logs") else base + "/v1/logs"
     env = os.environ if environ is None else environ
-    for name in STANDARD_ENDPOINTS:
-        if env.get(name):
-            return env[name]
+    if env.get(STANDARD_ENDPOINTS[0]):
+        return env[STANDARD_ENDPOINTS[0]]
+    if env.get(STANDARD_ENDPOINTS[1]):
+        return env[STANDARD_ENDPOINTS[1]].rstrip("/") + "/v1/logs"
     return None
 
 

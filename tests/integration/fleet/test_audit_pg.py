@@ -20,6 +20,7 @@ import psycopg
 import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ProgrammingError
 
 from fleet.db import UnitOfWork, make_engine, migrate
 from fleet.db.grants import APP_ROLE
@@ -88,14 +89,14 @@ def test_the_application_role_inserts_and_reads_but_cannot_change_audit_rows(
         ):
             with (
                 app.connect() as connection,
-                pytest.raises(Exception, match="permission denied for table audit_log"),
+                pytest.raises(ProgrammingError, match="permission denied for table audit_log"),
             ):
                 connection.execute(text(statement))
         with app.begin() as connection:  # other tables: the application writes them
             connection.execute(text("UPDATE scheduler_leases SET holder = holder"))
         with (
             app.connect() as connection,
-            pytest.raises(Exception, match="permission denied for table alembic_version"),
+            pytest.raises(ProgrammingError, match="permission denied for table alembic_version"),
         ):
             connection.execute(text("UPDATE alembic_version SET version_num = 'x'"))
         assert verify_audit(FleetContext(app)).rows == 1
@@ -127,8 +128,10 @@ def test_concurrent_appends_from_processes_and_threads_leave_one_chain(
             failures.append(exc)
 
     threads = [threading.Thread(target=in_thread, args=(f"t{n}",)) for n in range(3)]
-    for worker in [*processes, *threads]:
-        worker.start()
+    for process in processes:
+        process.start()
+    for thread in threads:
+        thread.start()
     for process in processes:
         process.join(timeout=180)
         assert process.exitcode == 0
