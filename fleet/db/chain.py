@@ -9,16 +9,19 @@ because:
 - an append takes one lock, never several in varying order: a fleet apply writes rows about
   the fleet and copies into each live rollout's trail in one transaction, and locks per stream
   taken in that order could deadlock against a scheduler tick taking them in another;
-- the price is small: appends serialize from a transaction's first audit row to its commit.
-  The embedded SQLite database already serializes every writing transaction (its write lock),
-  and audit rows come at the pace of commands and wave steps, a few a second at most.
+- the price is small: appends take turns only between linking their rows and committing
+  (the unit of work links them last, at its commit). The embedded SQLite database already
+  serializes every writing transaction (its write lock), and audit rows come at the pace of
+  commands and wave steps, a few a second at most.
 
 **Taking turns.** :func:`lock_tail` is called inside the writing transaction before the tail
 is read: on PostgreSQL it takes the transaction-scoped advisory lock :data:`APPEND_LOCK_KEY`,
 held until commit or rollback, so concurrent writers (scheduler, workers, API) append one after
 another and each sees the previous one's committed tail (READ COMMITTED reads it); on SQLite
-the writing transaction holds the database's write lock. The unique ``seq`` refuses a
-second row at a position should anything bypass the lock, so the chain cannot fork.
+the writing transaction holds the database's write lock. The unique ``seq`` refuses a second
+row at a position should anything bypass the lock, so the chain cannot fork. A unit of work
+links its rows at its commit, so while it holds the lock it waits for no row lock and no two
+writers deadlock on it.
 
 **The hash.** ``hash = sha256(canonical(row))`` over :data:`COVERED` (every column a reader
 relies on, the sequence number and the previous row's hash included); the first row's

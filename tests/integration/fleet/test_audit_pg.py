@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ from fleet.db import UnitOfWork, make_engine, migrate
 from fleet.db.grants import APP_ROLE
 from fleet.service.audit_chain import verify_audit
 from fleet.service.context import FleetContext
+from tests.unit.fleet.db.factories import seed
 from tests.unit.fleet.db.test_audit_chain import check_backfill, check_tampering
 
 pytestmark = pytest.mark.integration
@@ -145,6 +147,57 @@ def test_concurrent_appends_from_processes_and_threads_leave_one_chain(
     with UnitOfWork(migrated) as uow:
         actors = {row.actor for row in uow.audit.chain(limit=1000)}
     assert actors == {"p0", "p1", "p2", "t0", "t1", "t2"}
+
+
+def test_writers_waiting_on_each_others_row_locks_do_not_deadlock_on_the_chain(
+    migrated: Engine,
+) -> None:
+    """One writer appends, then waits for a rollout row the other holds while the other
+    appends: the chain's lock is taken at commit, so both commit (a lock taken at the first
+    append would deadlock them, and PostgreSQL would abort one)."""
+    seed(migrated)
+    appended, locked = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def row(actor: str) -> list[dict[str, object]]:
+        now = datetime.now(UTC)
+        return [
+            {"at": now, "actor": actor, "action": "x", "object_type": "rollout", "object_id": "r1"}
+        ]
+
+    def first() -> None:
+        try:
+            with UnitOfWork(migrated, write=True) as uow:
+                uow.audit.append_many(row("first"))
+                appended.set()
+                assert locked.wait(30)
+                uow.rollouts.get("r1", for_update=True)  # waits for the second's commit
+                uow.commit()
+        except BaseException as exc:
+            failures.append(exc)
+
+    def second() -> None:
+        try:
+            assert appended.wait(30)
+            with UnitOfWork(migrated, write=True) as uow:
+                uow.rollouts.get("r1", for_update=True)
+                locked.set()
+                time.sleep(1.5)  # the first now waits for this row (deadlock_timeout: 1 s)
+                uow.audit.append_many(row("second"))
+                uow.commit()
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert failures == []
+    report = verify_audit(FleetContext(migrated))
+    assert (report.ok, report.rows) == (True, 2)
+    with UnitOfWork(migrated) as uow:
+        assert [r.actor for r in uow.audit.chain()] == ["second", "first"]
 
 
 def test_the_migration_chains_existing_rows_on_postgresql(database_url: str, schema: str) -> None:

@@ -211,3 +211,20 @@ def check_backfill(engine: Engine) -> None:
     assert "hash" not in {c["name"] for c in inspect(engine).get_columns("audit_log")}
     with pytest.raises(IntegrityError, match="append-only"), engine.begin() as connection:
         connection.execute(text("DELETE FROM audit_log"))
+
+
+def test_rows_join_the_chain_at_commit_and_a_rollback_leaves_no_link(engine: Engine) -> None:
+    row = {"at": NOW, "actor": "ada", "action": "x", "object_type": "t", "object_id": "o"}
+    with UnitOfWork(engine, write=True) as uow:
+        uow.audit.append_many([row])
+        uow.rollback()
+        assert uow.audit.list() == []
+        uow.audit.append_many([row, {**row, "action": "y"}])
+        assert [r.action for r in uow.audit.list()] == ["x", "y"]  # a read sees its own rows
+        uow.audit.append_many([{**row, "action": "z"}])
+        uow.commit()
+    with UnitOfWork(engine, write=True) as uow:
+        uow.audit.append_many([{**row, "action": "never"}])  # left without a commit
+    with UnitOfWork(engine) as uow:
+        assert [(r.seq, r.action) for r in uow.audit.chain()] == [(1, "x"), (2, "y"), (3, "z")]
+    assert verify_audit(FleetContext(engine)).ok
