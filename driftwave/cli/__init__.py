@@ -57,15 +57,15 @@ class Driftwave(LazyGroup):
         ),
         Mount("db", "driftwave.cli.db:db_app", "The fleet database's schema (Alembic migrations)."),
         Mount(
+            "rollout",
+            "driftwave.cli.rollout:rollout_app",
+            "Roll a Release (a new AMI or Kubernetes version) through a Fleet's rings in waves.",
+        ),
+        Mount(
             "audit",
             "driftwave.cli.audit:audit_app",
             "The audit log: check that no row was changed or removed since it was written, and "
             "send the rows to an OpenTelemetry collector as log records.",
-        ),
-        Mount(
-            "rollout",
-            "driftwave.cli.rollout:rollout_app",
-            "Roll a Release (a new AMI or Kubernetes version) through a Fleet's rings in waves.",
         ),
     )
 
