@@ -202,8 +202,9 @@ def migrate(url_or_engine: str | URL | Engine, revision: str = "head") -> None:
 
     A revision older than the current one downgrades. Concurrent callers are serialized (the
     SQLite write lock, a PostgreSQL advisory lock), so the second finds the work done. On
-    PostgreSQL an upgrade to head (re)grants the application's role
-    (:func:`fleet.db.grants.grant_application_role`)."""
+    PostgreSQL an upgrade to head that applied a revision (re)grants the application's role
+    (:func:`fleet.db.grants.grant_application_role`); at head already, nothing is done, so a
+    process connected as the application's role may call this at start."""
     engine, owned = _engine_of(url_or_engine)
     try:
         with engine.connect() as connection:
@@ -220,8 +221,9 @@ def migrate(url_or_engine: str | URL | Engine, revision: str = "head") -> None:
                     command.downgrade(config, revision)
                 else:
                     command.upgrade(config, revision)
-                    if revision == "head":  # tables added since get the application's role too
-                        grant_application_role(connection)
+                    after = MigrationContext.configure(connection).get_current_revision()
+                    if revision == "head" and after != current:
+                        grant_application_role(connection)  # tables added get the role too
     except sa_exc.SQLAlchemyError as exc:
         raise translate(exc, f"migrating the database schema to {revision}") from exc
     finally:

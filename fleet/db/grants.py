@@ -2,8 +2,9 @@
 
 The schema is owned by the role ``driftwave db upgrade`` connects as (the owner); the api,
 scheduler and worker processes connect as a login role that is a member of :data:`APP_ROLE`.
-:func:`grant_application_role` (run by the audit chain's migration and after every upgrade to
-the newest revision, so tables added later are covered too) gives that role:
+:func:`grant_application_role` (run by the audit chain's migration and by every upgrade that
+brings the schema to the newest revision, so tables added later are covered too) gives that
+role:
 
 - ``USAGE`` on the schema, ``USAGE, SELECT`` on its sequences;
 - ``SELECT, INSERT, UPDATE, DELETE`` on every table, except

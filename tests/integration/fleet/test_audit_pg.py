@@ -77,6 +77,7 @@ def test_the_application_role_inserts_and_reads_but_cannot_change_audit_rows(
     url = make_url(database_url).set(username=login, password=None)
     app = make_engine(url, schema=schema, lock_timeout=5.0)
     try:
+        migrate(app)  # at head already: a process starting as the application role may call it
         with UnitOfWork(app, write=True) as uow:  # INSERT works, through the chain's lock
             uow.audit.append(
                 at=datetime.now(UTC), actor="ada", action="a", object_type="t", object_id="x"
