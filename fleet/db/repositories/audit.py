@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
+from copy import deepcopy
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +24,11 @@ from fleet.db.errors import InvalidInput
 from fleet.db.models import AuditEntry
 from fleet.db.repositories.base import Repository, Scope, aware
 from fleet.db.translate import boundary
+
+
+def _copy(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A deep copy of a before/after state: rows are written at the commit, as appended."""
+    return None if value is None else deepcopy(dict(value))
 
 
 class AuditRepository(Repository):
@@ -96,8 +102,8 @@ class AuditRepository(Repository):
                 "span_id": None,
                 "reason": None,
                 **record,
-                "before": None if record.get("before") is None else dict(record["before"]),
-                "after": None if record.get("after") is None else dict(record["after"]),
+                "before": _copy(record.get("before")),
+                "after": _copy(record.get("after")),
             }
             for record in records
         ]
