@@ -67,16 +67,25 @@ def _append(url: str, schema: str, writer: str, count: int) -> None:
         engine.dispose()
 
 
-@pytest.mark.usefixtures("migrated")
 def test_the_application_role_inserts_and_reads_but_cannot_change_audit_rows(
     database_url: str, schema: str
 ) -> None:
-    login = f"dw_app_{uuid.uuid4().hex[:8]}"
+    """As a platform team runs it: the schema's owner (no superuser, no CREATEROLE) runs the
+    migrations; the processes connect as a login role in ``driftwave_app``."""
+    tag = uuid.uuid4().hex[:8]
+    owner, login = f"dw_own_{tag}", f"dw_app_{tag}"
     with psycopg.connect(database_url, autocommit=True) as admin:
+        admin.execute(  # the administrator's once-only step (other tests may have done it)
+            f"DO $$ BEGIN CREATE ROLE {APP_ROLE} NOLOGIN; "
+            "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+        )
+        admin.execute(f'CREATE ROLE "{owner}" LOGIN')
+        admin.execute(f'ALTER SCHEMA "{schema}" OWNER TO "{owner}"')
         admin.execute(f'CREATE ROLE "{login}" LOGIN IN ROLE {APP_ROLE}')
-    url = make_url(database_url).set(username=login, password=None)
-    app = make_engine(url, schema=schema, lock_timeout=5.0)
+    as_owner = make_engine(make_url(database_url).set(username=owner), schema=schema)
+    app = make_engine(make_url(database_url).set(username=login), schema=schema, lock_timeout=5)
     try:
+        migrate(as_owner)  # db upgrade, as the owner: creates the tables, grants the role
         migrate(app)  # at head already: a process starting as the application role may call it
         with UnitOfWork(app, write=True) as uow:  # INSERT works, through the chain's lock
             uow.audit.append(
@@ -105,7 +114,11 @@ def test_the_application_role_inserts_and_reads_but_cannot_change_audit_rows(
         assert verify_audit(FleetContext(app)).rows == 1
     finally:
         app.dispose()
+        as_owner.dispose()
         with psycopg.connect(database_url, autocommit=True) as admin:
+            admin.execute(f'REASSIGN OWNED BY "{owner}" TO CURRENT_USER')
+            admin.execute(f'DROP OWNED BY "{owner}"')
+            admin.execute(f'DROP ROLE "{owner}"')
             admin.execute(f'DROP ROLE "{login}"')
 
 
