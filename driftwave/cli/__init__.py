@@ -6,9 +6,9 @@ One module per command group: :mod:`~driftwave.cli.agent` (with ``agent serve`` 
 :mod:`~driftwave.cli.agent_views` and the walkthrough in :mod:`~driftwave.cli.walkthrough`),
 :mod:`~driftwave.cli.fleet`, :mod:`~driftwave.cli.cluster`, :mod:`~driftwave.cli.rollout` (its
 operations in :mod:`~driftwave.cli.rollout_ops`, the live status in
-:mod:`~driftwave.cli.status_view`), :mod:`~driftwave.cli.db`, and the long-running processes
-(:mod:`~driftwave.cli.processes`). What they share: the group and its exit codes
-(:mod:`~driftwave.cli.group`), help (:mod:`~driftwave.cli.help`), output formats
+:mod:`~driftwave.cli.status_view`), :mod:`~driftwave.cli.db`, :mod:`~driftwave.cli.audit`, and
+the long-running processes (:mod:`~driftwave.cli.processes`). What they share: the group and
+its exit codes (:mod:`~driftwave.cli.group`), help (:mod:`~driftwave.cli.help`), output formats
 (:mod:`~driftwave.cli.output`), the fleet database's context (:mod:`~driftwave.cli.context`).
 Only this package imports typer.
 
@@ -60,6 +60,12 @@ class Driftwave(LazyGroup):
             "rollout",
             "driftwave.cli.rollout:rollout_app",
             "Roll a Release (a new AMI or Kubernetes version) through a Fleet's rings in waves.",
+        ),
+        Mount(
+            "audit",
+            "driftwave.cli.audit:audit_app",
+            "The audit log: check that no row was changed or removed since it was written, and "
+            "send the rows to an OpenTelemetry collector as log records.",
         ),
     )
 

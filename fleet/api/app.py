@@ -37,6 +37,7 @@ from common.apidocs import serve_docs
 from common.http import publish_models
 from common.tracing import TraceMiddleware
 from fleet import prometheus
+from fleet.api.audit import add_audit_routes
 from fleet.api.dashboard import DashboardConfigError, add_dashboard
 from fleet.api.deps import V1, V1_AUTH, ApiState, Who, api_state, fleet_context, v1_responses
 from fleet.api.documents import Health, Readiness, WhoAmI
@@ -116,6 +117,7 @@ def create_app(
     add_fleet_routes(app)
     add_release_routes(app)
     add_rollout_routes(app)
+    add_audit_routes(app)
     try:
         add_dashboard(app, trace_url=trace_url)
     except DashboardConfigError as exc:

@@ -42,7 +42,8 @@ Repositories (:mod:`fleet.db.repositories`; ``now``/``at`` arguments are aware d
 - ``approvals.add(rollout_id, ring, actor, at, comment="")``, ``list(rollout_id, ring=None)``
 - ``audit.append(at=, actor=, action=, object_type=, object_id=, rollout_id=, before=, after=,
   trace_id=, span_id=, reason=)``, ``list(rollout_id=, object_type=, object_id=, after_id=,
-  limit=)``, ``list_fleet(fleet, after_id=, limit=)``
+  limit=)``, ``list_fleet(fleet, after_id=, limit=)``, ``chain(after_seq=, limit=)`` (rows in
+  the hash chain's order; appends link each row to the previous one: :mod:`fleet.db.chain`)
 - ``leases.acquire(name, holder, ttl, now) -> bool``, ``renew(...) -> bool``,
   ``release(name, holder) -> bool``, ``holder(name, now)``
 

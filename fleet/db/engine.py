@@ -27,6 +27,7 @@ from sqlalchemy.engine import URL, make_url
 
 import fleet.db.models  # noqa: F401  (registers the tables on the metadata)
 from fleet.db.errors import DatabaseError, SchemaOutdated
+from fleet.db.grants import grant_application_role
 from fleet.db.translate import translate
 from fleet.db.types import Base
 from fleet.settings import DatabaseSettings
@@ -200,7 +201,10 @@ def migrate(url_or_engine: str | URL | Engine, revision: str = "head") -> None:
     """Upgrade the schema to ``revision`` (``"head"``: the newest), in one transaction.
 
     A revision older than the current one downgrades. Concurrent callers are serialized (the
-    SQLite write lock, a PostgreSQL advisory lock), so the second finds the work done."""
+    SQLite write lock, a PostgreSQL advisory lock), so the second finds the work done. On
+    PostgreSQL an upgrade to head that applied a revision (re)grants the application's role
+    (:func:`fleet.db.grants.grant_application_role`); at head already, nothing is done, so a
+    process connected as the application's role may call this at start."""
     engine, owned = _engine_of(url_or_engine)
     try:
         with engine.connect() as connection:
@@ -217,6 +221,9 @@ def migrate(url_or_engine: str | URL | Engine, revision: str = "head") -> None:
                     command.downgrade(config, revision)
                 else:
                     command.upgrade(config, revision)
+                    after = MigrationContext.configure(connection).get_current_revision()
+                    if revision == "head" and after != current:
+                        grant_application_role(connection)  # tables added get the role too
     except sa_exc.SQLAlchemyError as exc:
         raise translate(exc, f"migrating the database schema to {revision}") from exc
     finally:

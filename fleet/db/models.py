@@ -18,7 +18,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from fleet.db.types import Base, UtcDateTime, big_id, json_type
@@ -28,6 +37,7 @@ ID = 255
 STATE = 32
 TRACE_ID = 32
 SPAN_ID = 16
+HASH = 64
 
 
 class Fleet(Base):
@@ -238,7 +248,8 @@ class Approval(Base):
 
 
 class AuditEntry(Base):
-    """One audit record (append-only: the database refuses UPDATE and DELETE on the table)."""
+    """One audit record (append-only: the database refuses UPDATE and DELETE on the table, and
+    the application's role holds neither privilege), a link of the hash chain."""
 
     __tablename__ = "audit_log"
     __table_args__ = (Index("ix_audit_log_object_type_object_id", "object_type", "object_id"),)
@@ -256,6 +267,12 @@ class AuditEntry(Base):
     span_id: Mapped[str | None] = mapped_column(String(SPAN_ID))
     reason: Mapped[str | None] = mapped_column(Text)
     """Why the change was made (a transition's reason, an apply's ``--reason``)."""
+    seq: Mapped[int] = mapped_column(BigInteger, unique=True)
+    """The row's place in the hash chain (1, 2, 3...: :mod:`fleet.db.chain`)."""
+    prev_hash: Mapped[str] = mapped_column(String(HASH))
+    """The previous row's ``hash`` (64 zeros for the first row)."""
+    hash: Mapped[str] = mapped_column(String(HASH))
+    """SHA-256 (hex) of the row's canonical encoding, ``prev_hash`` included."""
 
 
 class SchedulerLease(Base):

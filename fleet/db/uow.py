@@ -134,6 +134,7 @@ class UnitOfWork:
         nothing (``StaleState`` if another unit of work changed a row this one updated), and
         the unit of work then refuses further work until :meth:`rollback` or its end."""
         session = self._open("committing a unit of work")
+        self.audit.write_pending()  # last: the audit chain's lock is held only to the commit
         try:
             session.commit()
         except sa_exc.SQLAlchemyError as exc:
@@ -142,6 +143,7 @@ class UnitOfWork:
     def rollback(self) -> None:
         """Discard every change since the last commit."""
         session = self._open("rolling back a unit of work")
+        self.audit.discard_pending()
         try:
             session.rollback()
         except sa_exc.SQLAlchemyError as exc:

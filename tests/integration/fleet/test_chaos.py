@@ -12,7 +12,8 @@ What must hold at the end, whatever was killed when:
 * no cluster was ever held by two live rollouts (a rollout's steps on a cluster all lie after
   the previous holder ended);
 * the audit trail of every rollout is ordered (ids and times ascending) with no gap in any
-  object's chain of states (each record's ``before`` is the previous record's ``after``).
+  object's chain of states (each record's ``before`` is the previous record's ``after``), and
+  the audit's hash chain is unbroken (``driftwave audit verify``).
 
 A killed simulated agent comes back with its cluster as the scenario built it (its process was
 the cluster), so an agent kill is also a cluster reset: the fleet must notice it, never report
@@ -371,7 +372,8 @@ def _check_one_holder(database_url: str, schema: str) -> int:
 
 
 def _check_audit(procs: Processes, states: dict[str, str]) -> int:
-    """Every rollout's audit trail is ordered, and each object's states form one chain."""
+    """Every rollout's audit trail is ordered, each object's states form one chain, and the
+    audit's hash chain holds."""
     checks = 0
     for rid in states:
         rows: list[dict[str, Any]] = procs.json("rollout", "audit", rid)
@@ -392,4 +394,6 @@ def _check_audit(procs: Processes, states: dict[str, str]) -> int:
                     if key in after:
                         last[chain] = after[key]
         checks += 2
-    return checks
+    chain = procs.json("audit", "verify")  # whoever was killed mid-append: one unbroken chain
+    assert chain["ok"], chain["broken"]
+    return checks + 1

@@ -139,6 +139,10 @@ def test_a_rollout_survives_a_killed_scheduler_and_duplicate_messages(
         ]
         assert moves == ["dispatched", "progressing", "converged", "verifying", "verified"]
     assert all(row["traceId"] == final["traceId"] for row in audit)
+    # the scheduler killed mid-rollout, workers and the CLI all appended: one unbroken chain
+    chain = Processes(tmp_path, env).json("audit", "verify")
+    assert chain["ok"], chain["broken"]
+    assert chain["rows"] >= len(audit)
 
 
 def status_after(folder: Path, env: dict[str, str], rid: str) -> dict[str, Any]:

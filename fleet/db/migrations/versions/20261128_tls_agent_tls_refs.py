@@ -8,7 +8,7 @@
 Added in place (nullable, no table copy).
 
 Revision ID: 20261128_tls
-Revises: 0004
+Revises: 20261128_audit
 Create Date: 2026-11-28 12:30:00
 """
 
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "20261128_tls"
-down_revision: str | None = "0004"
+down_revision: str | None = "20261128_audit"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -60,13 +60,14 @@ HEAVY = (
 
 COMMANDS = {
     "": ["validate", "migrate", "demo", "scheduler", "worker", "api", "agent", "fleet",
-         "cluster", "db", "rollout"],
+         "cluster", "db", "rollout", "audit"],
     "agent": ["simulate", "hash", "plan", "serve", "amis", "walkthrough"],
     "fleet": ["apply", "list"],
     "cluster": ["history"],
     "db": ["upgrade"],
     "rollout": ["start", "status", "list", "pause", "resume", "approve", "abort", "rollback",
                 "audit", "plan"],
+    "audit": ["verify", "export"],
 }  # fmt: skip
 """Every group's commands, in the order its help lists them (as before the groups loaded
 lazily)."""

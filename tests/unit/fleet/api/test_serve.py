@@ -27,6 +27,7 @@ ROUTES = {
     "/v1/rollouts": {"get", "post"},
     "/v1/rollouts/{rollout_id}": {"get"},
     "/v1/rollouts/{rollout_id}/audit": {"get"},
+    "/v1/audit/verify": {"get"},
     **{
         f"/v1/rollouts/{{rollout_id}}/{command}": {"post"}
         for command in ("pause", "resume", "abort", "rollback", "approve")
@@ -111,7 +112,13 @@ def test_the_openapi_schema_lists_every_route_and_documents_bodies(fleet: Traced
     components = schema["components"]["schemas"]
     for name in ("Fleet", "FleetSpec", "Release", "ReleaseSpec", "ApproveRequest"):
         assert name in components
-    for name in ("ApplyDocument", "PlanDocument", "RolloutStarted", "AuditDocument"):
+    for name in (
+        "ApplyDocument",
+        "PlanDocument",
+        "RolloutStarted",
+        "AuditDocument",
+        "AuditVerification",
+    ):
         assert name in components
     assert "traceId" in components["RolloutStarted"]["properties"]
     assert "fields" in components["ErrorBody"]["properties"]

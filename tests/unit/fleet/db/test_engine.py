@@ -12,6 +12,9 @@ from fleet.db import SchemaOutdated, ensure_current, head_revision, make_engine,
 from fleet.db.__main__ import main
 from fleet.db.engine import InvalidDatabaseUrl, normalize_url, schema_differences, schema_revision
 
+HEAD = "20261128_tls"
+"""The newest revision of the schema."""
+
 TABLES = {
     "accounts",
     "approvals",
@@ -69,11 +72,11 @@ def test_migrate_from_empty_to_head_and_back_to_base(tmp_path: Path) -> None:
         with pytest.raises(SchemaOutdated, match=r"has no schema.*driftwave db upgrade"):
             ensure_current(engine)
         migrate(engine)
-        assert schema_revision(engine) == head_revision() == "20261128_tls"
+        assert schema_revision(engine) == head_revision() == HEAD
         ensure_current(engine)
         assert set(inspect(engine).get_table_names()) >= TABLES
         migrate(engine)  # a second run finds nothing to do
-        assert schema_revision(engine) == "20261128_tls"
+        assert schema_revision(engine) == HEAD
         migrate(engine, "base")
         assert schema_revision(engine) is None
         assert set(inspect(engine).get_table_names()) == {"alembic_version"}
@@ -99,7 +102,7 @@ def test_migrate_accepts_a_url_and_disposes_its_engine(tmp_path: Path) -> None:
     migrate(url)
     engine = make_engine(url)
     try:
-        assert schema_revision(engine) == "20261128_tls"
+        assert schema_revision(engine) == HEAD
     finally:
         engine.dispose()
 
@@ -113,10 +116,10 @@ def test_the_command_line_upgrades_reports_and_checks(
     assert main(["--url", url, "check"]) == 1
     assert "run upgrade" in capsys.readouterr().out
     assert main(["--url", url, "upgrade"]) == 0
-    assert capsys.readouterr().out.strip() == "database at revision 20261128_tls"
+    assert capsys.readouterr().out.strip() == f"database at revision {HEAD}"
     assert main(["--url", url, "check"]) == 0
     assert main(["--url", url, "history"]) == 0
-    assert capsys.readouterr().out.startswith("20261128_tls: How the fleet verifies")
+    assert capsys.readouterr().out.startswith(f"{HEAD}: ")
     assert main(["--url", url, "downgrade", "base"]) == 0
     assert capsys.readouterr().out.strip() == "database at revision base"
 
