@@ -88,7 +88,7 @@ class EmbeddedPort:
         from fleet.service.fleets import apply_fleet
 
         result = self._run(lambda: apply_fleet(self._ctx, fleet, self._actor, reason))
-        return ApplyDocument.model_validate(result.as_document())
+        return ApplyDocument.model_validate({**result.as_document(), "warnings": []})
 
     def clusters(self, fleet: str | None) -> list[ClusterDocument]:
         """The active clusters (:func:`fleet.service.fleets.list_clusters`)."""
