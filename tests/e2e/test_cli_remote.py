@@ -138,9 +138,14 @@ def test_an_unknown_token_and_no_token_say_how_to_sign_in(remote: Remote) -> Non
     made = remote.cli("config", "set-context", "nobody", "--server", remote.url)
     assert made.returncode == 0, made.stderr
     done = remote.cli("rollout", "list", context="nobody")
-    assert (done.returncode, done.stderr.strip()) == (1, "error: not signed in: run driftwave login")
+    assert (done.returncode, done.stderr.strip()) == (
+        1,
+        "error: not signed in: run driftwave login",
+    )
     remote.procs.env["BAD_TOKEN"] = "not-a-token"
-    made = remote.cli("config", "set-context", "bad", "--server", remote.url, "--token-env", "BAD_TOKEN")
+    made = remote.cli(
+        "config", "set-context", "bad", "--server", remote.url, "--token-env", "BAD_TOKEN"
+    )
     assert made.returncode == 0, made.stderr
     done = remote.cli("rollout", "list", context="bad")
     assert done.returncode == 1
