@@ -1,11 +1,11 @@
-"""``driftwave login`` against a real OpenID Connect provider (ory/hydra, :mod:`tests.support.hydra`):
-the console script prints the authorization URL, the test follows it through the provider's
-login and consent pages as a person (an HTTP client, as a browser would), hydra redirects to the
-command's loopback listener, and the command exchanges the code with its PKCE verifier. The
-context then holds the person's ID token, refresh token and expiry (file mode 0600; ``config
-view`` hides them); an expired ID token is renewed with the refresh token; a sign-in that cannot
-be renewed tells the user to run ``driftwave login``; hydra offers no device flow, and
-``--device`` says so.
+"""``driftwave login`` against a real OpenID Connect provider (ory/hydra,
+:mod:`tests.support.hydra`): the console script prints the authorization URL, the test follows
+it through the provider's login and consent pages as a person (an HTTP client, as a browser
+would), hydra redirects to the command's loopback listener, and the command exchanges the code
+with its PKCE verifier. The context then holds the person's ID token, refresh token and expiry
+(file mode 0600; ``config view`` hides them); an expired ID token is renewed with the refresh
+token; a sign-in that cannot be renewed tells the user to run ``driftwave login``; hydra offers
+no device flow, and ``--device`` says so.
 """
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def _login(setup: Setup) -> subprocess.CompletedProcess[str]:
     url = line.removeprefix("Sign in at: ").strip()
     assert "code_challenge_method=S256" in url
     redirect = setup.hydra.complete(url, setup.person)
-    assert redirect.startswith("http://127.0.0.1:") and "code=" in redirect
+    assert redirect.startswith("http://127.0.0.1:")
+    assert "code=" in redirect
     out, err = child.communicate(timeout=60)
     return subprocess.CompletedProcess(child.args, child.returncode, out, line + err)
 
@@ -94,7 +95,8 @@ def test_login_stores_the_persons_tokens_and_view_hides_them(setup: Setup) -> No
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("signed in to context prod (until ")
     context = files.load(setup.config).named("prod", setup.config)
-    assert context.user is not None and context.user.refresh_token
+    assert context.user is not None
+    assert context.user.refresh_token
     claims = _claims(context.user.id_token)
     assert (claims["sub"], claims["email"], claims["groups"]) == (
         "april",
@@ -130,10 +132,13 @@ def test_an_expired_id_token_is_renewed_with_the_refresh_token(setup: Setup) -> 
     expired = files.load(setup.config).named("prod", setup.config)
     token = Bearer(expired, setup.config, oidc.refresh).token()
     renewed = files.load(setup.config).named("prod", setup.config).user
-    assert renewed is not None and token == renewed.id_token
+    assert renewed is not None
+    assert token == renewed.id_token
     assert token != old.id_token
-    assert renewed.expiry is not None and renewed.expiry > "2020-01-01T00:00:00Z"
-    assert renewed.refresh_token and renewed.refresh_token != old.refresh_token  # rotated
+    assert renewed.expiry is not None
+    assert renewed.expiry > "2020-01-01T00:00:00Z"
+    assert renewed.refresh_token
+    assert renewed.refresh_token != old.refresh_token
     assert _claims(token)["sub"] == "april"
 
 
