@@ -17,6 +17,8 @@ from .helpers import Traced, serving
 ROUTES = {
     "/healthz": {"get"},
     "/v1/whoami": {"get"},
+    "/v1/auth/config": {"get"},
+    "/v1/clusters/{name}/history": {"get"},
     "/v1/fleets": {"get"},
     "/v1/fleets/{name}": {"put"},
     "/v1/fleets/{name}/clusters": {"get"},
