@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 if TYPE_CHECKING:
     from driftwave.client.port import FleetPort
+    from driftwave.client.remote import RemotePort
     from fleet.service.context import FleetContext
 
-T = TypeVar("T")
 
 
 ContextOpt = Annotated[
@@ -69,21 +69,6 @@ def fleet_context(service: str = "driftwave-cli") -> Iterator[FleetContext]:
         close_context(ctx)
 
 
-def run(call: Callable[[], T]) -> T:
-    """Run a service call; a refused command, an unknown rollout or a database error prints
-    ``error: ...`` and exits 1."""
-    from fleet.db.errors import DatabaseError
-    from fleet.service.queries import RolloutNotFound
-    from fleet.service.rollouts import CommandRefused
-
-    try:
-        return call()
-    except (CommandRefused, RolloutNotFound) as exc:
-        fail(str(exc))
-    except DatabaseError as exc:
-        fail(str(exc))
-
-
 @contextmanager
 def fleet_port(context: str | None, *, changes: bool) -> Iterator[FleetPort]:
     """The fleet the command acts on: the API of ``context`` (else the config's current
@@ -124,7 +109,7 @@ def uses_api(context: str | None) -> bool:
     return bool(chosen) and chosen != files.EMBEDDED
 
 
-def _remote(name: str | None) -> Any:
+def _remote(name: str | None) -> RemotePort | None:
     """The remote port of context ``name`` (or the current one); None: embedded."""
     from driftwave.client import config as files
 
