@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from fleet.service.context import FleetContext
 
 
-
 ContextOpt = Annotated[
     str | None,
     typer.Option(
