@@ -181,7 +181,8 @@ def test_a_malformed_file_is_named(path: Path) -> None:
     assert err.strip() == f"error: {path}: contexts.0.colour: Extra inputs are not permitted"
 
 
-def test_a_fleet_command_with_an_unknown_context_exits_1(path: Path) -> None:
+@pytest.mark.usefixtures("path")
+def test_a_fleet_command_with_an_unknown_context_exits_1() -> None:
     config("set-context", "prod", "--server", "https://fleet.example.com")
     result = runner.invoke(rollout_app, ["list", "--context", "nope"])
     assert result.exit_code == 1
