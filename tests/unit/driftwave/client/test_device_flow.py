@@ -40,7 +40,7 @@ class Provider:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                base = f"http://127.0.0.1:{self.server.server_address[1]}"
+                base = owner.url
                 self._send(200, {
                     "issuer": base,
                     "authorization_endpoint": f"{base}/auth",
@@ -73,6 +73,7 @@ class Provider:
                 return
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def _provider(answers: list[tuple[int, dict[str, Any]]]) -> Iterator[tuple[Provi
 
 def test_the_device_flow_polls_as_told_and_keeps_the_tokens(waits: list[float]) -> None:
     token = _jwt({"sub": "april", "exp": 1_900_000_000})
-    answers = [
+    answers: list[tuple[int, dict[str, Any]]] = [
         (400, {"error": "authorization_pending"}),
         (400, {"error": "slow_down"}),
         (200, {"id_token": token, "refresh_token": "rt-1", "expires_in": 3600}),
