@@ -187,6 +187,9 @@ def test_a_fleet_command_with_an_unknown_context_exits_1() -> None:
     result = runner.invoke(rollout_app, ["list", "--context", "nope"])
     assert result.exit_code == 1
     assert result.stderr.startswith("error: context 'nope' is not in")
+    named = runner.invoke(rollout_app, ["list"], env={"DRIFTWAVE_CONTEXT": "gone"})
+    assert named.exit_code == 1
+    assert named.stderr.startswith("error: context 'gone' is not in")
 
 
 def test_embedded_mode_refuses_to_change_a_postgresql_fleet(
