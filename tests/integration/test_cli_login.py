@@ -26,8 +26,10 @@ import yaml
 from driftwave.client import config as files
 from driftwave.client import oidc
 from driftwave.client.credentials import Bearer
+from fleet.api.discovery import SignIn
 from tests.support.hydra import Hydra, Person, running_hydra
 from tests.support.procs import DRIFTWAVE
+from tests.unit.fleet.api.helpers import serving, traced_context
 
 CLIENT = "driftwave-cli"
 
@@ -156,6 +158,23 @@ def test_a_sign_in_that_cannot_be_renewed_says_run_login(setup: Setup) -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("error: not signed in: the sign-in has expired and could not")
     assert done.stderr.rstrip().endswith("run driftwave login --context prod")
+
+
+def test_a_context_without_oidc_settings_asks_its_server_where_to_sign_in(
+    setup: Setup, tmp_path: Path
+) -> None:
+    fleet = traced_context(tmp_path)
+    with serving(fleet.ctx, sign_in=SignIn(setup.hydra.issuer, CLIENT)) as url:
+        made = setup.run("config", "set-context", "asked", "--server", url, "--use")
+        assert made.returncode == 0, made.stderr
+        assert files.load(setup.config).named("asked", setup.config).oidc is None
+        done = _login(setup)
+    assert done.returncode == 0, done.stderr
+    context = files.load(setup.config).named("asked", setup.config)
+    assert context.oidc is not None
+    assert (context.oidc.issuer, context.oidc.client_id) == (setup.hydra.issuer, CLIENT)
+    assert context.user is not None
+    assert _claims(context.user.id_token)["sub"] == "april"
 
 
 def test_the_device_flow_is_refused_by_name_when_the_provider_has_none(setup: Setup) -> None:
