@@ -131,6 +131,16 @@ def test_a_viewer_is_refused_with_the_apis_403_and_an_approver_is_recorded(
     (row,) = _approvals(remote)
     assert (row["actor"], row["reason"]) == ("april", "canary clean")
 
+    rolled = remote.cli("rollout", "rollback", remote.rollout, context="otto")
+    assert rolled.returncode == 0, rolled.stderr
+    assert rolled.stdout.startswith(f"rollout {remote.rollout}: rollback started: 1 cluster(s)")
+    asked = [
+        r
+        for r in remote.data("rollout", "audit", remote.rollout)
+        if r["action"] == "rollout.rollback"
+    ]
+    assert [r["actor"] for r in asked] == ["otto"]
+
 
 def test_as_is_no_option_any_more(remote: Remote) -> None:
     for context in (None, "april"):
@@ -221,6 +231,18 @@ def test_every_command_prints_the_same_data_embedded_and_through_the_api(
     embedded_user = trail[-1]["actor"]
     assert embedded_user.endswith(" (embedded)")
     assert actors == [("rollout.pause", "otto"), ("rollout.resume", embedded_user)]
+
+    release = str(remote.folder / "release.yaml")
+    again = [
+        remote.cli("rollout", "start", release, context="otto"),
+        remote.cli("rollout", "start", release),
+    ]
+    assert [done.returncode for done in again] == [1, 1]
+    assert again[0].stderr == again[1].stderr
+    assert again[0].stderr.startswith(
+        f"error: release al2023-v20251216 is already being rolled out by rollout {rid} "
+        "(awaiting-approval) (rule: one live or queued rollout per release"
+    )
 
     refused = remote.cli("rollout", "abort", rid, context="vic")
     assert (refused.returncode, refused.stderr.strip()) == (
