@@ -98,12 +98,15 @@ def controlplane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPl
 
 @pytest.fixture(scope="session", autouse=True)
 def _fleet_state_outside_the_checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Commands a test runs without naming a database or broker use a throwaway folder, never
-    the embedded defaults under ``.driftwave/`` in the working directory."""
+    """Commands a test runs without naming a database, broker or CLI config use a throwaway
+    folder, never the embedded defaults under ``.driftwave/`` in the working directory nor the
+    user's contexts (so a command runs embedded unless its test gives it a context)."""
     folder = tmp_path_factory.mktemp("driftwave-state")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DRIFTWAVE_DATABASE_URL", f"sqlite:///{folder / 'fleet.db'}")
         patch.setenv("DRIFTWAVE_BROKER_FOLDER", str(folder / "broker"))
+        patch.setenv("DRIFTWAVE_CONFIG", str(folder / "config"))  # no context: embedded
+        patch.delenv("DRIFTWAVE_CONTEXT", raising=False)
         yield
 
 

@@ -6,11 +6,12 @@ One module per command group: :mod:`~driftwave.cli.agent` (with ``agent serve`` 
 :mod:`~driftwave.cli.agent_views` and the walkthrough in :mod:`~driftwave.cli.walkthrough`),
 :mod:`~driftwave.cli.fleet`, :mod:`~driftwave.cli.cluster`, :mod:`~driftwave.cli.rollout` (its
 operations in :mod:`~driftwave.cli.rollout_ops`, the live status in
-:mod:`~driftwave.cli.status_view`), :mod:`~driftwave.cli.db`, :mod:`~driftwave.cli.audit`, and
-the long-running processes (:mod:`~driftwave.cli.processes`). What they share: the group and
-its exit codes (:mod:`~driftwave.cli.group`), help (:mod:`~driftwave.cli.help`), output formats
-(:mod:`~driftwave.cli.output`), the fleet database's context (:mod:`~driftwave.cli.context`).
-Only this package imports typer.
+:mod:`~driftwave.cli.status_view`), :mod:`~driftwave.cli.db`, :mod:`~driftwave.cli.audit`, the
+long-running processes (:mod:`~driftwave.cli.processes`), the contexts
+(:mod:`~driftwave.cli.config_cmd`) and ``login`` (:mod:`~driftwave.cli.login`). What they share:
+the group and its exit codes (:mod:`~driftwave.cli.group`), help (:mod:`~driftwave.cli.help`),
+output formats (:mod:`~driftwave.cli.output`), the fleet a command acts on
+(:mod:`~driftwave.cli.context`). Only this package imports typer.
 
 The command groups load when invoked (:mod:`driftwave.cli.lazy`) and each command imports what it
 runs inside it, so ``driftwave --help`` (and a group's or a command's help) starts at once,
@@ -30,6 +31,7 @@ from rich.console import Console
 
 from driftwave.cli.group import show_help_when_bare
 from driftwave.cli.lazy import LazyGroup, Mount
+from driftwave.cli.login import login
 from driftwave.cli.output import JsonOpt, Output, OutputOpt, emit, output_format
 from driftwave.cli.processes import api, scheduler, worker
 
@@ -56,6 +58,11 @@ class Driftwave(LazyGroup):
             "One cluster across rollouts: every step taken on it, with images and outcomes.",
         ),
         Mount("db", "driftwave.cli.db:db_app", "The fleet database's schema (Alembic migrations)."),
+        Mount(
+            "config",
+            "driftwave.cli.config_cmd:config_app",
+            "The contexts the fleet commands use: which fleet API, its CA, your credentials.",
+        ),
         Mount(
             "rollout",
             "driftwave.cli.rollout:rollout_app",
@@ -290,6 +297,7 @@ def demo(
 app.command()(scheduler)
 app.command()(worker)
 app.command()(api)
+app.command()(login)
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
 """``driftwave cluster``: one cluster across rollouts (``history``: every step any rollout took
 on it, newest first, with images, nodes and outcome).
 
-The fleet's service layer is imported inside the commands, so ``driftwave cluster --help``
+Read through the fleet API of the context in use, or the fleet database here (embedded). The
+client is imported inside the commands, so ``driftwave cluster --help``
 loads none of it."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from driftwave.cli.context import fail, fleet_context, run
+from driftwave.cli.context import ContextOpt, fleet_port
 from driftwave.cli.group import Group, show_help_when_bare
 from driftwave.cli.output import JsonOpt, OutputOpt, emit, output_format, stamp, table_console
 
@@ -35,6 +36,7 @@ def history(
     ] = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
+    context: ContextOpt = None,
 ) -> None:
     """Show every step any rollout took on a cluster, newest first: rollout, release, ring,
     wave (from 1), step and rollback state, how the cluster stands now on the fleet's last
@@ -48,13 +50,10 @@ def history(
     Example: driftwave cluster history prod-euc1 --fleet payments -o wide
     """
     chosen = output_format(output, as_json)
-    from fleet.service.history import ClusterAmbiguous, ClusterUnknown, cluster_history
+    from driftwave.client.port import dump
 
-    with fleet_context() as ctx:
-        try:
-            found = run(lambda: cluster_history(ctx, name, fleet))
-        except (ClusterUnknown, ClusterAmbiguous) as exc:
-            fail(str(exc.args[0]))
+    with fleet_port(context, changes=False) as port:
+        found = dump(port.cluster_history(name, fleet))
     emit(
         found, chosen, table=lambda data: _table(data, False), wide=lambda data: _table(data, True)
     )

@@ -1,38 +1,42 @@
-"""What the fleet's commands share: opening the fleet database from the environment with a clear
-error, the ``--as`` actor option, and printing a service error as ``error: ...`` with exit 1."""
+"""What the fleet's commands share: the ``--context`` option and the fleet it opens
+(:func:`fleet_port`: the fleet API of a context, or the fleet database here, embedded), opening
+the fleet database from the environment with a clear error, and printing an error as
+``error: ...`` with exit 1.
+
+Embedded mode (no context) acts as the OS user marked ``(embedded)``. On a PostgreSQL database
+(a distributed fleet's, whose API applies roles) it reads with a warning and refuses to change
+anything unless ``DRIFTWAVE_EMBEDDED_WRITES=allow`` says this is a deliberate break-glass change
+(the audit then names the OS user, marked embedded): people change a distributed fleet through
+its API, signed in."""
 
 from __future__ import annotations
 
-import getpass
+import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 if TYPE_CHECKING:
+    from driftwave.client.port import FleetPort
+    from driftwave.client.remote import RemotePort
     from fleet.service.context import FleetContext
 
-T = TypeVar("T")
 
-
-def _default_actor() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "cli"
-
-
-ActorOpt = Annotated[
-    str,
+ContextOpt = Annotated[
+    str | None,
     typer.Option(
-        "--as",
-        help="Who is acting, for the audit log (default: your login name).",
-        default_factory=_default_actor,
+        "--context",
+        envvar="DRIFTWAVE_CONTEXT",
+        help="The context (of driftwave config) whose fleet API to use; default: the current "
+        "context; 'embedded' or none: the fleet database here (DRIFTWAVE_DATABASE_URL).",
         show_default=False,
     ),
 ]
+BREAK_GLASS = "DRIFTWAVE_EMBEDDED_WRITES"
+"""Set to ``allow`` to change a PostgreSQL fleet database from the CLI, embedded."""
 
 
 def fail(message: str) -> NoReturn:
@@ -64,16 +68,93 @@ def fleet_context(service: str = "driftwave-cli") -> Iterator[FleetContext]:
         close_context(ctx)
 
 
-def run(call: Callable[[], T]) -> T:
-    """Run a service call; a refused command, an unknown rollout or a database error prints
-    ``error: ...`` and exits 1."""
-    from fleet.db.errors import DatabaseError
-    from fleet.service.queries import RolloutNotFound
-    from fleet.service.rollouts import CommandRefused
+@contextmanager
+def fleet_port(context: str | None, *, changes: bool) -> Iterator[FleetPort]:
+    """The fleet the command acts on: the API of ``context`` (else the config's current
+    context), or the fleet database here when there is none (or it is ``embedded``). A client
+    error (an API refusal, a bad context, no sign-in) prints ``error: ...`` and exits 1.
+    ``changes``: whether the command changes the fleet (refused embedded on PostgreSQL, see
+    the module docstring)."""
+    from driftwave.client.errors import ClientError
 
     try:
-        return call()
-    except (CommandRefused, RolloutNotFound) as exc:
+        remote = _remote(context)
+        if remote is not None:
+            try:
+                yield remote
+            finally:
+                remote.close()
+            return
+        _embedded_guard(changes)
+        from driftwave.client.embedded import EmbeddedPort, embedded_actor
+
+        with fleet_context() as ctx:
+            yield EmbeddedPort(ctx, embedded_actor())
+    except ClientError as exc:
         fail(str(exc))
-    except DatabaseError as exc:
+
+
+def uses_api(context: str | None) -> bool:
+    """Whether the commands go to a fleet API (``context``, or the current context, names
+    one); a bad config file prints ``error: ...`` and exits 1."""
+    from driftwave.client import config as files
+    from driftwave.client.errors import ClientError
+
+    try:
+        path = files.config_path()
+        chosen = context if context is not None else files.load(path).current_context
+    except ClientError as exc:
         fail(str(exc))
+    return bool(chosen) and chosen != files.EMBEDDED
+
+
+def _remote(name: str | None) -> RemotePort | None:
+    """The remote port of context ``name`` (or the current one); None: embedded."""
+    from driftwave.client import config as files
+
+    path = files.config_path()
+    config = files.load(path)
+    chosen = name if name is not None else config.current_context
+    if not chosen or chosen == files.EMBEDDED:
+        return None
+    found = config.named(chosen, path)
+    from driftwave.client import oidc
+    from driftwave.client.credentials import Bearer
+    from driftwave.client.remote import RemotePort
+
+    bearer = Bearer(found, path, oidc.refresh)
+    return RemotePort(found, bearer)
+
+
+def _embedded_guard(changes: bool) -> None:
+    """Refuse (or warn about) the embedded mode on a PostgreSQL database."""
+    from pydantic import ValidationError
+
+    from fleet.settings import DatabaseSettings
+
+    try:
+        url = DatabaseSettings().url
+    except ValidationError:
+        return  # opening the database names the bad setting
+    if not url.startswith("postgresql"):
+        return
+    if not changes:
+        print(
+            "warning: reading a PostgreSQL fleet database directly (embedded mode); a "
+            "distributed fleet is read through its API: driftwave config set-context",
+            file=sys.stderr,
+        )
+        return
+    if os.environ.get(BREAK_GLASS) == "allow":
+        print(
+            f"warning: {BREAK_GLASS}=allow: changing a PostgreSQL fleet database directly, "
+            "without the API's roles; the audit records you as embedded",
+            file=sys.stderr,
+        )
+        return
+    fail(
+        "DRIFTWAVE_DATABASE_URL names a PostgreSQL database (a distributed fleet's): change it "
+        "through its API, signed in (driftwave config set-context NAME --server URL, then "
+        "driftwave login), not with database credentials (rule: only the server processes use "
+        f"them; {BREAK_GLASS}=allow overrides, for a deliberate break-glass change)"
+    )

@@ -1,6 +1,7 @@
-"""``driftwave fleet``: apply a Fleet manifest to the fleet database, list its clusters.
+"""``driftwave fleet``: apply a Fleet manifest, list its clusters: through the fleet API of the
+context in use, or on the fleet database here (embedded; :func:`driftwave.cli.context.fleet_port`).
 
-The fleet's domain and service layer are imported inside the commands, so ``driftwave fleet
+The fleet's domain and the client are imported inside the commands, so ``driftwave fleet
 --help`` loads neither."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from driftwave.cli.context import ActorOpt, fleet_context, run
+from driftwave.cli.context import ContextOpt, fleet_port
 from driftwave.cli.group import Group, show_help_when_bare
 from driftwave.cli.output import JsonOpt, OutputOpt, emit, output_format, stamp, table_console
 
@@ -30,20 +31,22 @@ def fleet_apply(
         Path,
         typer.Argument(help="A driftwave.io/v1alpha1 Fleet file.", exists=True, dir_okay=False),
     ],
-    actor: ActorOpt,
     reason: Annotated[
         str | None,
         typer.Option(help="Why the Fleet changes (kept in its audit, at most 1000 characters)."),
     ] = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
+    context: ContextOpt = None,
 ) -> None:
     """Store a Fleet in the fleet database, like kubectl apply: clusters it adds are added,
     changed ones updated, clusters it no longer lists are marked removed (kept for history;
     running rollouts skip them). Each change is audited, before and after, with the reason.
 
-    The database is DRIFTWAVE_DATABASE_URL (default: the embedded SQLite file
-    .driftwave/fleet.db). An invalid file prints its findings and changes nothing (exit 1).
+    With a context (--context, or the current one of driftwave config) the fleet API applies
+    it (the admin role); without, the database DRIFTWAVE_DATABASE_URL (default: the embedded
+    SQLite file .driftwave/fleet.db). An invalid file prints its findings and changes nothing
+    (exit 1).
 
     Example: driftwave fleet apply fleet/examples/fleet.yaml --reason "CHG-1234: prod windows"
     """
@@ -60,12 +63,11 @@ def fleet_apply(
         raise typer.Exit(1) from exc
     for warning in loaded.warnings:
         print(str(warning), file=sys.stderr)
-    from fleet.service.fleets import apply_fleet  # the fleet's database, once the file is valid
+    from driftwave.client.port import dump  # the fleet, once the file is valid
 
-    with fleet_context() as ctx:
-        result = run(lambda: apply_fleet(ctx, loaded.obj, actor, reason))
-    data = result.as_document()
-    emit(data, chosen, table=_applied)
+    with fleet_port(context, changes=True) as port:
+        result = port.apply_fleet(loaded.obj, reason)
+    emit(dump(result), chosen, table=_applied)
 
 
 def _applied(data: dict[str, Any]) -> None:
@@ -95,6 +97,7 @@ def fleet_list(
     fleet: Annotated[str | None, typer.Option(help="Only this fleet's clusters.")] = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
+    context: ContextOpt = None,
 ) -> None:
     """List the clusters of the applied fleets, rings in promotion order: ring, account,
     region, agent and maintenance windows.
@@ -105,10 +108,10 @@ def fleet_list(
     Example: driftwave fleet list --fleet payments -o wide
     """
     chosen = output_format(output, as_json)
-    from fleet.service.fleets import list_clusters
+    from driftwave.client.port import dump_all
 
-    with fleet_context() as ctx:
-        clusters = run(lambda: list_clusters(ctx, fleet))
+    with fleet_port(context, changes=False) as port:
+        clusters = dump_all(port.clusters(fleet))
     emit(clusters, chosen, table=lambda rows: _clusters(rows, False), wide=_clusters_wide)
 
 

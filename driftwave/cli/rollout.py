@@ -1,28 +1,30 @@
 """``driftwave rollout``: rolling a Release through a Fleet. ``plan`` (a dry run that prints the
-rings, waves, windows, gates and an estimate) lives here; the operational commands (start,
-status, pause, ...) in :mod:`driftwave.cli.rollout_ops`. The fleet's domain and service layer are
-imported inside the commands, so ``driftwave rollout --help`` loads neither."""
+rings, waves, windows, gates and an estimate, from the API's plan document) lives here; the
+operational commands (start, status, pause, ...) in :mod:`driftwave.cli.rollout_ops`. The
+fleet's domain and the client are imported inside the commands, so ``driftwave rollout --help``
+loads neither."""
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 import typer
 from rich.console import Console
 
 from driftwave.cli import rollout_ops as ops
-from driftwave.cli.context import fail, fleet_context
+from driftwave.cli.context import ContextOpt, fleet_context, fleet_port, uses_api
 from driftwave.cli.group import Group, show_help_when_bare
 from driftwave.cli.output import JsonOpt, OutputOpt, emit, output_format, table_console, when
 
 if TYPE_CHECKING:
     from common.documents import Finding
+    from fleet.api.documents import ClusterPlanDocument, PlanDocument, RingPlanDocument
+    from fleet.domain.fleet import Fleet
     from fleet.domain.manifests import Loaded
-    from fleet.domain.model import FleetInfo
     from fleet.domain.pace import Pace
-    from fleet.domain.plan import ClusterPlan, Plan, RingPlan
     from fleet.domain.release import Release
 
 rollout_app = typer.Typer(
@@ -63,6 +65,7 @@ def rollout_plan(
             help="Plan as of this time (RFC 3339, e.g. 2026-01-05T09:00:00Z); default: now.",
         ),
     ] = None,
+    context: ContextOpt = None,
 ) -> None:
     """Show how a Release would roll through a Fleet, without doing anything.
 
@@ -70,30 +73,54 @@ def rollout_plan(
     rolled), each ring's waves and their clusters (sorted by name) with their maintenance-window
     state, the soak, gates, failure budget and approval, the clusters spec.clusters leaves out,
     and an estimated duration with the assumptions behind it. A wave's time is learnt from the
-    fleet's finished waves in the fleet database (the median of the last 12; with a Fleet file,
-    those of the fleet of that name, if there is a database); with none, it is assumed to be
-    half its ring's convergenceTimeout, of simulated time when the fleet last observed every
-    cluster of the ring simulated, else of real time, and the plan says which. Warnings about
-    risky settings go to stderr. Invalid files print their findings (FILE:LINE Kind/name:
-    field: message) on stderr and exit 1.
+    fleet's finished waves (the median of the last 12): without --fleet, those of the stored
+    fleet (through the context's API, or the fleet database here); with a Fleet file, those of
+    the fleet of that name in the fleet database here, if there is one (none through a
+    context); with none, it is assumed to be half its ring's convergenceTimeout, of simulated
+    time when the fleet last observed every cluster of the ring simulated, else of real time,
+    and the plan says which. Warnings about risky settings go to stderr. Invalid files print
+    their findings (FILE:LINE Kind/name: field: message) on stderr and exit 1.
 
     Example: driftwave rollout plan release.yaml --fleet fleet.yaml --at 2026-01-05T09:00:00Z
     """
-    from fleet.domain.manifests import release_fleet_findings
-    from fleet.domain.model import release_info
-    from fleet.domain.planner import plan as plan_rollout
+    from driftwave.client.port import dump
 
     chosen = output_format(output, as_json)
     now = _now(at)
-    loaded_release, fleet_data, fleet_warnings, pace = _load(fleet, release)
-    release_data = release_info(loaded_release.obj)
-    cross = release_fleet_findings(loaded_release, release_data, fleet_data)
-    warnings = fleet_warnings + loaded_release.warnings + cross
-    _report(warnings)
-    if any(f.severity == "error" for f in warnings):
+    loaded_release, loaded_fleet, findings = _load(fleet, release)
+    _report(findings)
+    if loaded_fleet is None:
+        with fleet_port(context, changes=False) as port:
+            document = port.plan(loaded_release.obj, now if at is not None else None)
+        shown = {(f.path, f.message) for f in findings}
+        for notice in document.warnings:
+            if (notice.path, notice.message) not in shown:
+                print(f"warning: {notice.path}: {notice.message}", file=sys.stderr)
+    else:
+        document = _local_plan(loaded_release, loaded_fleet, now, uses_api(context))
+    emit(dump(document), chosen, table=lambda _: render(table_console(), document))
+
+
+def _local_plan(
+    release: Loaded[Release], fleet: Loaded[Fleet], now: datetime, remote: bool
+) -> PlanDocument:
+    """The plan of ``release`` through a Fleet file, computed here (wave times from the fleet
+    database here, when embedded and there is one)."""
+    from fleet.api.documents import PlanDocument
+    from fleet.domain.manifests import release_fleet_findings
+    from fleet.domain.model import fleet_info, release_info
+    from fleet.domain.pace import Pace
+    from fleet.domain.planner import plan as plan_rollout
+
+    fleet_data = fleet_info(fleet.obj)
+    release_data = release_info(release.obj)
+    cross = release_fleet_findings(release, release_data, fleet_data)
+    _report(cross)
+    if any(f.severity == "error" for f in cross):
         raise typer.Exit(1)
-    result = plan_rollout(fleet_data, release_data, now, pace or _pace(fleet_data.name))
-    emit(result.as_dict(), chosen, table=lambda _: render(table_console(), result))
+    pace = Pace(()) if remote else _pace(fleet_data.name)
+    result = plan_rollout(fleet_data, release_data, now, pace)
+    return PlanDocument.model_validate({**result.as_dict(), "warnings": []})
 
 
 def _now(at: str | None) -> datetime:
@@ -130,13 +157,12 @@ def _pace(fleet: str) -> Pace:
 
 def _load(
     fleet: Path | None, release: Path
-) -> tuple[Loaded[Release], FleetInfo, list[Finding], Pace | None]:
-    """Read the release and the fleet (its file, else the stored one, with its wave times); on
-    any error print every finding and exit 1."""
+) -> tuple[Loaded[Release], Loaded[Fleet] | None, list[Finding]]:
+    """Read the release and the fleet file (if any) with their warnings; on any error print
+    every finding and exit 1."""
     from fleet.domain.errors import ManifestError
     from fleet.domain.fleet import Fleet
     from fleet.domain.manifests import load_one
-    from fleet.domain.model import fleet_info
     from fleet.domain.release import Release
 
     findings: list[Finding] = []
@@ -154,23 +180,8 @@ def _load(
     if loaded_release is None or (fleet is not None and loaded_fleet is None):
         _report(findings)
         raise typer.Exit(1)
-    if loaded_fleet is not None:
-        return loaded_release, fleet_info(loaded_fleet.obj), list(loaded_fleet.warnings), None
-    from fleet.db.errors import NotFound
-    from fleet.service.fleets import stored_fleet
-    from fleet.service.pacing import fleet_pace
-
-    name = loaded_release.obj.spec.fleet
-    with fleet_context() as ctx:
-        try:
-            stored = stored_fleet(ctx, name)
-        except NotFound:
-            fail(
-                f"fleet {name!r} has not been applied: pass --fleet FLEET.yaml or run "
-                "driftwave fleet apply FLEET.yaml"
-            )
-        with ctx.reading() as uow:
-            return loaded_release, stored, [], fleet_pace(uow, name)
+    warnings = list(loaded_fleet.warnings) if loaded_fleet is not None else []
+    return loaded_release, loaded_fleet, warnings + loaded_release.warnings
 
 
 def _report(findings: list[Finding]) -> None:
@@ -180,17 +191,38 @@ def _report(findings: list[Finding]) -> None:
         console.print(str(finding), style=style, markup=False, soft_wrap=True)
 
 
-def render(console: Console, result: Plan) -> None:
+def _time(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+
+
+def _span(seconds: float | None) -> timedelta | None:
+    return None if seconds is None else timedelta(seconds=seconds)
+
+
+def _target(target: dict[str, Any]) -> str:
+    """A plan's target in one line (:meth:`fleet.domain.model.TargetInfo.describe`)."""
+    from fleet.domain.model import TargetInfo
+
+    classes = target.get("nodeClasses") or {}
+    return TargetInfo(
+        ami_selector_terms=tuple(target.get("amiSelectorTerms") or ()),
+        kubernetes_version=target.get("kubernetesVersion"),
+        node_class_names=tuple(classes.get("names") or ()),
+        node_class_labels=dict(classes.get("matchLabels") or {}),
+    ).describe()
+
+
+def render(console: Console, result: PlanDocument) -> None:
     """Print a plan for people: rings, waves, clusters, then exclusions, policies, assumptions."""
     say = _printer(console)
-    say(f"Release {result.release} through fleet {result.fleet}: {result.target.describe()}")
+    say(f"Release {result.release} through fleet {result.fleet}: {_target(result.target)}")
     total = (
-        f"estimated {human(result.estimated)}, until {when(result.ends_at)}"
-        if result.estimated is not None
+        f"estimated {human(_span(result.estimated_seconds))}, until {when(_time(result.ends_at))}"
+        if result.estimated_seconds is not None
         else "no estimate: some cluster has no window to start in"
     )
-    say(f"Planned at {when(result.at)}; {total}")
-    say(f"Estimated from: {result.basis}")
+    say(f"Planned at {when(_time(result.at))}; {total}")
+    say(f"Estimated from: {result.estimate_basis}")
     for ring in result.rings:
         say("")
         _ring(say, ring)
@@ -199,7 +231,7 @@ def render(console: Console, result: Plan) -> None:
         say("Freezes (no step starts during them):")
         for freeze in result.freezes:
             reason = f": {freeze.reason}" if freeze.reason else ""
-            say(f"  {when(freeze.start)} to {when(freeze.end)}{reason}")
+            say(f"  {when(_time(freeze.start))} to {when(_time(freeze.end))}{reason}")
     if result.excluded:
         say("")
         say("Excluded by spec.clusters:")
@@ -239,56 +271,58 @@ class _Say(Protocol):
         """Print one line."""
 
 
-def _ring(say: _Say, ring: RingPlan) -> None:
-    if not ring.rolled or ring.spec is None:
+def _ring(say: _Say, ring: RingPlanDocument) -> None:
+    if not ring.rolled or ring.wave_strategy is None:
         members = ", ".join(ring.clusters) or "no clusters"
         say(f"Ring {ring.name}: not rolled (the release does not list it): {members}")
         return
-    spec = ring.spec
     approval = "; waits for approval (not counted)" if ring.waits_for_approval else ""
-    budget = f"failure budget {ring.failure_budget}"
-    if isinstance(spec.failure_budget, str):
-        budget += f" ({spec.failure_budget})"
     say(
-        f"Ring {ring.name}: {spec.waves.describe()}, soak {human(spec.soak)}, {budget}, "
-        f"on failure {spec.on_failure}{approval}"
+        f"Ring {ring.name}: {ring.wave_strategy}, soak {human(_span(ring.soak_seconds))}, "
+        f"failure budget {ring.failure_budget}, on failure {ring.on_failure}{approval}"
     )
-    say(f"  gates: {_gates(ring)}")
+    say(f"  gates: {_gates(ring.gates or {})}")
     if not ring.waves:
-        say(f"  {ring.note}", "yellow")
+        say(f"  {ring.note or ''}", "yellow")
         return
     for wave in ring.waves:
-        took = f"~{human(wave.estimated)}" if wave.estimated is not None else "no estimate"
-        say(f"  wave {wave.index}: starts {when(wave.starts_at)}, {took}")
+        took = (
+            f"~{human(_span(wave.estimated_seconds))}"
+            if wave.estimated_seconds is not None
+            else "no estimate"
+        )
+        say(f"  wave {wave.index}: starts {when(_time(wave.starts_at))}, {took}")
         for cluster in wave.clusters:
             say(f"    {cluster.name} ({cluster.account}, {cluster.region}): {_window(cluster)}")
 
 
-def _gates(ring: RingPlan) -> str:
-    assert ring.spec is not None
-    gates = ring.spec.gates
+def _gates(gates: dict[str, Any]) -> str:
     parts = [
-        f"converge within {human(gates.convergence_timeout)}",
-        f"pending pods <= {gates.max_pending_pods}",
-        f"launch failures <= {gates.max_launch_failures}",
+        f"converge within {human(_span(gates.get('convergenceTimeoutSeconds')))}",
+        f"pending pods <= {gates.get('maxPendingPods')}",
+        f"launch failures <= {gates.get('maxLaunchFailures')}",
     ]
-    for metric in gates.metrics:
-        bounds = [f">= {metric.min:g}" if metric.min is not None else ""]
-        bounds.append(f"<= {metric.max:g}" if metric.max is not None else "")
-        parts.append(f"metric {metric.name} {' '.join(b for b in bounds if b)}")
+    for metric in gates.get("metrics") or []:
+        low, high = metric.get("min"), metric.get("max")
+        bounds = [
+            f">= {low:g}" if low is not None else "",
+            f"<= {high:g}" if high is not None else "",
+        ]
+        parts.append(f"metric {metric['name']} {' '.join(b for b in bounds if b)}")
     return ", ".join(parts)
 
 
-def _window(cluster: ClusterPlan) -> str:
+def _window(cluster: ClusterPlanDocument) -> str:
     from fleet.domain.windows import HORIZON
 
-    if cluster.open_now:
-        state = "always open" if cluster.always_open else "window open now"
-    elif cluster.next_open is not None:
-        state = f"next window {when(cluster.next_open)}"
+    window = cluster.window
+    if window.open_now:
+        state = "always open" if window.always_open else "window open now"
+    elif window.next_open is not None:
+        state = f"next window {when(_time(window.next_open))}"
     else:
         state = f"no window within {HORIZON.days} days"
-    step = when(cluster.starts_at) if cluster.starts_at else "unknown"
+    step = when(_time(cluster.starts_at)) if cluster.starts_at else "unknown"
     return f"{state}; step expected {step}"
 
 

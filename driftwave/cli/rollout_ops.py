@@ -1,8 +1,9 @@
 """The operational ``driftwave rollout`` commands: start, status, list, pause, resume, abort,
-approve, rollback and audit. They act on the fleet database (``DRIFTWAVE_DATABASE_URL``); the
-scheduler (``driftwave scheduler``) carries the rollout out.
+approve, rollback and audit. They act on the fleet through the API of the context in use, or on
+the fleet database here (embedded; :func:`driftwave.cli.context.fleet_port`); the scheduler
+(``driftwave scheduler``) carries the rollout out.
 
-The fleet's domain and service layer are imported inside the commands, so the help loads
+The fleet's domain and the client are imported inside the commands, so the help loads
 neither."""
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
-from driftwave.cli.context import ActorOpt, fail, fleet_context, run
+from driftwave.cli.context import ContextOpt, fleet_port
 from driftwave.cli.output import (
     JsonOpt,
     Output,
@@ -27,6 +28,9 @@ from driftwave.cli.output import (
     table_console,
 )
 
+if TYPE_CHECKING:
+    from driftwave.client.port import Command
+
 RolloutArg = Annotated[str, typer.Argument(help="The rollout's id (see driftwave rollout list).")]
 
 
@@ -35,7 +39,6 @@ def start(
         Path,
         typer.Argument(help="A driftwave.io/v1alpha1 Release file.", exists=True, dir_okay=False),
     ],
-    actor: ActorOpt,
     queue: Annotated[
         bool,
         typer.Option(
@@ -46,6 +49,7 @@ def start(
     ] = False,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
+    context: ContextOpt = None,
 ) -> None:
     """Start rolling a Release through its Fleet (applied before with driftwave fleet apply).
 
@@ -62,11 +66,10 @@ def start(
 
     Example: driftwave rollout start release.yaml --queue
     """
-    from fleet.db.errors import ReleaseConflict
+    from driftwave.client.port import dump
     from fleet.domain.errors import ManifestError
     from fleet.domain.manifests import load_one
     from fleet.domain.release import Release
-    from fleet.service import rollouts
 
     chosen = output_format(output, as_json)  # a usage error before anything is stored
     try:
@@ -75,11 +78,10 @@ def start(
         for finding in exc.findings:
             print(str(finding), file=sys.stderr)
         raise typer.Exit(1) from exc
-    with fleet_context() as ctx:
-        try:
-            result = run(lambda: rollouts.start_rollout(ctx, loaded.obj, actor, queue=queue))
-        except ReleaseConflict as exc:
-            fail(f"{exc} (give the changed release a new metadata.name)")
+    for warning in loaded.warnings:
+        print(str(warning), file=sys.stderr)
+    with fleet_port(context, changes=True) as port:
+        result = dump(port.start(loaded.obj, queue))
     emit(result, chosen, table=_started)
 
 
@@ -102,6 +104,7 @@ def status(
         bool, typer.Option("--watch", "-w", help="Refresh until the rollout ends (Ctrl-C stops).")
     ] = False,
     interval: Annotated[float, typer.Option(help="Seconds between refreshes.", min=0.2)] = 2.0,
+    context: ContextOpt = None,
 ) -> None:
     """Show where a rollout stands: each ring's waves and gates, each cluster's step.
 
@@ -115,11 +118,11 @@ def status(
     from rich.live import Live
 
     from driftwave.cli.status_view import render_status
+    from driftwave.client.port import dump
     from fleet.domain.machine import TERMINAL, RolloutState
-    from fleet.service.queries import rollout_status
 
-    with fleet_context() as ctx:
-        current = run(lambda: rollout_status(ctx, rollout))
+    with fleet_port(context, changes=False) as port:
+        current = dump(port.status(rollout))
         console = table_console(stderr=data_out and watch)  # stdout holds only the data
         if not watch:
             emit(current, chosen, table=lambda shown: console.print(render_status(shown)))
@@ -128,7 +131,7 @@ def status(
             with Live(render_status(current), console=console, refresh_per_second=4) as live:
                 while RolloutState(current["state"]) not in TERMINAL:
                     time.sleep(interval)
-                    current = run(lambda: rollout_status(ctx, rollout))
+                    current = dump(port.status(rollout))
                     live.update(render_status(current))
         except KeyboardInterrupt:
             pass
@@ -143,6 +146,7 @@ def list_(
     ] = 50,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
+    context: ContextOpt = None,
 ) -> None:
     """List the newest rollouts (50 unless --limit says), oldest first.
 
@@ -151,10 +155,10 @@ def list_(
     Example: driftwave rollout list --active -o wide
     """
     chosen = output_format(output, as_json)
-    from fleet.service.queries import list_rollouts
+    from driftwave.client.port import dump_all
 
-    with fleet_context() as ctx:
-        rows = run(lambda: list_rollouts(ctx, active=active, limit=limit))
+    with fleet_port(context, changes=False) as port:
+        rows = dump_all(port.rollouts(active, limit))
     emit(rows, chosen, table=lambda shown: _rollouts(shown, False), wide=_rollouts_wide)
 
 
@@ -179,18 +183,20 @@ def _rollouts(rows: list[dict[str, Any]], wide: bool) -> None:
     table_console().print(table)
 
 
-def _command(name: str, doc: str) -> Any:
-    """A command that calls :mod:`fleet.service.rollouts`' function of the same name."""
+def _command(name: Command, doc: str) -> Any:
+    """The command ``name`` of the fleet port (:meth:`~driftwave.client.port.FleetPort.command`)."""
 
     def command(
-        rollout: RolloutArg, actor: ActorOpt, output: OutputOpt = None, as_json: JsonOpt = False
+        rollout: RolloutArg,
+        output: OutputOpt = None,
+        as_json: JsonOpt = False,
+        context: ContextOpt = None,
     ) -> None:
-        from fleet.service import rollouts
+        from driftwave.client.port import dump
 
         chosen = output_format(output, as_json)  # a usage error before anything changes
-        call = getattr(rollouts, name)
-        with fleet_context() as ctx:
-            result = run(lambda: call(ctx, rollout, actor))
+        with fleet_port(context, changes=True) as port:
+            result = dump(port.command(name, rollout))
         emit(result, chosen, table=lambda r: print(said(name, rollout, r)))
 
     command.__doc__ = doc
@@ -234,7 +240,6 @@ rollback = _command(
 
 def approve(
     rollout: RolloutArg,
-    actor: ActorOpt,
     ring: Annotated[
         str,
         typer.Option(
@@ -244,19 +249,22 @@ def approve(
     comment: Annotated[str, typer.Option(help="Why, for the audit log.")] = "",
     output: OutputOpt = None,
     as_json: JsonOpt = False,
+    context: ContextOpt = None,
 ) -> None:
     """Approve the ring a rollout waits for (rings with requireApproval: true).
 
     --ring names it: a rollout not waiting, or waiting for another ring, is refused (exit 1)
-    with the ring that waits.
+    with the ring that waits. Through a context the API checks your role (approver, within
+    its rings) and records your signed-in name; embedded, the OS user marked (embedded).
 
     Example: driftwave rollout approve ro-k2p9xq4m --ring prod --comment "canary clean"
     """
-    from fleet.service import rollouts
+    from driftwave.client.port import dump
 
     chosen = output_format(output, as_json)  # a usage error before anything changes
-    with fleet_context() as ctx:
-        result = run(lambda: rollouts.approve(ctx, rollout, actor, ring, comment))
+    with fleet_port(context, changes=True) as port:
+        result = dump(port.approve(rollout, ring, comment))
+        actor = port.actor() if chosen not in (Output.JSON, Output.YAML) else ""
     emit(
         result,
         chosen,
@@ -264,7 +272,12 @@ def approve(
     )
 
 
-def audit(rollout: RolloutArg, output: OutputOpt = None, as_json: JsonOpt = False) -> None:
+def audit(
+    rollout: RolloutArg,
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+    context: ContextOpt = None,
+) -> None:
     """Print a rollout's audit trail.
 
     Every command and transition: who did it, when, what changed and why. Values are shown
@@ -274,10 +287,10 @@ def audit(rollout: RolloutArg, output: OutputOpt = None, as_json: JsonOpt = Fals
     Example: driftwave rollout audit ro-k2p9xq4m -o wide
     """
     chosen = output_format(output, as_json)
-    from fleet.service.queries import audit_trail
+    from driftwave.client.port import dump_all
 
-    with fleet_context() as ctx:
-        rows = run(lambda: audit_trail(ctx, rollout))
+    with fleet_port(context, changes=False) as port:
+        rows = dump_all(port.audit(rollout))
     emit(rows, chosen, table=lambda shown: _audit(shown, False), wide=_audit_wide)
 
 

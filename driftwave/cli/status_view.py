@@ -158,8 +158,8 @@ def standing(status: dict[str, Any]) -> list[Text]:
         lines.append(
             Text(
                 f"approve with: driftwave rollout approve {status['id']} --ring "
-                f"{approval['ring']} (this command, on the database, checks no role; through the "
-                f"API or the dashboard it needs {approval['requires']})",
+                f"{approval['ring']} (it needs {approval['requires']}; embedded, on the "
+                "database here, no role is checked)",
                 style="magenta",
             )
         )

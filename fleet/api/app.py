@@ -12,6 +12,8 @@ may do follows its role, :mod:`fleet.api.rbac`):
   ``GET /v1/fleets/{name}/clusters/{cluster}/agent`` (the agent's status, preview, events);
 * ``POST /v1/plans`` (a Release's plan, no side effect), ``POST /v1/rollouts`` (start one);
 * ``GET /v1/rollouts[?active=true]``, ``GET /v1/rollouts/{id}``, ``GET /v1/rollouts/{id}/audit``;
+* ``GET /v1/clusters/{name}/history[?fleet=]``: every step taken on one cluster;
+* ``GET /v1/auth/config`` (no authentication): where a command line signs in (OIDC);
 * ``POST /v1/rollouts/{id}/pause|resume|abort|rollback|approve``;
 * ``GET /metrics``: Prometheus metrics (no authentication; :mod:`fleet.prometheus`);
 * ``GET /v1/whoami``: the token's name, role and rings, and whether tokens are checked at all;
@@ -38,8 +40,10 @@ from common.http import publish_models
 from common.tracing import TraceMiddleware
 from fleet import prometheus
 from fleet.api.audit import add_audit_routes
+from fleet.api.clusters import add_cluster_routes
 from fleet.api.dashboard import DashboardConfigError, add_dashboard
 from fleet.api.deps import V1, V1_AUTH, ApiState, Who, api_state, fleet_context, v1_responses
+from fleet.api.discovery import SignIn, add_discovery_route
 from fleet.api.documents import Health, Readiness, WhoAmI
 from fleet.api.errors import install_handlers
 from fleet.api.fleets import add_fleet_routes
@@ -78,6 +82,7 @@ def create_app(
     heartbeat: HeartbeatPolicy | None = None,
     probes: ProbePolicy | None = None,
     trace_url: str | None = None,
+    sign_in: SignIn | None = None,
 ) -> FastAPI:
     """The fleet API over ``ctx``.
 
@@ -91,7 +96,8 @@ def create_app(
     ``/metrics``; default: 10 intervals of 1 s). ``probes``: the scheduler's contact probes
     (a cluster's contact is stale after three of their intervals; default: 60 s). ``trace_url``:
     where the dashboard links trace ids (default: ``DRIFTWAVE_TRACE_URL``; see
-    :func:`fleet.api.dashboard.add_dashboard`). Server spans go to ``ctx.tracer``.
+    :func:`fleet.api.dashboard.add_dashboard`). ``sign_in``: the OIDC issuer and CLI client id
+    ``GET /v1/auth/config`` answers (none: tokens only). Server spans go to ``ctx.tracer``.
     """
     heartbeat = heartbeat or HeartbeatPolicy()
     if not actor_header or not set(actor_header) <= _HEADER_CHARS:
@@ -118,6 +124,8 @@ def create_app(
     add_release_routes(app)
     add_rollout_routes(app)
     add_audit_routes(app)
+    add_cluster_routes(app)
+    add_discovery_route(app, sign_in)
     try:
         add_dashboard(app, trace_url=trace_url)
     except DashboardConfigError as exc:

@@ -100,6 +100,13 @@ class NotFoundError(ApiError):
     code = "not_found"
 
 
+class ConflictError(ApiError):
+    """What the request names cannot be told apart, or the state refuses it."""
+
+    status = 409
+    code = "conflict"
+
+
 def manifest_fields(exc: ManifestError) -> list[tuple[str, str]]:
     """One (path, message) per error finding of ``exc`` (warnings left out)."""
     return [(f.path, f.message) for f in exc.findings if f.severity == "error"]

@@ -177,7 +177,8 @@ class ApprovalWait(Document):
     ring: str
     requires: str = Field(
         description="The role and rings an API token needs to approve it (roles bind the API "
-        "and the dashboard; the CLI, on the database, checks none)."
+        "and the dashboard and the CLI through a context; the CLI embedded, on the database, "
+        "checks none)."
     )
     approvers: list[str] | None = Field(
         description="The names of the tokens that may approve it (null: authentication off)."

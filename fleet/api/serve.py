@@ -20,6 +20,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from fleet.api.app import DEFAULT_ACTOR_HEADER, ApiConfigError, create_app
+from fleet.api.discovery import SignIn
 from fleet.api.rbac import AccessControl
 from fleet.gateway import AgentGateway
 from fleet.service.contact import ProbePolicy
@@ -78,9 +79,11 @@ def serve(
     probes: ProbePolicy | None = None,
     ready: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
+    sign_in: SignIn | None = None,
 ) -> None:
     """Serve the fleet API over ``ctx`` until SIGINT / SIGTERM or ``stop`` (module docstring).
 
+    ``sign_in``: what ``GET /v1/auth/config`` answers (where a command line signs in).
     Raises :class:`~fleet.api.app.ApiConfigError` for authentication off on a non-loopback
     address, :class:`common.auth.AuthConfigError` for unusable token hashes, OSError when
     the address cannot be bound."""
@@ -98,6 +101,7 @@ def serve(
         gateway=gateway,
         heartbeat=heartbeat,
         probes=probes,
+        sign_in=sign_in,
     )
     sock = bind(host, port)
     try:

@@ -38,7 +38,11 @@ def test_two_concurrent_starts_on_the_same_clusters_exactly_one_wins(
     write(tmp_path, "fleet.yaml", fleet_manifest({"canary": ["c1"], "prod": ["p1"]}, fleet_name))
     for release in ("v20251118", "v20251216"):
         write(tmp_path, f"{release}.yaml", release_manifest(STRATEGY, fleet_name, release))
-    env = {"DRIFTWAVE_DATABASE_URL": database_url, "DRIFTWAVE_DATABASE_SCHEMA_NAME": schema}
+    env = {
+        "DRIFTWAVE_DATABASE_URL": database_url,
+        "DRIFTWAVE_DATABASE_SCHEMA_NAME": schema,
+        "DRIFTWAVE_EMBEDDED_WRITES": "allow",  # the race is the database's: no API between
+    }
     with processes(tmp_path, env) as procs:
         assert procs.run("fleet", "apply", "fleet.yaml").returncode == 0
         with psycopg.connect(database_url) as holder:

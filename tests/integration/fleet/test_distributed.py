@@ -87,6 +87,7 @@ def test_a_rollout_survives_a_killed_scheduler_and_duplicate_messages(
     queue = f"it-{uuid.uuid4().hex[:8]}"
     env = {
         "DRIFTWAVE_DATABASE_URL": database_url,
+        "DRIFTWAVE_EMBEDDED_WRITES": "allow",  # the CLI on the database itself (embedded)
         "DRIFTWAVE_DATABASE_SCHEMA_NAME": schema,
         "DRIFTWAVE_BROKER_URL": redis_url,
         "DRIFTWAVE_BROKER_QUEUE": queue,

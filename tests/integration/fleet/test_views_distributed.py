@@ -94,6 +94,7 @@ def test_a_reset_canary_is_flagged_blocks_prod_and_its_rollback_is_shown(
     _write(tmp_path, ports)
     env = {
         "DRIFTWAVE_DATABASE_URL": database_url,
+        "DRIFTWAVE_EMBEDDED_WRITES": "allow",  # the CLI on the database itself (embedded)
         "DRIFTWAVE_DATABASE_SCHEMA_NAME": schema,
         "DRIFTWAVE_BROKER_URL": redis_url,
         "DRIFTWAVE_BROKER_QUEUE": f"vw-{uuid.uuid4().hex[:8]}",

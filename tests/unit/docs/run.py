@@ -132,6 +132,7 @@ def run_shell(block: Block, tmp: Path) -> subprocess.CompletedProcess[str]:
         **os.environ,
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         "DRIFTWAVE_DATABASE_URL": f"sqlite:///{tmp / 'fleet.db'}",
+        "DRIFTWAVE_CONFIG": str(tmp / "driftwave-config"),  # the block's own contexts
         "COLUMNS": "120",
         "DRIFTWAVE_AGENT_TOKEN": "",
         "DRIFTWAVE_API_TOKEN": "",

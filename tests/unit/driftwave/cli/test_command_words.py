@@ -6,6 +6,7 @@ them, on the same database."""
 
 from __future__ import annotations
 
+import getpass
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -44,13 +45,14 @@ def test_the_approval_comment_is_the_audit_reason_and_a_rollback_says_it_started
     rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
     harness.run_until(lambda: state(harness, rid) == "awaiting-approval", limit=timedelta(hours=2))
     monkeypatch.setenv("DRIFTWAVE_DATABASE_URL", f"sqlite:///{tmp_path / 'fleet.db'}")
-    command("approve", rid, "--ring", "prod", "--comment", "canary clean for 2m", "--as", "bob")
+    command("approve", rid, "--ring", "prod", "--comment", "canary clean for 2m")
     rows = json.loads(command("audit", rid, "--json"))
     (approval,) = [r for r in rows if r["action"] == "rollout.approve"]
-    assert (approval["actor"], approval["reason"]) == ("bob", "canary clean for 2m")
+    embedded = f"{getpass.getuser()} (embedded)"  # no --as: the OS user, marked embedded
+    assert (approval["actor"], approval["reason"]) == (embedded, "canary clean for 2m")
     assert "canary clean for 2m" in command("audit", rid)
 
-    said = command("rollback", rid, "--as", "erin")
+    said = command("rollback", rid)
     assert said == (
         f"rollout {rid}: rollback started: 1 cluster(s) to roll back "
         f"(follow it with: driftwave rollout status {rid} --watch)\n"
@@ -60,6 +62,6 @@ def test_the_approval_comment_is_the_audit_reason_and_a_rollback_says_it_started
     harness.run_until(lambda: state(harness, rid) == "rolled-back", limit=timedelta(hours=1))
     rows = json.loads(command("audit", rid, "--json"))
     (asked,) = [r for r in rows if r["action"] == "rollout.rollback"]
-    assert asked["reason"] == "rollback requested by erin (1 cluster(s))"
+    assert asked["reason"] == f"rollback requested by {embedded} (1 cluster(s))"
     commands = [r for r in rows if r["action"].startswith("rollout.")]
     assert all(r["reason"] for r in commands), [r for r in commands if not r["reason"]]

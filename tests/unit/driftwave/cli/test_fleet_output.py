@@ -36,13 +36,13 @@ def rollout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """The example fleet applied to an embedded database, its release started, paused and
     resumed (so the audit holds several entries); the rollout's id."""
     monkeypatch.setenv("DRIFTWAVE_DATABASE_URL", f"sqlite:///{tmp_path / 'fleet.db'}")
-    code, _, err = invoke(fleet_app, "apply", FLEET, "--as", "ada")
+    code, _, err = invoke(fleet_app, "apply", FLEET)
     assert code == 0, err
-    code, out, err = invoke(rollout_app, "start", RELEASE, "--as", "ada", "-o", "json")
+    code, out, err = invoke(rollout_app, "start", RELEASE, "-o", "json")
     assert code == 0, err
     rid = str(json.loads(out)["id"])
     for verb in ("pause", "resume"):
-        assert invoke(rollout_app, verb, rid, "--as", "ada")[0] == 0
+        assert invoke(rollout_app, verb, rid)[0] == 0
     return rid
 
 
@@ -259,7 +259,7 @@ def test_a_window_removed_mid_rollout_shows_in_its_audit_with_the_reason(
     changed = tmp_path / "fleet.yaml"
     changed.write_text(yaml.safe_dump(manifest, sort_keys=False))
     why = "CHG-1234: window removed mid-rollout"
-    assert invoke(fleet_app, "apply", str(changed), "--as", "ada", "--reason", why)[0] == 0
+    assert invoke(fleet_app, "apply", str(changed), "--reason", why)[0] == 0
     code, table, _ = invoke(rollout_app, "audit", rollout)
     assert code == 0
     (row,) = [r for r in cells(table) if r["ACTION"] == "fleet.changed"]

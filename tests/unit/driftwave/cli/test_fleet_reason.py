@@ -4,6 +4,7 @@ embedded database."""
 
 from __future__ import annotations
 
+import getpass
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from fleet.service.fleets import fleet_audit
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "fleet" / "examples" / "fleet.yaml"
 runner = CliRunner()
+EMBEDDED = f"{getpass.getuser()} (embedded)"
+"""Who an embedded command acts as: the OS user, marked embedded."""
 
 
 def test_fleet_apply_keeps_the_reason_in_the_audit(
@@ -24,7 +27,7 @@ def test_fleet_apply_keeps_the_reason_in_the_audit(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'fleet.db'}"
     monkeypatch.setenv("DRIFTWAVE_DATABASE_URL", url)
-    first = runner.invoke(fleet_app, ["apply", str(EXAMPLE), "--as", "ada"])
+    first = runner.invoke(fleet_app, ["apply", str(EXAMPLE)])
     assert first.exit_code == 0, first.stderr
     manifest = yaml.safe_load(EXAMPLE.read_text())
     cluster = manifest["spec"]["clusters"][0]
@@ -32,15 +35,11 @@ def test_fleet_apply_keeps_the_reason_in_the_audit(
     changed = tmp_path / "fleet.yaml"
     changed.write_text(yaml.safe_dump(manifest))
 
-    refused = runner.invoke(
-        fleet_app, ["apply", str(changed), "--as", "ada", "--reason", "x" * 1001]
-    )
+    refused = runner.invoke(fleet_app, ["apply", str(changed), "--reason", "x" * 1001])
     assert refused.exit_code == 1
     assert "reason: at most 1000 characters (got 1001)" in refused.stderr + refused.stdout
 
-    applied = runner.invoke(
-        fleet_app, ["apply", str(changed), "--as", "ada", "--reason", "CHG-9 label the team"]
-    )
+    applied = runner.invoke(fleet_app, ["apply", str(changed), "--reason", "CHG-9 label the team"])
     assert applied.exit_code == 0, applied.stderr
     engine = make_engine(url)
     try:
@@ -49,8 +48,8 @@ def test_fleet_apply_keeps_the_reason_in_the_audit(
         engine.dispose()
     applies = [e for e in entries if e["action"] == "fleet.apply"]
     assert [(e["actor"], e["reason"]) for e in applies] == [
-        ("ada", None),
-        ("ada", "CHG-9 label the team"),
+        (EMBEDDED, None),
+        (EMBEDDED, "CHG-9 label the team"),
     ], "the refused apply stored nothing"
     last = entries[-1]
     assert last["action"] == "cluster.changed"

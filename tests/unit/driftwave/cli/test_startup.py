@@ -59,12 +59,14 @@ HEAVY = (
 """What help must not import (a name and everything below it)."""
 
 COMMANDS = {
-    "": ["validate", "migrate", "demo", "scheduler", "worker", "api", "agent", "fleet",
-         "cluster", "db", "rollout", "audit"],
+    "": ["validate", "migrate", "demo", "scheduler", "worker", "api", "login", "agent",
+         "fleet", "cluster", "db", "config", "rollout", "audit"],
     "agent": ["simulate", "hash", "plan", "serve", "amis", "walkthrough"],
     "fleet": ["apply", "list"],
     "cluster": ["history"],
     "db": ["upgrade"],
+    "config": ["set-context", "use-context", "current-context", "get-contexts",
+               "delete-context", "view"],
     "rollout": ["start", "status", "list", "pause", "resume", "approve", "abort", "rollback",
                 "audit", "plan"],
     "audit": ["verify", "export"],

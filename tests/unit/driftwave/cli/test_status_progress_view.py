@@ -90,9 +90,9 @@ def test_a_waiting_approval_shows_the_command_and_who_may_give_it() -> None:
     assert "next: an approver approves ring prod" in shown
     assert "ETA: none (paused: no estimate until it is resumed)" in shown
     assert (
-        "approve with: driftwave rollout approve ro-1 --ring prod (this command, on the "
-        "database, checks no role; through the API or the dashboard it needs role approver or "
-        "admin, with ring prod in its rings (or no rings list))"
+        "approve with: driftwave rollout approve ro-1 --ring prod (it needs role approver or "
+        "admin, with ring prod in its rings (or no rings list); embedded, on the database "
+        "here, no role is checked)"
     ) in shown
     assert "may approve: ada, root" in shown
 
@@ -142,8 +142,7 @@ def test_rollout_status_through_the_cli(tmp_path: Path, monkeypatch: pytest.Monk
         "ring prod (ring 2 of 2) waits for approval before its first wave starts" in result.output
     )
     assert (
-        f"approve with: driftwave rollout approve {rid} --ring prod (this command, on the "
-        "database, checks no role; through the API or the dashboard it needs role approver"
+        f"approve with: driftwave rollout approve {rid} --ring prod (it needs role approver"
     ) in " ".join(result.output.split())
     assert "ETA " in result.output
     assert "excludes approvals (ring prod needs one)" in result.output

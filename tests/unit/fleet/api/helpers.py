@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from common.auth import hash_token
 from fleet.api import serve
 from fleet.api.app import DEFAULT_ACTOR_HEADER
+from fleet.api.discovery import SignIn
 from fleet.api.rbac import AccessControl
 from fleet.db.engine import make_engine, migrate
 from fleet.gateway import AgentGateway
@@ -98,6 +99,7 @@ def serving(
     actor_header: str = DEFAULT_ACTOR_HEADER,
     access: AccessControl | None = None,
     gateway: AgentGateway | None = None,
+    sign_in: SignIn | None = None,
 ) -> Iterator[str]:
     """Serve the API over ``ctx`` on a free loopback port (``fleet.api.serve`` in a thread);
     yield its base URL, and stop it afterwards."""
@@ -115,6 +117,7 @@ def serving(
                 actor_header=actor_header,
                 access=access,
                 gateway=gateway,
+                sign_in=sign_in,
                 ready=urls.put,
                 stop=stop,
             )

@@ -18,6 +18,8 @@ ROUTES = {
     "/healthz": {"get"},
     "/readyz": {"get"},
     "/v1/whoami": {"get"},
+    "/v1/auth/config": {"get"},
+    "/v1/clusters/{name}/history": {"get"},
     "/v1/fleets": {"get"},
     "/v1/fleets/{name}": {"put"},
     "/v1/fleets/{name}/clusters": {"get"},

@@ -1,0 +1,192 @@
+"""The fleet port over the fleet's service layer (:mod:`fleet.service`): the embedded mode.
+
+The database is the one ``DRIFTWAVE_DATABASE_URL`` names (default the SQLite file
+``.driftwave/fleet.db``); every change is recorded as the OS user marked ``(embedded)``
+(:func:`embedded_actor`), so the audit says that no API, and no role, stood between. The
+services' documents are read into the API's (:mod:`fleet.api.documents`), the same the remote
+port answers; a service's refusal becomes a :class:`~driftwave.client.errors.ClientError`
+carrying its message.
+"""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from driftwave.client.errors import ClientError
+from driftwave.client.port import Command
+
+if TYPE_CHECKING:
+    from fleet.api.documents import ApplyDocument, ClusterDocument, PlanDocument
+    from fleet.api.history_documents import ClusterHistory
+    from fleet.api.rollout_documents import (
+        AuditEntry,
+        CommandResult,
+        RolloutStarted,
+        RolloutStatus,
+        RolloutSummary,
+    )
+    from fleet.domain.fleet import Fleet
+    from fleet.domain.release import Release
+    from fleet.service.context import FleetContext
+
+T = TypeVar("T")
+
+
+def embedded_actor() -> str:
+    """The OS user, marked embedded: ``alice (embedded)``."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user} (embedded)"
+
+
+@contextmanager
+def service_errors() -> Iterator[None]:
+    """Turn the services' refusals and the database's errors into :class:`ClientError`."""
+    from fleet.db.errors import DatabaseError, ReleaseConflict
+    from fleet.domain.errors import DomainError
+    from fleet.service.history import ClusterAmbiguous, ClusterUnknown
+    from fleet.service.queries import RolloutNotFound
+    from fleet.service.refusals import CommandForbidden, CommandRefused
+
+    try:
+        yield
+    except ReleaseConflict as exc:
+        raise ClientError(f"{exc} (give the changed release a new metadata.name)") from exc
+    except (ClusterUnknown, ClusterAmbiguous) as exc:
+        raise ClientError(str(exc.args[0])) from exc
+    except (CommandRefused, CommandForbidden, RolloutNotFound, DatabaseError, DomainError) as exc:
+        raise ClientError(str(exc)) from exc
+
+
+class EmbeddedPort:
+    """:class:`~driftwave.client.port.FleetPort` over ``ctx`` (the fleet database), acting as
+    ``actor``."""
+
+    mode: Literal["embedded", "distributed"] = "embedded"
+
+    def __init__(self, ctx: FleetContext, actor: str) -> None:
+        self._ctx = ctx
+        self._actor = actor
+
+    def actor(self) -> str:
+        """The OS user marked embedded."""
+        return self._actor
+
+    def _run(self, call: Callable[[], T]) -> T:
+        with service_errors():
+            return call()
+
+    def apply_fleet(self, fleet: Fleet, reason: str | None) -> ApplyDocument:
+        """Store the fleet (:func:`fleet.service.fleets.apply_fleet`)."""
+        from fleet.api.documents import ApplyDocument
+        from fleet.service.fleets import apply_fleet
+
+        result = self._run(lambda: apply_fleet(self._ctx, fleet, self._actor, reason))
+        return ApplyDocument.model_validate({**result.as_document(), "warnings": []})
+
+    def clusters(self, fleet: str | None) -> list[ClusterDocument]:
+        """The active clusters (:func:`fleet.service.fleets.list_clusters`)."""
+        from fleet.api.documents import ClusterDocument
+        from fleet.service.fleets import list_clusters
+
+        rows = self._run(lambda: list_clusters(self._ctx, fleet))
+        return [ClusterDocument.model_validate(row) for row in rows]
+
+    def plan(self, release: Release, at: datetime | None) -> PlanDocument:
+        """Plan against the stored fleet (:func:`fleet.service.planning.plan_release`)."""
+        from fleet.api.documents import PlanDocument
+        from fleet.db.errors import NotFound
+        from fleet.domain.manifests import Loaded, release_fleet_findings
+        from fleet.domain.model import release_info
+        from fleet.service.fleets import stored_fleet
+        from fleet.service.planning import plan_release
+
+        name = release.spec.fleet
+        try:
+            fleet = stored_fleet(self._ctx, name)
+        except NotFound:
+            raise ClientError(
+                f"fleet {name!r} has not been applied: pass --fleet FLEET.yaml or run "
+                "driftwave fleet apply FLEET.yaml"
+            ) from None
+        info = release_info(release)
+        cross = release_fleet_findings(Loaded(release, "release", 0, []), info, fleet)
+        errors = [f for f in cross if f.severity == "error"]
+        if errors:
+            raise ClientError("; ".join(f"{f.path}: {f.message}" for f in errors))
+        when = at or self._ctx.now()
+
+        def planned() -> dict[str, Any]:
+            with self._ctx.reading() as uow:
+                return plan_release(uow, fleet, info, when).as_dict()
+
+        document = self._run(planned)
+        notices = [{"path": f.path, "message": f.message} for f in cross]
+        return PlanDocument.model_validate({**document, "warnings": notices})
+
+    def start(self, release: Release, queue: bool) -> RolloutStarted:
+        """Start the rollout (:func:`fleet.service.rollouts.start_rollout`)."""
+        from fleet.api.rollout_documents import RolloutStarted
+        from fleet.service.rollouts import start_rollout
+
+        started = self._run(lambda: start_rollout(self._ctx, release, self._actor, queue=queue))
+        return RolloutStarted.model_validate({**started, "warnings": []})
+
+    def status(self, rollout: str) -> RolloutStatus:
+        """The rollout's status (:func:`fleet.service.queries.rollout_status`)."""
+        from fleet.api.rollout_documents import RolloutStatus
+        from fleet.service.queries import rollout_status
+
+        return RolloutStatus.model_validate(self._run(lambda: rollout_status(self._ctx, rollout)))
+
+    def rollouts(self, active: bool, limit: int) -> list[RolloutSummary]:
+        """The rollouts (:func:`fleet.service.queries.list_rollouts`)."""
+        from fleet.api.rollout_documents import RolloutSummary
+        from fleet.service.queries import list_rollouts
+
+        rows = self._run(lambda: list_rollouts(self._ctx, active=active, limit=limit))
+        return [RolloutSummary.model_validate(row) for row in rows]
+
+    def command(self, name: Command, rollout: str) -> CommandResult:
+        """Pause, resume, abort or roll back (:mod:`fleet.service.rollouts`)."""
+        from fleet.api.rollout_documents import CommandResult
+        from fleet.service import rollouts
+
+        call = {
+            "pause": rollouts.pause,
+            "resume": rollouts.resume,
+            "abort": rollouts.abort,
+            "rollback": rollouts.rollback,
+        }[name]
+        result = self._run(lambda: call(self._ctx, rollout, self._actor))
+        return CommandResult.model_validate(result)
+
+    def approve(self, rollout: str, ring: str, comment: str) -> CommandResult:
+        """Approve the waiting ring (:func:`fleet.service.rollouts.approve`)."""
+        from fleet.api.rollout_documents import CommandResult
+        from fleet.service import rollouts
+
+        result = self._run(lambda: rollouts.approve(self._ctx, rollout, self._actor, ring, comment))
+        return CommandResult.model_validate(result)
+
+    def audit(self, rollout: str) -> list[AuditEntry]:
+        """The audit trail (:func:`fleet.service.queries.audit_trail`)."""
+        from fleet.api.rollout_documents import AuditEntry
+        from fleet.service.queries import audit_trail
+
+        rows = self._run(lambda: audit_trail(self._ctx, rollout))
+        return [AuditEntry.model_validate(row) for row in rows]
+
+    def cluster_history(self, name: str, fleet: str | None) -> ClusterHistory:
+        """The cluster's steps (:func:`fleet.service.history.cluster_history`)."""
+        from fleet.api.history_documents import ClusterHistory
+        from fleet.service.history import cluster_history
+
+        found = self._run(lambda: cluster_history(self._ctx, name, fleet))
+        return ClusterHistory.model_validate(found)
