@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from driftwave.cli.context import fail, fleet_context, run
+from driftwave.cli.context import ContextOpt, fail, fleet_context, fleet_port
 from driftwave.cli.group import Group, show_help_when_bare
 from driftwave.cli.output import JsonOpt, OutputOpt, emit, output_format
 
@@ -42,7 +42,7 @@ def _say(report: AuditVerification) -> None:
 
 
 @audit_app.command("verify")
-def verify(output: OutputOpt = None, as_json: JsonOpt = False) -> None:
+def verify(context: ContextOpt = None, output: OutputOpt = None, as_json: JsonOpt = False) -> None:
     """Walk the audit's hash chain and name the first row that was changed or removed.
 
     Every audit row carries seq (its place in the chain), prev_hash (the previous row's hash)
@@ -57,14 +57,13 @@ def verify(output: OutputOpt = None, as_json: JsonOpt = False) -> None:
     It exits 0 with the rows and streams verified and the last row's hash (keep it: removing
     the newest rows leaves no gap, a changed last hash shows it), or 1 naming the row's id,
     stream and seq. -o json and -o yaml print the report as GET /v1/audit/verify returns it.
+    With a context it asks that fleet's API (GET /v1/audit/verify, role viewer).
 
     Example: driftwave audit verify
     """
     chosen = output_format(output, as_json)
-    from fleet.service.audit_chain import verify_audit
-
-    with fleet_context() as ctx:
-        report = run(lambda: verify_audit(ctx))
+    with fleet_port(context, changes=False) as fleet:
+        report = fleet.verify_audit()
     emit(report.model_dump(mode="json"), chosen, table=lambda _: _say(report))
     if not report.ok:
         raise typer.Exit(1)
@@ -99,6 +98,8 @@ def export(
 
     Example: driftwave audit export --endpoint http://127.0.0.1:4318 --after-id 1200
     """
+    from driftwave.client.embedded import service_errors
+    from driftwave.client.errors import ClientError
     from fleet.audit_logs import audit_log_provider, export_audit, otlp_logs_target
 
     target = otlp_logs_target(endpoint)
@@ -110,9 +111,11 @@ def export(
     provider, exporter = audit_log_provider("driftwave-cli", endpoint)
     try:
         with fleet_context() as ctx:
-            count, last = run(
-                lambda: export_audit(ctx, provider, rollout_id=rollout, after_id=after_id)
-            )
+            try:
+                with service_errors():
+                    count, last = export_audit(ctx, provider, rollout_id=rollout, after_id=after_id)
+            except ClientError as exc:
+                fail(str(exc))
         provider.force_flush()
     finally:
         provider.shutdown()

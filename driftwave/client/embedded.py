@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
+    from fleet.service.audit_chain import AuditVerification
     from fleet.service.context import FleetContext
 
 T = TypeVar("T")
@@ -190,3 +191,9 @@ class EmbeddedPort:
 
         found = self._run(lambda: cluster_history(self._ctx, name, fleet))
         return ClusterHistory.model_validate(found)
+
+    def verify_audit(self) -> AuditVerification:
+        """The chain walked (:func:`fleet.service.audit_chain.verify_audit`)."""
+        from fleet.service.audit_chain import verify_audit
+
+        return self._run(lambda: verify_audit(self._ctx))

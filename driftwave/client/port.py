@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
+    from fleet.service.audit_chain import AuditVerification
 
 Command = Literal["pause", "resume", "abort", "rollback"]
 """The operator's commands on a rollout besides ``approve``."""
@@ -76,6 +77,9 @@ class FleetPort(Protocol):
 
     def cluster_history(self, name: str, fleet: str | None) -> ClusterHistory:
         """Every step any rollout took on cluster ``name`` (of ``fleet``), newest first."""
+
+    def verify_audit(self) -> AuditVerification:
+        """The audit's hash chain walked: intact, or the first row changed or removed."""
 
     def actor(self) -> str:
         """Who the fleet records as acting for this port (the embedded user, or the API's

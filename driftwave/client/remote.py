@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     )
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
+    from fleet.service.audit_chain import AuditVerification
 
 M = TypeVar("M", bound=BaseModel)
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
@@ -216,6 +217,12 @@ class RemotePort:
         params = {"fleet": fleet} if fleet is not None else {}
         data = self._send("GET", f"/v1/clusters/{_seg(name)}/history", params=params)
         return self._read(ClusterHistory, data)
+
+    def verify_audit(self) -> AuditVerification:
+        """``GET /v1/audit/verify``."""
+        from fleet.service.audit_chain import AuditVerification
+
+        return self._read(AuditVerification, self._send("GET", "/v1/audit/verify"))
 
 
 def _seg(value: str) -> str:
