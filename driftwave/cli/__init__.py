@@ -61,6 +61,11 @@ class Driftwave(LazyGroup):
             "driftwave.cli.rollout:rollout_app",
             "Roll a Release (a new AMI or Kubernetes version) through a Fleet's rings in waves.",
         ),
+        Mount(
+            "token",
+            "driftwave.cli.token:token_app",
+            "Tokens for automation: create (the secret is shown once), list and revoke.",
+        ),
     )
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from common.auth import AuthConfigError, hash_token
 from fleet.api.authconfig import AuthConfig
 from fleet.api.oidc import IssuerUnavailable, OidcError, OidcVerifier
-from fleet.api.rbac import AccessControl, Grant
+from fleet.api.rbac import AccessControl, Grant, actor_problem
 from fleet.service.context import FleetContext
 from fleet.service.tokens import TokenPolicy, check_token
 
@@ -109,6 +109,10 @@ class Authenticator:
             raise AuthRefused(503, f"the OIDC issuer cannot be reached: {exc}") from exc
         except OidcError as exc:
             raise AuthRefused(401, str(exc)) from exc
+        problem = actor_problem(person.name)
+        if problem is not None:
+            claim = self.verifier.settings.username_claim
+            raise AuthRefused(401, f"ID token's {claim} claim cannot name an actor: {problem}")
         grant = self.config.grant_for(person.name, person.groups)
         if grant is None:
             theirs = ", ".join(sorted(person.groups)) or "none"

@@ -108,6 +108,19 @@ class AccessControl:
         return found
 
 
+MAX_ACTOR = 253
+"""The longest name an identity may have (the audit log's actor column)."""
+
+
+def actor_problem(value: str) -> str | None:
+    """Why ``value`` cannot name an actor (None when it can)."""
+    if not 1 <= len(value) <= MAX_ACTOR:
+        return f"must be 1 to {MAX_ACTOR} characters, not {len(value)}"
+    if not value.isprintable():
+        return "must hold printable characters only (no control characters)"
+    return None
+
+
 SINGLE_TOKEN_NAME = "api-token"
 """The actor of the single admin token of ``--token-file`` / ``DRIFTWAVE_API_TOKEN``."""
 

@@ -60,11 +60,12 @@ HEAVY = (
 
 COMMANDS = {
     "": ["validate", "migrate", "demo", "scheduler", "worker", "api", "agent", "fleet",
-         "cluster", "db", "rollout"],
+         "cluster", "db", "rollout", "token"],
     "agent": ["simulate", "hash", "plan", "serve", "amis", "walkthrough"],
     "fleet": ["apply", "list"],
     "cluster": ["history"],
     "db": ["upgrade"],
+    "token": ["create", "list", "revoke"],
     "rollout": ["start", "status", "list", "pause", "resume", "approve", "abort", "rollback",
                 "audit", "plan"],
 }  # fmt: skip
