@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from common.auth import hash_token
 from fleet.api import serve
-from fleet.api.app import DEFAULT_ACTOR_HEADER
+from fleet.api.identity import Authenticator
 from fleet.api.rbac import AccessControl
 from fleet.db.engine import make_engine, migrate
 from fleet.gateway import AgentGateway
@@ -95,8 +95,8 @@ def serving(
     ctx: FleetContext,
     *,
     token_hashes: set[str] | None = TOKEN_HASHES,
-    actor_header: str = DEFAULT_ACTOR_HEADER,
     access: AccessControl | None = None,
+    auth: Authenticator | None = None,
     gateway: AgentGateway | None = None,
 ) -> Iterator[str]:
     """Serve the API over ``ctx`` on a free loopback port (``fleet.api.serve`` in a thread);
@@ -111,9 +111,9 @@ def serving(
                 ctx,
                 host="127.0.0.1",
                 port=0,
-                token_hashes=token_hashes if access is None else None,
-                actor_header=actor_header,
+                token_hashes=token_hashes if access is None and auth is None else None,
                 access=access,
+                auth=auth,
                 gateway=gateway,
                 ready=urls.put,
                 stop=stop,
