@@ -236,6 +236,7 @@ def api(
                 access=access,
                 config=config,
                 verifier=OidcVerifier(oidc) if oidc is not None else None,
+                client_secret=os.environ.get("DRIFTWAVE_OIDC_CLIENT_SECRET", "").strip() or None,
             )
             serve(
                 ctx,

@@ -47,6 +47,7 @@ from fleet.api.rbac import SINGLE_TOKEN_NAME, AccessControl, Grant
 from fleet.api.releases import add_release_routes
 from fleet.api.rollout_documents import ApproveRequest
 from fleet.api.rollouts import add_rollout_routes
+from fleet.api.signin import add_signin_routes
 from fleet.api.tokens import add_token_routes
 from fleet.db.engine import UPGRADE_HINT, ensure_current
 from fleet.db.errors import DatabaseError, SchemaOutdated
@@ -111,6 +112,8 @@ def create_app(
     add_rollout_routes(app)
     add_token_routes(app)
     oidc = auth.config.oidc if auth.config is not None else None
+    if auth.verifier is not None:
+        add_signin_routes(app, auth.verifier, auth.client_secret)
     try:
         add_dashboard(app, trace_url=trace_url, oidc=oidc)
     except DashboardConfigError as exc:

@@ -21,7 +21,7 @@ without any of these) every request is :data:`ANONYMOUS`, an admin audited as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from common.auth import AuthConfigError, hash_token
 from fleet.api.authconfig import AuthConfig
@@ -62,6 +62,8 @@ class Authenticator:
     access: AccessControl | None = None
     config: AuthConfig | None = None
     verifier: OidcVerifier | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    """The OIDC client's secret (``DRIFTWAVE_OIDC_CLIENT_SECRET``) when it is confidential."""
 
     @property
     def enabled(self) -> bool:

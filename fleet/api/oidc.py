@@ -90,21 +90,33 @@ class OidcVerifier:
         self._lock = threading.Lock()
         self._keys: KeySet | None = None
         self._fetched_at: float | None = None
+        self._discovery: dict[str, Any] | None = None
 
-    def _jwks_uri(self) -> str:
+    def discovery(self) -> dict[str, Any]:
+        """The issuer's discovery document (read once, and again with the keys); its
+        ``issuer`` must be the configured one, and it must name ``jwks_uri``,
+        ``authorization_endpoint`` and ``token_endpoint``."""
+        known = self._discovery
+        if known is not None:
+            return known
         url = f"{self.settings.issuer}/.well-known/openid-configuration"
         document = self._fetch(url)
-        if not isinstance(document, dict) or not isinstance(document.get("jwks_uri"), str):
-            raise IssuerUnavailable(f"{url}: no jwks_uri in the discovery document")
+        if not isinstance(document, dict):
+            raise IssuerUnavailable(f"{url}: not a JSON object")
+        for key in ("jwks_uri", "authorization_endpoint", "token_endpoint"):
+            if not isinstance(document.get(key), str):
+                raise IssuerUnavailable(f"{url}: no {key} in the discovery document")
         if str(document.get("issuer", "")).rstrip("/") != self.settings.issuer:
             raise IssuerUnavailable(
                 f"{url}: the discovery document names issuer {document.get('issuer')!r}, "
                 f"not {self.settings.issuer!r}"
             )
-        return str(document["jwks_uri"])
+        self._discovery = document
+        return document
 
     def _load_keys(self) -> KeySet:
-        document = self._fetch(self._jwks_uri())
+        self._discovery = None
+        document = self._fetch(str(self.discovery()["jwks_uri"]))
         try:
             keys = KeySet.import_key_set(document)
         except (jose_errors.JoseError, ValueError, TypeError, KeyError) as exc:
@@ -147,7 +159,7 @@ class OidcVerifier:
         registry = jwt.JWTClaimsRegistry(
             now=lambda: int(self._now()),
             leeway=self._leeway,
-            iss={"essential": True, "value": self.settings.issuer},
+            iss={"essential": True, "values": [self.settings.issuer, self.settings.issuer + "/"]},
             aud={"essential": True, "value": self.settings.client_id},
             exp={"essential": True},
         )

@@ -43,7 +43,7 @@ FILES = {
     "index.html": "text/html; charset=utf-8",
     **{
         f"{name}.js": "text/javascript; charset=utf-8"
-        for name in ("format", "overview", "rollout", "cluster", "audit", "app")
+        for name in ("format", "overview", "rollout", "cluster", "audit", "signin", "app")
     },
     "style.css": "text/css; charset=utf-8",
 }
