@@ -204,6 +204,8 @@ def _groups(entries: Any, problems: list[str]) -> list[GroupGrant]:
             problems.append(
                 f"{where}.group: {group!r} is also groups[{seen[group]}] (rule: unique)"
             )
+        else:
+            seen[group] = index
         role = entry.get("role")
         if role not in RANK:
             hint = did_you_mean(role, ROLES) if isinstance(role, str) else ""
@@ -215,7 +217,6 @@ def _groups(entries: Any, problems: list[str]) -> list[GroupGrant]:
             problems.append(f"{where}.rings: a list of ring names")
             rings = None
         if group is not None and role in RANK:
-            seen.setdefault(group, index)
             found.append(GroupGrant(group, role, frozenset(rings) if rings is not None else None))
     return found
 
@@ -228,6 +229,7 @@ def _tokens(entry: Any, problems: list[str]) -> TokenPolicy:
         return TokenPolicy()
     problems.extend(_unknown("tokens", entry, TOKENS))
     values: dict[str, timedelta] = {}
+    wrong = len(problems)
     for key in TOKENS:
         text = entry.get(key)
         if text is None:
@@ -240,6 +242,6 @@ def _tokens(entry: Any, problems: list[str]) -> TokenPolicy:
         default=values.get("defaultExpiresIn", TokenPolicy().default),
         maximum=values.get("maxExpiresIn", TokenPolicy().maximum),
     )
-    if policy.default > policy.maximum:
+    if len(problems) == wrong and policy.default > policy.maximum:
         problems.append("tokens.defaultExpiresIn: must not be longer than maxExpiresIn")
     return policy

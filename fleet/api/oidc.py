@@ -167,11 +167,11 @@ class OidcVerifier:
             registry.validate(claims)
         except jose_errors.ExpiredTokenError as exc:
             raise OidcError("ID token expired") from exc
-        except jose_errors.InvalidTokenError as exc:
-            raise OidcError("ID token not valid yet (nbf/iat in the future)") from exc
         except jose_errors.MissingClaimError as exc:
             raise OidcError(f"ID token lacks a claim: {exc.description}") from exc
         except jose_errors.InvalidClaimError as exc:
+            if exc.claim in ("nbf", "iat"):
+                raise OidcError(f"ID token not valid yet ({exc.claim} is in the future)") from exc
             raise OidcError(f"ID token has a wrong claim: {exc.description}") from exc
 
     def _person(self, claims: dict[str, Any]) -> Person:
