@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -26,7 +27,10 @@ from tests.unit.fleet.api.helpers import serving
 
 CLIENT = "driftwave-dashboard"
 RINGS = {"canary": ["can-1"], "prod": ["prod-1"]}
-STRATEGY = [{"name": "canary", "soak": "1m"}, {"name": "prod", "requireApproval": True}]
+STRATEGY: list[dict[str, Any]] = [
+    {"name": "canary", "soak": "1m"},
+    {"name": "prod", "requireApproval": True},
+]
 GROUPS = (GroupGrant("release-approvers", "approver"), GroupGrant("engineers", "viewer"))
 
 
@@ -45,7 +49,9 @@ def sign_in(browser: Browser, url: str, hydra: Hydra, username: str) -> Page:
     """A new page signed in through hydra's login form as ``username``."""
     page = browser.new_page(viewport={"width": 1360, "height": 900})
     page.goto(f"{url}/ui/")
-    expect(page.locator("#oidc-signin")).to_have_text(f"Sign in with {urlsplit(hydra.issuer).netloc}")
+    expect(page.locator("#oidc-signin")).to_have_text(
+        f"Sign in with {urlsplit(hydra.issuer).netloc}"
+    )
     screenshot(page, "dashboard-oidc-signin")
     page.click("#oidc-signin")
     page.fill("#username", username)

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -25,7 +26,10 @@ from tests.unit.fleet.api.helpers import release_doc, serving
 CLIENT = "driftwave"
 REDIRECT = "http://127.0.0.1:9/ui/"
 RINGS = {"canary": ["can-1"], "prod": ["prod-1"]}
-STRATEGY = [{"name": "canary", "soak": "1m"}, {"name": "prod", "requireApproval": True}]
+STRATEGY: list[dict[str, Any]] = [
+    {"name": "canary", "soak": "1m"},
+    {"name": "prod", "requireApproval": True},
+]
 GROUPS = (
     GroupGrant("release-approvers", "approver", frozenset({"prod"})),
     GroupGrant("operators", "operator"),

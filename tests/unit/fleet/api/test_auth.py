@@ -8,8 +8,8 @@ import pytest
 
 from common.auth import AuthConfigError
 from fleet.api import create_app
-from fleet.api.rbac import actor_problem
 from fleet.api.documents import ErrorDocument, WhoAmI
+from fleet.api.rbac import actor_problem
 from fleet.service.fleets import fleet_names
 
 from .helpers import Traced, client, fleet_doc, release_doc, serving
@@ -117,10 +117,10 @@ def test_the_actor_is_the_authenticated_identity_never_a_header(
 
 
 def test_without_authentication_the_actor_says_so(fleet: Traced) -> None:
-    with serving(fleet.ctx, token_hashes=None) as url:
-        with client(url, {"X-Driftwave-Actor": "mallory-not-a-token"}) as anonymous:
-            assert anonymous.put("/v1/fleets/demo", json=fleet_doc()).status_code == 201
-            me = WhoAmI.model_validate(anonymous.get("/v1/whoami").json())
+    mallory = {"X-Driftwave-Actor": "mallory-not-a-token"}
+    with serving(fleet.ctx, token_hashes=None) as url, client(url, mallory) as anonymous:
+        assert anonymous.put("/v1/fleets/demo", json=fleet_doc()).status_code == 201
+        me = WhoAmI.model_validate(anonymous.get("/v1/whoami").json())
     assert audit_rows(fleet) == [("fleet.apply", "anonymous (loopback, no authentication)")]
     assert (me.name, me.source) == ("anonymous (loopback, no authentication)", "none")
 
