@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 from agent.server.runner import parse_configs
 from common.yamlsafe import load_all
 from driftwave.cli import app
+from fleet.api.authconfig import load_auth_config
 from fleet.api.rbac import load_tokens
 from tests.unit.docs.blocks import ROOT, Block
 
@@ -46,7 +47,8 @@ class CannotRun(AssertionError):
 
 def run_yaml(block: Block, tmp: Path) -> None:
     """Validate a YAML block: manifests with ``driftwave validate``, an agents list with the
-    ``agent serve --config`` loader, a tokens file with ``api --tokens-file``'s loader, Helm
+    ``agent serve --config`` loader, a tokens file with ``api --tokens-file``'s loader, sign-on
+    settings with ``api --auth-config``'s, Helm
     values against the chart's values schema."""
     path = tmp / "block.yaml"
     path.write_text(block.text, encoding="utf-8")
@@ -59,6 +61,9 @@ def run_yaml(block: Block, tmp: Path) -> None:
     if len(docs) == 1 and isinstance(docs[0], list):
         parse_configs(docs[0], block.where)
         return
+    if len(docs) == 1 and isinstance(docs[0], dict) and {"oidc", "groups"} & set(docs[0]):
+        load_auth_config(path)
+        return
     if len(docs) == 1 and isinstance(docs[0], dict) and "tokens" in docs[0]:
         load_tokens(path)
         return
@@ -68,8 +73,8 @@ def run_yaml(block: Block, tmp: Path) -> None:
         jsonschema.validate(docs[0], schema)
         return
     raise CannotRun(
-        f"{block.where}: a YAML block that is no manifest, agents list, tokens file or Helm "
-        "values; mark it <!-- example: not run — WHY -->"
+        f"{block.where}: a YAML block that is no manifest, agents list, tokens file, sign-on "
+        "settings or Helm values; mark it <!-- example: not run — WHY -->"
     )
 
 
