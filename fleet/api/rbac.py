@@ -1,4 +1,6 @@
-"""Who may do what through the fleet API: tokens with roles, optionally scoped to rings.
+"""Who may do what through the fleet API: a :class:`Grant` (a name, a role, optionally rings)
+is what every request resolves to, whatever authenticated it (:mod:`fleet.api.identity`); this
+module also reads the tokens file.
 
 A tokens file lists the API's tokens by the SHA-256 hash only (``driftwave api --tokens-file``)::
 
