@@ -38,7 +38,10 @@ def parse_expiry(text: str) -> timedelta:
     clean = text.strip()
     if not re.fullmatch(r"([0-9]+(d|h|m))+", clean):
         raise ValueError(f"{text!r} is not a duration such as 30d, 12h or 90m (units d, h, m)")
-    delta = timedelta(seconds=sum(int(n) * _UNITS[u] for n, u in _EXPIRY.findall(clean)))
+    try:
+        delta = timedelta(seconds=sum(int(n) * _UNITS[u] for n, u in _EXPIRY.findall(clean)))
+    except OverflowError as exc:
+        raise ValueError(f"{text!r} is longer than any token may live") from exc
     if delta <= timedelta(0):
         raise ValueError(f"{text!r} must be longer than zero")
     return delta
@@ -110,8 +113,10 @@ def _checked(name: str, role: str, rings: list[str] | None, doing: str) -> list[
     if rings is None:
         return None
     cleaned = sorted({r.strip() for r in rings})
-    if not cleaned or any(not r for r in cleaned):
-        raise InvalidInput(doing, "rings", "ring names, at least one (omit rings for every ring)")
+    if not cleaned or len(cleaned) > 100 or any(not r or len(r) > 63 for r in cleaned):
+        raise InvalidInput(
+            doing, "rings", "1 to 100 ring names of 1-63 characters (omit rings for every ring)"
+        )
     return cleaned
 
 

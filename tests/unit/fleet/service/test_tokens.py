@@ -129,6 +129,8 @@ def test_names_are_unique_and_the_maximum_is_configurable(fleet: Traced) -> None
     assert parse_expiry("1d12h") == timedelta(hours=36)
     with pytest.raises(ValueError, match="units d, h, m"):
         parse_expiry("3 weeks")
+    with pytest.raises(ValueError, match="longer than any token may live"):
+        parse_expiry("99999999999999d")
 
 
 def test_the_tokens_api_is_admin_only_and_shows_the_secret_once(fleet: Traced) -> None:
