@@ -69,11 +69,11 @@ def test_migrate_from_empty_to_head_and_back_to_base(tmp_path: Path) -> None:
         with pytest.raises(SchemaOutdated, match=r"has no schema.*driftwave db upgrade"):
             ensure_current(engine)
         migrate(engine)
-        assert schema_revision(engine) == head_revision() == "0004"
+        assert schema_revision(engine) == head_revision()
         ensure_current(engine)
         assert set(inspect(engine).get_table_names()) >= TABLES
         migrate(engine)  # a second run finds nothing to do
-        assert schema_revision(engine) == "0004"
+        assert schema_revision(engine) == head_revision()
         migrate(engine, "base")
         assert schema_revision(engine) is None
         assert set(inspect(engine).get_table_names()) == {"alembic_version"}
@@ -99,7 +99,7 @@ def test_migrate_accepts_a_url_and_disposes_its_engine(tmp_path: Path) -> None:
     migrate(url)
     engine = make_engine(url)
     try:
-        assert schema_revision(engine) == "0004"
+        assert schema_revision(engine) == head_revision()
     finally:
         engine.dispose()
 
@@ -113,10 +113,10 @@ def test_the_command_line_upgrades_reports_and_checks(
     assert main(["--url", url, "check"]) == 1
     assert "run upgrade" in capsys.readouterr().out
     assert main(["--url", url, "upgrade"]) == 0
-    assert capsys.readouterr().out.strip() == "database at revision 0004"
+    assert capsys.readouterr().out.strip() == f"database at revision {head_revision()}"
     assert main(["--url", url, "check"]) == 0
     assert main(["--url", url, "history"]) == 0
-    assert capsys.readouterr().out.startswith("0004: Contact with the clusters")
+    assert "0004: Contact with the clusters" in capsys.readouterr().out
     assert main(["--url", url, "downgrade", "base"]) == 0
     assert capsys.readouterr().out.strip() == "database at revision base"
 
