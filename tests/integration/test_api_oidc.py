@@ -2,15 +2,19 @@
 tests/support/hydra.py): ID tokens hydra issued are verified against its published keys, a
 person's groups give their role and rings (a viewer's approval refused with 403, a person in
 no mapped group refused naming their groups), an ID token past its expiry refused, and the
-database's tokens for automation made, used, listed and revoked over the same API."""
+database's tokens for automation made, used, listed and revoked over the same API; the
+dashboard's code redeemed through the API for a public and a confidential client."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
@@ -171,3 +175,79 @@ def test_a_revoked_automation_token_is_refused(hydra: Hydra, tmp_path: Path) -> 
         ("token.create", "first-admin", "ci"),
         ("token.revoke", "first-admin", "ci"),
     ]
+
+
+def authorize_url(hydra: Hydra, client: str, redirect: str, challenge: str) -> str:
+    query = {
+        "client_id": client,
+        "response_type": "code",
+        "redirect_uri": redirect,
+        "scope": "openid email profile",
+        "state": "s" * 16,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }
+    return f"{hydra.issuer}/oauth2/auth?{urlencode(query)}"
+
+
+@pytest.mark.parametrize(
+    "secret", [None, "dashboard-secret-change-me"], ids=["public", "confidential"]
+)
+def test_the_dashboards_code_is_redeemed_through_the_api(
+    hydra: Hydra, tmp_path: Path, secret: str | None
+) -> None:
+    """What the dashboard's page does after the provider sends it back (``POST /ui/oidc/token``
+    with the code and its PKCE verifier), for a public client and, with the client's secret
+    given to the API, a confidential one; a redirect URI that is not the dashboard's is
+    refused before the provider is asked."""
+    harness = FleetHarness(tmp_path, RINGS, nodes=2)
+    client = f"dashboard-{'confidential' if secret else 'public'}"
+    settings = OidcSettings(issuer=hydra.issuer, client_id=client)
+    auth = Authenticator(
+        harness.ctx,
+        config=AuthConfig(oidc=settings, groups=GROUPS),
+        verifier=OidcVerifier(settings),
+        client_secret=secret,
+    )
+    verifier = "v" * 64
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=")
+    with serving(harness.ctx, auth=auth) as url:
+        hydra.register_client(client, [f"{url}/ui/"], secret=secret)
+        start = httpx.get(f"{url}/ui/oidc.json", timeout=30).json()
+        assert start["authorizationEndpoint"] == f"{hydra.issuer}/oauth2/auth"
+        assert start["clientId"] == client
+        landed = hydra.complete(
+            authorize_url(hydra, client, f"{url}/ui/", challenge.decode()),
+            Person("ada", groups=("operators",)),
+            visit_redirect=False,
+        )
+        code = parse_qs(urlsplit(landed).query)["code"][0]
+        wrong = httpx.post(
+            f"{url}/ui/oidc/token",
+            json={
+                "code": code,
+                "codeVerifier": verifier,
+                "redirectUri": "https://evil.example/ui/",
+            },
+            timeout=30,
+        )
+        assert wrong.status_code == 422
+        assert wrong.json()["error"]["fields"][0]["path"] == "redirectUri"
+        redeemed = httpx.post(
+            f"{url}/ui/oidc/token",
+            json={"code": code, "codeVerifier": verifier, "redirectUri": f"{url}/ui/"},
+            timeout=30,
+        )
+        assert redeemed.status_code == 200, redeemed.text
+        assert redeemed.headers["cache-control"] == "no-store"
+        assert set(redeemed.json()) == {"idToken"}
+        token = redeemed.json()["idToken"]
+        me = httpx.get(f"{url}/v1/whoami", headers=bearer(token), timeout=30).json()
+        assert (me["name"], me["role"], me["source"]) == ("ada@example.com", "operator", "oidc")
+        again = httpx.post(
+            f"{url}/ui/oidc/token",
+            json={"code": code, "codeVerifier": verifier, "redirectUri": f"{url}/ui/"},
+            timeout=30,
+        )
+        assert again.status_code == 401  # a code is good once
+        assert again.json()["error"]["message"].startswith("the OIDC issuer refused the sign-in")
