@@ -30,7 +30,8 @@ LEEWAY_SECONDS = 30
 """How far ``exp``, ``nbf`` and ``iat`` may be off the API's clock (clocks drift a little)."""
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"]
 """The signature algorithms accepted (asymmetric only)."""
-FETCH_TIMEOUT = 5.0
+FETCH_TIMEOUT = 10.0
+"""How long a read of the issuer (discovery, keys, the token endpoint) may take (seconds)."""
 
 
 class OidcError(Exception):

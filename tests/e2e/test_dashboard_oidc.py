@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from fleet.api.authconfig import AuthConfig, GroupGrant, OidcSettings
 from fleet.api.identity import Authenticator
@@ -54,7 +55,12 @@ def sign_in(browser: Browser, url: str, hydra: Hydra, username: str) -> Page:
     )
     screenshot(page, "dashboard-oidc-signin")
     page.click("#oidc-signin")
-    page.fill("#username", username)
+    form = page.locator("#username")
+    try:
+        form.wait_for(timeout=60_000)
+    except PlaywrightTimeout:
+        pytest.fail(f"no sign-in form at {page.url}: {page.locator('body').inner_text()[:500]}")
+    form.fill(username)
     page.click("#sign-in")
     page.wait_for_url(f"{url}/ui/**")
     return page
