@@ -5,7 +5,7 @@ from its authentication alone (no header or body names an actor).
 :func:`fleet.api.app.create_app` (nothing global). With authentication on, a request's
 ``Authorization: Bearer <token>`` is, in this order:
 
-* an OIDC ID token (three dot-separated parts, with ``--auth-config``'s ``oidc``): verified by
+* an OIDC ID token (a compact JWT, with ``--auth-config``'s ``oidc``): verified by
   :class:`~fleet.api.oidc.OidcVerifier`; the person's groups map to a role and rings
   (:meth:`~fleet.api.authconfig.AuthConfig.grant_for`), and a person in no mapped group gets 403
   listing their groups; actions are audited under the ``usernameClaim``;
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from common.auth import AuthConfigError, hash_token
 from fleet.api.authconfig import AuthConfig
-from fleet.api.oidc import IssuerUnavailable, OidcError, OidcVerifier
+from fleet.api.oidc import IssuerUnavailable, OidcError, OidcVerifier, looks_like_jwt
 from fleet.api.rbac import AccessControl, Grant, actor_problem
 from fleet.service.context import FleetContext
 from fleet.service.tokens import TokenPolicy, check_token
@@ -83,7 +83,7 @@ class Authenticator:
         token = bearer(authorization)
         if token is None:
             raise AuthRefused(401, UNAUTHORIZED)
-        if self.verifier is not None and token.count(".") == 2:
+        if self.verifier is not None and looks_like_jwt(token):
             return self._person(token)
         try:
             token_hash = hash_token(token)

@@ -70,6 +70,18 @@ def http_fetch(settings: OidcSettings, timeout: float = FETCH_TIMEOUT) -> Fetch:
     return fetch
 
 
+def looks_like_jwt(token: str) -> bool:
+    """Whether ``token`` is a compact JWS (three dot-separated parts, the first a JSON header
+    naming ``alg``): an ID token, as opposed to an opaque token that happens to hold dots."""
+    if token.count(".") != 2:
+        return False
+    try:
+        header = jws.extract_compact(token.encode("ascii")).protected
+    except (jose_errors.JoseError, ValueError, UnicodeError):
+        return False
+    return isinstance(header, dict) and "alg" in header
+
+
 class OidcVerifier:
     """Verifies ID tokens of one issuer for one client (module docstring)."""
 

@@ -18,7 +18,7 @@ from joserfc import jwt
 from joserfc.jwk import ECKey, KeySet, OctKey, RSAKey
 
 from fleet.api.authconfig import OidcSettings
-from fleet.api.oidc import IssuerUnavailable, OidcError, OidcVerifier
+from fleet.api.oidc import IssuerUnavailable, OidcError, OidcVerifier, looks_like_jwt
 
 ISSUER = "https://login.example.com"
 SETTINGS = OidcSettings(issuer=ISSUER, client_id="driftwave")
@@ -137,6 +137,12 @@ def test_a_rotated_key_is_fetched_and_unknown_key_ids_are_fetched_at_most_once_a
             check.verify(issuer.sign(key=unknown))
     assert issuer.reads == 2
     assert check.verify(issuer.sign(key=rotated, alg="ES256")).name == "ada@example.com"
+
+
+def test_only_a_compact_jwt_is_taken_for_an_id_token() -> None:
+    assert looks_like_jwt(Issuer().sign())
+    assert not looks_like_jwt("my.tokens-file.secret")
+    assert not looks_like_jwt("dwt_abc")
 
 
 def test_an_issuer_that_cannot_be_read_is_said_so() -> None:
