@@ -74,6 +74,11 @@ class Driftwave(LazyGroup):
             "The audit log: check that no row was changed or removed since it was written, and "
             "send the rows to an OpenTelemetry collector as log records.",
         ),
+        Mount(
+            "token",
+            "driftwave.cli.token:token_app",
+            "Tokens for automation: create (the secret is shown once), list and revoke.",
+        ),
     )
 
 

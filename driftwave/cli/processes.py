@@ -177,28 +177,46 @@ def api(
             dir_okay=False,
         ),
     ] = None,
+    auth_config: Annotated[
+        Path | None,
+        typer.Option(
+            help="The sign-on settings (YAML: oidc {issuer, clientId, groupsClaim, "
+            "usernameClaim, caFile}, groups [{group, role, rings}], tokens {defaultExpiresIn, "
+            "maxExpiresIn}); else $DRIFTWAVE_AUTH_CONFIG. Turns authentication on: people sign "
+            "in with OIDC, automation uses the database's tokens (driftwave token create).",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the fleet's REST API: apply fleets, plan and start rollouts, read their status and
     audit trail, and pause, resume, approve, abort or roll them back.
 
-    Routes live under /v1 (OpenAPI at /openapi.json, liveness at /healthz). With --tokens-file
-    each token has a role (viewer reads; operator starts, pauses, resumes, aborts and rolls
-    back; approver also approves, within its rings; admin also applies fleets), a lacking role
-    gets 403, and actions are audited under the token's name. With one --token-file token
-    (admin), the actor is the X-Driftwave-Actor header (default: api). The database is
+    Routes live under /v1 (OpenAPI at /openapi.json, liveness at /healthz). Every request is
+    someone, from its bearer token alone: a person's OIDC ID token (--auth-config; their groups
+    give the role), a token for automation from the database (driftwave token create), or a
+    token of --tokens-file; the audit records that identity's name. Roles: viewer reads;
+    operator starts, pauses, resumes, aborts and rolls back; approver also approves, within its
+    rings; admin also applies fleets and manages tokens. A lacking role gets 403. One
+    --token-file token is an admin audited as api-token. With none of these, only a loopback
+    address is served, without authentication (actor: anonymous). The database is
     DRIFTWAVE_DATABASE_URL, as for every fleet command.
 
-    Example: DRIFTWAVE_API_TOKEN=s3cret driftwave api --host 0.0.0.0 --port 8080
+    Example: driftwave api --host 0.0.0.0 --port 8080 --auth-config /etc/driftwave/auth.yaml
     """
     from agent.cloud.aws import open_secret_reader
     from common.auth import AuthConfigError, hash_token
     from fleet.api import ApiConfigError, serve
-    from fleet.api.rbac import load_tokens
+    from fleet.api.authconfig import load_auth_config
+    from fleet.api.identity import Authenticator
+    from fleet.api.oidc import OidcVerifier
+    from fleet.api.rbac import load_tokens, single_token
     from fleet.gateway import HttpAgentGateway
     from fleet.runtime import SchedulerSettings
 
     if tokens_file is not None and token_file is not None:
         fail("--tokens-file and --token-file: give one (rule: roles come from the tokens file)")
+    if auth_config is None and os.environ.get("DRIFTWAVE_AUTH_CONFIG", "").strip():
+        auth_config = Path(os.environ["DRIFTWAVE_AUTH_CONFIG"].strip())
 
     token = os.environ.get("DRIFTWAVE_API_TOKEN", "")
     if token_file is not None:
@@ -208,14 +226,24 @@ def api(
             fail(f"cannot read --token-file {token_file}: {exc.strerror}")
     with fleet_context("driftwave-api") as ctx:
         try:
+            config = load_auth_config(auth_config) if auth_config is not None else None
             access = load_tokens(tokens_file) if tokens_file is not None else None
-            hashes = {hash_token(token)} if token and access is None else None
+            if access is None and token:
+                access = single_token(hash_token(token))
+            oidc = config.oidc if config is not None else None
+            auth = Authenticator(
+                ctx,
+                access=access,
+                config=config,
+                verifier=OidcVerifier(oidc) if oidc is not None else None,
+                client_secret=os.environ.get("DRIFTWAVE_OIDC_CLIENT_SECRET", "").strip() or None,
+            )
             serve(
                 ctx,
                 host=host,
                 port=port,
-                token_hashes=hashes,
-                access=access,
+                token_hashes=None,
+                auth=auth,
                 gateway=HttpAgentGateway(ctx.tracer, secrets=open_secret_reader),
                 heartbeat=SchedulerSettings().heartbeat(),
                 probes=SchedulerSettings().probes(),

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         RolloutStatus,
         RolloutSummary,
     )
+    from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
     from fleet.service.audit_chain import AuditVerification
@@ -197,3 +198,42 @@ class EmbeddedPort:
         from fleet.service.audit_chain import verify_audit
 
         return self._run(lambda: verify_audit(self._ctx))
+
+    def create_token(self, request: CreateTokenRequest) -> CreatedTokenDocument:
+        """A token made (:func:`fleet.service.tokens.create_token`), its secret with it."""
+        from fleet.api.tokens import CreatedTokenDocument, token_document
+        from fleet.service.tokens import create_token, parse_expiry
+
+        try:
+            lifetime = parse_expiry(request.expires_in) if request.expires_in else None
+        except ValueError as exc:
+            raise ClientError(f"--expires-in: {exc}") from exc
+        made = self._run(
+            lambda: create_token(
+                self._ctx,
+                request.name,
+                request.role,
+                actor=self._actor,
+                rings=request.rings,
+                expires_in=lifetime,
+            )
+        )
+        shown = {**token_document(made.info, self._ctx.now()), "token": made.secret}
+        return CreatedTokenDocument.model_validate(shown)
+
+    def tokens(self) -> list[TokenDocument]:
+        """The tokens (:func:`fleet.service.tokens.list_tokens`)."""
+        from fleet.api.tokens import TokenDocument, token_document
+        from fleet.service.tokens import list_tokens
+
+        now = self._ctx.now()
+        found = self._run(lambda: list_tokens(self._ctx))
+        return [TokenDocument.model_validate(token_document(t, now)) for t in found]
+
+    def revoke_token(self, name: str) -> TokenDocument:
+        """The token revoked (:func:`fleet.service.tokens.revoke_token`)."""
+        from fleet.api.tokens import TokenDocument, token_document
+        from fleet.service.tokens import revoke_token
+
+        revoked = self._run(lambda: revoke_token(self._ctx, name, actor=self._actor))
+        return TokenDocument.model_validate(token_document(revoked, self._ctx.now()))

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         RolloutStatus,
         RolloutSummary,
     )
+    from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
     from fleet.service.audit_chain import AuditVerification
@@ -80,6 +81,15 @@ class FleetPort(Protocol):
 
     def verify_audit(self) -> AuditVerification:
         """The audit's hash chain walked: intact, or the first row changed or removed."""
+
+    def create_token(self, request: CreateTokenRequest) -> CreatedTokenDocument:
+        """A new token for automation, with its secret (shown this once)."""
+
+    def tokens(self) -> list[TokenDocument]:
+        """Every token for automation (never a secret nor a hash)."""
+
+    def revoke_token(self, name: str) -> TokenDocument:
+        """Revoke token ``name`` (again: nothing changes)."""
 
     def actor(self) -> str:
         """Who the fleet records as acting for this port (the embedded user, or the API's

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         RolloutStatus,
         RolloutSummary,
     )
+    from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
     from fleet.service.audit_chain import AuditVerification
@@ -223,6 +224,25 @@ class RemotePort:
         from fleet.service.audit_chain import AuditVerification
 
         return self._read(AuditVerification, self._send("GET", "/v1/audit/verify"))
+
+    def create_token(self, request: CreateTokenRequest) -> CreatedTokenDocument:
+        """``POST /v1/tokens``."""
+        from fleet.api.tokens import CreatedTokenDocument
+
+        body = request.model_dump(mode="json", by_alias=True)
+        return self._read(CreatedTokenDocument, self._send("POST", "/v1/tokens", json=body))
+
+    def tokens(self) -> list[TokenDocument]:
+        """``GET /v1/tokens``."""
+        from fleet.api.tokens import TokensDocument
+
+        return self._read(TokensDocument, self._send("GET", "/v1/tokens")).tokens
+
+    def revoke_token(self, name: str) -> TokenDocument:
+        """``DELETE /v1/tokens/{name}``."""
+        from fleet.api.tokens import TokenDocument
+
+        return self._read(TokenDocument, self._send("DELETE", f"/v1/tokens/{_seg(name)}"))
 
 
 def _seg(value: str) -> str:

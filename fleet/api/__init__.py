@@ -2,7 +2,7 @@
 :class:`~fleet.service.context.FleetContext`; :func:`serve` runs it with uvicorn (``driftwave
 api``). Routes, error format, authentication and tracing: see :mod:`fleet.api.app`."""
 
-from fleet.api.app import DEFAULT_ACTOR_HEADER, ApiConfigError, create_app
+from fleet.api.app import ApiConfigError, create_app
 from fleet.api.serve import serve
 
-__all__ = ["DEFAULT_ACTOR_HEADER", "ApiConfigError", "create_app", "serve"]
+__all__ = ["ApiConfigError", "create_app", "serve"]

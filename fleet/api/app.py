@@ -1,7 +1,8 @@
 """The fleet's REST API: a FastAPI application over the fleet services (:func:`create_app`).
 
-Routes (``/v1`` needs ``Authorization: Bearer <token>`` when tokens are given; what each token
-may do follows its role, :mod:`fleet.api.rbac`):
+Routes (``/v1`` needs ``Authorization: Bearer <token>`` when authentication is on: an OIDC ID
+token or a token, :mod:`fleet.api.identity`; what each identity may do follows its role,
+:mod:`fleet.api.rbac`):
 
 * ``GET /healthz`` (no authentication): whether the database answers at the current schema and,
   while a rollout is live, a scheduler ticks (:mod:`fleet.service.health`);
@@ -16,7 +17,9 @@ may do follows its role, :mod:`fleet.api.rbac`):
 * ``GET /v1/auth/config`` (no authentication): where a command line signs in (OIDC);
 * ``POST /v1/rollouts/{id}/pause|resume|abort|rollback|approve``;
 * ``GET /metrics``: Prometheus metrics (no authentication; :mod:`fleet.prometheus`);
-* ``GET /v1/whoami``: the token's name, role and rings, and whether tokens are checked at all;
+* ``GET /v1/whoami``: the identity's name, role, rings and source (oidc, token or none);
+* ``POST /v1/tokens``, ``GET /v1/tokens``, ``DELETE /v1/tokens/{name}`` (admin): tokens for
+  automation (:mod:`fleet.api.tokens`);
 * ``GET /ui/``: the dashboard (:mod:`fleet.api.dashboard`; ``/`` redirects there).
 
 JSON in and out (manifests may be YAML, see :mod:`fleet.api.bodies`); errors are
@@ -47,10 +50,13 @@ from fleet.api.discovery import SignIn, add_discovery_route
 from fleet.api.documents import Health, Readiness, WhoAmI
 from fleet.api.errors import install_handlers
 from fleet.api.fleets import add_fleet_routes
-from fleet.api.rbac import AccessControl, Grant
+from fleet.api.identity import Authenticator
+from fleet.api.rbac import SINGLE_TOKEN_NAME, AccessControl, Grant
 from fleet.api.releases import add_release_routes
 from fleet.api.rollout_documents import ApproveRequest
 from fleet.api.rollouts import add_rollout_routes
+from fleet.api.signin import add_signin_routes
+from fleet.api.tokens import add_token_routes
 from fleet.db.engine import UPGRADE_HINT, ensure_current
 from fleet.db.errors import DatabaseError, SchemaOutdated
 from fleet.domain.fleet import Fleet
@@ -62,11 +68,6 @@ from fleet.service.health import HeartbeatPolicy, scheduler_health
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ACTOR_HEADER = "X-Driftwave-Actor"
-_HEADER_CHARS = frozenset(
-    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-)
-
 
 class ApiConfigError(ValueError):
     """The application cannot be built as asked (the message names the setting and the rule)."""
@@ -76,8 +77,8 @@ def create_app(
     ctx: FleetContext,
     *,
     token_hashes: set[str] | None = None,
-    actor_header: str = DEFAULT_ACTOR_HEADER,
     access: AccessControl | None = None,
+    auth: Authenticator | None = None,
     gateway: AgentGateway | None = None,
     heartbeat: HeartbeatPolicy | None = None,
     probes: ProbePolicy | None = None,
@@ -86,27 +87,25 @@ def create_app(
 ) -> FastAPI:
     """The fleet API over ``ctx``.
 
-        ``token_hashes``: the ``sha256:<hex>`` hashes of the accepted bearer tokens; None turns
-        authentication off (tests, loopback use); an empty set or a malformed hash raises
-        :class:`common.auth.AuthConfigError`. ``actor_header``: the request header naming the
-        actor recorded in the audit log (``api`` when a request does not send it). ``access``:
-        tokens with roles (:mod:`fleet.api.rbac`), instead of ``token_hashes`` (whose tokens are
-        admins). ``gateway``: how the API reaches agents, for a cluster's live view (none: that
-    route answers 404). ``heartbeat``: when the scheduler counts as stopped (``/healthz``,
-    ``/metrics``; default: 10 intervals of 1 s). ``probes``: the scheduler's contact probes
-    (a cluster's contact is stale after three of their intervals; default: 60 s). ``trace_url``:
-    where the dashboard links trace ids (default: ``DRIFTWAVE_TRACE_URL``; see
-    :func:`fleet.api.dashboard.add_dashboard`). ``sign_in``: the OIDC issuer and CLI client id
-    ``GET /v1/auth/config`` answers (none: tokens only). Server spans go to ``ctx.tracer``.
+    ``auth``: how requests are identified (:class:`~fleet.api.identity.Authenticator`: OIDC,
+    tokens file, the database's tokens); without it, one is made of ``access`` (tokens with
+    roles, :mod:`fleet.api.rbac`) or ``token_hashes`` (the ``sha256:<hex>`` hashes of admin
+    tokens, audited as ``api-token``; an empty set or a malformed hash raises
+    :class:`common.auth.AuthConfigError`); with none of them authentication is off (loopback
+    use: every request is the anonymous admin). ``gateway``: how the API reaches agents, for
+    a cluster's live view (none: that route answers 404). ``heartbeat``: when the scheduler
+    counts as stopped (``/healthz``, ``/metrics``; default: 10 intervals of 1 s). ``probes``:
+    the scheduler's contact probes (a cluster's contact is stale after three of their
+    intervals; default: 60 s). ``trace_url``: where the dashboard links trace ids (default:
+    ``DRIFTWAVE_TRACE_URL``; see :func:`fleet.api.dashboard.add_dashboard`). ``sign_in``: the
+    OIDC issuer and CLI client id ``GET /v1/auth/config`` answers (default: the auth config's
+    ``oidc``; none: tokens only). Server spans go to ``ctx.tracer``.
     """
     heartbeat = heartbeat or HeartbeatPolicy()
-    if not actor_header or not set(actor_header) <= _HEADER_CHARS:
-        raise ApiConfigError(
-            f"actor header {actor_header!r} is not an HTTP header name "
-            "(rule: letters, digits and !#$%&'*+-.^_`|~ only)"
-        )
     if access is None and token_hashes is not None:
-        access = AccessControl({h: Grant("", "admin") for h in token_hashes})
+        access = AccessControl({h: Grant(SINGLE_TOKEN_NAME, "admin") for h in token_hashes})
+    if auth is None:
+        auth = Authenticator(ctx, access=access)
     app = FastAPI(
         title="driftwave fleet",
         docs_url=None,  # served by common.apidocs, from local assets
@@ -114,9 +113,7 @@ def create_app(
         version="1",
         summary="Fleets, release plans and wave-by-wave rollouts of node images and versions.",
     )
-    app.state.driftwave = ApiState(
-        ctx=ctx, access=access, actor_header=actor_header, gateway=gateway, probes=probes
-    )
+    app.state.driftwave = ApiState(ctx=ctx, auth=auth, gateway=gateway, probes=probes)
     app.add_middleware(TraceMiddleware, tracer=ctx.tracer)
     install_handlers(app)
     _health(app, heartbeat)
@@ -125,9 +122,15 @@ def create_app(
     add_rollout_routes(app)
     add_audit_routes(app)
     add_cluster_routes(app)
+    add_token_routes(app)
+    oidc = auth.config.oidc if auth.config is not None else None
+    if sign_in is None and oidc is not None:
+        sign_in = SignIn(oidc.issuer, oidc.client_id)
     add_discovery_route(app, sign_in)
+    if auth.verifier is not None:
+        add_signin_routes(app, auth.verifier, auth.client_secret)
     try:
-        add_dashboard(app, trace_url=trace_url)
+        add_dashboard(app, trace_url=trace_url, oidc=oidc)
     except DashboardConfigError as exc:
         raise ApiConfigError(str(exc)) from exc
     _whoami(app)
@@ -151,27 +154,29 @@ def _metrics(
 def _whoami(app: FastAPI) -> None:
     @app.get(
         f"{V1}/whoami",
-        summary="Who the token is",
+        summary="Who the request is",
         tags=["auth"],
         dependencies=V1_AUTH,
         responses=v1_responses({200: {"model": WhoAmI}}),
     )
     def whoami(who: Who, request: Request) -> JSONResponse:
-        """The token's name, role and the rings it may approve (null: every ring), and the
-        names of the API's tokens by role (``people``; empty when authentication is off), so a
-        person can see who may do what they may not. ``authenticated`` says whether the API
-        checks tokens: false (a loopback API started without tokens) answers any request,
-        with or without a token, as admin."""
+        """The identity's name (the actor its actions are audited under), role, the rings it
+        may approve (null: every ring) and its ``source`` (``oidc``: an ID token; ``token``: a
+        token for automation or of the tokens file; ``none``: authentication is off), and who
+        may do what by role (``people``: the tokens file's names and, with OIDC, the mapped
+        groups as ``group:NAME``; empty when authentication is off). ``authenticated`` says
+        whether the API checks identities: false (a loopback API started without tokens)
+        answers any request, with or without a token, as the anonymous admin."""
         rings = sorted(who.rings) if who.rings is not None else None
-        access = api_state(request).access
-        people = access.people() if access is not None else {}
+        auth = api_state(request).auth
         document = WhoAmI.model_validate(
             {
-                "authenticated": access is not None,
+                "authenticated": auth.enabled,
                 "name": who.name,
                 "role": who.role,
                 "rings": rings,
-                "people": people,
+                "source": who.source,
+                "people": auth.people() if auth.enabled else {},
             }
         )
         return JSONResponse(document.model_dump(mode="json"))
@@ -241,4 +246,4 @@ def _health(app: FastAPI, heartbeat: HeartbeatPolicy) -> None:
         return JSONResponse({"status": "ok", "database": "ok"})
 
 
-__all__ = ["DEFAULT_ACTOR_HEADER", "ApiConfigError", "create_app"]
+__all__ = ["ApiConfigError", "create_app"]

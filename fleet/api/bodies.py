@@ -1,4 +1,4 @@
-"""Reading what a request carries: its body (JSON or YAML), the manifest in it, and its actor.
+"""Reading what a request carries: its body (JSON or YAML) and the manifest in it.
 
 A body is read up to :data:`MAX_BODY` bytes (413 beyond). Its ``Content-Type`` chooses the
 parser: JSON (``application/json``, ``*/*+json``, or no content type) or YAML
@@ -6,8 +6,8 @@ parser: JSON (``application/json``, ``*/*+json``, or no content type) or YAML
 415. A body that is not UTF-8, not valid JSON / YAML or empty when required is 400. Manifests
 are then validated like ``driftwave validate`` validates files (:func:`fleet.domain.manifests.
 parse_one`), so an invalid one is a :class:`~fleet.domain.errors.ManifestError` naming each
-field. The actor recorded in the audit log comes from a request header (1-253 printable
-characters, UTF-8 when it is), ``api`` when the header is absent.
+field. (The actor recorded in the audit log is never read from the request: it is the
+authenticated identity, :mod:`fleet.api.identity`.)
 """
 
 from __future__ import annotations
@@ -38,9 +38,6 @@ MAX_BODY = 1 << 20
 """The largest body read (1 MiB): a Fleet of a few thousand clusters."""
 SOURCE = "body"
 """How findings name the request body (``body:1 Fleet/demo: spec.rings: ...``)."""
-DEFAULT_ACTOR = "api"
-"""The actor recorded when a request does not name one."""
-MAX_ACTOR = 253
 YAML_TYPES = frozenset({"application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"})
 JSON_TYPES = frozenset({"application/json"})
 ACCEPTED = "application/json or application/yaml"
@@ -195,33 +192,3 @@ def _yaml_data(text: str) -> Any:
     if len(documents) != 1:
         raise BadRequest(f"the request body holds {len(documents)} YAML documents, not one")
     return storable(documents[0].data)
-
-
-def actor_problem(value: str) -> str | None:
-    """Why ``value`` cannot name an actor (None when it can)."""
-    if not 1 <= len(value) <= MAX_ACTOR:
-        return f"must be 1 to {MAX_ACTOR} characters, not {len(value)}"
-    if not value.isprintable():
-        return "must hold printable characters only (no control characters)"
-    return None
-
-
-def actor_from(headers: Any, header: str) -> str:
-    """The actor a request names in ``header`` (``api`` when absent); raises
-    :class:`InvalidRequest` naming the header when its value breaks the rule."""
-    raw = headers.get(header)
-    if raw is None:
-        return DEFAULT_ACTOR
-    value = _utf8(raw)
-    problem = actor_problem(value)
-    if problem is not None:
-        raise InvalidRequest(f"header {header} {problem}", [(header, problem)])
-    return value
-
-
-def _utf8(value: str) -> str:
-    """A header value (decoded as Latin-1 by the server) read as UTF-8 when it is UTF-8."""
-    try:
-        return value.encode("latin-1").decode("utf-8")
-    except UnicodeError:
-        return value

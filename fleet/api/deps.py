@@ -1,9 +1,10 @@
 """What every route of the fleet API depends on, as FastAPI dependencies.
 
-An application keeps its own :class:`ApiState` (the services' context, the bearer check, the
-actor header) in ``app.state``, so several applications can live in one process and nothing is
-global. The dependencies read it from the request: :data:`Ctx` (the
-:class:`~fleet.service.context.FleetContext`), :data:`Actor` (who is acting, for the audit log),
+An application keeps its own :class:`ApiState` (the services' context and its
+:class:`~fleet.api.identity.Authenticator`) in ``app.state``, so several applications can live
+in one process and nothing is global. The dependencies read it from the request: :data:`Ctx` (the
+:class:`~fleet.service.context.FleetContext`), :data:`Actor` (who is acting, for the audit log: the
+authenticated identity's name, never a name the request sends), :data:`Who` (its grant),
 :data:`Body` (the raw body), :func:`authorized` (the bearer token check of ``/v1``) and
 :func:`storable_params` (no parameter holds text the database cannot store).
 """
@@ -16,25 +17,21 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from starlette.exceptions import HTTPException
 
-from fleet.api.bodies import RawBody, actor_from, read_body, storable
+from fleet.api.bodies import RawBody, read_body, storable
 from fleet.api.documents import ErrorDocument
-from fleet.api.rbac import AccessControl, Grant
+from fleet.api.identity import Authenticator, AuthRefused
+from fleet.api.rbac import Grant
 from fleet.gateway import AgentGateway
 from fleet.service.contact import ProbePolicy
 from fleet.service.context import FleetContext
 
-UNAUTHORIZED = "a known bearer token is required: send Authorization: Bearer <token>"
-OPEN = Grant("", "admin")
-"""The grant of every request when authentication is off (loopback only)."""
-
 
 @dataclass(frozen=True)
 class ApiState:
-    """One application's context, tokens (None: no authentication) and actor header."""
+    """One application's context and sign-on state."""
 
     ctx: FleetContext
-    access: AccessControl | None
-    actor_header: str
+    auth: Authenticator
     gateway: AgentGateway | None = None
     """How the API reaches the agents (for a cluster's live view); None: not from this API."""
     probes: ProbePolicy | None = None
@@ -53,23 +50,22 @@ def fleet_context(request: Request) -> FleetContext:
 
 
 def request_actor(request: Request) -> str:
-    """The actor of the request (a dependency): its token's name, or, for a token without one
-    (a single ``--token-file`` token, or no authentication), the actor header; 422 naming the
-    header when invalid."""
-    grant = request_grant(request)
-    if grant.name:
-        return grant.name
-    return actor_from(request.headers, api_state(request).actor_header)
+    """The actor of the request (a dependency): the name of its authenticated identity."""
+    return request_grant(request).name
 
 
 def request_grant(request: Request) -> Grant:
-    """The grant of the request's token (401 without a known one)."""
-    access = api_state(request).access
-    if access is None:
-        return OPEN
-    grant = access.identify(request.headers.get("authorization"))
-    if grant is None:
-        raise HTTPException(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
+    """The grant of the request (401 without a known identity, 403 for a person no group
+    grants a role, 503 when the OIDC issuer cannot be read); worked out once a request."""
+    known: Grant | None = getattr(request.state, "grant", None)
+    if known is not None:
+        return known
+    try:
+        grant = api_state(request).auth.identify(request.headers.get("authorization"))
+    except AuthRefused as exc:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        raise HTTPException(exc.status, exc.message, headers) from exc
+    request.state.grant = grant
     return grant
 
 
@@ -90,9 +86,10 @@ def needs(role: str) -> list[Any]:
     def check(request: Request) -> None:
         grant = request_grant(request)
         if not grant.allows(role):
-            who = f"token {grant.name}" if grant.name else "this token"
             article = "an" if grant.role[0] in "aeiou" else "a"
-            raise HTTPException(403, f"{who} is {article} {grant.role}: this needs the {role} role")
+            raise HTTPException(
+                403, f"{grant.who} is {article} {grant.role}: this needs the {role} role"
+            )
 
     return [Depends(check), Depends(storable_params)]
 
@@ -106,8 +103,11 @@ V1_AUTH = [Depends(authorized), Depends(storable_params)]
 def v1_responses(extra: dict[int | str, dict[str, Any]]) -> dict[int | str, dict[str, Any]]:
     """The documented responses of a ``/v1`` route: ``extra`` and the errors every one has."""
     common: dict[int | str, dict[str, Any]] = {
-        401: {"model": ErrorDocument, "description": "No known bearer token."},
-        403: {"model": ErrorDocument, "description": "The token's role does not allow it."},
+        401: {
+            "model": ErrorDocument,
+            "description": "No known bearer token (or it expired, or was revoked).",
+        },
+        403: {"model": ErrorDocument, "description": "The identity's role does not allow it."},
         422: {"model": ErrorDocument, "description": "The request breaks a rule (see fields)."},
         503: {"model": ErrorDocument, "description": "The database cannot do it now."},
     }

@@ -308,8 +308,8 @@ class PlanDocument(Document):
 
 
 class WhoAmI(Document):
-    """``GET /v1/whoami``: the token's name, role and rings, and the tokens' names by role;
-    whether the API checks tokens at all (the dashboard asks for one only when it does)."""
+    """``GET /v1/whoami``: the identity's name, role, rings and source, and who holds each role;
+    whether the API checks identities at all (the dashboard asks for one only when it does)."""
 
     authenticated: bool = Field(
         description="Whether the API requires a token. False: it runs without authentication "
@@ -318,7 +318,11 @@ class WhoAmI(Document):
     name: str
     role: Literal["viewer", "operator", "approver", "admin"]
     rings: list[str] | None = Field(description="The rings it may approve (null: every ring).")
+    source: Literal["oidc", "token", "none"] = Field(
+        description="Where the identity comes from: an OIDC ID token, a token (for automation, "
+        "or of the tokens file), or none (authentication is off)."
+    )
     people: dict[str, list[str]] = Field(
-        description="Token names by role (viewer, operator, approver, admin); empty when "
-        "authentication is off."
+        description="Token names and, with OIDC, mapped groups (group:NAME) by role (viewer, "
+        "operator, approver, admin); empty when authentication is off."
     )

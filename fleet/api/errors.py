@@ -45,6 +45,7 @@ HTTP_CODES = {
     405: "method_not_allowed",
     413: "payload_too_large",
     415: "unsupported_media_type",
+    503: "issuer_unavailable",
 }
 LOG = logging.getLogger("driftwave.fleet.api")
 

@@ -1,4 +1,6 @@
-"""Who may do what through the fleet API: tokens with roles, optionally scoped to rings.
+"""Who may do what through the fleet API: a :class:`Grant` (a name, a role, optionally rings)
+is what every request resolves to, whatever authenticated it (:mod:`fleet.api.identity`); this
+module also reads the tokens file.
 
 A tokens file lists the API's tokens by the SHA-256 hash only (``driftwave api --tokens-file``)::
 
@@ -34,18 +36,28 @@ from typing import Any
 from common.auth import AuthConfigError, check_hashes, presented_hash
 from common.suggest import did_you_mean
 from common.yamlsafe import YamlError, load_single
+from fleet.domain.roles import RANK, ROLES
 
-ROLES = ("viewer", "operator", "approver", "admin")
-RANK = {role: index for index, role in enumerate(ROLES)}
+SOURCES = ("oidc", "token", "none")
+"""Where an identity comes from: an OIDC ID token, a token (the database's or the tokens
+file's), or none (a loopback API without authentication)."""
 
 
 @dataclass(frozen=True)
 class Grant:
-    """What one token may do, and the name its actions are recorded under."""
+    """Who a request is (``name``: the actor its actions are audited under), what it may do
+    (``role``, and the ``rings`` it may approve; None: every ring) and where that identity
+    comes from (``source``, one of :data:`SOURCES`). The one identity the API passes on."""
 
     name: str
     role: str
     rings: frozenset[str] | None = None
+    source: str = "token"
+
+    @property
+    def who(self) -> str:
+        """The identity as a message names it (``token ci``, ``alice@example.com``)."""
+        return f"token {self.name}" if self.source == "token" else self.name
 
     def allows(self, role: str) -> bool:
         """Whether this token has ``role`` or a higher one."""
@@ -55,10 +67,10 @@ class Grant:
         """Why this token may not approve ``ring`` (None: it may)."""
         if not self.allows("approver"):
             article = "an" if self.role[0] in "aeiou" else "a"
-            return f"token {self.name} is {article} {self.role}: approving needs an approver"
+            return f"{self.who} is {article} {self.role}: approving needs an approver"
         if self.rings is not None and ring not in self.rings:
             allowed = ", ".join(sorted(self.rings)) or "none"
-            return f"token {self.name} may approve rings {allowed}, not {ring}"
+            return f"{self.who} may approve rings {allowed}, not {ring}"
         return None
 
 
@@ -98,8 +110,25 @@ class AccessControl:
         return found
 
 
-def single_token(token_hash: str, name: str = "api") -> AccessControl:
-    """One admin token (``DRIFTWAVE_API_TOKEN`` / ``--token-file``)."""
+MAX_ACTOR = 253
+"""The longest name an identity may have (the audit log's actor column)."""
+
+
+def actor_problem(value: str) -> str | None:
+    """Why ``value`` cannot name an actor (None when it can)."""
+    if not 1 <= len(value) <= MAX_ACTOR:
+        return f"must be 1 to {MAX_ACTOR} characters, not {len(value)}"
+    if not value.isprintable():
+        return "must hold printable characters only (no control characters)"
+    return None
+
+
+SINGLE_TOKEN_NAME = "api-token"
+"""The actor of the single admin token of ``--token-file`` / ``DRIFTWAVE_API_TOKEN``."""
+
+
+def single_token(token_hash: str, name: str = SINGLE_TOKEN_NAME) -> AccessControl:
+    """One admin token (``DRIFTWAVE_API_TOKEN`` / ``--token-file``), audited as ``name``."""
     return AccessControl({token_hash: Grant(name, "admin")})
 
 

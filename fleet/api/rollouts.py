@@ -84,13 +84,14 @@ def _reading(app: FastAPI) -> None:
     def get_rollout(rollout_id: str, ctx: Ctx, request: Request) -> JSONResponse:
         """Everything about one rollout: rings, waves and gates, each cluster's step,
         approvals, the plan; where it stands, what comes next and when, and which commands
-        its state allows (``progress.approval.approvers``: the names of the tokens that may
-        approve the waiting ring; null when authentication is off)."""
+        its state allows (``progress.approval.approvers``: the tokens and, with OIDC, the
+        groups (``group:NAME``) that may approve the waiting ring; null when authentication
+        is off)."""
         status = rollout_status(ctx, rollout_id)
-        access = api_state(request).access
+        auth = api_state(request).auth
         waiting = status["progress"]["approval"]
-        if waiting is not None and access is not None:
-            waiting["approvers"] = access.approvers(waiting["ring"])
+        if waiting is not None and auth.enabled:
+            waiting["approvers"] = auth.approvers(waiting["ring"])
         return JSONResponse(status)
 
     @app.get(

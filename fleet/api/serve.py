@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator
 import uvicorn
 from fastapi import FastAPI
 
-from fleet.api.app import DEFAULT_ACTOR_HEADER, ApiConfigError, create_app
+from fleet.api.app import ApiConfigError, create_app
 from fleet.api.discovery import SignIn
+from fleet.api.identity import Authenticator
 from fleet.api.rbac import AccessControl
 from fleet.gateway import AgentGateway
 from fleet.service.contact import ProbePolicy
@@ -72,8 +73,8 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8080,
     token_hashes: set[str] | None,
-    actor_header: str = DEFAULT_ACTOR_HEADER,
     access: AccessControl | None = None,
+    auth: Authenticator | None = None,
     gateway: AgentGateway | None = None,
     heartbeat: HeartbeatPolicy | None = None,
     probes: ProbePolicy | None = None,
@@ -87,17 +88,19 @@ def serve(
     Raises :class:`~fleet.api.app.ApiConfigError` for authentication off on a non-loopback
     address, :class:`common.auth.AuthConfigError` for unusable token hashes, OSError when
     the address cannot be bound."""
-    if token_hashes is None and access is None and not is_loopback(host):
+    enabled = auth.enabled if auth is not None else (token_hashes, access) != (None, None)
+    if not enabled and not is_loopback(host):
         raise ApiConfigError(
             f"serving on {host} without a token would open the fleet API to anyone "
-            "(rule: give tokens (driftwave api: --tokens-file, --token-file or "
-            "DRIFTWAVE_API_TOKEN), or listen on a loopback address such as 127.0.0.1)"
+            "(rule: give an auth config or tokens (driftwave api: --auth-config, --tokens-file, "
+            "--token-file or DRIFTWAVE_API_TOKEN), or listen on a loopback address such as "
+            "127.0.0.1)"
         )
     app = create_app(
         ctx,
         token_hashes=token_hashes,
-        actor_header=actor_header,
         access=access,
+        auth=auth,
         gateway=gateway,
         heartbeat=heartbeat,
         probes=probes,

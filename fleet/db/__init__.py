@@ -17,7 +17,7 @@ Unit of work (:mod:`fleet.db.uow`)::
 
     with UnitOfWork(engine, write=True) as uow:
         ...                      # uow.fleets, .clusters, .releases, .rollouts, .waves,
-        uow.commit()             # .steps, .gates, .approvals, .audit, .leases
+        uow.commit()             # .steps, .gates, .approvals, .audit, .leases, .tokens
 
 Repositories (:mod:`fleet.db.repositories`; ``now``/``at`` arguments are aware datetimes):
 
@@ -46,6 +46,8 @@ Repositories (:mod:`fleet.db.repositories`; ``now``/``at`` arguments are aware d
   the hash chain's order; appends link each row to the previous one: :mod:`fleet.db.chain`)
 - ``leases.acquire(name, holder, ttl, now) -> bool``, ``renew(...) -> bool``,
   ``release(name, holder) -> bool``, ``holder(name, now)``
+- ``tokens.add(name, token_hash, role, rings, created_by=, created_at=, expires_at=)``,
+  ``find(name)``, ``by_hash(token_hash)``, ``list()``, ``revoke(name, at)``, ``used(id, at)``
 
 Inputs are plain frozen dataclasses (:mod:`fleet.db.specs`: ``FleetSpec``, ``AccountSpec``,
 ``ClusterSpec``, ``NewWave``; ``fleet_spec_from_manifest(dict)`` reads a Fleet manifest).

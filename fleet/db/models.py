@@ -285,3 +285,24 @@ class SchedulerLease(Base):
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
     renewed_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     """When the holder last took or renewed it (its last tick: the control plane's heartbeat)."""
+
+
+class ApiToken(Base):
+    """A token for automation: its name, the SHA-256 hash of its secret (never the secret), its
+    role and rings, who made it and when, when it expires, and when it was revoked or last
+    used."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(NAME), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(71), unique=True)
+    """``sha256:<64 hex digits>`` of the secret."""
+    role: Mapped[str] = mapped_column(String(STATE))
+    rings: Mapped[list[str] | None] = mapped_column(json_type(nullable=True))
+    """The rings the token may approve (None: every ring)."""
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    created_by: Mapped[str] = mapped_column(String(NAME))
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    last_used_at: Mapped[datetime | None] = mapped_column(UtcDateTime)

@@ -41,6 +41,7 @@ from fleet.db.repositories import (
     ReleaseRepository,
     RolloutRepository,
     StepRepository,
+    TokenRepository,
     WaveRepository,
 )
 from fleet.db.repositories.base import Scope
@@ -60,6 +61,7 @@ class UnitOfWork:
     approvals: ApprovalRepository
     audit: AuditRepository
     leases: LeaseRepository
+    tokens: TokenRepository
 
     def __init__(self, engine: Engine, *, write: bool = False) -> None:
         self._engine = engine
@@ -101,6 +103,7 @@ class UnitOfWork:
         self.approvals = ApprovalRepository(scope)
         self.audit = AuditRepository(scope)
         self.leases = LeaseRepository(scope)
+        self.tokens = TokenRepository(scope)
         return self
 
     def __exit__(

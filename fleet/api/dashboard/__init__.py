@@ -35,13 +35,15 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from fleet.api.authconfig import OidcSettings
+
 TRACE_URL_ENV = "DRIFTWAVE_TRACE_URL"
 
 FILES = {
     "index.html": "text/html; charset=utf-8",
     **{
         f"{name}.js": "text/javascript; charset=utf-8"
-        for name in ("format", "overview", "rollout", "cluster", "audit", "app")
+        for name in ("format", "overview", "rollout", "cluster", "audit", "signin", "app")
     },
     "style.css": "text/css; charset=utf-8",
 }
@@ -80,10 +82,15 @@ def _read(name: str) -> bytes:
     return resources.files("fleet.api.dashboard").joinpath("static", name).read_bytes()
 
 
-def add_dashboard(app: FastAPI, *, trace_url: str | None = None) -> None:
+def add_dashboard(
+    app: FastAPI, *, trace_url: str | None = None, oidc: OidcSettings | None = None
+) -> None:
     """Serve the dashboard at ``/ui/`` (and redirect ``/`` there). ``trace_url``: the trace URL
     template (default: ``DRIFTWAVE_TRACE_URL``, read now), served at ``/ui/settings.json`` so
-    the page links trace ids; raises :class:`DashboardConfigError` when it is unusable."""
+    the page links trace ids; raises :class:`DashboardConfigError` when it is unusable.
+    ``oidc``: where people sign in (its issuer and client id are served in ``settings.json``
+    for the page's sign-in; no secret is)."""
+    sign_in = {"issuer": oidc.issuer, "clientId": oidc.client_id} if oidc is not None else None
     template = trace_url_template(
         trace_url if trace_url is not None else DashboardSettings().trace_url
     )
@@ -98,7 +105,9 @@ def add_dashboard(app: FastAPI, *, trace_url: str | None = None) -> None:
 
     @app.get("/ui/settings.json", include_in_schema=False)
     def settings() -> JSONResponse:
-        return JSONResponse({"traceUrl": template}, headers={"Cache-Control": "no-cache"})
+        return JSONResponse(
+            {"traceUrl": template, "oidc": sign_in}, headers={"Cache-Control": "no-cache"}
+        )
 
     @app.get("/ui/{name}", include_in_schema=False)
     def asset(name: str) -> Response:

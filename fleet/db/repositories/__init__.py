@@ -10,6 +10,7 @@ from fleet.db.repositories.leases import LeaseRepository
 from fleet.db.repositories.releases import ReleaseRepository
 from fleet.db.repositories.rollouts import RolloutRepository
 from fleet.db.repositories.steps import StepRepository
+from fleet.db.repositories.tokens import TokenRepository
 from fleet.db.repositories.waves import WaveRepository
 
 __all__ = [
@@ -22,5 +23,6 @@ __all__ = [
     "ReleaseRepository",
     "RolloutRepository",
     "StepRepository",
+    "TokenRepository",
     "WaveRepository",
 ]

@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 from agent.server.runner import parse_configs
 from common.yamlsafe import load_all
 from driftwave.cli import app
+from fleet.api.authconfig import load_auth_config
 from fleet.api.rbac import load_tokens
 from tests.unit.docs.blocks import ROOT, Block
 
@@ -46,9 +47,9 @@ class CannotRun(AssertionError):
 
 def run_yaml(block: Block, tmp: Path) -> None:
     """Validate a YAML block: manifests with ``driftwave validate``, an agents list with the
-    ``agent serve --config`` loader, a tokens file with ``api --tokens-file``'s loader, Helm
-    values against their chart's values schema (the agent's: ``clusterName``; the fleet's:
-    ``database``)."""
+    ``agent serve --config`` loader, a tokens file with ``api --tokens-file``'s loader, sign-on
+    settings with ``api --auth-config``'s, Helm values against their chart's values schema (the
+    agent's: ``clusterName``; the fleet's: ``database``)."""
     path = tmp / "block.yaml"
     path.write_text(block.text, encoding="utf-8")
     docs = [d for d in load_all(block.text) if d is not None]
@@ -59,6 +60,9 @@ def run_yaml(block: Block, tmp: Path) -> None:
     assert block.marker.exit_code == 0, f"{block.where}: exit codes are for manifests and commands"
     if len(docs) == 1 and isinstance(docs[0], list):
         parse_configs(docs[0], block.where)
+        return
+    if len(docs) == 1 and isinstance(docs[0], dict) and {"oidc", "groups"} & set(docs[0]):
+        load_auth_config(path)
         return
     if len(docs) == 1 and isinstance(docs[0], dict) and "tokens" in docs[0]:
         load_tokens(path)
@@ -75,8 +79,8 @@ def run_yaml(block: Block, tmp: Path) -> None:
         jsonschema.validate(over(defaults, docs[0]), schema)  # as helm merges a values file
         return
     raise CannotRun(
-        f"{block.where}: a YAML block that is no manifest, agents list, tokens file or Helm "
-        "values; mark it <!-- example: not run — WHY -->"
+        f"{block.where}: a YAML block that is no manifest, agents list, tokens file, sign-on "
+        "settings or Helm values; mark it <!-- example: not run — WHY -->"
     )
 
 

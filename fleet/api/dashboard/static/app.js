@@ -55,19 +55,31 @@ function toast(message, isError) {
 
 function show(html) { document.getElementById("view").innerHTML = html; }
 
-// The sign-in form. The token is kept only after the API accepted it (GET /v1/whoami);
+// The sign-in: with the API's OIDC issuer (signin.js) when it has one, or a pasted token (for
+// automation tokens). A pasted token is kept only after the API accepted it (GET /v1/whoami);
 // a refused one stays out of session storage and the form says why.
-function signin(problem) {
+async function signin(problem) {
   document.getElementById("signout").hidden = true;
   document.getElementById("who").textContent = "";
   document.getElementById("auth").hidden = true;
-  show(`<section><h1>Sign in</h1>
+  const oidc = (await settings()).oidc;
+  const sso = oidc ? `<p><button class="primary" id="oidc-signin" type="button">Sign in with
+    ${esc(new URL(oidc.issuer).host)}</button></p><p>or with an API token:</p>` : "";
+  show(`<section><h1>Sign in</h1>${sso}
+    <p class="error" id="oidc-error">${esc(problem || "")}</p>
     <form class="signin" id="signin">
       <label for="token">API token</label>
       <input id="token" type="password" autocomplete="off" required>
       <button class="primary" type="submit">Sign in</button>
-      <p class="error" id="signin-error">${esc(problem || "")}</p>
+      <p class="error" id="signin-error"></p>
     </form></section>`);
+  if (oidc) {
+    document.getElementById("oidc-signin").addEventListener("click", async () => {
+      try { await oidcSignIn(); } catch (error) {
+        document.getElementById("oidc-error").textContent = `The sign-in cannot start: ${error.message}`;
+      }
+    });
+  }
   document.getElementById("signin").addEventListener("submit", async (event) => {
     event.preventDefault();
     const candidate = document.getElementById("token").value.trim();
@@ -102,7 +114,8 @@ function identify(me) {
   banner.hidden = !open;
   banner.textContent = open
     ? "This API runs without authentication, on a loopback address only: anyone who can reach it "
-      + "acts as admin. Start it with --tokens-file (or DRIFTWAVE_API_TOKEN) to require tokens."
+      + "acts as admin. Start it with --auth-config (OIDC and tokens) or --tokens-file to require "
+      + "sign-in."
     : "";
   document.getElementById("signout").hidden = open;
   document.getElementById("who").textContent = open ? "unauthenticated (admin)" : `${ME.name} (${ME.role})`;
@@ -120,14 +133,16 @@ document.addEventListener("click", async (event) => {
   }
 });
 
-// Where trace ids link to (the API's DRIFTWAVE_TRACE_URL, with {traceId}), read once.
-let TRACE_URL;
-async function traceUrl() {
-  if (TRACE_URL === undefined) {
-    try { TRACE_URL = (await (await fetch("/ui/settings.json")).json()).traceUrl || null; } catch (e) { TRACE_URL = null; }
+// The page's settings, read once: where trace ids link to (the API's DRIFTWAVE_TRACE_URL, with
+// {traceId}) and the OIDC issuer people sign in with (null: none).
+let SETTINGS;
+async function settings() {
+  if (SETTINGS === undefined) {
+    try { SETTINGS = await (await fetch("/ui/settings.json")).json(); } catch (e) { SETTINGS = {}; }
   }
-  return TRACE_URL;
+  return SETTINGS;
 }
+async function traceUrl() { return (await settings()).traceUrl || null; }
 
 async function render() {
   const hash = location.hash.replace(/^#/, "") || "/";
@@ -142,7 +157,8 @@ async function render() {
 async function route() {
   clearTimeout(timer);
   try {
-    const me = await api("GET", "/v1/whoami");
+    let me;
+    try { me = await api("GET", "/v1/whoami"); } catch (error) { error.identity = true; throw error; }
     if (me.authenticated === false) sessionStorage.removeItem(TOKEN_KEY);
     ME = { name: me.name || "api", role: me.role || "viewer", rings: me.rings === undefined ? null : me.rings,
       people: me.people || {}, traceUrl: await traceUrl() };
@@ -151,10 +167,11 @@ async function route() {
     await heartbeat();
     document.body.dataset.loaded = String(Date.now());
   } catch (error) {
-    if (error.status === 401) {
+    if (error.status === 401 || (error.status === 403 && error.identity)) {
       const known = token() !== "";
       sessionStorage.removeItem(TOKEN_KEY);
-      return signin(known ? "The API no longer accepts this token (HTTP 401): sign in again." : "");
+      if (error.status === 403) return signin(`Signed in, but refused (HTTP 403): ${error.message}`);
+      return signin(known ? `The API no longer accepts this sign-in (${error.message}): sign in again.` : "");
     }
     toast(error.message, true);
   }
@@ -163,7 +180,8 @@ async function route() {
 
 document.getElementById("signout").addEventListener("click", () => {
   sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(OIDC_KEY);
   route();
 });
 window.addEventListener("hashchange", route);
-route();
+oidcReturn().then((problem) => (problem ? signin(problem) : route()));

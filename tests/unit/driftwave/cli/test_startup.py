@@ -60,13 +60,14 @@ HEAVY = (
 
 COMMANDS = {
     "": ["validate", "migrate", "demo", "scheduler", "worker", "api", "login", "agent",
-         "fleet", "cluster", "db", "config", "rollout", "audit"],
+         "fleet", "cluster", "db", "config", "rollout", "audit", "token"],
     "agent": ["simulate", "hash", "plan", "serve", "amis", "walkthrough"],
     "fleet": ["apply", "list"],
     "cluster": ["history"],
     "db": ["upgrade"],
     "config": ["set-context", "use-context", "current-context", "get-contexts",
                "delete-context", "view"],
+    "token": ["create", "list", "revoke"],
     "rollout": ["start", "status", "list", "pause", "resume", "approve", "abort", "rollback",
                 "audit", "plan"],
     "audit": ["verify", "export"],

@@ -21,8 +21,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from common.auth import hash_token
 from fleet.api import serve
-from fleet.api.app import DEFAULT_ACTOR_HEADER
 from fleet.api.discovery import SignIn
+from fleet.api.identity import Authenticator
 from fleet.api.rbac import AccessControl
 from fleet.db.engine import make_engine, migrate
 from fleet.gateway import AgentGateway
@@ -96,8 +96,8 @@ def serving(
     ctx: FleetContext,
     *,
     token_hashes: set[str] | None = TOKEN_HASHES,
-    actor_header: str = DEFAULT_ACTOR_HEADER,
     access: AccessControl | None = None,
+    auth: Authenticator | None = None,
     gateway: AgentGateway | None = None,
     sign_in: SignIn | None = None,
 ) -> Iterator[str]:
@@ -113,9 +113,9 @@ def serving(
                 ctx,
                 host="127.0.0.1",
                 port=0,
-                token_hashes=token_hashes if access is None else None,
-                actor_header=actor_header,
+                token_hashes=token_hashes if access is None and auth is None else None,
                 access=access,
+                auth=auth,
                 gateway=gateway,
                 sign_in=sign_in,
                 ready=urls.put,

@@ -34,13 +34,13 @@ def test_the_trace_url_comes_from_the_environment_or_the_argument(
 ) -> None:
     ctx = traced_context(tmp_path).ctx
     with TestClient(create_app(ctx)) as http:
-        assert http.get("/ui/settings.json").json() == {"traceUrl": None}
+        assert http.get("/ui/settings.json").json() == {"traceUrl": None, "oidc": None}
     monkeypatch.setenv("DRIFTWAVE_TRACE_URL", JAEGER)
     with TestClient(create_app(ctx)) as http:
-        assert http.get("/ui/settings.json").json() == {"traceUrl": JAEGER}
+        assert http.get("/ui/settings.json").json() == {"traceUrl": JAEGER, "oidc": None}
     other = "https://traces.example/t/{traceId}?org=1"
     with TestClient(create_app(ctx, trace_url=other)) as http:
-        assert http.get("/ui/settings.json").json() == {"traceUrl": other}
+        assert http.get("/ui/settings.json").json() == {"traceUrl": other, "oidc": None}
 
 
 @pytest.mark.parametrize(

@@ -6,12 +6,20 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from common.auth import hash_token
+from fleet.api.rbac import AccessControl, Grant
 from fleet.api.rollout_documents import CommandResult, RolloutStatus
 from tests.support.fleetsim import FleetHarness
 
 from .helpers import STRATEGY, client, release_doc, serving
 
 RINGS = {"canary": ["can-1"], "prod": ["prod-1"]}
+PEOPLE = AccessControl(
+    {
+        hash_token("alice-token"): Grant("alice", "operator"),
+        hash_token("bob-token"): Grant("bob", "approver"),
+    }
+)
 
 
 def test_a_rollout_started_over_http_is_approved_over_http_and_succeeds(tmp_path: Path) -> None:
@@ -22,22 +30,29 @@ def test_a_rollout_started_over_http_is_approved_over_http_and_succeeds(tmp_path
         with harness.ctx.reading() as uow:
             return str(uow.rollouts.get(rid).state)
 
-    with serving(harness.ctx) as url, client(url) as api:
+    alice = {"Authorization": "Bearer alice-token"}
+    with serving(harness.ctx, access=PEOPLE) as url, client(url, alice) as api:
         started = api.post(
-            "/v1/rollouts", json=release_doc(STRATEGY), headers={"X-Driftwave-Actor": "alice"}
+            "/v1/rollouts",
+            json=release_doc(STRATEGY),
+            headers={"Authorization": "Bearer alice-token"},
         )
         assert started.status_code == 201, started.text
         rid = started.json()["id"]
         harness.run_until(lambda: state(rid) == "awaiting-approval", limit=timedelta(hours=2))
         assert set(harness.agents["prod-1"].status()["nodesByImage"]) == before
 
-        wrong = api.post(f"/v1/rollouts/{rid}/approve", json={"ring": "canary"})
+        wrong = api.post(
+            f"/v1/rollouts/{rid}/approve",
+            json={"ring": "canary"},
+            headers={"Authorization": "Bearer bob-token"},
+        )
         assert wrong.status_code == 409
         assert "waits for approval of ring prod" in wrong.json()["error"]["message"]
         approved = api.post(
             f"/v1/rollouts/{rid}/approve",
             json={"ring": "prod", "comment": "canary looks good"},
-            headers={"X-Driftwave-Actor": "bob"},
+            headers={"Authorization": "Bearer bob-token"},
         )
         assert approved.status_code == 200
         assert CommandResult.model_validate(approved.json()).approved == "prod"

@@ -107,7 +107,7 @@ def test_a_rollout_starts_as_planned_with_its_location_and_audit(api: httpx.Clie
     response = api.post(
         "/v1/rollouts",
         content=yaml.safe_dump(release_doc()),
-        headers={**YAML, "X-Driftwave-Actor": "alice@example.com"},
+        headers=YAML,
     )
     assert response.status_code == 201, response.text
     started = RolloutStarted.model_validate(response.json())
@@ -117,7 +117,7 @@ def test_a_rollout_starts_as_planned_with_its_location_and_audit(api: httpx.Clie
     assert (status.id, status.state, status.release) == (started.id, "planned", "al2023-v20251216")
     assert status.trace_id == started.trace_id
     audit = api.get(f"/v1/rollouts/{started.id}/audit").json()["entries"]
-    assert [(e["action"], e["actor"]) for e in audit] == [("rollout.start", "alice@example.com")]
+    assert [(e["action"], e["actor"]) for e in audit] == [("rollout.start", "api-token")]
 
 
 def test_a_rollout_runs_in_its_own_trace_linked_from_the_request_span(

@@ -74,13 +74,13 @@ def test_a_rollouts_status_has_its_rings_waves_and_clusters(api: httpx.Client) -
 
 def test_the_audit_trail_reads_after_an_id(api: httpx.Client) -> None:
     rid = start(api)
-    api.post(f"/v1/rollouts/{rid}/pause", headers={"X-Driftwave-Actor": "bob"})
+    api.post(f"/v1/rollouts/{rid}/pause")
     api.post(f"/v1/rollouts/{rid}/resume")
     trail = AuditDocument.model_validate(api.get(f"/v1/rollouts/{rid}/audit").json())
     assert [(e.action, e.actor) for e in trail.entries] == [
-        ("rollout.start", "api"),
-        ("rollout.pause", "bob"),
-        ("rollout.resume", "api"),
+        ("rollout.start", "api-token"),
+        ("rollout.pause", "api-token"),
+        ("rollout.resume", "api-token"),
     ]
     assert trail.last_id == trail.entries[-1].id
     assert trail.entries[1].object == f"rollout/{rid}"
@@ -163,9 +163,7 @@ def test_a_refused_command_is_409_and_changes_nothing(
         assert api.post(f"/v1/rollouts/{rid}/{step}").status_code == 200
     before = snapshot(api, rid)
     body = {"ring": "prod"} if command == "approve" else None
-    response = api.post(
-        f"/v1/rollouts/{rid}/{command}", json=body, headers={"X-Driftwave-Actor": "eve"}
-    )
+    response = api.post(f"/v1/rollouts/{rid}/{command}", json=body)
     assert response.status_code == 409
     error = ErrorDocument.model_validate(response.json()).error
     assert error.code == code

@@ -12,7 +12,7 @@ from fleet.db import SchemaOutdated, ensure_current, head_revision, make_engine,
 from fleet.db.__main__ import main
 from fleet.db.engine import InvalidDatabaseUrl, normalize_url, schema_differences, schema_revision
 
-HEAD = "20261128_tls"
+HEAD = "20261128_oidc"
 """The newest revision of the schema."""
 
 TABLES = {
