@@ -54,7 +54,8 @@ EXISTING: dict[str, Any] = {
     "database": {"existingSecret": "fleet-database", "existingSecretKey": "dsn"},
     "broker": {"existingSecret": "fleet-broker"},
     "auth": {"oidc": {"issuer": "https://login.example.com", "clientId": "driftwave",
-                      "existingSecret": "fleet-oidc"}},
+                      "existingSecret": "fleet-oidc"},
+             "groups": [{"group": "platform", "role": "admin"}]},
     "agentTLS": {"existingSecret": "fleet-agent-cas"},
     "serviceAccount": {"create": False, "name": "platform-fleet"},
 }  # fmt: skip

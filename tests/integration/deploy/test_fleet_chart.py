@@ -19,6 +19,7 @@ import yaml
 from typer.testing import CliRunner
 
 from driftwave.cli import app
+from fleet.api.authconfig import load_auth_config
 from tests.integration.deploy.fleet import (
     EXISTING,
     FULL,
@@ -224,7 +225,23 @@ def test_the_sign_on_file_and_secrets_reach_the_api(fleet_helm: Helm) -> None:
     assert env["DRIFTWAVE_OIDC_CLIENT_SECRET"] == {
         "secretKeyRef": {"name": "fleet-oidc", "key": "clientSecret"}
     }
-    assert "auth" not in {v["name"] for v in objects(fleet_helm, MINIMAL)[0].get("volumes", [])}
+
+
+@pytest.mark.parametrize("values", SETS, ids=IDS)
+def test_every_value_set_gives_the_api_a_sign_on_file_it_reads(
+    fleet_helm: Helm, values: dict[str, Any], tmp_path: Path
+) -> None:
+    """The API listens on every address in the pod, which it does only with authentication on:
+    without an issuer the file turns on the database's tokens alone."""
+    docs = objects(fleet_helm, values)
+    for key, text in named(docs, "ConfigMap", "driftwave-auth")["data"].items():
+        # as mounted at /etc/driftwave/auth in the pod
+        (tmp_path / key).write_text(text.replace("/etc/driftwave/auth/", f"{tmp_path}/"))
+    config = load_auth_config(tmp_path / "auth.yaml")
+    issuer = values.get("auth", {}).get("oidc", {}).get("issuer")
+    assert (config.oidc.issuer if config.oidc else None) == issuer
+    api = named(docs, "Deployment", "driftwave-api")["spec"]["template"]["spec"]
+    assert env_of(api["containers"][0])["DRIFTWAVE_AUTH_CONFIG"] == "/etc/driftwave/auth/auth.yaml"
 
 
 def egress_ports(policy: dict[str, Any]) -> set[int]:
@@ -316,6 +333,8 @@ def test_helm_refuses_bad_values_naming_the_field(
          "database.url: not a PostgreSQL URL (rule: postgresql://USER:PASSWORD@HOST:PORT/DATABASE"),
         ({"broker": {"url": f"amqp://fleet:{DB_PASSWORD}@mq//"}},
          "broker.url: not a Redis URL (rule: redis://[:PASSWORD@]HOST:PORT/DB"),
+        ({"auth": {"oidc": {"issuer": "https://login.example.com", "clientId": "driftwave"}}},
+         "auth.groups: at least one {group, role} is required with auth.oidc.issuer"),
     ],
 )  # fmt: skip
 def test_helm_refuses_a_malformed_url_without_printing_it(
