@@ -210,6 +210,7 @@ def api(
     from fleet.api.identity import Authenticator
     from fleet.api.oidc import OidcVerifier
     from fleet.api.rbac import load_tokens, single_token
+    from fleet.api.serve import ListenError
     from fleet.gateway import HttpAgentGateway
     from fleet.runtime import SchedulerSettings
 
@@ -255,5 +256,7 @@ def api(
             fail(exc.problems[-1] if exc.problems else str(exc))
         except ApiConfigError as exc:
             fail(str(exc))
+        except ListenError as exc:
+            fail(str(exc.strerror))
         except OSError as exc:
             fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")

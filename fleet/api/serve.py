@@ -51,13 +51,18 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+class ListenError(OSError):
+    """The address cannot be listened on; the message names it and why."""
+
+
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port``; OSError naming the address when it cannot be."""
+    """A listening socket on ``host:port``; :class:`ListenError` naming the address when it
+    cannot be."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         return socket.create_server((host.strip("[]"), port), family=family)
     except OSError as exc:
-        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+        raise ListenError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from exc
 
 
 def base_url(host: str, sock: socket.socket) -> str:
