@@ -29,17 +29,16 @@ import hashlib
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
-from ipaddress import ip_address
 from pathlib import Path
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from common.addresses import is_loopback
+
 RELOAD_INTERVAL = 5.0
 """Seconds between two looks at the certificate files (the kubelet refreshes a mounted Secret
 within about a minute of its change)."""
-
-LOOPBACK_NAMES = ("localhost",)
 
 
 class TLSSetupError(ValueError):
@@ -53,16 +52,6 @@ class TLSFiles:
     cert_file: Path
     key_file: Path
     client_ca_file: Path | None = None
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (an address to listen on) is this machine's loopback only."""
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def listen_problem(host: str, tls: TLSFiles | None) -> str | None:
@@ -232,7 +221,6 @@ __all__ = [
     "TLSFiles",
     "TLSSetupError",
     "client_certificate_of",
-    "is_loopback",
     "listen_problem",
     "tls_options_problems",
 ]

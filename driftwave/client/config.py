@@ -28,7 +28,6 @@ prints: the credentials replaced unless asked raw.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 import tempfile
@@ -40,6 +39,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from common.addresses import is_loopback
 from common.yamlsafe import YamlError, load_single
 from driftwave.client.errors import ConfigError
 
@@ -167,16 +167,6 @@ def save(config: Config, path: Path) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback address or ``localhost``."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_url(value: str, field: str) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from common.addresses import is_loopback
 from common.auth import AuthConfigError
 from common.suggest import did_you_mean
 from common.yamlsafe import YamlError, load_single
@@ -158,7 +159,7 @@ def _oidc(entry: Any, problems: list[str], base: Path) -> OidcSettings | None:
         problems.append("oidc.issuer: required (the provider's URL, https://...)")
     else:
         parts = urlsplit(issuer)
-        loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+        loopback = is_loopback(parts.hostname or "")
         if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
             problems.append(
                 f"oidc.issuer: {issuer!r} must be an https:// URL "

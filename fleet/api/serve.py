@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import signal
 import socket
 import threading
@@ -19,6 +18,7 @@ from collections.abc import Callable, Iterator
 import uvicorn
 from fastapi import FastAPI
 
+from common.addresses import is_loopback
 from fleet.api.app import ApiConfigError, create_app
 from fleet.api.discovery import SignIn
 from fleet.api.identity import Authenticator
@@ -39,16 +39,6 @@ class _Server(uvicorn.Server):
     def capture_signals(self) -> Iterator[None]:
         """Install nothing: :func:`serve` stops the server on SIGINT / SIGTERM."""
         yield
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback address (or ``localhost``)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class ListenError(OSError):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from ipaddress import ip_address
 from typing import Annotated
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -82,18 +81,6 @@ def _url(text: str) -> str:
 
 HttpUrl = Annotated[str, AfterValidator(_url)]
 """An ``http://`` or ``https://`` URL with a host."""
-
-
-def is_loopback_url(url: str) -> bool:
-    """Whether ``url``'s host is this machine's loopback (``localhost``, ``127.0.0.0/8``,
-    ``::1``): what is sent there never crosses a network."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _zone(name: str) -> str:

@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from common.addresses import is_loopback_url
 from common.kubemodel import KubeModel, ObjectMeta, matching, rule_error
 from common.schedules import cron_problem, parse_cron
 from fleet.domain.fields import (
@@ -28,7 +29,6 @@ from fleet.domain.fields import (
     Timestamp,
     TimeZone,
     duration_of,
-    is_loopback_url,
     parse_time,
 )
 

@@ -18,10 +18,10 @@ from agent.server.tls import (
     ReloadingTLS,
     TLSFiles,
     TLSSetupError,
-    is_loopback,
     listen_problem,
     tls_options_problems,
 )
+from common.addresses import is_loopback
 from tests.support.kubeobjects import eventually
 from tests.support.tlsagent import AUTH, tls_agent
 from tests.support.tlsca import Issued, TestCA, served_serial

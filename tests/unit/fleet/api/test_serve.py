@@ -9,8 +9,9 @@ import threading
 import httpx
 import pytest
 
+from common.addresses import is_loopback
 from fleet.api import ApiConfigError, serve
-from fleet.api.serve import base_url, is_loopback
+from fleet.api.serve import base_url
 
 from .helpers import Traced, serving
 
