@@ -155,15 +155,16 @@ def standing(status: dict[str, Any]) -> list[Text]:
     if approval and refused.get("code") == "cluster_regressed":
         lines.append(Text(f"approval refused now: {refused.get('why')}", style="red"))
     elif approval:
+        # the API lists who may approve; embedded, on the database here, no role is checked
+        names = approval.get("approvers")
+        where = "" if names is not None else "; embedded, on the database here, no role is checked"
         lines.append(
             Text(
                 f"approve with: driftwave rollout approve {status['id']} --ring "
-                f"{approval['ring']} (it needs {approval['requires']}; embedded, on the "
-                "database here, no role is checked)",
+                f"{approval['ring']} (it needs {approval['requires']}{where})",
                 style="magenta",
             )
         )
-        names = approval.get("approvers")
         if names is not None:
             lines.append(Text(f"may approve: {', '.join(names) or 'no token'}"))
     return lines
