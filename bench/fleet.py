@@ -172,6 +172,9 @@ def measure(clusters: int, db_base: str, redis_url: str, timeout: float) -> dict
             **os.environ,
             TOKEN_ENV: token,
             "DRIFTWAVE_DATABASE_URL": db_url,
+            # the fleet applied and the rollout started on the database itself (embedded):
+            # the benchmark measures the scheduler and workers, not the API
+            "DRIFTWAVE_EMBEDDED_WRITES": "allow",
             "DRIFTWAVE_BROKER_URL": redis_url,
             "DRIFTWAVE_BROKER_QUEUE": f"bench-{token[:8]}",
             "DRIFTWAVE_TRACE_FILE": str(folder / "traces.jsonl"),

@@ -95,6 +95,7 @@ def test_tls_refusals_are_named_on_the_step_and_in_the_audit(
     write_manifests(tmp_path, ports)
     env = {
         "DRIFTWAVE_DATABASE_URL": database_url,
+        "DRIFTWAVE_EMBEDDED_WRITES": "allow",  # the CLI on the database itself (embedded)
         "DRIFTWAVE_DATABASE_SCHEMA_NAME": schema,
         "DRIFTWAVE_BROKER_URL": redis_url,
         "DRIFTWAVE_BROKER_QUEUE": f"it-{uuid.uuid4().hex[:8]}",

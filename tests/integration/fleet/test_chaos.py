@@ -206,6 +206,7 @@ def test_kill_nine_anything_the_fleet_record_stays_true(
     redis.start()
     env = {
         "DRIFTWAVE_DATABASE_URL": database_url,
+        "DRIFTWAVE_EMBEDDED_WRITES": "allow",  # the CLI on the database itself (embedded)
         "DRIFTWAVE_DATABASE_SCHEMA_NAME": schema,
         "DRIFTWAVE_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
         "DRIFTWAVE_BROKER_QUEUE": f"chaos-{uuid.uuid4().hex[:8]}",

@@ -34,6 +34,7 @@ def test_the_scheduler_and_a_worker_record_each_clusters_contact(
     (tmp_path / "fleet.yaml").write_text(yaml.safe_dump(fleet))
     env = {
         "DRIFTWAVE_DATABASE_URL": database_url,
+        "DRIFTWAVE_EMBEDDED_WRITES": "allow",  # the CLI on the database itself (embedded)
         "DRIFTWAVE_DATABASE_SCHEMA_NAME": schema,
         "DRIFTWAVE_BROKER_URL": redis_url,
         "DRIFTWAVE_BROKER_QUEUE": f"ct-{uuid.uuid4().hex[:8]}",
