@@ -168,7 +168,10 @@ def test_with_kombus_own_transport_the_worker_stops_on_an_empty_file(tmp_path: P
         _drop(stock.broker, b"")
         stock.app.send_task(RECORD_TASK, args=["after"], queue=QUEUE)
         stock.process.wait(60)
+        assert stock.process.returncode is not None, "the worker stopped"
         assert "JSONDecodeError" in stock.log()
-        assert stock.handled() == Counter(["first"]), "the message after it is not handled"
+        # whether the message sent after the empty file was taken before the worker stopped is
+        # a race of the stock transport's polling; the worker's end is not
+        assert stock.handled()["first"] == 1
     finally:
         stock.stop()
