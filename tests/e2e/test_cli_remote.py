@@ -89,18 +89,11 @@ def remote(tmp_path: Path) -> Iterator[Remote]:
         **{f"{name.upper()}_TOKEN": f"{name}-secret" for name in PEOPLE},
     }
     with processes(tmp_path, env) as procs:
-        procs.start("api", "api", "--port", "0", "--tokens-file", "tokens.yaml")
-        found: list[str] = []
-
-        def listening() -> bool:
-            found[:] = re.findall(r"listening on (http://\S+)", procs.log("api"))
-            return bool(found)
-
-        procs.wait_for(listening, "the API listens", timeout=60)
-        shared = Remote(found[0], procs, rid, tmp_path)
+        url = procs.start_api("--port", "0", "--tokens-file", "tokens.yaml")
+        shared = Remote(url, procs, rid, tmp_path)
         for name in PEOPLE:
             made = shared.cli(
-                "config", "set-context", name, "--server", found[0], "--token-env",
+                "config", "set-context", name, "--server", url, "--token-env",
                 f"{name.upper()}_TOKEN",
             )  # fmt: skip
             assert made.returncode == 0, made.stderr

@@ -13,7 +13,6 @@ intact, then names the row a database administrator changed by hand.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -96,18 +95,11 @@ def signed(tmp_path: Path) -> Iterator[Signed]:
             "DRIFTWAVE_CONFIG": str(tmp_path / "cli" / "config"),
         }
         with processes(tmp_path, env) as procs:
-            procs.start("api", "api", "--port", "0", "--auth-config", "auth.yaml")
-            found: list[str] = []
-
-            def listening() -> bool:
-                found[:] = re.findall(r"listening on (http://\S+)", procs.log("api"))
-                return bool(found)
-
-            procs.wait_for(listening, "the API listens", timeout=60)
+            url = procs.start_api("--port", "0", "--auth-config", "auth.yaml")
             shared = Signed(hydra, procs, rid, harness)
             for name, person in (("april", APRIL), ("vic", VIC)):
                 # the issuer and client id come from the API (GET /v1/auth/config)
-                made = procs.run("config", "set-context", name, "--server", found[0])
+                made = procs.run("config", "set-context", name, "--server", url)
                 assert made.returncode == 0, made.stderr
                 shared.login(name, person)
             yield shared

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -94,6 +95,19 @@ class Processes:
                 logs = "\n".join(f"--- {n}\n{self.log(n)[-2000:]}" for n in self.children)
                 raise AssertionError(f"{what}: not within {timeout:.0f}s\n{logs}")
             time.sleep(0.3)
+
+    def start_api(self, *args: str, name: str = "api") -> str:
+        """Start ``driftwave api ARGS`` (``--port 0`` picks a port) and wait until it listens;
+        the URL it says it listens on."""
+        self.start(name, "api", *args)
+        found: list[str] = []
+
+        def listening() -> bool:
+            found[:] = re.findall(r"listening on (http://\S+)", self.log(name))
+            return bool(found)
+
+        self.wait_for(listening, f"{name} listens", timeout=60)
+        return found[0]
 
 
 @contextmanager
