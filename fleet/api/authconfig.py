@@ -33,8 +33,7 @@ from urllib.parse import urlsplit
 from common.addresses import is_loopback
 from common.auth import AuthConfigError
 from common.suggest import did_you_mean
-from common.yamlsafe import YamlError, load_single
-from fleet.api.rbac import Grant
+from fleet.api.rbac import Grant, read_sign_on_file
 from fleet.domain.roles import RANK, ROLES
 from fleet.service.tokens import TokenPolicy, parse_expiry
 
@@ -97,14 +96,7 @@ class AuthConfig:
 
 def load_auth_config(path: Path) -> AuthConfig:
     """Read and check ``path`` (module docstring); AuthConfigError listing every problem."""
-    try:
-        document = load_single(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise AuthConfigError(f"{path}: cannot read: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise AuthConfigError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-    except YamlError as exc:
-        raise AuthConfigError(f"{path}: {exc.reason}") from exc
+    document = read_sign_on_file(path)
     problems: list[str] = []
     config = parse_auth_config(document, problems, path.parent)
     if problems or config is None:

@@ -132,17 +132,23 @@ def single_token(token_hash: str, name: str = SINGLE_TOKEN_NAME) -> AccessContro
     return AccessControl({token_hash: Grant(name, "admin")})
 
 
-def load_tokens(path: Path) -> AccessControl:
-    """Read a tokens file (module docstring); AuthConfigError naming every entry at fault and
-    its rule, one problem each."""
+def read_sign_on_file(path: Path) -> Any:
+    """The one YAML document of a sign-on file (a tokens file, an auth config);
+    AuthConfigError naming the file when it cannot be read or parsed."""
     try:
-        document = load_single(path.read_text(encoding="utf-8"))
+        return load_single(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise AuthConfigError(f"{path}: cannot read: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise AuthConfigError(f"{path}: not UTF-8 text ({exc.reason})") from exc
     except YamlError as exc:
         raise AuthConfigError(f"{path}: {exc.reason}") from exc
+
+
+def load_tokens(path: Path) -> AccessControl:
+    """Read a tokens file (module docstring); AuthConfigError naming every entry at fault and
+    its rule, one problem each."""
+    document = read_sign_on_file(path)
     entries = document.get("tokens") if isinstance(document, dict) else None
     problems = [
         f"{key}: unknown field (known: tokens){did_you_mean(key, ['tokens'])}"
