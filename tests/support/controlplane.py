@@ -95,13 +95,14 @@ class ControlPlane:
             return []
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
-    def apply_crds(self) -> None:
-        """Create (or replace) the chart's CRDs and wait until each is Established."""
+    def apply_crds(self, folder: Path = CRDS) -> None:
+        """Create (or replace) the CRDs in ``folder`` (the agent chart's by default) and wait
+        until each is Established."""
         base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
         rest = self.rest()
         try:
             names = []
-            for path in sorted(CRDS.glob("*.yaml")):
+            for path in sorted(folder.glob("*.yaml")):
                 crd = yaml.safe_load(path.read_text())
                 name = crd["metadata"]["name"]
                 names.append(name)

@@ -14,10 +14,16 @@ instance-side parts each time :meth:`InstanceNodes.step` is called:
   taint the launch template's kubelet configuration asks for, and the claim's capacity and
   allocatable); kwok turns it Ready;
 * delete the Node of an instance that is shutting down, terminated or gone.
+
+When a controller runs on its own (Karpenter, or the agent as a process), :meth:`running` does
+the same every second on a thread of its own, as kubelets join whenever their instance boots.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from kubernetes import client
@@ -33,6 +39,7 @@ class InstanceNodes:
         self.custom: Any = client.CustomObjectsApi(api)
         self.ec2 = ec2
         self.registered: list[str] = []
+        self.error: Exception | None = None
 
     def step(self) -> None:
         """Register and clean up once (module docstring)."""
@@ -55,6 +62,28 @@ class InstanceNodes:
             state, _ = states.get(provider.rsplit("/", 1)[-1], ("missing", ""))
             if state in {"shutting-down", "terminated", "missing"}:
                 self._delete_node(node.metadata.name)
+
+    @contextmanager
+    def running(self, interval: float = 1.0) -> Iterator[InstanceNodes]:
+        """Call :meth:`step` every ``interval`` seconds on a thread until the block ends; the
+        last error a step raised (the API server busy, say) is kept in ``self.error``."""
+        stop = threading.Event()
+
+        def loop() -> None:
+            while not stop.is_set():
+                try:
+                    self.step()
+                except Exception as exc:  # kept for the test to read; retried
+                    self.error = exc
+                stop.wait(interval)
+
+        thread = threading.Thread(target=loop, name="instance-nodes", daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            stop.set()
+            thread.join(timeout=30)
 
     def _instances(self) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
