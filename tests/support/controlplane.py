@@ -270,9 +270,10 @@ def _run(groups: ProcessGroups, name: str, *args: str) -> None:
 
 @contextmanager
 def control_plane(root: Path) -> Iterator[ControlPlane]:
-    """Start a control plane in ``root`` (fresh state) and stop it when the block ends, also
-    when the start fails or is interrupted half-way; if anything of it survives SIGKILL, the
-    stop raises :class:`ControlPlaneError` naming it. Its servers die with the thread that
+    """Start a control plane in ``root`` (fresh state) and stop it, with whatever else started
+    in ``root`` and is still running, when the block ends, also when the start fails or is
+    interrupted half-way; if anything survives SIGKILL, the stop raises
+    :class:`ControlPlaneError` naming it. Its servers die with the thread that
     started them (see :class:`~tests.support.groups.ProcessGroups`)."""
     if missing := missing_tools():
         raise ControlPlaneError(f"not built: {', '.join(missing)} (run make tools; it needs Go)")
@@ -281,8 +282,9 @@ def control_plane(root: Path) -> Iterator[ControlPlane]:
     try:
         yield launch(groups, root)
     finally:
-        # throwaway state: no need for a long graceful drain
-        report = groups.stop(grace=5)
+        # throwaway state: no need for a long graceful drain; what started beside the plane in
+        # its directory (Karpenter) stops first
+        report = groups.stop(grace=5, everyone=True)
         if not report.clean:
             raise ControlPlaneError(
                 f"the control plane in {root} did not stop: {report.describe()}"

@@ -63,13 +63,16 @@ def main(argv: list[str]) -> int:
 
 def down(state: Path, grace: float) -> int:
     """Stop everything of the control plane in ``state``; 0 only when nothing is left."""
-    _stop_starting(state, grace)
+    starting = _stop_starting(state, grace)
     report = stop_recorded(state, grace)
     if not report.clean:
         print(f"control plane NOT stopped: {report.describe()}", file=sys.stderr)
         return 1
     if not report.found:
-        print(f"no control plane was running (nothing of {state} is alive)")
+        if starting:
+            print("control plane stopped (its start, under way, stopped what it had started)")
+        else:
+            print(f"no control plane was running (nothing of {state} is alive)")
         return 0
     print(f"control plane stopped ({report.describe()})")
     return 0
@@ -154,11 +157,12 @@ def _holding(path: Path) -> Iterator[bool]:
         os.close(fd)
 
 
-def _stop_starting(state: Path, grace: float) -> None:
-    """An ``up`` still starting in ``state`` is asked to stop (SIGTERM), and waited for."""
+def _stop_starting(state: Path, grace: float) -> bool:
+    """An ``up`` still starting in ``state`` is asked to stop (SIGTERM), and waited for;
+    whether there was one."""
     path = state / LOCK
     if not path.exists():
-        return
+        return False
     fd = os.open(path, os.O_RDWR)
     try:
         deadline = time.monotonic() + grace + 30
@@ -173,10 +177,10 @@ def _stop_starting(state: Path, grace: float) -> None:
                         os.kill(int(holder), signal.SIGTERM)
                     asked = True
                 if time.monotonic() > deadline:
-                    return  # stop_recorded below still stops what it had started
+                    return asked  # stop_recorded still stops what it had started
                 time.sleep(0.2)
                 continue
             fcntl.flock(fd, fcntl.LOCK_UN)
-            return
+            return asked
     finally:
         os.close(fd)

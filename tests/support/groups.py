@@ -12,17 +12,26 @@ Karpenter, driftwave's own processes) goes through :class:`ProcessGroups`:
   (``DRIFTWAVE_TOOLS_STATE``, ``DRIFTWAVE_TOOLS_OWNER``), and so do the processes it starts.
 * :meth:`ProcessGroups.stop` (the groups one instance started) and :func:`stop_recorded` (every
   group on record in a state directory and every process carrying its mark: what ``make
-  controlplane-down`` runs) send SIGTERM to each whole group, wait up to ``grace`` seconds until
+  controlplane-down`` runs) send SIGTERM to each whole group, the last started first (a server
+  ends before the one it needs: kube-apiserver before etcd), wait up to ``grace`` seconds until
   no member is left, SIGKILL what is still there, wait again, and answer a :class:`StopReport`
   naming what ended on SIGTERM, what had to be killed and what survived even that.
 
 A process is taken for the tools' own only when it carries the state directory's mark in its
-environment (or, in a recorded group, its path on its command line, or it is this process's
-own child): a recorded process group that is gone, its number since used by something else, is
-left alone. A zombie (exited, its parent or init yet to reap it) counts as gone.
+environment (or, in a recorded group, the directory's path on its command line, or it is a child
+the stopping instance started): a recorded process group that is gone, its number since used by
+something else, is left alone. A zombie (exited, its parent or init yet to reap it) counts as gone.
 
 Ctrl-C (and SIGTERM or SIGHUP, where Python handles them) that arrives during a start or a stop
 takes effect when it is done, so it cannot leave a child half-recorded or a stop half-done.
+
+A tool started beside the control plane (Karpenter) uses the plane's directory, so that ``make
+controlplane-down`` and the plane's teardown stop it too, and stops its own when it is done::
+
+    groups = ProcessGroups(plane.root, die_with_parent=True)
+    groups.start("karpenter", [str(BIN / "karpenter")], env={**os.environ, **settings})
+    ...
+    report = groups.stop()  # report.clean, or report.describe() names what survived
 """
 
 from __future__ import annotations
@@ -40,12 +49,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from tests.support.proctable import Process, alive, command_line, read
+
 RECORD = "pids"
 """The record's file name in the state directory: one ``PGID OWNER NAME`` line per start."""
 STATE_MARK = "DRIFTWAVE_TOOLS_STATE"
 OWNER_MARK = "DRIFTWAVE_TOOLS_OWNER"
 _PR_SET_PDEATHSIG = 1
-_GONE = ("Z", "X", "x")  # zombie, dead: nothing left to stop
 
 
 @dataclass(frozen=True)
@@ -94,9 +104,8 @@ class StopReport:
         if self.terminated:
             parts.append(f"ended on SIGTERM: {', '.join(self.terminated)}")
         if self.killed:
-            parts.append(
-                f"still running {self.grace:g} s after SIGTERM, killed: " + ", ".join(self.killed)
-            )
+            waited = f"still running {self.grace:g} s after SIGTERM, " if self.grace else ""
+            parts.append(f"{waited}killed: {', '.join(self.killed)}")
         if self.survivors:
             alive = "; ".join(
                 f"{s.name} (pid {s.pid}, process group {s.pgid}: {s.command})"
@@ -104,14 +113,6 @@ class StopReport:
             )
             parts.append(f"STILL RUNNING after SIGKILL: {alive}")
         return "; ".join(parts)
-
-
-@dataclass(frozen=True)
-class _Process:
-    pid: int
-    ppid: int
-    pgid: int
-    comm: str
 
 
 def read_record(state: Path) -> list[Entry]:
@@ -178,12 +179,18 @@ class ProcessGroups:
         return child
 
     def stop(
-        self, grace: float = 10.0, kill_wait: float = 10.0, *, in_order: bool = True
+        self,
+        grace: float = 10.0,
+        kill_wait: float = 10.0,
+        *,
+        in_order: bool = True,
+        everyone: bool = False,
     ) -> StopReport:
-        """Stop every group this instance started: SIGTERM, SIGKILL after ``grace`` s; the last
-        started first, each gone before the next is asked, unless ``in_order`` is off (then
-        all at once)."""
-        return _stop(self.state, self.owner, None, grace, kill_wait, self.children, in_order)
+        """Stop every group this instance started (``everyone``: and those others started in
+        its state directory): SIGTERM, SIGKILL after ``grace`` s; the last started first, each
+        gone before the next is asked, unless ``in_order`` is off (then all at once)."""
+        owner = None if everyone else self.owner
+        return _stop(self.state, owner, None, grace, kill_wait, self.children, in_order)
 
     def kill(self, name: str, kill_wait: float = 10.0) -> StopReport:
         """SIGKILL the groups this instance started as ``name`` at once (as ``kill -9`` of the
@@ -204,12 +211,6 @@ def stop_recorded(state: Path, grace: float = 10.0, kill_wait: float = 10.0) -> 
         kept = [e for e in read_record(state) if e.pgid in groups]
         path.write_text("".join(f"{e.pgid} {e.owner or '-'} {e.name}\n" for e in kept))
     return report
-
-
-def processes_of(state: Path) -> list[int]:
-    """The pids of running processes carrying ``state``'s mark in their environment."""
-    mark = _Mark(state.resolve(), None)
-    return [p.pid for p in _processes() if mark.in_environment(p.pid)]
 
 
 def _recorder(record: Path, what: str, die_with_parent: bool) -> Callable[[], None]:
@@ -241,11 +242,11 @@ class _Mark:
         self.paths = (f"{state}/".encode(), f"{state}\0".encode())
 
     def in_environment(self, pid: int) -> bool:
-        environ = b"\0" + _read(pid, "environ")
+        environ = b"\0" + read(pid, "environ")
         return self.env in environ and self.owner in environ
 
     def on_command_line(self, pid: int) -> bool:
-        command = _read(pid, "cmdline")
+        command = read(pid, "cmdline")
         return not self.owner and any(path in command for path in self.paths)
 
 
@@ -271,30 +272,31 @@ def _stop(
     mark = _Mark(state, owner)
     sweep = name is None  # a kill of one name keeps to its recorded groups
 
-    def ours() -> dict[int, list[_Process]]:
-        groups: dict[int, list[_Process]] = {}
+    def ours() -> dict[int, list[Process]]:
+        groups: dict[int, list[Process]] = {}
         me, my_group = os.getpid(), os.getpgrp()
-        for p in _processes():
+        started = {c.pid for c in children if c.returncode is None}
+        for p in alive():
             if p.pid == me or p.pgid == my_group:
                 continue
             marked = mark.in_environment(p.pid)
             recorded = p.pgid in names
             if (sweep and marked) or (
-                recorded and (marked or p.ppid == me or mark.on_command_line(p.pid))
+                recorded and (marked or p.pid in started or mark.on_command_line(p.pid))
             ):
                 groups.setdefault(p.pgid, []).append(p)
         return groups
 
-    seen: dict[int, list[_Process]] = {}
+    seen: dict[int, list[Process]] = {}
     killed: set[int] = set()
-    left: dict[int, list[_Process]] = {}
+    left: dict[int, list[Process]] = {}
     with _signals_deferred():
         found = ours()
         recorded = list(dict.fromkeys(e.pgid for e in reversed(entries) if e.pgid in found))
         batches: list[set[int] | None] = [{g} for g in recorded] if in_order else []
         for batch in [*batches, None]:
 
-            def current(batch: set[int] | None = batch) -> dict[int, list[_Process]]:
+            def current(batch: set[int] | None = batch) -> dict[int, list[Process]]:
                 now = ours()
                 return now if batch is None else {g: m for g, m in now.items() if g in batch}
 
@@ -317,13 +319,15 @@ def _stop(
         terminated=tuple(label[g] for g in order if g not in killed),
         killed=tuple(label[g] for g in order if g in killed and g not in left),
         survivors=tuple(
-            Survivor(p.pid, g, label[g], _command(p.pid)) for g in order for p in left.get(g, [])
+            Survivor(p.pid, g, label[g], command_line(p.pid))
+            for g in order
+            for p in left.get(g, [])
         ),
         grace=grace or 0.0,
     )
 
 
-def _signal(groups: dict[int, list[_Process]], names: dict[int, str], sig: int) -> None:
+def _signal(groups: dict[int, list[Process]], names: dict[int, str], sig: int) -> None:
     """``sig`` to each whole group that is recorded or whose leader is ours; to the process
     alone where neither holds (a marked process that joined a group of someone else's)."""
     for group, members in groups.items():
@@ -336,10 +340,10 @@ def _signal(groups: dict[int, list[_Process]], names: dict[int, str], sig: int) 
 
 
 def _wait_gone(
-    ours: Callable[[], dict[int, list[_Process]]],
+    ours: Callable[[], dict[int, list[Process]]],
     seconds: float,
     children: list[subprocess.Popen[bytes]],
-) -> dict[int, list[_Process]]:
+) -> dict[int, list[Process]]:
     """Poll until nothing of ours runs or ``seconds`` pass; what still runs."""
     deadline = time.monotonic() + seconds
     while True:
@@ -349,36 +353,6 @@ def _wait_gone(
         if not left or time.monotonic() >= deadline:
             return left
         time.sleep(0.1)
-
-
-def _processes() -> list[_Process]:
-    """Every process that is alive (not a zombie), from ``/proc``."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-        except OSError:
-            continue
-        close = stat.rfind(")")
-        fields = stat[close + 2 :].split()
-        if fields[0] in _GONE:
-            continue
-        comm = stat[stat.find("(") + 1 : close]
-        found.append(_Process(int(entry.name), int(fields[1]), int(fields[2]), comm))
-    return found
-
-
-def _command(pid: int) -> str:
-    return _read(pid, "cmdline").replace(b"\0", b" ").decode(errors="replace").strip()
-
-
-def _read(pid: int, what: str) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/{what}").read_bytes()
-    except OSError:
-        return b""
 
 
 @contextmanager
