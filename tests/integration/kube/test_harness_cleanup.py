@@ -1,6 +1,7 @@
 """The control plane's tools leave nothing running: ``make controlplane`` (``python -m
 tests.support.controlplane up``) interrupted or killed half-way through its start, then ``make
-controlplane-down``; the ``control_plane()`` context manager interrupted half-way; ``up`` twice.
+controlplane-down``; ``down`` while ``up`` starts; ``up`` twice; the ``control_plane()`` context
+manager interrupted half-way, and its teardown with a tool started beside the plane.
 
 Each test has a state directory of its own. What is left running is looked up in ``/proc`` by
 that directory on the processes' command lines (every server has a path under it among its
@@ -17,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.controlplane import TOOLS, missing_tools
-from tests.support.groups import STATE_MARK, read_record
+from tests.support.controlplane import TOOLS, control_plane, missing_tools
+from tests.support.groups import STATE_MARK, ProcessGroups, read_record
 from tests.support.required import unavailable
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -174,4 +175,36 @@ def test_up_twice_then_down_leaves_nothing(tmp_path: Path) -> None:
     down = run(state, "down")
     assert down.returncode == 0, down.stderr
     assert down.stdout.startswith("control plane stopped (ended on SIGTERM: kwok, ")
+    assert left_running(state) == {}
+
+
+def test_down_during_a_start_stops_the_start_and_all_it_started(tmp_path: Path) -> None:
+    state = tmp_path / "controlplane"
+    up = start_in_background(
+        [sys.executable, "-m", "tests.support.controlplane", "up", "--state", str(state)]
+    )
+    try:
+        wait_half_way(up, state)
+        down = run(state, "down")
+        out, err = up.communicate(timeout=120)
+    finally:
+        up.kill()
+    assert down.returncode == 0, down.stderr
+    assert down.stdout.startswith(f"an up is still starting (pid {up.pid}): stopping it first\n")
+    assert "control plane stopped (" in down.stdout
+    assert up.returncode == 128 + signal.SIGTERM, out + err
+    assert left_running(state) == {}
+
+
+def test_the_context_managers_teardown_stops_a_tool_started_beside_the_plane(
+    tmp_path: Path,
+) -> None:
+    """As Karpenter is started beside the plane (its own ProcessGroups in the plane's
+    directory), and not stopped by whoever started it."""
+    state = tmp_path / "controlplane"
+    with control_plane(state) as plane:
+        beside = ProcessGroups(plane.root)
+        beside.start("karpenter", [sys.executable, "-c", "import time; time.sleep(300)"])
+        assert tools_in(left_running(state)) == set(TOOLS)
+        assert len(left_running(state)) == len(TOOLS) + 1
     assert left_running(state) == {}
