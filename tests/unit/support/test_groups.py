@@ -238,3 +238,22 @@ def test_down_kills_a_process_refusing_sigterm_and_says_so(tmp_path: Path, token
     again = down()
     assert again.returncode == 0
     assert again.stdout.startswith("no control plane was running")
+
+
+def test_a_record_written_before_owners_and_marks_is_still_stopped(
+    tmp_path: Path, token: str
+) -> None:
+    """``PID NAME`` lines and servers without the mark in their environment (a control plane
+    started before this record format): a process of a recorded group naming the state
+    directory on its command line is the tools'."""
+    old = subprocess.Popen(
+        [*python(SLEEP, token), f"--data-dir={tmp_path}/etcd"], start_new_session=True
+    )
+    try:
+        (tmp_path / "pids").write_text(f"{old.pid} etcd\n")
+        report = stop_recorded(tmp_path)
+        assert report.terminated == ("etcd",)
+        assert running(token) == []
+    finally:
+        old.kill()
+        old.wait()
