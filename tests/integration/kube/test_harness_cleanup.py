@@ -185,14 +185,23 @@ def test_down_during_a_start_stops_the_start_and_all_it_started(tmp_path: Path) 
     )
     try:
         wait_half_way(up, state)
-        down = run(state, "down")
-        out, err = up.communicate(timeout=120)
+        # the start held there (as a busy machine might) until down has seen it under way
+        up.send_signal(signal.SIGSTOP)
+        down = start_in_background(
+            [sys.executable, "-m", "tests.support.controlplane", "down", "--state", str(state)]
+        )
+        assert down.stdout is not None
+        said = down.stdout.readline()
+        up.send_signal(signal.SIGCONT)
+        rest, err = down.communicate(timeout=120)
+        up.communicate(timeout=120)
     finally:
+        up.send_signal(signal.SIGCONT)
         up.kill()
-    assert down.returncode == 0, down.stderr
-    assert down.stdout.startswith(f"an up is still starting (pid {up.pid}): stopping it first\n")
-    assert "control plane stopped (" in down.stdout
-    assert up.returncode == 128 + signal.SIGTERM, out + err
+    assert said == f"an up is still starting (pid {up.pid}): stopping it first\n", err
+    assert down.returncode == 0, err
+    assert rest.startswith("control plane stopped ("), rest
+    assert up.returncode == 128 + signal.SIGTERM
     assert left_running(state) == {}
 
 
