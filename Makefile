@@ -60,6 +60,9 @@ tools:
 controlplane: install tools
 	@$(PY) -m tests.support.controlplane up
 
+# Stops everything started in .tools/controlplane (a start still under way too): SIGTERM, then
+# SIGKILL after 10 s; says "control plane stopped" only when nothing is left, else names what
+# survived and fails (docs/development.md).
 controlplane-down: install
 	@$(PY) -m tests.support.controlplane down
 

@@ -14,19 +14,17 @@ kubeconfig:
 * kwok, the fake kubelets: every Node becomes Ready and heartbeats, every pod bound to one
   runs, and a deleted pod goes away after its grace period.
 
-Then it installs the agent chart's CRDs and waits until they are served. ``python -m
-tests.support.controlplane up|down|env`` is what ``make controlplane`` runs; the pytest fixture
-``controlplane`` (``tests/conftest.py``) starts one per test process, lazily.
+Then it installs the agent chart's CRDs and waits until they are served. Every server runs in a
+process group of its own, on record in the state directory's ``pids`` file before it runs
+(:mod:`tests.support.groups`). ``python -m tests.support.controlplane up|down`` is what ``make
+controlplane`` and ``make controlplane-down`` run (:mod:`tests.support.controlplane_cli`); the
+pytest fixture ``controlplane`` (``tests/conftest.py``) starts one per test process, lazily.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -40,6 +38,7 @@ import yaml
 from agent.kube.port import ClusterError, NotFound
 from agent.kube.real.rest import KubeREST
 from common.ports import free_ports
+from tests.support.groups import ProcessGroups
 from tests.support.pki import write_pki
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,45 +162,14 @@ def _kubeconfig(server: str, ca: Path, token: str) -> dict[str, Any]:
     }
 
 
-class _Processes:
-    """The servers one control plane runs, their logs beside them, stopped in reverse order."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.started: list[subprocess.Popen[bytes]] = []
-
-    def run(self, name: str, *args: str) -> None:
-        log = (self.root / f"{name}.log").open("ab")
-        proc = subprocess.Popen(
-            [str(BIN / name), *args],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        log.close()
-        self.started.append(proc)
-        with (self.root / "pids").open("a") as pids:
-            pids.write(f"{proc.pid} {name}\n")
-
-    def stop(self) -> None:
-        for proc in reversed(self.started):
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in reversed(self.started):
-            try:
-                proc.wait(timeout=3)  # throwaway state: no need for a graceful drain
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        (self.root / "pids").unlink(missing_ok=True)
-
-
-def _launch(procs: _Processes, root: Path) -> ControlPlane:
+def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
+    """Start the servers in ``root`` through ``groups`` and wait until the plane serves; on an
+    error or an interrupt the caller stops ``groups``."""
     pki = write_pki(root / "pki")
     etcd_port, api_port, peer_port, manager_port, scheduler_port, kwok_port = free_ports(6)
     etcd = f"http://127.0.0.1:{etcd_port}"
-    procs.run(
+    _run(
+        groups,
         "etcd",
         f"--data-dir={root / 'etcd'}",
         f"--listen-client-urls={etcd}",
@@ -213,7 +181,8 @@ def _launch(procs: _Processes, root: Path) -> ControlPlane:
     server = f"https://127.0.0.1:{api_port}"
     tokens = root / "tokens.csv"
     tokens.write_text(f'{ADMIN_TOKEN},admin,admin,"system:masters"\n')
-    procs.run(
+    _run(
+        groups,
         "kube-apiserver",
         f"--etcd-servers={etcd}",
         "--bind-address=127.0.0.1",
@@ -246,7 +215,8 @@ def _launch(procs: _Processes, root: Path) -> ControlPlane:
     plane = ControlPlane(root=root, server=server, kubeconfig=kubeconfig)
     _wait(lambda: _answers(plane, "/readyz"), 90, "kube-apiserver /readyz")
     common = [f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--bind-address=127.0.0.1"]
-    procs.run(
+    _run(
+        groups,
         "kube-controller-manager",
         *common,
         f"--secure-port={manager_port}",
@@ -257,14 +227,16 @@ def _launch(procs: _Processes, root: Path) -> ControlPlane:
         "--use-service-account-credentials=false",
         "--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller",
     )
-    procs.run(
+    _run(
+        groups,
         "kube-scheduler",
         *common,
         f"--secure-port={scheduler_port}",
         f"--authentication-kubeconfig={kubeconfig}",
         f"--authorization-kubeconfig={kubeconfig}",
     )
-    procs.run(
+    _run(
+        groups,
         "kwok",
         f"--kubeconfig={kubeconfig}",
         f"--config={KWOK_STAGES}",
@@ -293,63 +265,34 @@ def _answers(plane: ControlPlane, path: str) -> bool:
     return True
 
 
+def _run(groups: ProcessGroups, name: str, *args: str) -> None:
+    groups.start(name, [str(BIN / name), *args])
+
+
 @contextmanager
 def control_plane(root: Path) -> Iterator[ControlPlane]:
-    """Start a control plane in ``root`` (fresh state) and stop it when the block ends."""
+    """Start a control plane in ``root`` (fresh state) and stop it, with whatever else started
+    in ``root`` and is still running, when the block ends, also when the start fails or is
+    interrupted half-way; if anything survives SIGKILL, the stop raises
+    :class:`ControlPlaneError` naming it. Its servers die with the thread that
+    started them (see :class:`~tests.support.groups.ProcessGroups`)."""
     if missing := missing_tools():
         raise ControlPlaneError(f"not built: {', '.join(missing)} (run make tools; it needs Go)")
     root.mkdir(parents=True, exist_ok=True)
-    procs = _Processes(root)
+    groups = ProcessGroups(root, die_with_parent=True)
     try:
-        yield _launch(procs, root)
+        yield launch(groups, root)
     finally:
-        procs.stop()
-
-
-def _stop_recorded(root: Path) -> None:
-    pids = root / "pids"
-    if not pids.exists():
-        return
-    for line in reversed(pids.read_text().splitlines()):
-        pid = int(line.split()[0])
-        try:
-            os.killpg(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            continue
-    time.sleep(1)
-    pids.unlink()
-
-
-def main(argv: list[str]) -> int:
-    """``up`` starts a control plane in ``.tools/controlplane`` and leaves it running; ``down``
-    stops it."""
-    root = ROOT / ".tools" / "controlplane"
-    command = argv[0] if argv else "up"
-    if command == "down":
-        _stop_recorded(root)
-        print("control plane stopped")
-        return 0
-    if command != "up":
-        print("usage: python -m tests.support.controlplane up|down", file=sys.stderr)
-        return 2
-    _stop_recorded(root)
-    if missing := missing_tools():
-        print(f"not built: {', '.join(missing)} (run make tools; it needs Go)", file=sys.stderr)
-        return 1
-    shutil.rmtree(root / "etcd", ignore_errors=True)
-    root.mkdir(parents=True, exist_ok=True)
-    procs = _Processes(root)
-    try:
-        plane = _launch(procs, root)
-    except ControlPlaneError as exc:
-        procs.stop()
-        print(f"control plane failed: {exc}; logs in {root}", file=sys.stderr)
-        return 1
-    print(f"control plane up at {plane.server}")
-    print(f"export KUBECONFIG={plane.kubeconfig}")
-    print("stop it with: make controlplane-down")
-    return 0
+        # throwaway state: no need for a long graceful drain; what started beside the plane in
+        # its directory (Karpenter) stops first
+        report = groups.stop(grace=5, everyone=True)
+        if not report.clean:
+            raise ControlPlaneError(
+                f"the control plane in {root} did not stop: {report.describe()}"
+            )
 
 
 if __name__ == "__main__":
+    from tests.support.controlplane_cli import main
+
     sys.exit(main(sys.argv[1:]))

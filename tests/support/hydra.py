@@ -13,8 +13,9 @@ an HTTP client follows). Consent is always granted, with the person's ``email``,
 ``groups`` as claims of the ID token.
 
 :func:`running_hydra` starts both on free loopback ports (hydra's state in SQLite in memory)
-and stops them; :meth:`Hydra.register_client` adds an OAuth 2 client; :meth:`Hydra.sign_in`
-runs a whole authorization code flow with PKCE as an HTTP client and answers the tokens;
+and stops them (hydra through :mod:`tests.support.groups`, also when its start fails);
+:meth:`Hydra.register_client` adds an OAuth 2 client; :meth:`Hydra.sign_in` runs a whole
+authorization code flow with PKCE as an HTTP client and answers the tokens;
 :meth:`Hydra.complete` follows an authorization URL someone else made (the CLI's ``login``)
 through the login pages to its redirect URI.
 """
@@ -39,6 +40,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 
 from common.ports import free_ports
+from tests.support.groups import ProcessGroups
 from tests.support.required import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -346,27 +348,17 @@ def running_hydra(folder: Path, *, id_token_lifespan: str = "1h") -> Iterator[Hy
         "TTL_ACCESS_TOKEN": id_token_lifespan,
         "LOG_LEVEL": "warn",
     }
-    log = (folder / "hydra.log").open("ab")
-    # --dev: an http:// issuer on loopback (hydra otherwise demands TLS)
-    child = subprocess.Popen(
-        [str(binary), "serve", "all", "--dev"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    groups = ProcessGroups(folder, die_with_parent=True)
     try:
+        # --dev: an http:// issuer on loopback (hydra otherwise demands TLS)
+        child = groups.start("hydra", [str(binary), "serve", "all", "--dev"], env=env)
         _wait_ready(child, admin_url, folder / "hydra.log")
         yield Hydra(issuer=issuer, admin=admin_url, login=login)
     finally:
-        child.terminate()
-        try:
-            child.wait(10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait(10)
-        log.close()
+        report = groups.stop(grace=10)
         login.stop()
+        if not report.clean:
+            raise HydraError(f"hydra did not stop: {report.describe()}")
 
 
 def _wait_ready(child: subprocess.Popen[bytes], admin: str, log: Path) -> None:

@@ -1,13 +1,13 @@
 """Running driftwave's real processes in tests: the console script with an environment of the
-test's own (database schema, broker queue, trace file), each child in its own process group so
-it can be stopped, or killed with SIGKILL, whatever the test does."""
+test's own (database schema, broker queue, trace file), each child in its own process group,
+on record in the test's folder before it runs (:mod:`tests.support.groups`), so it can be
+stopped, or killed with SIGKILL, whatever the test does, and nothing of it outlives the test."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from driftwave.demo.processes import die_with_parent
+from tests.support.groups import ProcessGroups
 
 DRIFTWAVE = Path(sys.executable).parent / "driftwave"
 
@@ -28,44 +28,32 @@ class Processes:
         self.folder = folder
         self.env = {**os.environ, **env, "COLUMNS": "200"}
         self.children: dict[str, subprocess.Popen[bytes]] = {}
+        self.groups = ProcessGroups(folder, die_with_parent=True)
 
     def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
         """Start ``driftwave ARGS`` as ``name`` (output in ``folder/NAME.log``)."""
-        log = (self.folder / f"{name}.log").open("ab")
-        child = subprocess.Popen(
-            [str(DRIFTWAVE), *args],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=self.env,
-            cwd=self.folder,
-            start_new_session=True,
-            preexec_fn=die_with_parent,
-        )
+        child = self.groups.start(name, [str(DRIFTWAVE), *args], env=self.env, cwd=self.folder)
         self.children[name] = child
         return child
 
     def kill(self, name: str) -> None:
-        """SIGKILL a child's whole process group (as ``kill -9`` would), and reap it."""
-        child = self.children.pop(name)
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait(10)
+        """SIGKILL a child's whole process group (as ``kill -9`` would); wait until all of it
+        is gone."""
+        self.children.pop(name)
+        report = self.groups.kill(name)
+        assert report.clean, f"{name} survived SIGKILL: {report.describe()}"
 
     def log(self, name: str) -> str:
         """What a child printed so far."""
         return (self.folder / f"{name}.log").read_text(errors="replace")
 
     def stop(self) -> None:
-        """SIGTERM every child's group; SIGKILL what is left after 10 s."""
-        for child in self.children.values():
-            if child.poll() is None:
-                os.killpg(child.pid, signal.SIGTERM)
-        for child in self.children.values():
-            try:
-                child.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-                child.wait(10)
+        """SIGTERM every group started, all at once (also those whose first process already
+        exited: what it started may not have); SIGKILL what is left after 10 s; fail naming
+        whatever survives even that."""
+        report = self.groups.stop(grace=10, in_order=False)
         self.children.clear()
+        assert report.clean, f"processes of the test survived: {report.describe()}"
 
     def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run ``driftwave ARGS`` to completion."""
