@@ -175,18 +175,17 @@ class AWSCloud:
     def network_of(self, claim: NodeClaim) -> tuple[str | None, tuple[str, ...] | None]:
         """The subnet and security groups of the claim's instance, as EC2 describes it now;
         (None, None) when it cannot be described (then no network drift is found, as Karpenter
-        finds none when its instance lookup fails)."""
+        finds none when its instance lookup fails). The groups are taken as they are: an
+        instance described in none has none (``()``), which differs from any node class's
+        groups, as Karpenter's check finds (``SecurityGroupDrift``)."""
         instance = self._recently_described(claim.status.provider_id or "")
         if instance is None:
             return None, None
         groups = tuple(
-            str(g["GroupId"]) for g in instance.get("SecurityGroups", []) if "GroupId" in g
+            str(g["GroupId"]) for g in instance.get("SecurityGroups") or [] if "GroupId" in g
         )
         subnet = instance.get("SubnetId")
-        # EC2 always describes an instance with its security groups; one described without any
-        # (as moto describes a fleet's instances, whose launch template names them) cannot be
-        # checked, so it is not security-group drift
-        return (str(subnet) if subnet else None), (groups or None)
+        return (str(subnet) if subnet else None), groups
 
     def reservation_of(self, claim: NodeClaim) -> str | None:
         """The capacity reservation the claim's instance runs in, as EC2 describes it now (None:
