@@ -223,6 +223,29 @@ def karpenter_checked(karpenter: Karpenter, claimed: int) -> bool:
     return reconciles(karpenter, "nodeclaim.disruption") >= claimed
 
 
+def assert_registered_as_karpenter_does(world: EKSWorld, launched: dict[str, Any]) -> None:
+    """What Karpenter's own NodeClaims and Nodes carry: each NodeClaim owned by its NodePool, each
+    Node by its NodeClaim, with its NodeClaim's taints and hash annotations (the stand-in kubelets
+    register without the template's taints, so the sync is the node manager's)."""
+    pools = {p["metadata"]["name"]: p["metadata"]["uid"] for p in items(world.rest, "nodepools")}
+    nodes = {n.metadata.name: n for n in world.nodes.core.list_node().items}
+    for name, claim in launched.items():
+        pool = claim["metadata"]["labels"]["karpenter.sh/nodepool"]
+        owners = [(o["kind"], o["uid"]) for o in claim["metadata"].get("ownerReferences", [])]
+        assert owners == [("NodePool", pools[pool])], name
+        node = nodes[claim["status"]["nodeName"]]
+        assert [(o.kind, o.uid) for o in node.metadata.owner_references or []] == [
+            ("NodeClaim", claim["metadata"]["uid"])
+        ]
+        taints = {(t.key, t.effect) for t in node.spec.taints or []}
+        wanted = {(t["key"], t["effect"]) for t in claim["spec"].get("taints", [])}
+        assert wanted <= taints, (name, taints)
+        assert "karpenter.sh/unregistered" not in {key for key, _ in taints}
+        hashes = {k: v for k, v in claim["metadata"]["annotations"].items() if "hash" in k}
+        assert len(hashes) == 4
+        assert hashes.items() <= node.metadata.annotations.items()
+
+
 def test_the_agent_takes_over_nodes_karpenter_launched_and_drifts_none(
     world: EKSWorld,
 ) -> None:
@@ -237,6 +260,7 @@ def test_the_agent_takes_over_nodes_karpenter_launched_and_drifts_none(
             world,
         )
         assert drifted(world) == []
+    assert_registered_as_karpenter_does(world, launched)
     # Karpenter stopped (its Deployment scaled to zero)
     pools = {c["metadata"]["labels"]["karpenter.sh/nodepool"] for c in launched.values()}
     assert pools == {"general", "memory"}, "both NodePools have nodes"
@@ -293,6 +317,7 @@ def test_karpenter_takes_over_nodes_the_agent_launched_and_drifts_none(
         assert status(base)["nodesByImage"] == {world.images[OLD_RELEASE]: len(claims(world))}
         stop_agent(procs)
     launched = claims(world)
+    assert_registered_as_karpenter_does(world, launched)
     pools = {c["metadata"]["labels"]["karpenter.sh/nodepool"] for c in launched.values()}
     assert pools == {"general", "memory"}, "both NodePools have nodes"
     before = live_instances(world)
