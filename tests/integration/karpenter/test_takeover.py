@@ -224,12 +224,19 @@ def karpenter_checked(karpenter: Karpenter, claimed: int) -> bool:
 
 
 def assert_registered_as_karpenter_does(world: EKSWorld, launched: dict[str, Any]) -> None:
-    """What Karpenter's own NodeClaims and Nodes carry: each NodeClaim owned by its NodePool, each
-    Node by its NodeClaim, with its NodeClaim's taints and hash annotations (the stand-in kubelets
+    """What Karpenter's own NodeClaims and Nodes carry: each NodeClaim labelled with its region,
+    zone id and tenancy and owned by its NodePool, each Node owned by its NodeClaim, with its
+    NodeClaim's taints and hash annotations (the stand-in kubelets
     register without the template's taints, so the sync is the node manager's)."""
     pools = {p["metadata"]["name"]: p["metadata"]["uid"] for p in items(world.rest, "nodepools")}
     nodes = {n.metadata.name: n for n in world.nodes.core.list_node().items}
+    zone_ids = {s["zone"]: s["zoneID"] for c in items(world.rest, "ec2nodeclasses")
+                for s in c["status"]["subnets"]}  # fmt: skip
     for name, claim in launched.items():
+        labels = claim["metadata"]["labels"]
+        assert labels["topology.kubernetes.io/region"] == REGION, name
+        assert labels["topology.k8s.aws/zone-id"] == zone_ids[labels["topology.kubernetes.io/zone"]]
+        assert labels["karpenter.k8s.aws/instance-tenancy"] == "default"
         pool = claim["metadata"]["labels"]["karpenter.sh/nodepool"]
         owners = [(o["kind"], o["uid"]) for o in claim["metadata"].get("ownerReferences", [])]
         assert owners == [("NodePool", pools[pool])], name
