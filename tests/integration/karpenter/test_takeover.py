@@ -292,7 +292,11 @@ def test_the_agent_takes_over_nodes_karpenter_launched_and_drifts_none(
             "karpenter_nodeclaims_terminated_total",
         ):
             assert metric(base, name) == 0, name
-        assert "Drifted" not in procs.log("agent")
+        answer = httpx.get(f"{base}/v1/events?limit=5000", headers=HEADERS, timeout=30)
+        did = {e["type"] for e in answer.json()["events"]}
+        acted = {"Drifted", "CreatedNodeClaim", "Launched", "DisruptionStarted", "Disrupted",
+                 "Expired", "Evicted", "DeletedNodeClaim", "Terminated"}  # fmt: skip
+        assert not did & acted, did
 
         # a real change: the agent carries a wave to the new release out on Karpenter's nodes
         wave = {"target": {"amiSelectorTerms": [{"alias": f"al2023@{NEW_RELEASE}"}]}}
@@ -309,6 +313,11 @@ def test_the_agent_takes_over_nodes_karpenter_launched_and_drifts_none(
         assert set(after.values()) == {world.images[NEW_RELEASE]}
         assert not set(after) & set(before), "every node Karpenter launched was replaced"
         assert not set(claims(world)) & set(launched)
+        answer = httpx.get(f"{base}/v1/events?limit=5000", headers=HEADERS, timeout=30)
+        # the same report that showed nothing done before the wave shows the wave's work
+        assert {"Drifted", "CreatedNodeClaim", "Launched"} <= {
+            e["type"] for e in answer.json()["events"]
+        }
         wait_until(lambda: running_pods(world) == PODS, f"{PODS} pods Running again", 120, world)
 
 
