@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from tests.support.awsseed import NEW_RELEASE, OLD_RELEASE
 from tests.support.eksworld import (
@@ -40,7 +42,7 @@ from tests.support.eksworld import (
 )
 from tests.support.karpenter import Karpenter, running_karpenter
 from tests.support.kubeobjects import create, items
-from tests.support.procs import Processes, processes
+from tests.support.procs import DRIFTWAVE, Processes, processes
 from tests.support.required import unavailable
 
 pytestmark = pytest.mark.integration
@@ -158,6 +160,22 @@ def wait_until(
         time.sleep(1)
 
 
+def hash_check(world: EKSWorld) -> list[str]:
+    """``driftwave agent hash - --kubeconfig`` on the NodePools and EC2NodeClasses as they are in
+    the cluster (``kubectl get nodepools,ec2nodeclasses -o yaml``): each stamped object's verdict
+    (``agrees``, ``differs``, ``other version``); unstamped ones are left out."""
+    objects = [*items(world.rest, "nodepools"), *items(world.rest, "ec2nodeclasses")]
+    listed = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects})
+    done = subprocess.run(
+        [str(DRIFTWAVE), "agent", "hash", "-", "--kubeconfig", str(world.plane.kubeconfig)],
+        input=listed, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("<stdin>")]
+    verdicts = [row.split("  ")[-1].strip() for row in rows]
+    return [v for v in verdicts if v != "unstamped"]
+
+
 def start_agent(procs: Processes, world: EKSWorld, name: str = "agent") -> str:
     """``driftwave agent serve`` (native driver) on the world's cluster; the URL it serves."""
     procs.start(
@@ -267,6 +285,9 @@ def test_the_agent_takes_over_nodes_karpenter_launched_and_drifts_none(
             world,
         )
         assert drifted(world) == []
+        wait_until(lambda: len(hash_check(world)) == 3, "Karpenter's stamps", 60, world)
+        # the runbook's first step: driftwave computes the hashes Karpenter stamped
+        assert hash_check(world) == ["agrees"] * 3
     assert_registered_as_karpenter_does(world, launched)
     # Karpenter stopped (its Deployment scaled to zero)
     pools = {c["metadata"]["labels"]["karpenter.sh/nodepool"] for c in launched.values()}
