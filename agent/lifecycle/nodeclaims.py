@@ -7,7 +7,10 @@
   unavailable); a node class that is missing or not ready, or a retryable launch error, is
   retried 5 s later (one retry queued per NodeClaim, however often the controller runs).
 - **Register**: when a Node with the same provider id appears, the NodeClaim records the node
-  name (``Registered``), and the node gets the NodeClaim's labels and loses the
+  name (``Registered``), and the node gets what Karpenter's registration syncs: the NodeClaim's
+  labels and annotations, its taints and startup taints (those of a key and effect the node
+  lacks; none on a node labelled ``karpenter.sh/do-not-sync-taints=true``), the termination
+  finalizer and an owner reference to the NodeClaim, and it loses the
   ``karpenter.sh/unregistered:NoExecute`` taint.
 - **Initialize**: once the node is Ready and its startup taints are gone, ``Initialized`` turns
   True and the node is labelled ``karpenter.sh/initialized=true``.
@@ -28,7 +31,7 @@ from functools import partial
 from typing import Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
-from agent.api.kube import Node
+from agent.api.kube import Node, Taint
 from agent.api.labels import TERMINATION_FINALIZER
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
@@ -36,13 +39,14 @@ from agent.cloud.port import CloudError, CloudProvider, InsufficientCapacity, No
 from agent.kube.port import Cluster, NotFound, WatchEvent
 from agent.lifecycle.conditions import condition, is_true, with_condition
 from common.durations import span
-from common.kubemodel import Condition
+from common.kubemodel import Condition, OwnerReference
 
 REGISTRATION_TTL = timedelta(minutes=15)
 LAUNCH_TIMEOUT = timedelta(minutes=5)
 """A NodeClaim whose launch keeps failing (Launched=False) is deleted after this long."""
 RETRY = timedelta(seconds=5)
 UNREGISTERED = "karpenter.sh/unregistered"
+DO_NOT_SYNC_TAINTS = "karpenter.sh/do-not-sync-taints"
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 
 
@@ -189,16 +193,20 @@ class NodeClaimLifecycle:
             **claim.metadata.labels,
             "karpenter.sh/registered": "true",
         }
-        taints = [t for t in node.spec.taints if t.key != UNREGISTERED]
         finalizers = [*node.metadata.finalizers]
         if TERMINATION_FINALIZER not in finalizers:
             finalizers.append(TERMINATION_FINALIZER)
         node = node.model_copy(
             update={
                 "metadata": node.metadata.model_copy(
-                    update={"labels": labels, "finalizers": finalizers}
+                    update={
+                        "labels": labels,
+                        "annotations": {**node.metadata.annotations, **claim.metadata.annotations},
+                        "finalizers": finalizers,
+                        "owner_references": owned_by(node, claim),
+                    }
                 ),
-                "spec": node.spec.model_copy(update={"taints": taints}),
+                "spec": node.spec.model_copy(update={"taints": synced_taints(claim, node)}),
             }
         )
         node = self.cluster.update(node)
@@ -272,3 +280,33 @@ class NodeClaimLifecycle:
         with contextlib.suppress(CloudError):
             self.cloud.delete(claim)
         self._delete(claim)
+
+
+def synced_taints(claim: NodeClaim, node: Node) -> list[Taint]:
+    """The node's taints once registered, as Karpenter syncs them: the claim's taints and startup
+    taints added where the node has none of the same key and effect (unless the node is labelled
+    ``karpenter.sh/do-not-sync-taints=true``), the ``karpenter.sh/unregistered`` taint gone."""
+    taints = [t for t in node.spec.taints if t.key != UNREGISTERED]
+    if node.metadata.labels.get(DO_NOT_SYNC_TAINTS) == "true":
+        return taints
+    for wanted in [*(claim.spec.taints or ()), *(claim.spec.startup_taints or ())]:
+        if not any(t.key == wanted.key and t.effect == wanted.effect for t in taints):
+            taints.append(Taint(key=wanted.key, value=wanted.value, effect=wanted.effect))
+    return taints
+
+
+def owned_by(node: Node, claim: NodeClaim) -> list[OwnerReference]:
+    """The node's owner references with its NodeClaim among them, as Karpenter's registration
+    adds it (the NodeClaim's deletion then deletes the node, as a garbage collector sees it)."""
+    owners = list(node.metadata.owner_references)
+    uid = claim.metadata.uid
+    if not uid or any(o.kind == "NodeClaim" and o.uid == uid for o in owners):
+        return owners
+    reference = OwnerReference(
+        api_version="karpenter.sh/v1",
+        kind="NodeClaim",
+        name=claim.name,
+        uid=uid,
+        block_owner_deletion=True,
+    )
+    return [*owners, reference]

@@ -42,7 +42,7 @@ from agent.scheduling.requirement import INT64_MAX, Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Result
 from agent.scheduling.strategy import Strategy
-from common.kubemodel import ObjectMeta
+from common.kubemodel import ObjectMeta, OwnerReference
 
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 """(event type, object, reason, details) → recorded with the current time."""
@@ -224,6 +224,7 @@ class Provisioner:
                 labels=labels,
                 annotations=dict(template.metadata.annotations or {}),
                 finalizers=[TERMINATION_FINALIZER],
+                owner_references=owned_by_pool(pool),
             ),
             spec=NodeClaimSpec(
                 node_class_ref=template.spec.node_class_ref,
@@ -299,3 +300,20 @@ def _quantities(used: dict[str, int]) -> dict[str, int | str]:
 
 
 __all__ = ["BATCH_IDLE", "BATCH_MAX", "REQUEUE", "PodRef", "Provisioner"]
+
+
+def owned_by_pool(pool: NodePool) -> list[OwnerReference]:
+    """A new NodeClaim's owner reference to its NodePool, as Karpenter sets it (deleting the
+    NodePool then deletes its NodeClaims, through the garbage collector); none for a NodePool
+    not stored yet (no uid)."""
+    if not pool.metadata.uid:
+        return []
+    return [
+        OwnerReference(
+            api_version="karpenter.sh/v1",
+            kind="NodePool",
+            name=pool.name,
+            uid=pool.metadata.uid,
+            block_owner_deletion=True,
+        )
+    ]

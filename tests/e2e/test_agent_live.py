@@ -1,10 +1,12 @@
 """``driftwave agent serve --kubeconfig`` as an operator runs it: a real agent process against a
 real control plane of its own (kube-apiserver, controller-manager, kube-scheduler, kwok's
-kubelets; tests/support/controlplane.py) and moto's EC2 / SSM / EKS (AWS_ENDPOINT_URL). The
-Nodes of launched instances are registered as their kubelets would (tests/support/
-instancenodes.py); kube-scheduler binds the pods and kwok runs them. Pending pods get nodes
-launched through CreateFleet; a wave to a newer AL2023 release replaces every node through the
-agent's HTTP API, and /readyz, /v1/status and the wave's phase say so."""
+kubelets; tests/support/controlplane.py) and moto's EC2 / SSM / EKS behind the proxy that fills
+its gaps (AWS_ENDPOINT_URL; tests/support/eksworld.py). The Nodes of launched instances are
+registered as their kubelets would (tests/support/instancenodes.py, on a thread);
+kube-scheduler binds the pods and kwok runs them. Pending pods get nodes launched through
+CreateFleet, in their launch template's security groups as EC2 launches them, so no node drifts
+that did not change; a wave to a newer AL2023 release replaces every node through the agent's
+HTTP API, and /readyz, /v1/status and the wave's phase say so."""
 
 from __future__ import annotations
 
@@ -14,77 +16,35 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import httpx
 import pytest
-from kubernetes import client, config
 
 from agent.kube.real.rest import KubeREST
-from tests.support.awsseed import NEW_RELEASE, OLD_RELEASE, seed_eks_account
-from tests.support.controlplane import control_plane, missing_tools
+from tests.support.awsseed import NEW_RELEASE, OLD_RELEASE
+from tests.support.eksworld import (
+    AWS_TEST_CREDENTIALS,
+    REGION,
+    eks_world,
+    nodeclass,
+    nodepool,
+    unbuilt,
+)
 from tests.support.instancenodes import InstanceNodes
 from tests.support.kubeobjects import create, get, items
-from tests.support.motoserver import moto_server
 from tests.support.procs import Processes, processes
 from tests.support.required import unavailable
 
-REGION = "us-east-1"
 TOKEN = "e2e-agent-token"
 OLD, NEW = OLD_RELEASE, NEW_RELEASE
+M5_XLARGE_ON_DEMAND = [
+    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.xlarge"]},
+    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+]
 
 
 def seed_cluster(rest: KubeREST) -> None:
-    discovery = {"tags": {"karpenter.sh/discovery": "prod-1"}}
-    create(
-        rest,
-        {
-            "apiVersion": "karpenter.k8s.aws/v1",
-            "kind": "EC2NodeClass",
-            "metadata": {"name": "default"},
-            "spec": {
-                "role": "KarpenterNodeRole-prod-1",
-                "amiSelectorTerms": [{"alias": f"al2023@{OLD}"}],
-                "subnetSelectorTerms": [discovery],
-                "securityGroupSelectorTerms": [discovery],
-            },
-        },
-    )
-    create(
-        rest,
-        {
-            "apiVersion": "karpenter.sh/v1",
-            "kind": "NodePool",
-            "metadata": {"name": "general"},
-            "spec": {
-                "template": {
-                    "spec": {
-                        "nodeClassRef": {
-                            "group": "karpenter.k8s.aws",
-                            "kind": "EC2NodeClass",
-                            "name": "default",
-                        },
-                        "expireAfter": "Never",
-                        "requirements": [
-                            {
-                                "key": "node.kubernetes.io/instance-type",
-                                "operator": "In",
-                                "values": ["m5.xlarge"],
-                            },
-                            {
-                                "key": "karpenter.sh/capacity-type",
-                                "operator": "In",
-                                "values": ["on-demand"],
-                            },
-                        ],
-                    }
-                },
-                "disruption": {
-                    "consolidateAfter": "Never",
-                    "budgets": [{"nodes": "100%", "reasons": ["Drifted"]}],
-                },
-            },
-        },
-    )
+    create(rest, nodeclass(OLD))
+    create(rest, nodepool(budget="100%", requirements=M5_XLARGE_ON_DEMAND))
     for index in range(3):
         create(rest, {
             "apiVersion": "v1", "kind": "Pod",
@@ -98,36 +58,18 @@ def seed_cluster(rest: KubeREST) -> None:
 def world(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[Processes, KubeREST, dict[str, Any]]]:
-    if missing := missing_tools():
-        reason = f"no control plane: {', '.join(missing)} not built (make tools; needs Go)"
-        unavailable(reason)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    if missing := unbuilt():
+        unavailable(f"not built: {', '.join(missing)} (make tools; needs Go)")
+    for name, value in AWS_TEST_CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
     # a control plane of its own: the agent acts on every NodePool and pod it can see
-    with moto_server() as url, control_plane(tmp_path / "controlplane") as plane:
-        rest = plane.rest()
-        images = seed_eks_account(url, REGION)
-        seed_cluster(rest)
-        kubeconfig = plane.kubeconfig
-        configuration = client.Configuration()
-        config.load_kube_config(  # type: ignore[no-untyped-call]
-            str(kubeconfig), client_configuration=configuration
-        )
-        stand_in = InstanceNodes(
-            client.ApiClient(configuration),
-            boto3.client("ec2", region_name=REGION, endpoint_url=url),
-        )
+    with eks_world(tmp_path) as built:
+        seed_cluster(built.rest)
         (tmp_path / "token").write_text(TOKEN)
-        env = {
-            "AWS_ENDPOINT_URL": url,
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_REGION": REGION,
-        }
-        with processes(tmp_path, env) as procs:
-            yield procs, rest, {"images": images, "stand_in": stand_in, "kubeconfig": kubeconfig,
-                                "ec2": stand_in.ec2, "dir": tmp_path, "plane": plane}  # fmt: skip
-        rest.close()
+        with processes(tmp_path, built.agent_env()) as procs:
+            yield procs, built.rest, {"images": built.images, "stand_in": built.nodes,
+                                      "kubeconfig": built.plane.kubeconfig, "ec2": built.ec2,
+                                      "dir": tmp_path}  # fmt: skip
 
 
 def running_images(ec2: Any) -> list[str]:
@@ -162,7 +104,6 @@ def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
     assert httpx.get(f"{base}/readyz", timeout=5).status_code == 200
 
     def bound() -> bool:
-        stand_in.step()
         pods = list(stand_in.core.list_pod_for_all_namespaces().items)
         return len(pods) == 3 and all(p.spec.node_name for p in pods)
 
@@ -172,13 +113,19 @@ def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
     assert set(first) == {parts["images"][OLD]}
     status = httpx.get(f"{base}/v1/status", headers=headers, timeout=10).json()
     assert status["kubernetesVersion"] == "1.31"
+    # launched in their template's groups (as EC2 launches a fleet): nothing drifted
+    assert [
+        (c["metadata"]["name"], cond.get("reason"))
+        for c in items(rest, "nodeclaims")
+        for cond in c["status"].get("conditions", [])
+        if cond["type"] == "Drifted"
+    ] == []
 
     wave = {"target": {"amiSelectorTerms": [{"alias": f"al2023@{NEW}"}]}}
     created = httpx.put(f"{base}/v1/waves/wave-1", json=wave, headers=headers, timeout=30)
     assert created.status_code == 201, created.text
 
     def converged() -> bool:
-        stand_in.step()
         phase = httpx.get(f"{base}/v1/waves/wave-1", headers=headers, timeout=10).json()["phase"]
         assert phase != "failed"
         return bool(phase == "converged")
@@ -204,7 +151,6 @@ def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
     assert back.status_code == 200, back.text
 
     def rolled_back() -> bool:
-        stand_in.step()
         # the agent has been seen to answer one of these after ~11 s on a loaded machine (a
         # reconcile holding it while the rollback's nodes go); the wait is the test's, not a bound
         # the agent is held to here

@@ -5,6 +5,8 @@
   image; the capacity type reserved > spot > on-demand), each in the subnet of its zone with the
   most free addresses, one launch template per image (:mod:`.launchtemplates`), then CreateFleet
   (:mod:`.fleet`). Offerings that lacked capacity go to the unavailable-offerings cache (3 min).
+  The launched claim is labelled, as Karpenter labels it, with its instance type, zone, capacity
+  type, region, zone id and tenancy.
 * ``delete``: TerminateInstances; NodeClaimNotFound once the instance is terminated or gone.
 * ``get`` / ``list``: DescribeInstances by id, or by the cluster and NodeClaim tags; the
   NodeClaim is rebuilt from the instance's tags, type, zone and lifecycle.
@@ -59,6 +61,12 @@ NODECLAIM_TAG = "karpenter.sh/nodeclaim"
 LIVE_STATES = ["pending", "running", "stopping", "stopped", "shutting-down"]
 UNREGISTERED = Taint("karpenter.sh/unregistered", "", "NoExecute")
 CLOUD_LABELS = {lbl.INSTANCE_TYPE, lbl.ZONE, CAPACITY_TYPE_LABEL}
+REGION_LABEL = "topology.kubernetes.io/region"
+ZONE_ID_LABEL = "topology.k8s.aws/zone-id"
+TENANCY_LABEL = "karpenter.k8s.aws/instance-tenancy"
+"""Labels of where an instance runs that Karpenter puts on its NodeClaims (and so its Nodes):
+the region, the zone's id (from the node class's subnets) and the tenancy (instances launch
+with the default tenancy)."""
 TypesOf = Callable[[EC2NodeClass], list[InstanceTypeOfferings]]
 DESCRIBE_TTL = 30.0
 """Seconds an instance's description serves the drift checks."""
@@ -109,8 +117,11 @@ class AWSCloud:
         capacity_type = choose_capacity_type(candidates)
         chosen = fleet_overrides(candidates, capacity_type)
         subnet_of: dict[str, str] = {}
+        zone_ids: dict[str, str] = {}
         for subnet in subnets:  # the node class lists subnets with the most free addresses first
             subnet_of.setdefault(subnet.zone, subnet.id)
+            if subnet.zone_id:
+                zone_ids.setdefault(subnet.zone, subnet.zone_id)
         node = self._node_settings(claim, nodeclass)
         templates: dict[str, str] = {}
         overrides = []
@@ -146,8 +157,17 @@ class AWSCloud:
                 "allocatable": resource_quantities(picked.instance_type.allocatable),
             }
         )
+        placed = {
+            REGION_LABEL: self._clients.region,
+            TENANCY_LABEL: "default",
+            **(
+                {ZONE_ID_LABEL: zone_ids[picked.offering.zone]}
+                if picked.offering.zone in zone_ids
+                else {}
+            ),
+        }
         metadata = claim.metadata.model_copy(
-            update={"labels": {**claim.metadata.labels, **picked.labels}}
+            update={"labels": {**claim.metadata.labels, **picked.labels, **placed}}
         )
         return claim.model_copy(update={"metadata": metadata, "status": status})
 
@@ -175,18 +195,17 @@ class AWSCloud:
     def network_of(self, claim: NodeClaim) -> tuple[str | None, tuple[str, ...] | None]:
         """The subnet and security groups of the claim's instance, as EC2 describes it now;
         (None, None) when it cannot be described (then no network drift is found, as Karpenter
-        finds none when its instance lookup fails)."""
+        finds none when its instance lookup fails). The groups are taken as they are: an
+        instance described in none has none (``()``), which differs from any node class's
+        groups, as Karpenter's check finds (``SecurityGroupDrift``)."""
         instance = self._recently_described(claim.status.provider_id or "")
         if instance is None:
             return None, None
         groups = tuple(
-            str(g["GroupId"]) for g in instance.get("SecurityGroups", []) if "GroupId" in g
+            str(g["GroupId"]) for g in instance.get("SecurityGroups") or [] if "GroupId" in g
         )
         subnet = instance.get("SubnetId")
-        # EC2 always describes an instance with its security groups; one described without any
-        # (as moto describes a fleet's instances, whose launch template names them) cannot be
-        # checked, so it is not security-group drift
-        return (str(subnet) if subnet else None), (groups or None)
+        return (str(subnet) if subnet else None), groups
 
     def reservation_of(self, claim: NodeClaim) -> str | None:
         """The capacity reservation the claim's instance runs in, as EC2 describes it now (None:

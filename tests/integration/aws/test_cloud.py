@@ -126,6 +126,13 @@ def test_launch_describe_and_terminate(env: Env) -> None:
     assert launched.status.image_id == env.image
     assert launched.metadata.labels["node.kubernetes.io/instance-type"] == "m5.large"
     assert launched.metadata.labels["karpenter.sh/capacity-type"] == "on-demand"
+    # where it runs, as Karpenter labels its NodeClaims: the zone's id from the node class
+    assert env.nodeclass.status is not None
+    zone_ids = {s.zone: s.zone_id for s in env.nodeclass.status.subnets}
+    assert zone_ids["us-east-1a"]
+    assert launched.metadata.labels["topology.k8s.aws/zone-id"] == zone_ids["us-east-1a"]
+    assert launched.metadata.labels["topology.kubernetes.io/region"] == "us-east-1"
+    assert launched.metadata.labels["karpenter.k8s.aws/instance-tenancy"] == "default"
     assert launched.status.allocatable["pods"] == 58
 
     ec2 = instance(env, launched.status.provider_id)

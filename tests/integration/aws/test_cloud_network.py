@@ -1,16 +1,19 @@
 """AWSCloud's network lookup for the drift checks, against moto's server: the subnet and security
-groups an instance runs with, and nothing for an instance that cannot be described."""
+groups an instance runs with (taken as EC2 describes them, none included, as Karpenter's drift
+check takes them), and nothing for an instance that cannot be described."""
 
 from __future__ import annotations
 
 from agent.api.nodeclaim import NodeClaim
 from agent.api.status import NodeClaimStatus
-from tests.integration.aws.test_cloud import Env, claim, env, instance
+from tests.integration.aws.test_cloud import REGION, Env, claim, env, instance
+from tests.support.ec2gaps import fleet_security_groups
 
 __all__ = ["env"]
 
 
 def test_the_lookup_reports_the_instances_subnet_and_groups(env: Env) -> None:
+    fleet_security_groups(env.proxy, REGION)  # EC2's CreateFleet: the template's groups
     launched = env.cloud.create(claim(), env.nodeclass)
     assert launched.status.provider_id is not None
     described = instance(env, launched.status.provider_id)
@@ -18,10 +21,22 @@ def test_the_lookup_reports_the_instances_subnet_and_groups(env: Env) -> None:
     assert subnet == described["SubnetId"]
     assert env.nodeclass.status is not None
     assert subnet in {s.id for s in env.nodeclass.status.subnets}
-    # moto describes a fleet's instance without the groups its launch template names (EC2 never
-    # describes an instance without groups): that cannot be checked, so it is no drift
-    assert described.get("SecurityGroups") == []
-    assert groups is None
+    wanted = {g.id for g in env.nodeclass.status.security_groups}
+    assert wanted
+    assert groups is not None
+    assert set(groups) == wanted == {g["GroupId"] for g in described["SecurityGroups"]}
+
+
+def test_an_instance_in_no_security_group_has_none(env: Env) -> None:
+    # moto's own CreateFleet (its gap not filled) launches outside the template's groups: the
+    # lookup says so (the drift check then finds SecurityGroupDrift, as Karpenter's does)
+    launched = env.cloud.create(claim(), env.nodeclass)
+    assert launched.status.provider_id is not None
+    assert instance(env, launched.status.provider_id).get("SecurityGroups") == []
+    assert env.cloud.network_of(launched) == (
+        instance(env, launched.status.provider_id)["SubnetId"],
+        (),
+    )
 
 
 def test_the_lookup_reports_the_groups_ec2_describes(env: Env) -> None:

@@ -264,6 +264,17 @@ def test_security_groups_are_checked_before_the_subnet_as_karpenter_does() -> No
     assert moved == "SecurityGroupDrift"
 
 
+def test_an_instance_in_no_security_group_has_drifted_as_karpenter_finds() -> None:
+    # Karpenter compares the node class's groups with the instance's as they are: none is a
+    # set of groups too, and differs; only an instance that cannot be described is not checked
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    claim = _claim(pool, nodeclass)
+    assert drift_reason(claim, pool, nodeclass, lambda _: ("subnet-1", ())) == (
+        "SecurityGroupDrift"
+    )
+    assert drift_reason(claim, pool, nodeclass, lambda _: (None, None)) is None
+
+
 def test_a_cloud_check_that_cannot_be_made_finds_no_drift() -> None:
     pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
     claim = _claim(pool, nodeclass)

@@ -20,7 +20,7 @@ from agent.kube.simulated.binder import is_ready
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.kubelet import SimulatedKubelet
 from agent.lifecycle.conditions import condition, is_true
-from agent.lifecycle.nodeclaims import NodeClaimLifecycle
+from agent.lifecycle.nodeclaims import NodeClaimLifecycle, synced_taints
 from tests.unit.agent.cloud.helpers import (
     CAPACITY_TYPE,
     INSTANCE_TYPE,
@@ -274,3 +274,65 @@ def test_a_claim_that_cannot_launch_is_deleted_after_the_launch_timeout(catalog:
     world.run(2)
     assert world.cluster.list(NodeClaim) == []
     assert world.kinds()[-2:] == ["LaunchTimeout", "DeletedNodeClaim"]
+
+
+def test_registration_syncs_the_claims_taints_annotations_and_ownership(catalog: Catalog) -> None:
+    # as Karpenter's registration: a kubelet that registers without the claim's taints still
+    # gets them, the claim's annotations (its hashes) and an owner reference to the claim
+    world = rig(catalog)
+    world.cluster.create(ready(world.amis))
+    dedicated = {"key": "dedicated", "value": "memory", "effect": "NoSchedule"}
+    annotated = m5_claim(taints=[dedicated])
+    meta = annotated.metadata.model_copy(
+        update={
+            "annotations": {
+                "karpenter.sh/nodepool-hash": "123",
+                "karpenter.sh/nodepool-hash-version": "v3",
+            }
+        }
+    )
+    world.cluster.create(annotated.model_copy(update={"metadata": meta}))
+    world.run(30)
+    node, claimed = world.node(), world.claim()
+    assert ("dedicated", "memory", "NoSchedule") in {
+        (t.key, t.value, t.effect) for t in node.spec.taints
+    }
+    assert node.metadata.annotations["karpenter.sh/nodepool-hash"] == "123"
+    owners = [
+        (o.kind, o.name, o.uid, o.block_owner_deletion) for o in node.metadata.owner_references
+    ]
+    assert owners == [("NodeClaim", claimed.name, claimed.metadata.uid, True)]
+
+
+def test_taints_sync_by_key_and_effect_unless_the_node_opts_out() -> None:
+    claimed = m5_claim(
+        taints=[{"key": "dedicated", "value": "memory", "effect": "NoSchedule"}],
+        startupTaints=[STARTUP],
+    )
+    node = Node.model_validate(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n"},
+            "spec": {
+                "taints": [
+                    {"key": "karpenter.sh/unregistered", "effect": "NoExecute"},
+                    {"key": "dedicated", "value": "other", "effect": "NoSchedule"},
+                ]
+            },
+        }
+    )
+    synced = [(t.key, t.value, t.effect) for t in synced_taints(claimed, node)]
+    # the node's own "dedicated:NoSchedule" stays (same key and effect); the startup taint is added
+    assert synced == [
+        ("dedicated", "other", "NoSchedule"),
+        ("example.com/agent-not-ready", None, "NoExecute"),
+    ]
+    opted_out = node.model_copy(
+        update={
+            "metadata": node.metadata.model_copy(
+                update={"labels": {"karpenter.sh/do-not-sync-taints": "true"}}
+            )
+        }
+    )
+    assert [t.key for t in synced_taints(claimed, opted_out)] == ["dedicated"]

@@ -239,6 +239,12 @@ def test_nodeclaims_carry_the_pools_template_and_the_options_cheapest_first(
         "pods": 2,
     }
     assert world.provisioner.nominations == {"default/a": claim.name, "default/b": claim.name}
+    # owned by its NodePool, as Karpenter's NodeClaims are
+    stored = world.cluster.get(NodePool, "default")
+    assert [
+        (o.api_version, o.kind, o.name, o.uid, o.block_owner_deletion)
+        for o in claim.metadata.owner_references
+    ] == [("karpenter.sh/v1", "NodePool", "default", stored.metadata.uid, True)]
 
 
 def test_pods_nobody_can_hold_get_the_reasons(catalog: Catalog) -> None:
