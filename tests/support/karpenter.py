@@ -14,14 +14,15 @@ It runs as Karpenter's Helm chart runs it, with what an out-of-cluster start mus
   built into its release, which is what it does in a VPC without the pricing endpoint.
 
 :class:`Karpenter` starts it, waits until it is healthy and leads, kills it with SIGKILL (a crash)
-and starts it again, and reads its metrics, log and resource use.
+and starts it again, and reads its metrics and log. It runs as a process group on the control
+plane's record (:mod:`tests.support.groups`, log ``karpenter.log`` in the plane's directory), so
+the plane's teardown and ``make controlplane-down`` stop it too.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -33,6 +34,7 @@ import httpx
 
 from common.ports import free_ports
 from tests.support.controlplane import BIN, ROOT, ControlPlane
+from tests.support.groups import ProcessGroups, StopReport
 
 BINARY = BIN / "karpenter"
 CRDS = ROOT / ".tools" / "karpenter-crds"
@@ -66,7 +68,6 @@ class Karpenter:
 
     plane: ControlPlane
     aws_url: str
-    folder: Path
     cluster: str = "prod-1"
     region: str = "us-east-1"
     settings: dict[str, str] = field(default_factory=dict)
@@ -75,6 +76,7 @@ class Karpenter:
     metrics_port: int = 0
     health_port: int = 0
     starts: int = 0
+    groups: ProcessGroups | None = None
 
     def environment(self) -> dict[str, str]:
         """The environment Karpenter runs with."""
@@ -101,26 +103,17 @@ class Karpenter:
     @property
     def log_path(self) -> Path:
         """Where its output goes (every start appends)."""
-        return self.folder / "karpenter.log"
+        return self.plane.root / "karpenter.log"
 
     def start(self, timeout: float = 120) -> None:
         """Start it and wait until it is healthy and holds the leader lease."""
         if missing_now := missing():
             raise KarpenterError(f"not built: {', '.join(missing_now)} (run make tools)")
-        self.folder.mkdir(parents=True, exist_ok=True)
+        if self.groups is None:
+            self.groups = ProcessGroups(self.plane.root, die_with_parent=True)
         self.metrics_port, self.health_port = free_ports(2)
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                [str(BINARY)],
-                env=self.environment(),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+        self.process = self.groups.start("karpenter", [str(BINARY)], env=self.environment())
         self.starts += 1
-        with (self.folder / "pids").open("a") as pids:
-            pids.write(f"{self.process.pid} karpenter\n")
         self._wait_ready(timeout)
 
     def _wait_ready(self, timeout: float) -> None:
@@ -150,23 +143,34 @@ class Karpenter:
 
     def kill(self) -> None:
         """SIGKILL its process group, as a crashed pod's container dies."""
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        if self.groups is not None:
+            self._check(self.groups.kill("karpenter"))
 
     def stop(self) -> None:
         """SIGTERM (Karpenter's graceful shutdown), SIGKILL after 10 s."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        if self.groups is not None:
+            self._check(self.groups.stop(grace=10))
+
+    @staticmethod
+    def _check(report: StopReport) -> None:
+        if not report.clean:
+            raise KarpenterError(f"karpenter did not stop: {report.describe()}")
 
     def metrics(self) -> str:
         """Its Prometheus exposition."""
         return httpx.get(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10).text
+
+    def reconciles(self, controller: str) -> float:
+        """How many reconciles of ``controller`` it finished without error (controller-runtime's
+        ``controller_runtime_reconcile_total``), since this start."""
+        wanted = f'controller="{controller}"'
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in self.metrics().splitlines()
+            if line.startswith("controller_runtime_reconcile_total{")
+            and wanted in line
+            and 'result="error"' not in line
+        )
 
     def tail(self, lines: int = 20) -> str:
         """The last messages it logged that are not debug chatter."""
@@ -196,12 +200,10 @@ class Karpenter:
 
 
 @contextmanager
-def running_karpenter(
-    plane: ControlPlane, aws_url: str, folder: Path, **options: object
-) -> Iterator[Karpenter]:
+def running_karpenter(plane: ControlPlane, aws_url: str, **options: object) -> Iterator[Karpenter]:
     """Karpenter's CRDs installed and its controller running; stopped when the block ends."""
     install_crds(plane)
-    karpenter = Karpenter(plane, aws_url, folder, **options)  # type: ignore[arg-type]
+    karpenter = Karpenter(plane, aws_url, **options)  # type: ignore[arg-type]
     try:
         karpenter.start()
         yield karpenter

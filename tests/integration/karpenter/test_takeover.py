@@ -222,23 +222,10 @@ def metric(base: str, name: str) -> float:
     )
 
 
-def reconciles(karpenter: Karpenter, controller: str) -> float:
-    """How many reconciles of ``controller`` Karpenter finished without error (controller-runtime's
-    ``controller_runtime_reconcile_total``)."""
-    wanted = f'controller="{controller}"'
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in karpenter.metrics().splitlines()
-        if line.startswith("controller_runtime_reconcile_total{")
-        and wanted in line
-        and 'result="error"' not in line
-    )
-
-
 def karpenter_checked(karpenter: Karpenter, claimed: int) -> bool:
     """Karpenter's drift checks (its ``nodeclaim.disruption`` controller, one reconcile per
     NodeClaim, again every 5 minutes) have looked at every NodeClaim at least once."""
-    return reconciles(karpenter, "nodeclaim.disruption") >= claimed
+    return karpenter.reconciles("nodeclaim.disruption") >= claimed
 
 
 def assert_registered_as_karpenter_does(world: EKSWorld, launched: dict[str, Any]) -> None:
@@ -275,7 +262,7 @@ def test_the_agent_takes_over_nodes_karpenter_launched_and_drifts_none(
     world: EKSWorld,
 ) -> None:
     seed(world)
-    with running_karpenter(world.plane, world.aws_url, world.folder / "karpenter") as karpenter:
+    with running_karpenter(world.plane, world.aws_url) as karpenter:
         wait_until(lambda: running_pods(world) == PODS, f"{PODS} pods Running", 300, world)
         launched = claims(world)
         wait_until(
@@ -360,7 +347,7 @@ def test_karpenter_takes_over_nodes_the_agent_launched_and_drifts_none(
     before = live_instances(world)
     assert len(before) == len(launched)
 
-    with running_karpenter(world.plane, world.aws_url, world.folder / "karpenter") as karpenter:
+    with running_karpenter(world.plane, world.aws_url) as karpenter:
         wait_until(
             lambda: karpenter_checked(karpenter, len(launched)),
             "Karpenter's drift checks",

@@ -20,7 +20,7 @@ from tests.support.eksworld import (
     nodepool,
     unbuilt,
 )
-from tests.support.karpenter import Karpenter, running_karpenter
+from tests.support.karpenter import running_karpenter
 from tests.support.kubeobjects import create, items
 from tests.support.procs import Processes
 from tests.support.required import unavailable
@@ -48,7 +48,7 @@ def test_karpenter_runs_fifty_pending_pods_on_nodes_it_launched(world: EKSWorld)
     create(world.rest, nodepool())
     create(world.rest, deployment("web", 50, "500m", "512Mi"))
     waits = Processes(world.folder, {})
-    with running_karpenter(world.plane, world.aws_url, world.folder / "karpenter") as karpenter:
+    with running_karpenter(world.plane, world.aws_url) as karpenter:
         waits.wait_for(lambda: running_pods(world) == 50, "50 pods Running", 240)
         claims = items(world.rest, "nodeclaims")
         assert claims, "Karpenter created NodeClaims"
@@ -63,7 +63,12 @@ def test_karpenter_runs_fifty_pending_pods_on_nodes_it_launched(world: EKSWorld)
         nodes = {n.spec.provider_id for n in world.nodes.core.list_node().items}
         assert {c["status"]["providerID"] for c in claims} == nodes
         assert world.running_images() == sorted(world.images["v20251202"] for _ in claims)
-        waits.wait_for(lambda: _settled(karpenter), "Karpenter's drift checks to run", 60)
+        checked = len(claims)
+        waits.wait_for(
+            lambda: karpenter.reconciles("nodeclaim.disruption") >= checked,
+            "Karpenter's drift checks to look at every NodeClaim",
+            120,
+        )
         drifted = [
             (c["metadata"]["name"], cond.get("reason"))
             for c in items(world.rest, "nodeclaims")
@@ -71,8 +76,3 @@ def test_karpenter_runs_fifty_pending_pods_on_nodes_it_launched(world: EKSWorld)
             if cond["type"] == "Drifted" and cond["status"] == "True"
         ]
         assert drifted == []
-
-
-def _settled(karpenter: Karpenter) -> bool:
-    """Karpenter has checked every claim for drift at least once since it was initialized."""
-    return bool(karpenter.messages('"controller":"nodeclaim.disruption"'))
