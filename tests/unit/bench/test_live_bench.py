@@ -63,7 +63,10 @@ def test_a_look_counts_disrupted_claims_the_budget_pdbs_and_the_image() -> None:
         claim("two", "aws:///a/i-2", "ami-old", True),
     ]
     claims += [claim(f"c{n}", f"aws:///a/i-{n}", "ami-new") for n in range(3, 12)]
-    pdbs = [{"status": {"desiredHealthy": 9, "currentHealthy": 7}}, {"status": {}}]
+    pdbs: list[dict[str, Any]] = [
+        {"status": {"desiredHealthy": 9, "currentHealthy": 7}},
+        {"status": {}},
+    ]
     seen = Look(nodes, claims, [], pdbs)
     assert seen.disrupted() == {"one", "two"}
     assert seen.allowed(10) == 2  # 10% of 11 Nodes, rounded up
