@@ -40,7 +40,8 @@ pytest: install tools
 
 test: lint typecheck contracts pytest
 
-# Every benchmark (startup, manifests, scheduling beside Karpenter's own, disruption, fleet);
+# Every benchmark (startup, manifests, scheduling beside Karpenter's own, disruption, fleet, and
+# live: Karpenter's controller beside the native agent on real clusters, about an hour);
 # the fleet benchmark runs against PostgreSQL and Redis, started as for the tests.
 bench: install tools
 	@eval "$$(bash .ci/services start)" && $(PY) -m bench

@@ -92,8 +92,9 @@ class Cluster(Protocol):
     def evict(self, pod_name: str, namespace: str) -> None:
         """Evict a pod through the Eviction API, honouring PodDisruptionBudgets.
 
-        Raises :class:`EvictionBlocked` when a budget allows no disruption (the API's 429), and
-        :class:`NotFound` when the pod is gone.
+        Raises :class:`EvictionBlocked` when a budget allows no disruption (the API's 429) or
+        the API server could not record the disruption on the budget (its 409 naming the
+        budget: the pod was not evicted), and :class:`NotFound` when the pod is gone.
         """
         ...
 

@@ -177,6 +177,16 @@ class KubeCluster:
             if budget is None:
                 raise
             raise EvictionBlocked(f"{ns}/{pod_name}", budget) from exc
+        except Conflict as exc:
+            # the API server could not record the disruption on the pod's budget (other
+            # evictions or the disruption controller changed it meanwhile, and its own retries
+            # ran out): the pod was not evicted; like a refusal, it is tried again after a backoff
+            details = exc.answer.get("details") or {}
+            if details.get("kind") != "poddisruptionbudgets":
+                raise
+            raise EvictionBlocked(
+                f"{ns}/{pod_name}", str(details.get("name") or "(unnamed)")
+            ) from exc
         self._refresh(res, ns, pod_name)
 
     def watch(self, handler: Callable[[WatchEvent], None]) -> None:

@@ -43,9 +43,15 @@ class KubeConfigError(ClusterError):
 
 
 class Conflict(ClusterError):
-    """The object changed since it was read (409 Conflict)."""
+    """The object changed since it was read (409 Conflict). ``answer`` is the API server's
+    Status (its ``details`` name the object that changed, which for an eviction may be the
+    pod's PodDisruptionBudget rather than the pod)."""
 
     retryable = True
+
+    def __init__(self, message: str, answer: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.answer = answer or {}
 
 
 class Expired(ClusterError):
@@ -218,7 +224,7 @@ def error_for(status: int, answer: dict[str, Any], doing: str) -> ClusterError:
     if status == 404:
         return NotFound(message)
     if status == 409:
-        return AlreadyExists(message) if reason == "AlreadyExists" else Conflict(message)
+        return AlreadyExists(message) if reason == "AlreadyExists" else Conflict(message, answer)
     if status == 410:
         return Expired(message)
     if status in (401, 403):
