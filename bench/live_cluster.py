@@ -186,7 +186,7 @@ def running_controller(kind: str, world: EKSWorld, folder: Path) -> Iterator[int
     its process id; stops it when the block ends."""
     folder.mkdir(parents=True, exist_ok=True)
     if kind == KARPENTER:
-        karpenter = Karpenter(world.plane, world.aws_url, folder)
+        karpenter = Karpenter(world.plane, world.aws_url)
         try:
             karpenter.start()
             assert karpenter.process is not None
