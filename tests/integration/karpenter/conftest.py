@@ -118,7 +118,9 @@ class DriverRig:
         return sum(1 for pod in pods if pod.status.phase == "Running")
 
     def write_release(self, timeout: str = "5m", name: str = "release.yaml") -> Path:
-        """A Release of the newer AL2023 release to the canary ring."""
+        """A Release of the newer AL2023 release to the canary ring (a soak of 15 s: the pods
+        the last replacement evicted are bound and running again before the gate reads the
+        cluster, however busy the machine)."""
         release = {
             "apiVersion": "driftwave.io/v1alpha1",
             "kind": "Release",
@@ -128,7 +130,7 @@ class DriverRig:
                 "target": {"amiSelectorTerms": [{"alias": f"al2023@{NEW_RELEASE}"}]},
                 "strategy": {
                     "rings": [
-                        {"name": "canary", "soak": "2s", "gates": {"convergenceTimeout": timeout}}
+                        {"name": "canary", "soak": "15s", "gates": {"convergenceTimeout": timeout}}
                     ]
                 },
             },
@@ -171,14 +173,18 @@ class DriverRig:
         claims = self.claims()
         return (
             len(claims) == NODES
-            and all(_true(c, "Initialized") and not _true(c, "Drifted") for c in claims)
+            and all(
+                condition_true(c, "Initialized") and not condition_true(c, "Drifted")
+                for c in claims
+            )
             and not any(c["metadata"].get("deletionTimestamp") for c in claims)
             and len(self.world.running_images()) == NODES
             and self.running_pods() == NODES
         )
 
 
-def _true(claim: dict[str, Any], kind: str) -> bool:
+def condition_true(claim: dict[str, Any], kind: str) -> bool:
+    """Whether a NodeClaim (as the API server returns it) has condition ``kind`` True."""
     conditions = (claim.get("status") or {}).get("conditions") or []
     return any(c["type"] == kind and c["status"] == "True" for c in conditions)
 
@@ -187,7 +193,7 @@ def cluster_images(rig: DriverRig) -> dict[str, list[str]]:
     """What runs on the cluster: every running instance's image and every NodeClaim's."""
     return {
         "instances": rig.world.running_images(),
-        "claims": sorted(c["status"].get("imageID", "") for c in rig.claims()),
+        "claims": sorted((c.get("status") or {}).get("imageID", "") for c in rig.claims()),
     }
 
 

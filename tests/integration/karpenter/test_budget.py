@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from tests.integration.karpenter.conftest import NODES, DriverRig, cluster_images
+from tests.integration.karpenter.conftest import (
+    NODES,
+    DriverRig,
+    cluster_images,
+    condition_true,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -19,11 +24,6 @@ pytestmark = pytest.mark.integration
 def budget() -> str:
     """One node at a time."""
     return "1"
-
-
-def _true(claim: dict[str, Any], kind: str) -> bool:
-    conditions = (claim.get("status") or {}).get("conditions") or []
-    return any(c["type"] == kind and c["status"] == "True" for c in conditions)
 
 
 def counted(rig: DriverRig) -> dict[str, int]:
@@ -36,16 +36,23 @@ def counted(rig: DriverRig) -> dict[str, int]:
     claims = rig.claims()
 
     def marked(claim: dict[str, Any]) -> bool:
-        return bool(claim["metadata"].get("deletionTimestamp")) or _true(claim, "DisruptionReason")
+        return bool(claim["metadata"].get("deletionTimestamp")) or condition_true(
+            claim, "DisruptionReason"
+        )
 
-    live = [c for c in claims if _true(c, "Initialized") and not _true(c, "InstanceTerminating")]
+    live = [
+        c
+        for c in claims
+        if condition_true(c, "Initialized") and not condition_true(c, "InstanceTerminating")
+    ]
     return {
         "disrupting": sum(1 for c in live if marked(c) or c["status"].get("nodeName") not in ready),
-        "waiting": sum(1 for c in claims if _true(c, "Drifted") and not marked(c)),
+        "waiting": sum(1 for c in claims if condition_true(c, "Drifted") and not marked(c)),
         "remaining": sum(
             1
             for c in claims
-            if not c["metadata"].get("deletionTimestamp") and c["status"].get("imageID") != rig.new
+            if not c["metadata"].get("deletionTimestamp")
+            and (c.get("status") or {}).get("imageID") != rig.new
         ),
     }
 

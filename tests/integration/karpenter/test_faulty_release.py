@@ -38,12 +38,16 @@ def test_a_release_whose_nodes_never_get_ready_is_rolled_back(rig: DriverRig) ->
     wave = rig.agent(f"/v1/waves/{step}")
     assert wave["phase"] == "progressing", wave
     assert wave["observed"]["holds"] is False, wave["observed"]
-    not_ready = [
-        n.metadata.name
-        for n in rig.nodes()
-        if not any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or [])
-    ]
-    assert not_ready, "the new image's nodes registered and are not Ready"
+
+    def not_ready() -> list[str]:
+        return [
+            n.metadata.name
+            for n in rig.nodes()
+            if not any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or [])
+        ]
+
+    rig.wait_for(lambda: bool(not_ready()), "the new image's Node to register, not Ready", 60)
+    assert rig.agent(f"/v1/waves/{step}")["observed"]["holds"] is False
 
     def finished() -> bool:
         state = rig.status(rid)["state"]

@@ -66,7 +66,9 @@ def test_karpenter_and_the_agent_killed_mid_wave(rig: DriverRig) -> None:
 
     def succeeded() -> bool:
         check()
-        return bool(rig.status(rid)["state"] == "succeeded")
+        status = rig.status(rid)
+        assert status["state"] not in ("halted", "rolling-back", "rolled-back"), status["clusters"]
+        return bool(status["state"] == "succeeded")
 
     rig.wait_for(succeeded, "the rollout to succeed", 420)
     final = rig.status(rid)
