@@ -76,14 +76,16 @@ class DriverRig:
         """The AMI the release moves to."""
         return self.world.images[NEW_RELEASE]
 
-    def start_agent(self) -> str:
-        """Start ``driftwave agent serve --driver karpenter`` (again); its URL."""
+    def start_agent(self, port: int = 0) -> str:
+        """Start ``driftwave agent serve --driver karpenter`` (again: on the ``port`` the fleet
+        knows it at); its URL."""
         self.agent_starts += 1
         name = f"agent-{self.agent_starts}"
         self.procs.start(
             name, "agent", "serve", "--kubeconfig", str(self.world.plane.kubeconfig),
             "--cluster-name", CLUSTER, "--region", REGION, "--no-leader-elect",
-            "--driver", "karpenter", "--port", "0", "--token-file", str(self.folder / "token"),
+            "--driver", "karpenter", "--port", str(port),
+            "--token-file", str(self.folder / "token"),
         )  # fmt: skip
         self.procs.wait_for(lambda: "listening on" in self.procs.log(name), "the agent", 90)
         found = re.search(r"listening on (\S+)", self.procs.log(name))

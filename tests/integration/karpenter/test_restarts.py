@@ -5,8 +5,10 @@ and the fleet's audit holds only the phases the cluster went through."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -61,13 +63,17 @@ def test_karpenter_and_the_agent_killed_mid_wave(rig: DriverRig) -> None:
     rig.karpenter.start()
     karpenter_back = time.monotonic() - killed
     rig.wait_for(lambda: replaced(2), "a replacement by the restarted Karpenter", 300)
+    port = urlsplit(rig.agent_url).port
+    assert port is not None
     rig.kill_agent()
-    rig.start_agent()
+    rig.start_agent(port)  # where the Fleet's manifest says the agent is
 
     def succeeded() -> bool:
         check()
         status = rig.status(rid)
-        assert status["state"] not in ("halted", "rolling-back", "rolled-back"), status["clusters"]
+        assert status["state"] not in ("halted", "rolling-back", "rolled-back"), json.dumps(
+            status["clusters"]
+        )
         return bool(status["state"] == "succeeded")
 
     rig.wait_for(succeeded, "the rollout to succeed", 420)
