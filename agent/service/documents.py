@@ -73,6 +73,20 @@ class StatusDocument(Document):
     clock: Clock
 
 
+class PoolBudget(Document):
+    """One NodePool's ``Drifted`` budget now, counted as Karpenter counts it."""
+
+    node_pool: str
+    nodes: int = Field(description="Initialized NodeClaims whose instance is not terminating.")
+    disrupting: int = Field(
+        description="Of those: Node not Ready, marked for disruption or being deleted."
+    )
+    limit: int = Field(description="What the active budgets allow for Drifted.")
+    allowed: int = Field(description="limit - disrupting, at least 0.")
+    drifted_waiting: int = Field(description="Drifted NodeClaims nobody is disrupting yet.")
+    waiting_on_budget: bool = Field(description="drifted nodes wait and allowed is 0.")
+
+
 class Progress(Document):
     """How far a wave's NodePools are."""
 
@@ -85,6 +99,22 @@ class Progress(Document):
     registration_failures: int
     drift_halted: list[HaltedPool]
     nodes_replaced: int
+    budgets: list[PoolBudget] = Field(
+        default_factory=list,
+        description="Each NodePool's Drifted budget now (empty from an agent that predates it).",
+    )
+    waiting_on_budget: bool = Field(
+        default=False, description="A NodePool's budget holds drifted nodes back."
+    )
+    remaining: int | None = Field(
+        default=None, description="NodeClaims not being deleted that are not on target."
+    )
+    eta_seconds: float | None = Field(
+        default=None,
+        description="remaining nodes replaced limit at a time, each round as long as the "
+        "wave's rounds took so far (or the assumed time); None when a budget allows nothing.",
+    )
+    eta_basis: Literal["measured", "assumed"] | None = None
 
 
 class Observation(Document):

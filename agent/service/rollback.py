@@ -7,11 +7,22 @@ from __future__ import annotations
 from typing import Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.nodeclaim import NodeClaim
+from agent.kube.port import NotFound
+from agent.lifecycle.conditions import is_true
 from agent.service.errors import AgentError, InvalidRequest
 from agent.service.requests import RollbackRequest, canonical
 from agent.service.runtime import AgentRuntime
 from agent.service.targets import family_for, with_terms
-from agent.service.waves import ClassBefore, Selection, Wave, pools_using
+from agent.service.waves import (
+    ClassBefore,
+    Selection,
+    Wave,
+    pools_using,
+    resolved_images,
+    unresolved,
+    wave_claims,
+)
 from common.kubemodel import ManifestInvalid
 
 
@@ -96,3 +107,41 @@ def restore_plan(
     else:
         reason = "restored the previous amiSelectorTerms"
     return reason, restored
+
+
+def abandon_unready(world: AgentRuntime, wave: Wave) -> list[str]:
+    """While ``wave`` rolls back, delete the NodeClaims of its NodePools that launched on an image
+    its classes no longer select and never initialized (a faulty release's nodes that never
+    became Ready); the names deleted.
+
+    Karpenter's disruption queue waits up to 10 minutes for a drift replacement to initialize
+    before it gives up and gives the node it was replacing back; it gives up at once when the
+    replacement is deleted ("replacement was deleted", sigs.k8s.io/karpenter
+    pkg/controllers/disruption/queue.go). And it never removes a NodeClaim whose Node registered
+    but never became Ready (only an unregistered one, after 15 minutes). So without this a
+    rollback of such a release waits those 10 minutes and leaves the never-Ready nodes behind.
+    Nothing is deleted until the classes' status has caught up with the restored selection."""
+    if wave.phase != "rolling-back":
+        return []
+    images, empty = resolved_images(world, wave.node_classes)
+    if empty or not images or unresolved(world, wave.node_classes):
+        return []
+    deleted: list[str] = []
+    for claim in wave_claims(world, wave.pools):
+        image = claim.status.image_id or ""
+        if claim.metadata.deletion_timestamp or is_true(claim, "Initialized"):
+            continue
+        if not image or image in images:
+            continue
+        try:
+            world.cluster.delete(NodeClaim, claim.name)
+        except NotFound:
+            continue
+        world.record(
+            "NodeClaimAbandoned",
+            f"nodeclaim/{claim.name}",
+            f"never initialized on {image}, which the rollback of wave {wave.id} leaves",
+            {"image": image, "wave": wave.id},
+        )
+        deleted.append(claim.name)
+    return deleted

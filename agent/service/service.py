@@ -36,7 +36,7 @@ from agent.service.requests import (
     check_wave_id,
     parse_request,
 )
-from agent.service.rollback import recorded_wave, restore_plan
+from agent.service.rollback import abandon_unready, recorded_wave, restore_plan
 from agent.service.runtime import AgentRuntime
 from agent.service.status import LifecycleLog, cluster_status, images_of
 from agent.service.targets import (
@@ -150,9 +150,13 @@ class AgentService:
 
     def refresh(self) -> None:
         """Move the waves under way to the phase the cluster has reached (the live simulation
-        calls this after every step; reads call it too)."""
+        calls this after every step; reads call it too). A wave rolling back first has the
+        never-initialized nodes on the images it leaves deleted
+        (:func:`~agent.service.rollback.abandon_unready`)."""
         with self.lock:
             for wave in self._waves.values():
+                if abandon_unready(self.world, wave):
+                    self.world.settle()
                 if wave.moving and evaluate(self.world, wave):
                     wavestore.save(self.world.cluster, wave)
 

@@ -142,6 +142,23 @@ def images_of(nodeclass: EC2NodeClass) -> list[str]:
     return list(dict.fromkeys(ami.id for ami in nodeclass.status.amis))
 
 
+def status_behind(nodeclass: EC2NodeClass) -> bool:
+    """Whether the class's ``status.amis`` was resolved for an older spec than it has now.
+
+    Whoever resolves a class (Karpenter's node class controller, or the agent under the native
+    driver) stamps its ``AMIsReady`` condition with the ``metadata.generation`` it resolved;
+    right after ``amiSelectorTerms`` change, and until the resolver has seen the change, the
+    status still lists the previous selection's images. A condition without an
+    ``observedGeneration`` is taken as current (older writers do not stamp one)."""
+    generation = nodeclass.metadata.generation
+    if nodeclass.status is None or generation is None:
+        return False
+    for found in nodeclass.status.conditions:
+        if found.type == "AMIsReady" and found.observed_generation is not None:
+            return found.observed_generation < generation
+    return False
+
+
 def node_classes(world: AgentRuntime) -> list[dict[str, Any]]:
     """Every EC2NodeClass: its name, ``amiSelectorTerms`` and the images they resolve to."""
     return [
@@ -155,12 +172,17 @@ def node_classes(world: AgentRuntime) -> list[dict[str, Any]]:
 
 
 def disrupting(world: AgentRuntime, claims: Iterable[NodeClaim]) -> int:
-    """How many of ``claims`` are being deleted or are candidates of a disruption under way."""
+    """How many of ``claims`` are being deleted or are candidates of a disruption under way:
+    the agent's own commands, and whoever marked the NodeClaim with the ``DisruptionReason``
+    condition (Karpenter does, for every candidate, from the start of a command until the
+    candidate is deleted or the command fails)."""
     busy = world.disruption.queue.busy()
     return sum(
         1
         for claim in claims
-        if claim.metadata.deletion_timestamp or (claim.status.node_name or "") in busy
+        if claim.metadata.deletion_timestamp
+        or is_true(claim, "DisruptionReason")
+        or (claim.status.node_name or "") in busy
     )
 
 

@@ -18,9 +18,11 @@ time):
 * ``rolling-back``: the previous selection was restored; ``rolled-back`` once converged (same
   test) on the previous images, ``rollback-failed`` on a halt or an unresolvable class.
 
-A wave's ``progress`` is read live while it is under way or failed, and kept as it was when the
-wave converged or finished rolling back. Its failure and replacement counts are its own: the
-NodeClaims of its NodePools that ended while it was under way (:mod:`agent.service.status`).
+A wave's ``progress`` (with its NodePools' budgets, whether it waits on one, and its ETA:
+:mod:`agent.service.pacing`) is read live while it is under way or failed, and kept as it was
+when the wave converged or finished rolling back. Its failure and replacement counts are its
+own: the NodeClaims of its NodePools that ended while it was under way
+(:mod:`agent.service.status`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.kube.port import NotFound
 from agent.lifecycle.conditions import is_true
+from agent.service.pacing import pacing
 from agent.service.runtime import AgentRuntime
 from agent.service.status import (
     LifecycleLog,
@@ -44,6 +47,7 @@ from agent.service.status import (
     images_of,
     pending_pods,
     rfc3339,
+    status_behind,
 )
 
 Phase = Literal[
@@ -175,18 +179,37 @@ def pools_using(world: AgentRuntime, classes: list[str]) -> list[str]:
 
 
 def resolved_images(world: AgentRuntime, classes: list[str]) -> tuple[set[str], list[str]]:
-    """The images ``classes`` resolve to now, and the classes that resolve to none."""
+    """The images ``classes`` resolve to now, and the classes that resolve to none. A class
+    whose status is behind its spec (:func:`unresolved`) is neither: its images are the
+    previous selection's, so none of them counts."""
     images: set[str] = set()
     empty: list[str] = []
     for name in classes:
         try:
-            found = images_of(world.cluster.get(EC2NodeClass, name))
+            nodeclass = world.cluster.get(EC2NodeClass, name)
         except NotFound:
-            found = []
+            empty.append(name)
+            continue
+        if status_behind(nodeclass):
+            continue
+        found = images_of(nodeclass)
         if not found:
             empty.append(name)
         images.update(found)
     return images, empty
+
+
+def unresolved(world: AgentRuntime, classes: list[str]) -> list[str]:
+    """The classes whose status has not caught up with their spec yet (the resolver, Karpenter
+    under the Karpenter driver, has not seen the new ``amiSelectorTerms``)."""
+    behind = []
+    for name in classes:
+        try:
+            if status_behind(world.cluster.get(EC2NodeClass, name)):
+                behind.append(name)
+        except NotFound:
+            continue
+    return behind
 
 
 def progress(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
@@ -210,6 +233,7 @@ def progress(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
         "registrationFailures": wave.registration_failures,
         "driftHalted": drift_halted(world, wave.pools),
         "nodesReplaced": wave.nodes_replaced,
+        **pacing(world, wave, claims, images),
     }
 
 
@@ -221,9 +245,10 @@ def emptied(world: AgentRuntime, claims: list[NodeClaim]) -> bool:
 
 def is_converged(world: AgentRuntime, wave: Wave) -> bool:
     """Every NodeClaim of the wave's NodePools initialized, on an image its classes resolve to
-    now, and not Drifted (and not :func:`emptied`)."""
+    now, and not Drifted (and not :func:`emptied`); never while a class's status is behind its
+    spec (:func:`unresolved`: the images it lists are the previous selection's)."""
     images, empty = resolved_images(world, wave.node_classes)
-    if empty:
+    if empty or unresolved(world, wave.node_classes):
         return False
     claims = wave_claims(world, wave.pools)
     return not emptied(world, claims) and all(
@@ -267,6 +292,11 @@ def observe(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
     images, empty = resolved_images(world, wave.node_classes)
     if empty:
         problems.append(f"EC2NodeClass {', '.join(empty)} resolves to no image")
+    behind = unresolved(world, wave.node_classes)
+    if behind:
+        problems.append(
+            f"EC2NodeClass {', '.join(behind)} has not resolved its amiSelectorTerms yet"
+        )
     live = [c for c in claims if not c.metadata.deletion_timestamp]
     on = sum(1 for c in live if is_true(c, "Initialized") and (c.status.image_id or "") in images)
     if on < len(claims):

@@ -12,7 +12,9 @@ kubeconfig:
   PodDisruptionBudget status are the real controllers' work;
 * kube-scheduler, which binds pending pods;
 * kwok, the fake kubelets: every Node becomes Ready and heartbeats, every pod bound to one
-  runs, and a deleted pod goes away after its grace period.
+  runs, and a deleted pod goes away after its grace period. A Node labelled
+  :data:`FAULTY_KUBELET` is left alone (kwok manages the Nodes without that label): it stays
+  NotReady, as the Node of an instance whose image's kubelet never starts.
 
 Then it installs the agent chart's CRDs and waits until they are served. Every server runs in a
 process group of its own, on record in the state directory's ``pids`` file before it runs
@@ -45,6 +47,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".tools" / "bin"
 CRDS = ROOT / "deploy" / "helm" / "driftwave-agent" / "crds"
 KWOK_STAGES = ROOT / ".tools" / "kwok-stages.yaml"
+FAULTY_KUBELET = "driftwave.test/faulty-kubelet"
+"""The label of a Node no kubelet runs for: kwok does not manage it, so it never becomes Ready
+(:class:`tests.support.instancenodes.InstanceNodes` sets it for faulty images)."""
 TOOLS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 ADMIN_TOKEN = "driftwave-test-admin"
 SERVICE_CIDR = "10.96.0.0/16"
@@ -240,7 +245,7 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
         "kwok",
         f"--kubeconfig={kubeconfig}",
         f"--config={KWOK_STAGES}",
-        "--manage-all-nodes=true",
+        f"--manage-nodes-with-label-selector=!{FAULTY_KUBELET}",
         f"--server-address=127.0.0.1:{kwok_port}",
         "--node-ip=10.0.0.1",
         "--cidr=10.64.0.0/12",

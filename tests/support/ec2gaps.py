@@ -9,6 +9,10 @@ AWS, the smallest faithful fix, made by the proxy in front of moto
   instance's groups against ``status.securityGroups``) marks every node ``SecurityGroupDrift``
   the moment it launches. The fix: after moto's answer, each launched instance is given its
   template's groups with ``ModifyInstanceAttribute`` (EC2's own API for an instance's groups).
+  EC2 never shows a launched instance without those groups, so ``DescribeInstances`` waits while
+  a CreateFleet is being answered: Karpenter lists its instances on controllers of their own
+  and caches what it reads (a minute), and a list that fell between moto's launch and the
+  fix had it mark the new nodes ``SecurityGroupDrift`` and replace one of them.
 
 What moto lacks entirely is not faked here: Karpenter runs with ``ISOLATED_VPC=true`` (no Price
 List API; its built-in prices), see :mod:`tests.support.karpenter`.
@@ -16,6 +20,7 @@ List API; its built-in prices), see :mod:`tests.support.karpenter`.
 
 from __future__ import annotations
 
+import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -77,18 +82,26 @@ def fleet_security_groups(proxy: AWSProxy, region: str) -> None:
         aws_secret_access_key="testing",
     )
 
+    launching = threading.Lock()
+
     def answer(request: Request) -> Answer:
-        status, headers, body = proxy.forward(request)
-        if status != 200:
-            return status, headers, body
-        for (template, version), instances in launched_by_template(body).items():
-            groups = template_groups(ec2, template, version)
-            if groups:
-                for instance in instances:
-                    ec2.modify_instance_attribute(InstanceId=instance, Groups=groups)
+        with launching:
+            status, headers, body = proxy.forward(request)
+            if status != 200:
+                return status, headers, body
+            for (template, version), instances in launched_by_template(body).items():
+                groups = template_groups(ec2, template, version)
+                if groups:
+                    for instance in instances:
+                        ec2.modify_instance_attribute(InstanceId=instance, Groups=groups)
         return status, headers, body
 
+    def describe(request: Request) -> Answer:
+        with launching:
+            return proxy.forward(request)
+
     proxy.intercept(lambda r: r.action == "CreateFleet", answer)
+    proxy.intercept(lambda r: r.action == "DescribeInstances", describe)
 
 
 @contextmanager

@@ -12,7 +12,9 @@ instance-side parts each time :meth:`InstanceNodes.step` is called:
   yet, register a Node as the kubelet does (named from the instance's private DNS name, with
   the providerID, the instance type's labels, the ``karpenter.sh/unregistered:NoExecute``
   taint the launch template's kubelet configuration asks for, and the claim's capacity and
-  allocatable); kwok turns it Ready;
+  allocatable); kwok turns it Ready, unless the instance runs one of :attr:`faulty` images:
+  then the Node carries :data:`~tests.support.controlplane.FAULTY_KUBELET`, kwok leaves it
+  alone, and it stays NotReady (a release whose kubelet never starts);
 * delete the Node of an instance that is shutting down, terminated or gone.
 
 When a controller runs on its own (Karpenter, or the agent as a process), :meth:`running` does
@@ -28,6 +30,8 @@ from typing import Any
 
 from kubernetes import client
 
+from tests.support.controlplane import FAULTY_KUBELET
+
 GROUP, VERSION = "karpenter.sh", "v1"
 
 
@@ -40,6 +44,8 @@ class InstanceNodes:
         self.ec2 = ec2
         self.registered: list[str] = []
         self.error: Exception | None = None
+        self.faulty: set[str] = set()
+        """Image ids whose instances' Nodes never become Ready (module docstring)."""
 
     def step(self) -> None:
         """Register and clean up once (module docstring)."""
@@ -52,14 +58,14 @@ class InstanceNodes:
             if not provider or provider in by_provider:
                 continue
             instance_id = provider.rsplit("/", 1)[-1]
-            state, dns = states.get(instance_id, ("missing", ""))
+            state, dns, image = states.get(instance_id, ("missing", "", ""))
             if state == "running":
-                self._register(claim, provider, dns)
+                self._register(claim, provider, dns, faulty=image in self.faulty)
         for node in nodes:
             provider = node.spec.provider_id if node.spec else None
             if not provider:
                 continue
-            state, _ = states.get(provider.rsplit("/", 1)[-1], ("missing", ""))
+            state = states.get(provider.rsplit("/", 1)[-1], ("missing", "", ""))[0]
             if state in {"shutting-down", "terminated", "missing"}:
                 self._delete_node(node.metadata.name)
 
@@ -85,18 +91,22 @@ class InstanceNodes:
             stop.set()
             thread.join(timeout=30)
 
-    def _instances(self) -> dict[str, tuple[str, str]]:
-        found: dict[str, tuple[str, str]] = {}
+    def _instances(self) -> dict[str, tuple[str, str, str]]:
+        """Every instance's state, private DNS name and image."""
+        found: dict[str, tuple[str, str, str]] = {}
         for page in self.ec2.get_paginator("describe_instances").paginate():
             for reservation in page["Reservations"]:
                 for instance in reservation["Instances"]:
                     found[instance["InstanceId"]] = (
                         instance["State"]["Name"],
                         instance.get("PrivateDnsName") or instance["InstanceId"],
+                        instance.get("ImageId", ""),
                     )
         return found
 
-    def _register(self, claim: dict[str, Any], provider: str, dns: str) -> None:
+    def _register(
+        self, claim: dict[str, Any], provider: str, dns: str, *, faulty: bool = False
+    ) -> None:
         labels = dict(claim["metadata"].get("labels") or {})
         status = claim.get("status") or {}
         kept = {
@@ -104,6 +114,8 @@ class InstanceNodes:
             for k, v in labels.items()
             if k.startswith(("node.kubernetes.io/", "topology.kubernetes.io/", "kubernetes.io/"))
         }
+        if faulty:
+            kept[FAULTY_KUBELET] = "true"
         name = dns.split(".")[0] + ".ec2.internal" if dns else provider.rsplit("/", 1)[-1]
         body = {
             "apiVersion": "v1",

@@ -5,9 +5,11 @@
 :class:`~agent.cloud.aws.network.Network`), the instance profile named in the spec, and the
 conditions Karpenter v1 sets: ``AMIsReady``, ``SubnetsReady``, ``SecurityGroupsReady`` and the
 root ``Ready`` (``False`` with reason ``UnhealthyDependents`` naming the dependents that are not
-ready). A part that does not resolve gives its condition ``False`` with Karpenter's reason and
-message; an AWS failure keeps the previous value of that part and says so, so a throttled call
-never empties a node class's status. Never raises for a resolution problem.
+ready), each stamped with the ``metadata.generation`` it resolved (``observedGeneration``, as
+Karpenter stamps them, so a reader can tell a status that is behind its spec). A part that does
+not resolve gives its condition ``False`` with Karpenter's reason and message; an AWS failure
+keeps the previous value of that part and says so, so a throttled call never empties a node
+class's status. Never raises for a resolution problem.
 
 Not resolved here (beyond what the agent needs to launch): instance profiles created from
 ``spec.role`` (the profile must be named in ``spec.instanceProfile`` or exist as
@@ -89,10 +91,12 @@ class NodeClassStatusResolver:
             subnets=subnets,
             security_groups=groups,
             instance_profile=spec.instance_profile,
-            conditions=[self._condition(old, c) for c in conditions],
+            conditions=[self._condition(old, c, nodeclass.metadata.generation) for c in conditions],
         )
 
-    def _condition(self, old: EC2NodeClassStatus, new: tuple[str, bool, str, str]) -> Condition:
+    def _condition(
+        self, old: EC2NodeClassStatus, new: tuple[str, bool, str, str], generation: int | None
+    ) -> Condition:
         kind, ok, reason, message = new
         status = "True" if ok else "False"
         previous = next((c for c in old.conditions if c.type == kind), None)
@@ -107,6 +111,7 @@ class NodeClassStatusResolver:
             reason=reason or kind,
             message=message,
             last_transition_time=when,
+            observed_generation=generation,
         )
 
 

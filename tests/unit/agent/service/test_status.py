@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import EPOCH
 from agent.lifecycle.conditions import without_condition
 from agent.service.documents import StatusDocument
-from agent.service.status import FAILURE_WINDOW, LifecycleLog, outcome_of, rfc3339
+from agent.service.status import (
+    FAILURE_WINDOW,
+    LifecycleLog,
+    outcome_of,
+    rfc3339,
+    status_behind,
+)
+from common.kubemodel import Condition
 
 from .helpers import START, rig
 
@@ -72,3 +80,26 @@ def test_failures_leave_the_status_after_thirty_minutes() -> None:
     status = r.service.status()
     assert status["registrationFailures"] == status["launchFailures"] == 0
     assert r.service.wave("bad")["progress"]["registrationFailures"] >= 3
+
+
+def _class_resolved_for(generation: int, observed: int | None) -> EC2NodeClass:
+    nodeclass = rig(nodes=1).world.cluster.get(EC2NodeClass, "default")
+    assert nodeclass.status is not None
+    resolved = Condition(
+        type="AMIsReady", status="True", reason="AMIsReady", observed_generation=observed
+    )
+    return nodeclass.model_copy(
+        update={
+            "metadata": nodeclass.metadata.model_copy(update={"generation": generation}),
+            "status": nodeclass.status.model_copy(update={"conditions": [resolved]}),
+        }
+    )
+
+
+def test_a_status_resolved_for_an_older_generation_is_behind_its_spec() -> None:
+    # Karpenter stamps AMIsReady with the generation it resolved; right after a wave patches
+    # amiSelectorTerms the status still lists the previous images (found running Karpenter:
+    # the wave "converged" at once on the old nodes)
+    assert status_behind(_class_resolved_for(generation=3, observed=2)) is True
+    assert status_behind(_class_resolved_for(generation=3, observed=3)) is False
+    assert status_behind(_class_resolved_for(generation=3, observed=None)) is False

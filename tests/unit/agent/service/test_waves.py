@@ -8,11 +8,14 @@ import math
 import pytest
 
 from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
+from agent.lifecycle.conditions import is_true
 from agent.service import InvalidRequest, WaveConflict, WaveNotFound
 from agent.service.documents import WaveDocument
+from common.kubemodel import Condition
 
-from .helpers import NEWEST, START, alias, rig
+from .helpers import NEWEST, START, STEP, alias, rig
 
 
 def _allowed(pool: NodePool, nodes: int) -> int:
@@ -242,3 +245,58 @@ def test_an_invalid_wave_id_is_refused_before_anything() -> None:
         r.service.apply_wave("Wave_1", alias(NEWEST))
     assert caught.value.fields[0][0] == "id"
     assert r.terms() == [{"alias": f"al2023@{START}"}]
+
+
+def test_a_wave_never_converges_on_a_class_status_behind_its_spec() -> None:
+    # found running Karpenter: it resolves the class a moment after the wave patches it, and
+    # until then the class's status lists the previous images, which every node runs, so the
+    # wave "converged" at once; the status's observedGeneration says it is behind
+    r = rig(nodes=5)
+    before = r.world.cluster.get(EC2NodeClass, "default")
+    assert before.status is not None
+    r.service.apply_wave("wave-1", alias(NEWEST))
+    patched = r.world.cluster.get(EC2NodeClass, "default")
+    assert patched.metadata.generation is not None
+    resolved = Condition(type="AMIsReady", status="True", reason="AMIsReady", message="")
+    stale = before.status.model_copy(
+        update={
+            "conditions": [
+                resolved.model_copy(update={"observed_generation": patched.metadata.generation - 1})
+            ]
+        }
+    )
+    r.world.cluster.update(patched.model_copy(update={"status": stale}))
+    wave = r.service.wave("wave-1")
+    assert wave["phase"] == "progressing"
+    assert wave["observed"]["holds"] is False
+    assert "default has not resolved its amiSelectorTerms yet" in wave["observed"]["reason"]
+
+
+def test_a_rollback_deletes_the_nodes_that_never_got_ready_on_the_image_it_leaves() -> None:
+    r = rig(nodes=10, faulty_releases=(NEWEST,))
+    r.service.apply_wave("wave-1", alias(NEWEST))
+    target = set(r.service.wave("wave-1")["targetImages"])
+
+    def unready() -> list[str]:
+        return [
+            c.name
+            for c in r.world.cluster.list(NodeClaim)
+            if (c.status.image_id or "") in target
+            and c.status.provider_id
+            and not is_true(c, "Initialized")
+            and not c.metadata.deletion_timestamp
+        ]
+
+    for _ in range(40):
+        if unready():
+            break
+        r.sim.step(STEP)
+    waiting = unready()
+    assert waiting, "a replacement on the faulty image is waiting to get Ready"
+    r.service.rollback_wave("wave-1")
+    assert unready() == []
+    abandoned = {e.object for e in r.world.timeline if e.type == "NodeClaimAbandoned"}
+    assert {f"nodeclaim/{name}" for name in waiting} <= abandoned
+    wave = r.run_until_not("wave-1", "rolling-back")
+    assert wave["phase"] == "rolled-back"
+    assert not target & r.images()
