@@ -233,7 +233,7 @@ def rig(
             nodepool(budget=budget, consolidate_after=consolidate_after, requirements=M5),
         )
         create(world.rest, deployment("web", NODES, "3", "1Gi"))
-        karpenter = Karpenter(world.plane, world.aws_url, tmp_path / "karpenter")
+        karpenter = Karpenter(world.plane, world.aws_url)
         env = {
             **world.agent_env(),
             "DRIFTWAVE_DATABASE_URL": database_url,
