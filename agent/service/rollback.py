@@ -8,7 +8,7 @@ from typing import Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
-from agent.kube.port import NotFound
+from agent.kube.port import ClusterError, NotFound
 from agent.lifecycle.conditions import is_true
 from agent.service.errors import AgentError, InvalidRequest
 from agent.service.requests import RollbackRequest, canonical
@@ -136,6 +136,16 @@ def abandon_unready(world: AgentRuntime, wave: Wave) -> list[str]:
         try:
             world.cluster.delete(NodeClaim, claim.name)
         except NotFound:
+            continue
+        except ClusterError as exc:
+            # e.g. refused (403) to an agent installed by a chart older than this rule; the
+            # rollback goes on, Karpenter's own timeouts end these nodes later
+            world.record(
+                "NodeClaimNotAbandoned",
+                f"nodeclaim/{claim.name}",
+                f"could not delete it (never initialized on {image}): {exc}",
+                {"image": image, "wave": wave.id},
+            )
             continue
         world.record(
             "NodeClaimAbandoned",

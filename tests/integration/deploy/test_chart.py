@@ -109,9 +109,10 @@ def test_rbac_follows_the_driver(helm: Helm) -> None:
     assert ("karpenter.sh", "nodeclaims", "create") in native
     assert ("", "nodes", "delete") in native
     assert ("", "pods/eviction", "create") in native
-    assert not {r for r in karpenter if r[2] in ("create", "delete")}, "karpenter: no creations"
+    assert not {r for r in karpenter if r[2] == "create"}, "karpenter: no creations"
     assert {r for r in karpenter if r[2] not in ("get", "list", "watch")} == {
-        ("karpenter.k8s.aws", "ec2nodeclasses", "patch")
+        ("karpenter.k8s.aws", "ec2nodeclasses", "patch"),
+        ("karpenter.sh", "nodeclaims", "delete"),  # a rollback's never-Ready NodeClaims
     }
     assert ("", "pods", "create") not in native, "the agent never makes pods"
     role = by_kind(objects(helm), "Role")[0]

@@ -11,8 +11,8 @@ token is): RBAC is sufficient.
 * every write the agent makes under the native driver succeeds as that identity (NodeClaims:
   create, patch, status, delete; Nodes: patch, delete; pods: evict, delete; EC2NodeClasses:
   patch, status; NodePools: status; the leader Lease), and the audit log shows exactly those
-  writes and no refusal; under the karpenter driver, patching an EC2NodeClass succeeds and
-  every other write is refused (403).
+  writes and no refusal; under the karpenter driver, patching an EC2NodeClass and deleting a
+  NodeClaim (a rollback's never-Ready ones) succeed and every other write is refused (403).
 """
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ def test_every_native_write_succeeds_as_the_service_account(
     assert writes == NATIVE_WRITES
 
 
-def test_the_karpenter_driver_may_only_patch_node_classes(
+def test_the_karpenter_driver_may_only_patch_node_classes_and_delete_claims(
     karpenter_release: Release,
     controlplane: ControlPlane,
     admin: KubeREST,
@@ -293,7 +293,6 @@ def test_the_karpenter_driver_may_only_patch_node_classes(
                     lambda d: d.setdefault("status", {}).update({"providerID": "aws:///x/i-1"}),
                 )
             ),
-            "delete nodeclaims": lambda: kube.delete(NodeClaim, f"{prefix}-claim"),
             "patch nodes": lambda: kube.update(
                 edited(node, lambda d: d["spec"].update({"unschedulable": True}))
             ),
@@ -312,13 +311,18 @@ def test_the_karpenter_driver_may_only_patch_node_classes(
                 continue
             allowed.append(what)
         assert allowed == [], "the karpenter driver's identity may not do these"
-    assert "labels" not in get(admin, "nodeclaims", f"{prefix}-claim")["metadata"]
+        assert "labels" not in get(admin, "nodeclaims", f"{prefix}-claim")["metadata"]
+        # a rollback deletes the NodeClaims that never got Ready on the image it leaves
+        kube.delete(NodeClaim, f"{prefix}-claim")
     assert not get(admin, "nodes", f"{prefix}-node")["spec"].get("unschedulable")
     done = requests_of(controlplane, karpenter_release.user, since)
     succeeded = {
         (r.verb, r.resource) for r in done if r.succeeded and r.verb not in ("get", "list", "watch")
     }
-    assert succeeded == {("patch", "karpenter.k8s.aws/ec2nodeclasses")}
+    assert succeeded == {
+        ("patch", "karpenter.k8s.aws/ec2nodeclasses"),
+        ("delete", "karpenter.sh/nodeclaims"),
+    }
     assert len([r for r in done if r.refused]) == len(refused)
 
 

@@ -2,7 +2,8 @@
 TokenRequest token), one per row, for each driver. What the agent must be able to do is allowed;
 what it must not do is refused: Secrets anywhere, making or changing pods, NodePools' spec,
 RBAC escalation and binding, tokens, impersonation, namespaces, Leases outside its own, other
-workloads, CRDs and webhooks; under the karpenter driver also every write of the native one.
+workloads, CRDs and webhooks; under the karpenter driver also every write of the native one but
+deleting NodeClaims (a rollback deletes those that never got Ready on the image it leaves).
 
 The rows the agent needs are the ones tests/integration/deploy/test_install.py makes as that
 identity (its audit-log checks keep this table and the agent's requests the same)."""
@@ -62,6 +63,9 @@ LEADER = [
     Row("update", LEASES, "leases", OWN, LEASE_NAME),
 ]
 WAVE = [Row("patch", "karpenter.k8s.aws", "ec2nodeclasses")]
+ROLLBACK = [Row("delete", "karpenter.sh", "nodeclaims")]
+"""Under the karpenter driver: a rollback deletes the NodeClaims that never got Ready on the image
+it leaves."""
 NATIVE = [
     Row("create", "karpenter.sh", "nodeclaims"),
     Row("patch", "karpenter.sh", "nodeclaims"),
@@ -163,11 +167,11 @@ NEVER = [
 
 MAY = {
     "native": READS + LEADER + WAVE + NATIVE,
-    "karpenter": READS + LEADER + WAVE,
+    "karpenter": READS + LEADER + WAVE + ROLLBACK,
 }
 MAY_NOT = {
     "native": NEVER,
-    "karpenter": NEVER + NATIVE,
+    "karpenter": NEVER + [row for row in NATIVE if row not in ROLLBACK],
 }
 
 

@@ -10,6 +10,7 @@ import pytest
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
+from agent.kube.port import ClusterError
 from agent.lifecycle.conditions import is_true
 from agent.service import InvalidRequest, WaveConflict, WaveNotFound
 from agent.service.documents import WaveDocument
@@ -300,3 +301,41 @@ def test_a_rollback_deletes_the_nodes_that_never_got_ready_on_the_image_it_leave
     wave = r.run_until_not("wave-1", "rolling-back")
     assert wave["phase"] == "rolled-back"
     assert not target & r.images()
+
+
+def test_a_rollback_goes_on_when_the_cluster_refuses_to_delete_a_never_ready_node() -> None:
+    r = rig(nodes=10, faulty_releases=(NEWEST,))
+    r.service.apply_wave("wave-1", alias(NEWEST))
+    target = set(r.service.wave("wave-1")["targetImages"])
+
+    def unready() -> list[str]:
+        return [
+            c.name
+            for c in r.world.cluster.list(NodeClaim)
+            if (c.status.image_id or "") in target
+            and c.status.provider_id
+            and not is_true(c, "Initialized")
+            and not c.metadata.deletion_timestamp
+        ]
+
+    for _ in range(40):
+        if unready():
+            break
+        r.sim.step(STEP)
+    waiting = unready()
+    assert waiting
+    cluster = r.world.cluster
+    delete = cluster.delete
+
+    def refused(kind: object, name: str, *args: object, **kwargs: object) -> object:
+        if kind is NodeClaim and name in waiting:
+            raise ClusterError("nodeclaims is forbidden: cannot delete")
+        return delete(kind, name, *args, **kwargs)  # type: ignore[arg-type]
+
+    cluster.delete = refused  # type: ignore[method-assign, assignment]
+    r.service.rollback_wave("wave-1")
+    assert r.service.wave("wave-1")["phase"] == "rolling-back"
+    assert set(unready()) == set(waiting), "nothing it was refused is taken for deleted"
+    refusals = {e.object for e in r.world.timeline if e.type == "NodeClaimNotAbandoned"}
+    assert {f"nodeclaim/{name}" for name in waiting} <= refusals
+    assert not any(e.type == "NodeClaimAbandoned" for e in r.world.timeline)
