@@ -16,7 +16,7 @@ from agent.service import InvalidRequest, WaveConflict, WaveNotFound
 from agent.service.documents import WaveDocument
 from common.kubemodel import Condition
 
-from .helpers import NEWEST, START, STEP, alias, rig
+from .helpers import NEWEST, START, STEP, Rig, alias, rig
 
 
 def _allowed(pool: NodePool, nodes: int) -> int:
@@ -273,27 +273,39 @@ def test_a_wave_never_converges_on_a_class_status_behind_its_spec() -> None:
     assert "default has not resolved its amiSelectorTerms yet" in wave["observed"]["reason"]
 
 
-def test_a_rollback_deletes_the_nodes_that_never_got_ready_on_the_image_it_leaves() -> None:
+def _unready_on(r: Rig, target: set[str]) -> list[str]:
+    """The launched NodeClaims on ``target`` images that never initialized (and are not going)."""
+    return [
+        c.name
+        for c in r.world.cluster.list(NodeClaim)
+        if (c.status.image_id or "") in target
+        and c.status.provider_id
+        and not is_true(c, "Initialized")
+        and not c.metadata.deletion_timestamp
+    ]
+
+
+def _faulty_wave_waiting() -> tuple[Rig, set[str], list[str]]:
+    """A wave to a faulty release, stepped until a replacement on it waits to get Ready: the rig,
+    the wave's target images and the waiting NodeClaims."""
     r = rig(nodes=10, faulty_releases=(NEWEST,))
     r.service.apply_wave("wave-1", alias(NEWEST))
     target = set(r.service.wave("wave-1")["targetImages"])
-
-    def unready() -> list[str]:
-        return [
-            c.name
-            for c in r.world.cluster.list(NodeClaim)
-            if (c.status.image_id or "") in target
-            and c.status.provider_id
-            and not is_true(c, "Initialized")
-            and not c.metadata.deletion_timestamp
-        ]
-
     for _ in range(40):
-        if unready():
+        if _unready_on(r, target):
             break
         r.sim.step(STEP)
-    waiting = unready()
+    waiting = _unready_on(r, target)
     assert waiting, "a replacement on the faulty image is waiting to get Ready"
+    return r, target, waiting
+
+
+def test_a_rollback_deletes_the_nodes_that_never_got_ready_on_the_image_it_leaves() -> None:
+    r, target, waiting = _faulty_wave_waiting()
+
+    def unready() -> list[str]:
+        return _unready_on(r, target)
+
     r.service.rollback_wave("wave-1")
     assert unready() == []
     abandoned = {e.object for e in r.world.timeline if e.type == "NodeClaimAbandoned"}
@@ -304,26 +316,11 @@ def test_a_rollback_deletes_the_nodes_that_never_got_ready_on_the_image_it_leave
 
 
 def test_a_rollback_goes_on_when_the_cluster_refuses_to_delete_a_never_ready_node() -> None:
-    r = rig(nodes=10, faulty_releases=(NEWEST,))
-    r.service.apply_wave("wave-1", alias(NEWEST))
-    target = set(r.service.wave("wave-1")["targetImages"])
+    r, target, waiting = _faulty_wave_waiting()
 
     def unready() -> list[str]:
-        return [
-            c.name
-            for c in r.world.cluster.list(NodeClaim)
-            if (c.status.image_id or "") in target
-            and c.status.provider_id
-            and not is_true(c, "Initialized")
-            and not c.metadata.deletion_timestamp
-        ]
+        return _unready_on(r, target)
 
-    for _ in range(40):
-        if unready():
-            break
-        r.sim.step(STEP)
-    waiting = unready()
-    assert waiting
     cluster = r.world.cluster
     delete = cluster.delete
 
