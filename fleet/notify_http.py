@@ -3,7 +3,8 @@ followed, the environment's proxy (``HTTPS_PROXY``, ``NO_PROXY``...) honoured.
 
 A webhook URL may carry a secret in its path or query (a chat service's incoming-webhook URL
 does), so the URL is never logged: requests go straight to httpx's transport (its client would
-log each URL), and a failure's :class:`~fleet.service.notify.Answer` names the host only."""
+log each URL), and a failure's :class:`~fleet.service.notifications.events.Answer` names the host
+only."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ import httpx
 from common.secrets import OpenSecrets
 from fleet.runtime import NotifySettings
 from fleet.service.context import FleetContext
-from fleet.service.notifier import Notifier
-from fleet.service.notify import Answer
+from fleet.service.notifications.events import Answer
+from fleet.service.notifications.notifier import Notifier
 
 
 class HttpWebhookSender:
-    """A :class:`~fleet.service.notify.WebhookSender` keeping one connection pool per route
+    """A :class:`~fleet.service.notifications.events.WebhookSender` keeping one connection pool per
+    route
     (direct, or each proxy); safe to share between threads."""
 
     def __init__(self, transport: httpx.BaseTransport | None = None) -> None:

@@ -16,7 +16,7 @@ metric                                labels          meaning
                                       health          cluster's agent last answered, or failed
                                                       to (healthy, degraded, regressed, stale,
                                                       unreachable, unknown;
-                                                      :mod:`fleet.service.contact`)
+                                                      :mod:`fleet.service.contact.probes`)
 ``driftwave_scheduler_last_tick_``                    when a scheduler last ticked (Unix time;
 ``timestamp_seconds``                                 absent before the first tick)
 ``driftwave_scheduler_holder``        holder          1 for the scheduler holding (or that last
@@ -42,11 +42,11 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from fleet.service.contact import HEALTHS, ProbePolicy
+from fleet.service.commands.fleets import list_clusters
+from fleet.service.contact.probes import HEALTHS, ProbePolicy
 from fleet.service.context import FleetContext
-from fleet.service.fleets import list_clusters
-from fleet.service.health import HeartbeatPolicy, scheduler_health
-from fleet.service.queries import list_rollouts, rollout_status
+from fleet.service.reads.queries import list_rollouts, rollout_status
+from fleet.service.scheduling.health import HeartbeatPolicy, scheduler_health
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MOST = 100_000

@@ -11,10 +11,10 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from fleet.db.engine import engine_from_settings, ensure_current, migrate
-from fleet.service.contact import ProbePolicy
+from fleet.service.contact.probes import ProbePolicy
 from fleet.service.context import FleetContext
-from fleet.service.health import HeartbeatPolicy
-from fleet.service.notify import RetryPolicy
+from fleet.service.notifications.events import RetryPolicy
+from fleet.service.scheduling.health import HeartbeatPolicy
 from fleet.settings import DatabaseSettings
 from fleet.telemetry import TelemetrySettings, make_provider
 

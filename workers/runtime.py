@@ -14,8 +14,8 @@ from celery.signals import worker_process_init
 from agent.cloud.aws import open_secret_reader
 from fleet.gateway import HttpAgentGateway
 from fleet.runtime import StepSettings, open_context
-from fleet.service.contact import ContactProber
-from fleet.service.steps import StepRunner
+from fleet.service.contact.probes import ContactProber
+from fleet.service.steps.runner import StepRunner
 from workers.app import make_app
 from workers.settings import BrokerSettings, WorkerSettings
 from workers.tasks import register_tasks

@@ -2,7 +2,8 @@
 
 ``driftwave.step`` carries one step message, ``driftwave.steps`` a batch of them (the scheduler
 sends a wave's messages in batches); ``driftwave.probes`` a batch of clusters whose agents to
-contact once (:mod:`fleet.service.contact`). All are thin: they hand the messages to the fleet's
+contact once (:mod:`fleet.service.contact.probes`). All are thin: they hand the messages to the
+fleet's
 step runner (or prober), which does one short piece of work per step (apply, observe, roll
 back) and says whether to look again later; the task then re-queues what needs another look
 with that delay (a batch per delay, rounded up to the second) instead of holding a worker while

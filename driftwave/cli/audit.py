@@ -15,7 +15,7 @@ from driftwave.cli.group import Group, show_help_when_bare
 from driftwave.cli.output import JsonOpt, OutputOpt, emit, output_format
 
 if TYPE_CHECKING:
-    from fleet.service.audit_chain import AuditVerification
+    from fleet.service.reads.audit_chain import AuditVerification
 
 HELP = (
     "The audit log: check that no row was changed or removed since it was written, and send "

@@ -58,8 +58,8 @@ def scheduler(
     from fleet.metrics import HttpMetricSource
     from fleet.notify_http import start_notifier
     from fleet.runtime import NotifySettings, SchedulerSettings
-    from fleet.service.scheduler import Scheduler
-    from fleet.service.views import Timing
+    from fleet.service.scheduling.scheduler import Scheduler
+    from fleet.service.scheduling.views import Timing
     from workers.app import make_app
     from workers.dispatch import CeleryDispatcher
     from workers.settings import BrokerSettings

@@ -142,7 +142,7 @@ def _pace(fleet: str) -> Pace:
     from fleet.db.engine import embedded_missing
     from fleet.db.errors import DatabaseError
     from fleet.domain.pace import Pace
-    from fleet.service.pacing import fleet_pace
+    from fleet.service.scheduling.pacing import fleet_pace
     from fleet.settings import DatabaseSettings
 
     try:

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
-    from fleet.service.audit_chain import AuditVerification
     from fleet.service.context import FleetContext
+    from fleet.service.reads.audit_chain import AuditVerification
 
 T = TypeVar("T")
 
@@ -52,9 +52,9 @@ def service_errors() -> Iterator[None]:
     """Turn the services' refusals and the database's errors into :class:`ClientError`."""
     from fleet.db.errors import DatabaseError, ReleaseConflict
     from fleet.domain.errors import DomainError
-    from fleet.service.history import ClusterAmbiguous, ClusterUnknown
-    from fleet.service.queries import RolloutNotFound
-    from fleet.service.refusals import CommandForbidden, CommandRefused
+    from fleet.service.commands.refusals import CommandForbidden, CommandRefused
+    from fleet.service.reads.history import ClusterAmbiguous, ClusterUnknown
+    from fleet.service.reads.queries import RolloutNotFound
 
     try:
         yield
@@ -85,29 +85,30 @@ class EmbeddedPort:
             return call()
 
     def apply_fleet(self, fleet: Fleet, reason: str | None) -> ApplyDocument:
-        """Store the fleet (:func:`fleet.service.fleets.apply_fleet`)."""
+        """Store the fleet (:func:`fleet.service.commands.fleets.apply_fleet`)."""
         from fleet.api.documents import ApplyDocument
-        from fleet.service.fleets import apply_fleet
+        from fleet.service.commands.fleets import apply_fleet
 
         result = self._run(lambda: apply_fleet(self._ctx, fleet, self._actor, reason))
         return ApplyDocument.model_validate({**result.as_document(), "warnings": []})
 
     def clusters(self, fleet: str | None) -> list[ClusterDocument]:
-        """The active clusters (:func:`fleet.service.fleets.list_clusters`)."""
+        """The active clusters (:func:`fleet.service.commands.fleets.list_clusters`)."""
         from fleet.api.documents import ClusterDocument
-        from fleet.service.fleets import list_clusters
+        from fleet.service.commands.fleets import list_clusters
 
         rows = self._run(lambda: list_clusters(self._ctx, fleet))
         return [ClusterDocument.model_validate(row) for row in rows]
 
     def plan(self, release: Release, at: datetime | None) -> PlanDocument:
-        """Plan against the stored fleet (:func:`fleet.service.planning.plan_release`)."""
+        """Plan against the stored fleet
+        (:func:`fleet.service.scheduling.planning.plan_release`)."""
         from fleet.api.documents import PlanDocument
         from fleet.db.errors import NotFound
         from fleet.domain.manifests import Loaded, release_fleet_findings
         from fleet.domain.model import release_info
-        from fleet.service.fleets import stored_fleet
-        from fleet.service.planning import plan_release
+        from fleet.service.commands.fleets import stored_fleet
+        from fleet.service.scheduling.planning import plan_release
 
         name = release.spec.fleet
         try:
@@ -133,32 +134,32 @@ class EmbeddedPort:
         return PlanDocument.model_validate({**document, "warnings": notices})
 
     def start(self, release: Release, queue: bool) -> RolloutStarted:
-        """Start the rollout (:func:`fleet.service.rollouts.start_rollout`)."""
+        """Start the rollout (:func:`fleet.service.commands.rollouts.start_rollout`)."""
         from fleet.api.rollout_documents import RolloutStarted
-        from fleet.service.rollouts import start_rollout
+        from fleet.service.commands.rollouts import start_rollout
 
         started = self._run(lambda: start_rollout(self._ctx, release, self._actor, queue=queue))
         return RolloutStarted.model_validate({**started, "warnings": []})
 
     def status(self, rollout: str) -> RolloutStatus:
-        """The rollout's status (:func:`fleet.service.queries.rollout_status`)."""
+        """The rollout's status (:func:`fleet.service.reads.queries.rollout_status`)."""
         from fleet.api.rollout_documents import RolloutStatus
-        from fleet.service.queries import rollout_status
+        from fleet.service.reads.queries import rollout_status
 
         return RolloutStatus.model_validate(self._run(lambda: rollout_status(self._ctx, rollout)))
 
     def rollouts(self, active: bool, limit: int) -> list[RolloutSummary]:
-        """The rollouts (:func:`fleet.service.queries.list_rollouts`)."""
+        """The rollouts (:func:`fleet.service.reads.queries.list_rollouts`)."""
         from fleet.api.rollout_documents import RolloutSummary
-        from fleet.service.queries import list_rollouts
+        from fleet.service.reads.queries import list_rollouts
 
         rows = self._run(lambda: list_rollouts(self._ctx, active=active, limit=limit))
         return [RolloutSummary.model_validate(row) for row in rows]
 
     def command(self, name: Command, rollout: str) -> CommandResult:
-        """Pause, resume, abort or roll back (:mod:`fleet.service.rollouts`)."""
+        """Pause, resume, abort or roll back (:mod:`fleet.service.commands.rollouts`)."""
         from fleet.api.rollout_documents import CommandResult
-        from fleet.service import rollouts
+        from fleet.service.commands import rollouts
 
         call = {
             "pause": rollouts.pause,
@@ -170,39 +171,39 @@ class EmbeddedPort:
         return CommandResult.model_validate(result)
 
     def approve(self, rollout: str, ring: str, comment: str) -> CommandResult:
-        """Approve the waiting ring (:func:`fleet.service.rollouts.approve`)."""
+        """Approve the waiting ring (:func:`fleet.service.commands.rollouts.approve`)."""
         from fleet.api.rollout_documents import CommandResult
-        from fleet.service import rollouts
+        from fleet.service.commands import rollouts
 
         result = self._run(lambda: rollouts.approve(self._ctx, rollout, self._actor, ring, comment))
         return CommandResult.model_validate(result)
 
     def audit(self, rollout: str) -> list[AuditEntry]:
-        """The audit trail (:func:`fleet.service.queries.audit_trail`)."""
+        """The audit trail (:func:`fleet.service.reads.queries.audit_trail`)."""
         from fleet.api.rollout_documents import AuditEntry
-        from fleet.service.queries import audit_trail
+        from fleet.service.reads.queries import audit_trail
 
         rows = self._run(lambda: audit_trail(self._ctx, rollout))
         return [AuditEntry.model_validate(row) for row in rows]
 
     def cluster_history(self, name: str, fleet: str | None) -> ClusterHistory:
-        """The cluster's steps (:func:`fleet.service.history.cluster_history`)."""
+        """The cluster's steps (:func:`fleet.service.reads.history.cluster_history`)."""
         from fleet.api.history_documents import ClusterHistory
-        from fleet.service.history import cluster_history
+        from fleet.service.reads.history import cluster_history
 
         found = self._run(lambda: cluster_history(self._ctx, name, fleet))
         return ClusterHistory.model_validate(found)
 
     def verify_audit(self) -> AuditVerification:
-        """The chain walked (:func:`fleet.service.audit_chain.verify_audit`)."""
-        from fleet.service.audit_chain import verify_audit
+        """The chain walked (:func:`fleet.service.reads.audit_chain.verify_audit`)."""
+        from fleet.service.reads.audit_chain import verify_audit
 
         return self._run(lambda: verify_audit(self._ctx))
 
     def create_token(self, request: CreateTokenRequest) -> CreatedTokenDocument:
-        """A token made (:func:`fleet.service.tokens.create_token`), its secret with it."""
+        """A token made (:func:`fleet.service.commands.tokens.create_token`), its secret with it."""
         from fleet.api.tokens import CreatedTokenDocument, token_document
-        from fleet.service.tokens import create_token, parse_expiry
+        from fleet.service.commands.tokens import create_token, parse_expiry
 
         try:
             lifetime = parse_expiry(request.expires_in) if request.expires_in else None
@@ -222,18 +223,18 @@ class EmbeddedPort:
         return CreatedTokenDocument.model_validate(shown)
 
     def tokens(self) -> list[TokenDocument]:
-        """The tokens (:func:`fleet.service.tokens.list_tokens`)."""
+        """The tokens (:func:`fleet.service.commands.tokens.list_tokens`)."""
         from fleet.api.tokens import TokenDocument, token_document
-        from fleet.service.tokens import list_tokens
+        from fleet.service.commands.tokens import list_tokens
 
         now = self._ctx.now()
         found = self._run(lambda: list_tokens(self._ctx))
         return [TokenDocument.model_validate(token_document(t, now)) for t in found]
 
     def revoke_token(self, name: str) -> TokenDocument:
-        """The token revoked (:func:`fleet.service.tokens.revoke_token`)."""
+        """The token revoked (:func:`fleet.service.commands.tokens.revoke_token`)."""
         from fleet.api.tokens import TokenDocument, token_document
-        from fleet.service.tokens import revoke_token
+        from fleet.service.commands.tokens import revoke_token
 
         revoked = self._run(lambda: revoke_token(self._ctx, name, actor=self._actor))
         return TokenDocument.model_validate(token_document(revoked, self._ctx.now()))

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
-    from fleet.service.audit_chain import AuditVerification
+    from fleet.service.reads.audit_chain import AuditVerification
 
 Command = Literal["pause", "resume", "abort", "rollback"]
 """The operator's commands on a rollout besides ``approve``."""

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
-    from fleet.service.audit_chain import AuditVerification
+    from fleet.service.reads.audit_chain import AuditVerification
 
 M = TypeVar("M", bound=BaseModel)
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
@@ -221,7 +221,7 @@ class RemotePort:
 
     def verify_audit(self) -> AuditVerification:
         """``GET /v1/audit/verify``."""
-        from fleet.service.audit_chain import AuditVerification
+        from fleet.service.reads.audit_chain import AuditVerification
 
         return self._read(AuditVerification, self._send("GET", "/v1/audit/verify"))
 

@@ -5,7 +5,7 @@ Each cluster is a world its agent process advances ``--speed`` times faster than
 the machine keeps up; on a busy machine the worlds fall behind. The demo reads every cluster's
 status (its clock, ``time``) before and after the rollout, noting the real time of each read:
 simulated seconds over real seconds is the speed the cluster really ran at. The rollout's
-convergence timeouts are timed on the clusters' own clocks (:mod:`fleet.service.clocks`), so a
+convergence timeouts are timed on the clusters' own clocks (:mod:`fleet.service.steps.clocks`), so a
 slow simulation makes the demo take longer, never fail a good image; this says so.
 """
 

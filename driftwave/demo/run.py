@@ -47,12 +47,12 @@ from fleet.domain.release import Release
 from fleet.metrics import HttpMetricSource
 from fleet.notify_http import start_notifier
 from fleet.runtime import NotifySettings, RuntimeSettings, close_context, open_context
-from fleet.service.fleets import apply_fleet
-from fleet.service.notifier import Notifier
-from fleet.service.queries import audit_trail, rollout_status
-from fleet.service.rollouts import approve, start_rollout
-from fleet.service.scheduler import Scheduler
-from fleet.service.views import Timing
+from fleet.service.commands.fleets import apply_fleet
+from fleet.service.commands.rollouts import approve, start_rollout
+from fleet.service.notifications.notifier import Notifier
+from fleet.service.reads.queries import audit_trail, rollout_status
+from fleet.service.scheduling.scheduler import Scheduler
+from fleet.service.scheduling.views import Timing
 from fleet.settings import DatabaseSettings
 from fleet.telemetry import TelemetrySettings
 from workers.app import make_app

@@ -5,7 +5,7 @@ token or a token, :mod:`fleet.api.identity`; what each identity may do follows i
 :mod:`fleet.api.rbac`):
 
 * ``GET /healthz`` (no authentication): whether the database answers at the current schema and,
-  while a rollout is live, a scheduler ticks (:mod:`fleet.service.health`);
+  while a rollout is live, a scheduler ticks (:mod:`fleet.service.scheduling.health`);
 * ``GET /readyz`` (no authentication): whether this API process can serve, that is whether the
   database answers at the current schema (a stopped scheduler leaves it ready: the readiness
   probe of a Deployment, which must not take every replica out of its Service for that);
@@ -62,9 +62,9 @@ from fleet.db.errors import DatabaseError, SchemaOutdated
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release
 from fleet.gateway import AgentGateway
-from fleet.service.contact import ProbePolicy
+from fleet.service.contact.probes import ProbePolicy
 from fleet.service.context import FleetContext
-from fleet.service.health import HeartbeatPolicy, scheduler_health
+from fleet.service.scheduling.health import HeartbeatPolicy, scheduler_health
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,6 @@
 """The audit route: ``GET /v1/audit/verify`` (any role, viewer up), the report of
-:func:`fleet.service.audit_chain.verify_audit`, as ``driftwave audit verify -o json`` prints it.
+:func:`fleet.service.reads.audit_chain.verify_audit`, as ``driftwave audit verify -o json`` prints
+it.
 It answers 200 whether or not the chain is intact: ``ok`` and ``broken`` say which."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from fleet.api.deps import V1, V1_AUTH, Ctx, v1_responses
-from fleet.service.audit_chain import AuditVerification, verify_audit
+from fleet.service.reads.audit_chain import AuditVerification, verify_audit
 
 
 def add_audit_routes(app: FastAPI) -> None:

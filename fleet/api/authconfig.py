@@ -35,7 +35,7 @@ from common.auth import AuthConfigError
 from common.suggest import did_you_mean
 from fleet.api.rbac import Grant, read_sign_on_file
 from fleet.domain.roles import RANK, ROLES
-from fleet.service.tokens import TokenPolicy, parse_expiry
+from fleet.service.commands.tokens import TokenPolicy, parse_expiry
 
 TOP = ("oidc", "groups", "tokens")
 OIDC = ("issuer", "clientId", "groupsClaim", "usernameClaim", "caFile")

@@ -14,7 +14,7 @@ from fleet.api.deps import V1, V1_AUTH, Ctx, v1_responses
 from fleet.api.documents import ErrorDocument
 from fleet.api.errors import ConflictError, NotFoundError
 from fleet.api.history_documents import ClusterHistory
-from fleet.service.history import ClusterAmbiguous, ClusterUnknown, cluster_history
+from fleet.service.reads.history import ClusterAmbiguous, ClusterUnknown, cluster_history
 
 FleetQuery = Annotated[
     str | None, Query(description="The cluster's fleet (needed when several fleets have it).")

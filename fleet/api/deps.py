@@ -22,7 +22,7 @@ from fleet.api.documents import ErrorDocument
 from fleet.api.identity import Authenticator, AuthRefused
 from fleet.api.rbac import Grant
 from fleet.gateway import AgentGateway
-from fleet.service.contact import ProbePolicy
+from fleet.service.contact.probes import ProbePolicy
 from fleet.service.context import FleetContext
 
 

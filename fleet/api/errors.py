@@ -31,8 +31,8 @@ from fleet.db.errors import (
     StaleState,
 )
 from fleet.domain.errors import DomainError, ManifestError, PlanningError
-from fleet.service.queries import RolloutNotFound
-from fleet.service.rollouts import CommandForbidden, CommandRefused
+from fleet.service.commands.rollouts import CommandForbidden, CommandRefused
+from fleet.service.reads.queries import RolloutNotFound
 
 RETRY_AFTER_SECONDS = 2
 """What ``Retry-After`` says after a temporary database error."""

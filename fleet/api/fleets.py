@@ -26,7 +26,7 @@ from fleet.db.errors import NotFound
 from fleet.db.specs import ApplyResult
 from fleet.domain.fleet import Fleet
 from fleet.gateway import GatewayError
-from fleet.service.fleets import (
+from fleet.service.commands.fleets import (
     REASON_MAX,
     agent_target,
     apply_fleet,

@@ -11,7 +11,8 @@ from its authentication alone (no header or body names an actor).
   listing their groups; actions are audited under the ``usernameClaim``;
 * a token of the tokens file (``--tokens-file``, or the single ``--token-file`` token, audited
   as ``api-token``);
-* a token for automation in the database (:mod:`fleet.service.tokens`): an expired or revoked
+* a token for automation in the database (:mod:`fleet.service.commands.tokens`): an expired or
+  revoked
   one gets 401 saying so (only a caller holding its secret can learn that).
 
 Anything else gets 401 without saying more. With authentication off (a loopback API started
@@ -27,8 +28,8 @@ from common.auth import AuthConfigError, hash_token
 from fleet.api.authconfig import AuthConfig
 from fleet.api.oidc import IssuerUnavailable, OidcError, OidcVerifier, looks_like_jwt
 from fleet.api.rbac import AccessControl, Grant, actor_problem
+from fleet.service.commands.tokens import TokenPolicy, check_token
 from fleet.service.context import FleetContext
-from fleet.service.tokens import TokenPolicy, check_token
 
 ANONYMOUS = Grant("anonymous (loopback, no authentication)", "admin", None, source="none")
 """The grant of every request when authentication is off (loopback only)."""

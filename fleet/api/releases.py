@@ -44,10 +44,10 @@ from fleet.domain.fields import parse_time
 from fleet.domain.manifests import Loaded, release_fleet_findings
 from fleet.domain.model import FleetInfo, ReleaseInfo, release_info
 from fleet.domain.release import Release
+from fleet.service.commands.fleets import stored_fleet
+from fleet.service.commands.rollouts import start_rollout
 from fleet.service.context import FleetContext
-from fleet.service.fleets import stored_fleet
-from fleet.service.planning import plan_release
-from fleet.service.rollouts import start_rollout
+from fleet.service.scheduling.planning import plan_release
 
 RELEASE_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorDocument, "description": "The body is not JSON or YAML."},

@@ -24,9 +24,9 @@ from fleet.api.rollout_documents import (
     RolloutsDocument,
     RolloutStatus,
 )
+from fleet.service.commands.rollouts import abort, approve, pause, resume, rollback
 from fleet.service.context import FleetContext
-from fleet.service.queries import RolloutNotFound, audit_trail, list_rollouts, rollout_status
-from fleet.service.rollouts import abort, approve, pause, resume, rollback
+from fleet.service.reads.queries import RolloutNotFound, audit_trail, list_rollouts, rollout_status
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorDocument, "description": "No rollout has that id."}

@@ -24,9 +24,9 @@ from fleet.api.discovery import SignIn
 from fleet.api.identity import Authenticator
 from fleet.api.rbac import AccessControl
 from fleet.gateway import AgentGateway
-from fleet.service.contact import ProbePolicy
+from fleet.service.contact.probes import ProbePolicy
 from fleet.service.context import FleetContext
-from fleet.service.health import HeartbeatPolicy
+from fleet.service.scheduling.health import HeartbeatPolicy
 
 POLL_SECONDS = 0.05
 """How often the server loop looks at ``stop``."""

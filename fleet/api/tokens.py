@@ -1,5 +1,5 @@
 """``/v1/tokens`` (admin only): tokens for automation, kept hashed in the fleet database
-(:mod:`fleet.service.tokens`).
+(:mod:`fleet.service.commands.tokens`).
 
 * ``POST /v1/tokens`` ``{name, role, rings?, expiresIn?}``: create one; 201 with the secret
   (``token``), the only time it is shown;
@@ -25,7 +25,13 @@ from fleet.api.bodies import body_data
 from fleet.api.deps import V1, Actor, Body, Ctx, api_state, needs, v1_responses
 from fleet.api.errors import ApiError, InvalidRequest
 from fleet.db.errors import AlreadyExists, InvalidInput
-from fleet.service.tokens import TokenInfo, create_token, list_tokens, parse_expiry, revoke_token
+from fleet.service.commands.tokens import (
+    TokenInfo,
+    create_token,
+    list_tokens,
+    parse_expiry,
+    revoke_token,
+)
 
 TOKENS = f"{V1}/tokens"
 

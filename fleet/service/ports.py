@@ -47,7 +47,7 @@ class StepMessage:
 @dataclass(frozen=True)
 class ProbeMessage:
     """A batch of clusters (by id) whose agents a worker should contact once and record the
-    answer (:mod:`fleet.service.contact`)."""
+    answer (:mod:`fleet.service.contact.probes`)."""
 
     clusters: tuple[int, ...]
 

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from common.auth import hash_token
 from driftwave.cli import app
-from fleet.service.rollouts import start_rollout
+from fleet.service.commands.rollouts import start_rollout
 from tests.support.fleetsim import FleetHarness, fleet_manifest, release_manifest
 from tests.support.procs import Processes, processes
 

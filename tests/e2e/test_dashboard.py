@@ -21,7 +21,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from common.auth import hash_token
 from fleet.api.rbac import AccessControl, Grant
 from fleet.gateway import InProcessAgentGateway
-from fleet.service.rollouts import rollback, start_rollout
+from fleet.service.commands.rollouts import rollback, start_rollout
 from tests.support.dashboardsim import (
     PROMOTION,
     add_window,

@@ -20,7 +20,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from fleet.api.authconfig import AuthConfig, GroupGrant, OidcSettings
 from fleet.api.identity import Authenticator
 from fleet.api.oidc import OidcVerifier
-from fleet.service.rollouts import start_rollout
+from fleet.service.commands.rollouts import start_rollout
 from tests.support.e2e import screenshot
 from tests.support.fleetsim import FleetHarness
 from tests.support.hydra import Hydra, Person, running_hydra

@@ -2,7 +2,8 @@
 2-core machine, and still a good image succeeds and a faulty one is stopped in the canary.
 
 The simulated clusters fall behind their speed under the load; their convergence is timed on
-their own clocks (fleet/service/clocks.py), so the load makes the demo slower, never its verdict
+their own clocks (fleet/service/steps/clocks.py), so the load makes the demo slower, never its
+verdict
 different. The two tests take turns (a lock file), so each has the two hogs and the machine to
 itself when the suite runs in parallel.
 """

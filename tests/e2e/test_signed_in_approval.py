@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fleet.service.rollouts import start_rollout
+from fleet.service.commands.rollouts import start_rollout
 from tests.support.fleetsim import FleetHarness
 from tests.support.hydra import Hydra, Person, running_hydra
 from tests.support.procs import DRIFTWAVE, Processes, processes

@@ -22,7 +22,7 @@ import pytest
 from fleet.api.authconfig import AuthConfig, GroupGrant, OidcSettings
 from fleet.api.identity import Authenticator
 from fleet.api.oidc import OidcVerifier
-from fleet.service.tokens import create_token
+from fleet.service.commands.tokens import create_token
 from tests.support.fleetsim import FleetHarness
 from tests.support.hydra import Hydra, Person, running_hydra
 from tests.unit.fleet.api.helpers import release_doc, serving
@@ -63,7 +63,7 @@ def bearer(token: str) -> dict[str, str]:
 
 
 def awaiting_prod(harness: FleetHarness) -> str:
-    from fleet.service.rollouts import start_rollout
+    from fleet.service.commands.rollouts import start_rollout
 
     rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "otto")["id"])
 

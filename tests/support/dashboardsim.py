@@ -19,10 +19,10 @@ from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release
 from fleet.gateway import InProcessAgentGateway
-from fleet.service.contact import ContactProber
-from fleet.service.fleets import apply_fleet
+from fleet.service.commands.fleets import apply_fleet
+from fleet.service.commands.rollouts import start_rollout
+from fleet.service.contact.probes import ContactProber
 from fleet.service.ports import ProbeMessage
-from fleet.service.rollouts import start_rollout
 from tests.support.fleetsim import FleetHarness, fleet_manifest
 
 PROMOTION = ["canary", "dev", "staging", "prod"]

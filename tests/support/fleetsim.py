@@ -25,12 +25,12 @@ from fleet.domain.fleet import Fleet
 from fleet.domain.gates import MetricReading
 from fleet.domain.release import Release
 from fleet.gateway import InProcessAgentGateway
+from fleet.service.commands.fleets import apply_fleet
 from fleet.service.context import FleetContext
-from fleet.service.fleets import apply_fleet
 from fleet.service.ports import MetricQuery, ProbeMessage, StepMessage
-from fleet.service.scheduler import Scheduler
-from fleet.service.steps import StepRunner
-from fleet.service.views import Timing
+from fleet.service.scheduling.scheduler import Scheduler
+from fleet.service.scheduling.views import Timing
+from fleet.service.steps.runner import StepRunner
 
 START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 

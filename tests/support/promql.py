@@ -60,7 +60,7 @@ def exported_metrics(tmp: Path) -> set[str]:
     from agent.service import AgentService
     from agent.sim.member import member_world
     from fleet.prometheus import registry
-    from fleet.service.scheduler import Scheduler
+    from fleet.service.scheduling.scheduler import Scheduler
     from tests.support.fleetsim import FixedMetrics, FleetHarness, ListBroker
 
     harness = FleetHarness(tmp, {"canary": ["canary-1"]}, nodes=2)

@@ -10,7 +10,7 @@ produces where people read it:
 * every JSON answer of the fleet's and the agent's HTTP APIs (error bodies, reasons, messages):
   Starlette's ``JSONResponse.render``;
 * every command run through Typer's ``CliRunner`` (its whole stdout and stderr);
-* every webhook event's text and data (:meth:`fleet.service.notify.Event.envelope`).
+* every webhook event's text and data (:meth:`fleet.service.notifications.events.Event.envelope`).
 
 Each sighting is kept with where it was seen; the test that caused it fails at its teardown
 (``tests/conftest.py``). JSON written by the code is not flagged: its strings are in double
@@ -77,7 +77,7 @@ def watching() -> Iterator[Sightings]:
     from starlette.responses import JSONResponse
     from typer.testing import CliRunner
 
-    from fleet.service.notify import Event
+    from fleet.service.notifications.events import Event
 
     seen = Sightings()
 

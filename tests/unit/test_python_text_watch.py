@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from fleet.db.engine import make_engine, migrate
 from fleet.service.context import FleetContext, audit
-from fleet.service.notify import AuditRow, RolloutFacts, events_of
+from fleet.service.notifications.events import AuditRow, RolloutFacts, events_of
 from tests.support.reprs import Sightings
 
 LEAK = {"ami-9015": 40}

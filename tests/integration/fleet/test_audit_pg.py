@@ -25,8 +25,8 @@ from sqlalchemy.exc import ProgrammingError
 
 from fleet.db import UnitOfWork, make_engine, migrate
 from fleet.db.grants import APP_ROLE
-from fleet.service.audit_chain import verify_audit
 from fleet.service.context import FleetContext
+from fleet.service.reads.audit_chain import verify_audit
 from tests.unit.fleet.db.factories import seed
 from tests.unit.fleet.db.test_audit_chain import check_backfill, check_tampering
 

@@ -13,8 +13,8 @@ import yaml
 
 from common.ports import free_ports
 from fleet.db import make_engine
+from fleet.service.commands.fleets import list_clusters
 from fleet.service.context import FleetContext
-from fleet.service.fleets import list_clusters
 from tests.integration.fleet.test_distributed import CLUSTERS, write_manifests
 from tests.support.procs import processes
 

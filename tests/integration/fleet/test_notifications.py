@@ -19,10 +19,10 @@ import pytest
 from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.notify_http import HttpWebhookSender
-from fleet.service.fleets import apply_fleet
-from fleet.service.notifier import Notifier
-from fleet.service.notify import RetryPolicy
-from fleet.service.rollouts import approve, start_rollout
+from fleet.service.commands.fleets import apply_fleet
+from fleet.service.commands.rollouts import approve, start_rollout
+from fleet.service.notifications.events import RetryPolicy
+from fleet.service.notifications.notifier import Notifier
 from tests.support.fleetsim import FleetHarness, fleet_manifest
 from tests.support.webhooks import Receiver
 

@@ -15,10 +15,10 @@ from common.kubemodel import parse_manifest
 from fleet.db import UnitOfWork, make_engine
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release
+from fleet.service.commands.fleets import apply_fleet
+from fleet.service.commands.rollouts import pause, resume, start_rollout
 from fleet.service.context import FleetContext
-from fleet.service.fleets import apply_fleet
-from fleet.service.rollouts import pause, resume, start_rollout
-from fleet.service.scheduler import LEASE
+from fleet.service.scheduling.scheduler import LEASE
 from tests.support.fleetsim import fleet_manifest, release_manifest
 from tests.support.procs import processes
 from tests.support.webhooks import Receiver

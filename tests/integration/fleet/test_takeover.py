@@ -14,7 +14,7 @@ import pytest
 
 from fleet.db import UnitOfWork, make_engine
 from fleet.db.repositories.leases import LeaseState
-from fleet.service.scheduler import LEASE
+from fleet.service.scheduling.scheduler import LEASE
 from tests.support.procs import processes
 
 pytestmark = pytest.mark.integration

@@ -11,8 +11,8 @@ from sqlalchemy import text
 
 from common.auth import hash_token
 from fleet.db import AlreadyExists, make_engine, migrate
+from fleet.service.commands.tokens import check_token, create_token, list_tokens, revoke_token
 from fleet.service.context import FleetContext
-from fleet.service.tokens import check_token, create_token, list_tokens, revoke_token
 
 pytestmark = pytest.mark.integration
 

@@ -19,9 +19,9 @@ import yaml
 from common.auth import hash_token
 from common.ports import free_ports
 from fleet.db import make_engine
+from fleet.service.commands.fleets import list_clusters
 from fleet.service.context import FleetContext
-from fleet.service.fleets import list_clusters
-from fleet.service.queries import rollout_status
+from fleet.service.reads.queries import rollout_status
 from tests.integration.fleet.test_distributed import TOKEN
 from tests.support.fleetsim import fleet_manifest
 from tests.support.procs import processes

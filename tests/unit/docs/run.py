@@ -111,8 +111,8 @@ def workdir(tmp: Path) -> Path:
 def approval_rollout(tmp: Path) -> str:
     """A rollout waiting for the approval of ring ``prod`` (canary rolled, verified), in the
     SQLite database ``tmp/fleet.db``, driven by the in-process fleet on its virtual clock."""
-    from fleet.service import rollouts
-    from fleet.service.queries import rollout_status
+    from fleet.service.commands import rollouts
+    from fleet.service.reads.queries import rollout_status
     from tests.support.fleetsim import FleetHarness
 
     harness = FleetHarness(tmp, {"canary": ["canary-1"], "prod": ["prod-1"]}, nodes=5)

@@ -126,7 +126,7 @@ def samples() -> dict[str, list[tuple[float, dict[str, int]]]]:
 
 
 def audit() -> list[dict[str, Any]]:
-    """Three audit entries as :func:`fleet.service.queries.audit_trail` gives them (rings by
+    """Three audit entries as :func:`fleet.service.reads.queries.audit_trail` gives them (rings by
     name, waves from 1): a start (no before), a transition with its reason in ``after``, and
     a fleet change with the contact engineer's ``reason`` and nested before/after."""
     return [

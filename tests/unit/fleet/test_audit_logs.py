@@ -12,7 +12,7 @@ from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogR
 from opentelemetry.sdk.trace import TracerProvider
 
 from fleet.audit_logs import EVENT, export_audit, otlp_logs_target
-from fleet.service.rollouts import start_rollout
+from fleet.service.commands.rollouts import start_rollout
 from fleet.telemetry import PresetIds, nanos
 from tests.support.fleetsim import FleetHarness
 

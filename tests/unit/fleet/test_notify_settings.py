@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from fleet.runtime import NotifySettings
-from fleet.service.notify import RetryPolicy
+from fleet.service.notifications.events import RetryPolicy
 
 
 def test_defaults_retry_from_one_second_to_a_minute(monkeypatch: pytest.MonkeyPatch) -> None:

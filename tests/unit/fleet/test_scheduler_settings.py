@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from fleet.runtime import SchedulerSettings
-from fleet.service.health import HeartbeatPolicy
+from fleet.service.scheduling.health import HeartbeatPolicy
 
 
 def test_defaults_give_a_takeover_within_seconds(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from common.kubemodel import parse_manifest
 from driftwave.cli import app
 from fleet.domain.fleet import Fleet
-from fleet.service.fleets import apply_fleet
-from fleet.service.history import ClusterAmbiguous, ClusterUnknown, cluster_history
-from fleet.service.rollouts import start_rollout
+from fleet.service.commands.fleets import apply_fleet
+from fleet.service.commands.rollouts import start_rollout
+from fleet.service.reads.history import ClusterAmbiguous, ClusterUnknown, cluster_history
 from tests.support.fleetsim import FleetHarness, fleet_manifest
 
 GOOD, BAD = "v20251216", "v20251118"

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from driftwave.cli.rollout import rollout_app
-from fleet.service.rollouts import start_rollout
+from fleet.service.commands.rollouts import start_rollout
 from tests.support.fleetsim import FleetHarness
 
 RINGS = {"canary": ["can-1"], "prod": ["prod-1"]}

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from driftwave.cli.context import fleet_context
 from driftwave.cli.fleet import fleet_app
-from fleet.service.fleets import fleet_audit
+from fleet.service.commands.fleets import fleet_audit
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "fleet" / "examples" / "fleet.yaml"
 runner = CliRunner()

@@ -223,7 +223,7 @@ def test_rollout_audit_shows_whole_values_and_the_reason(rollout: str) -> None:
 def test_rollout_audit_wraps_long_values_instead_of_cutting_them(
     rollout: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import fleet.service.queries as queries
+    import fleet.service.reads.queries as queries
 
     note = " ".join(f"word{n}" for n in range(60))  # 5x longer than the old 80-character cut
     entry = {

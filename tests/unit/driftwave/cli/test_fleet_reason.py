@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from driftwave.cli.fleet import fleet_app
 from fleet.db import make_engine
+from fleet.service.commands.fleets import fleet_audit
 from fleet.service.context import FleetContext
-from fleet.service.fleets import fleet_audit
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "fleet" / "examples" / "fleet.yaml"
 runner = CliRunner()

@@ -21,9 +21,9 @@ from fleet.domain.fields import parse_time
 from fleet.domain.pace import median
 from fleet.domain.waits import span
 from fleet.gateway import InProcessAgentGateway
-from fleet.service import rollouts
-from fleet.service.contact import ContactProber
-from fleet.service.queries import rollout_status
+from fleet.service.commands import rollouts
+from fleet.service.contact.probes import ContactProber
+from fleet.service.reads.queries import rollout_status
 from tests.support.fleetsim import FleetHarness, fleet_manifest, release_manifest
 
 RINGS = [{"name": "canary", "soak": "2m"}, {"name": "prod", "soak": "5m"}]

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from driftwave.cli.rollout import rollout_app
 from driftwave.cli.status_view import duration, render_status
-from fleet.service.rollouts import start_rollout
+from fleet.service.commands.rollouts import start_rollout
 from tests.support.fleetsim import FleetHarness
 
 

@@ -16,8 +16,8 @@ from common.kubemodel import parse_manifest
 from driftwave.cli.rollout import rollout_app
 from driftwave.cli.status_view import now_cell, render_status
 from fleet.domain.fleet import Fleet
-from fleet.service.fleets import apply_fleet
-from fleet.service.rollouts import start_rollout
+from fleet.service.commands.fleets import apply_fleet
+from fleet.service.commands.rollouts import start_rollout
 from tests.support.fleetsim import FleetHarness, fleet_manifest
 
 WAIT = "waiting for maintenance window of prod-euc1, opens 02:00 Europe/Berlin"

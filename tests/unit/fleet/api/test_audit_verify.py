@@ -8,7 +8,7 @@ from pathlib import Path
 
 from common.auth import hash_token
 from fleet.api.rbac import AccessControl, Grant
-from fleet.service.audit_chain import AuditVerification, verify_audit
+from fleet.service.reads.audit_chain import AuditVerification, verify_audit
 from tests.unit.fleet.db.test_audit_chain import append, sqlite_tamper
 
 from .helpers import client, serving, traced_context

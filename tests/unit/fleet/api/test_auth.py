@@ -10,7 +10,7 @@ from common.auth import AuthConfigError
 from fleet.api import create_app
 from fleet.api.documents import ErrorDocument, WhoAmI
 from fleet.api.rbac import actor_problem
-from fleet.service.fleets import fleet_names
+from fleet.service.commands.fleets import fleet_names
 
 from .helpers import Traced, client, fleet_doc, release_doc, serving
 

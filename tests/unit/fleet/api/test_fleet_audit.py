@@ -14,7 +14,7 @@ from fleet.api.app import create_app
 from fleet.api.documents import ClustersDocument, ErrorDocument
 from fleet.api.rbac import AccessControl, Grant
 from fleet.api.rollout_documents import FleetAuditDocument
-from fleet.service.contact import ProbePolicy
+from fleet.service.contact.probes import ProbePolicy
 from tests.unit.agent.server.helpers import serving as agent_serving
 
 from .helpers import client, fleet_doc, serving, traced_context

@@ -12,7 +12,7 @@ import yaml
 
 from fleet.api.bodies import MAX_BODY
 from fleet.api.documents import ApplyDocument, ClustersDocument, ErrorDocument, FleetsDocument
-from fleet.service.fleets import fleet_names
+from fleet.service.commands.fleets import fleet_names
 
 from .helpers import YAML, Traced, fleet_doc, release_doc
 

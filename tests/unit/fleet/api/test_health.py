@@ -12,8 +12,8 @@ import pytest
 
 from fleet.api.documents import ErrorDocument, Health
 from fleet.db.engine import make_engine
+from fleet.service.commands.fleets import fleet_names
 from fleet.service.context import FleetContext
-from fleet.service.fleets import fleet_names
 
 from .helpers import Traced, client, fleet_doc, serving, traced_context
 

@@ -14,10 +14,10 @@ from common.kubemodel import parse_manifest
 from fleet.api.documents import Health
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release
-from fleet.service.fleets import apply_fleet
-from fleet.service.health import HeartbeatPolicy, scheduler_health
-from fleet.service.rollouts import abort, start_rollout
-from fleet.service.scheduler import Scheduler
+from fleet.service.commands.fleets import apply_fleet
+from fleet.service.commands.rollouts import abort, start_rollout
+from fleet.service.scheduling.health import HeartbeatPolicy, scheduler_health
+from fleet.service.scheduling.scheduler import Scheduler
 from tests.support.fleetsim import FixedMetrics, ListBroker
 
 from .helpers import Traced, client, fleet_doc, release_doc, serving

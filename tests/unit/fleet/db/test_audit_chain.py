@@ -22,8 +22,8 @@ from fleet.db import UnitOfWork, make_engine, migrate
 from fleet.db.chain import COVERED, GENESIS, canonical, row_hash
 from fleet.db.engine import schema_differences
 from fleet.db.models import AuditEntry
-from fleet.service.audit_chain import verify_audit
 from fleet.service.context import FleetContext
+from fleet.service.reads.audit_chain import verify_audit
 from tests.unit.fleet.db.factories import NOW
 
 Tamper = Callable[[Engine, str], None]

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 
 from fleet.db import UnitOfWork, make_engine, migrate
 from fleet.db.engine import head_revision, schema_differences, schema_revision
-from fleet.service.contact import contact_of
+from fleet.service.contact.probes import contact_of
 from tests.unit.fleet.db.factories import NOW
 
 NEW_CLUSTER_COLUMNS = {"last_contact_attempt", "last_contact_error", "probe_sent_at"}

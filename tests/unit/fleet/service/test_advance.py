@@ -10,10 +10,10 @@ import pytest
 from fleet.domain.gates import GateSpec, MetricBound, MetricReading
 from fleet.domain.machine import RollbackState, RolloutState, StepState, WaveState
 from fleet.domain.model import RingSpec
-from fleet.service.advance import decide
-from fleet.service.gating import gate
 from fleet.service.ports import MetricQuery, StepAction
-from fleet.service.views import (
+from fleet.service.scheduling.advance import decide
+from fleet.service.scheduling.gating import gate
+from fleet.service.scheduling.views import (
     Decision,
     NeedReadings,
     RecordGate,

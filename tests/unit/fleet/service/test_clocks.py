@@ -1,4 +1,5 @@
-"""Whose clock a step's convergence is timed on (fleet/service/clocks.py): a simulated cluster's
+"""Whose clock a step's convergence is timed on (fleet/service/steps/clocks.py): a simulated
+cluster's
 own, counted back at the speed it was started with, so a busy machine that slows the simulation
 does not fail a good image; a real cluster's is the fleet's, whatever its agent's clock says.
 
@@ -16,9 +17,9 @@ from typing import Any
 import pytest
 
 from fleet.domain.machine import RolloutState
-from fleet.service.clocks import simulated_time
-from fleet.service.queries import rollout_status
-from fleet.service.rollouts import start_rollout
+from fleet.service.commands.rollouts import start_rollout
+from fleet.service.reads.queries import rollout_status
+from fleet.service.steps.clocks import simulated_time
 from tests.support.fleetsim import FleetHarness
 
 RINGS = {"canary": ["can-1"], "prod": ["prod-1"]}

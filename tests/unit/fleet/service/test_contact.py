@@ -18,10 +18,10 @@ from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.gateway import HttpAgentGateway, InProcessAgentGateway
 from fleet.runtime import SchedulerSettings
-from fleet.service.contact import ContactProber, ProbePolicy, health, queue_probes
-from fleet.service.fleets import apply_fleet, list_clusters
+from fleet.service.commands.fleets import apply_fleet, list_clusters
+from fleet.service.contact.probes import ContactProber, ProbePolicy, health, queue_probes
 from fleet.service.ports import ProbeMessage
-from fleet.service.scheduler import Scheduler
+from fleet.service.scheduling.scheduler import Scheduler
 from tests.support.fleetsim import START, FixedMetrics, FleetHarness, ListBroker, fleet_manifest
 from tests.unit.agent.server.helpers import TOKEN, app_for, serving, traced_agent
 from tests.unit.fleet.api.helpers import Traced, traced_context

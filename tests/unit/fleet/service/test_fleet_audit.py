@@ -13,9 +13,9 @@ import pytest
 from common.kubemodel import parse_manifest
 from fleet.db.errors import InvalidInput, NotFound
 from fleet.domain.fleet import Fleet
-from fleet.service.fleets import apply_fleet, fleet_audit, list_clusters
-from fleet.service.queries import audit_trail
-from fleet.service.rollouts import start_rollout
+from fleet.service.commands.fleets import apply_fleet, fleet_audit, list_clusters
+from fleet.service.commands.rollouts import start_rollout
+from fleet.service.reads.queries import audit_trail
 from tests.support.fleetsim import FleetHarness, fleet_manifest
 
 RINGS = {"canary": ["can-1"], "prod": ["prod-1", "prod-2"]}

@@ -14,11 +14,11 @@ from typing import Any
 from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.gateway import AgentRejected
-from fleet.service.fleets import apply_fleet
-from fleet.service.notifier import Notifier
-from fleet.service.notify import CARRIES, COMMON, Answer, RetryPolicy
-from fleet.service.rollouts import abort, approve, pause, resume, rollback, start_rollout
-from fleet.service.steps import StepRunner
+from fleet.service.commands.fleets import apply_fleet
+from fleet.service.commands.rollouts import abort, approve, pause, resume, rollback, start_rollout
+from fleet.service.notifications.events import CARRIES, COMMON, Answer, RetryPolicy
+from fleet.service.notifications.notifier import Notifier
+from fleet.service.steps.runner import StepRunner
 from tests.support.flaky import Flaky
 from tests.support.fleetsim import FleetHarness, fleet_manifest
 

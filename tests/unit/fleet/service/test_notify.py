@@ -13,7 +13,7 @@ import pytest
 
 from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
-from fleet.service.notify import (
+from fleet.service.notifications.events import (
     CARRIES,
     COMMON,
     AuditRow,
@@ -237,7 +237,7 @@ def transition(row_id: int, before: str, state: str, ring: int = 0, wave: int = 
 
 
 def command(row_id: int, action: str, after: dict[str, Any], reason: str) -> AuditRow:
-    """An operator's command row as :mod:`fleet.service.rollouts` writes it."""
+    """An operator's command row as :mod:`fleet.service.commands.rollouts` writes it."""
     return AuditRow(
         row_id, AT, "carol", action, "rollout", "ro-abc12345", "ro-abc12345", None, after, reason
     )

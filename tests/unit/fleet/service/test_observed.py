@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from fleet.service.observed import Holding, Seen, ago, cluster_now, images, observation
+from fleet.service.reads.observed import Holding, Seen, ago, cluster_now, images, observation
 
 NOW = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 OLD, NEW, GPU = "ami-old", "ami-new", "ami-gpu"

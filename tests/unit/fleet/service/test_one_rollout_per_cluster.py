@@ -14,11 +14,11 @@ from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.domain.machine import RolloutState
 from fleet.domain.release import Release
-from fleet.service.fleets import apply_fleet
-from fleet.service.queries import list_rollouts, rollout_status
-from fleet.service.queue import promote_queued
-from fleet.service.refusals import ClustersHeld, CommandRefused, ReleaseLive
-from fleet.service.rollouts import abort, approve, pause, resume, rollback, start_rollout
+from fleet.service.commands.fleets import apply_fleet
+from fleet.service.commands.refusals import ClustersHeld, CommandRefused, ReleaseLive
+from fleet.service.commands.rollouts import abort, approve, pause, resume, rollback, start_rollout
+from fleet.service.reads.queries import list_rollouts, rollout_status
+from fleet.service.scheduling.queue import promote_queued
 from tests.support.fleetsim import FleetHarness, fleet_manifest, release_manifest
 
 RINGS = {"canary": ["can-1"], "prod": ["prod-1", "prod-2"]}

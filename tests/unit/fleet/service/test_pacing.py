@@ -9,9 +9,9 @@ from pathlib import Path
 
 from fleet.domain.pace import SeenClock
 from fleet.gateway import InProcessAgentGateway
-from fleet.service.contact import ContactProber
-from fleet.service.pacing import fleet_pace, observed_clocks, seen_clock
+from fleet.service.contact.probes import ContactProber
 from fleet.service.ports import ProbeMessage
+from fleet.service.scheduling.pacing import fleet_pace, observed_clocks, seen_clock
 from tests.support.fleetsim import START, FleetHarness
 
 M = timedelta(minutes=1)

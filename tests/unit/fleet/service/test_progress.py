@@ -16,12 +16,12 @@ from fleet.domain.machine import RollbackState, RolloutState, StepState, WaveSta
 from fleet.domain.pace import FinishedWave
 from fleet.domain.waits import Wait
 from fleet.domain.windows import Window
-from fleet.service import rollouts
+from fleet.service.commands import rollouts
+from fleet.service.commands.refusals import CommandRefused
 from fleet.service.context import FleetContext
-from fleet.service.progress import actions, position, progress_of
-from fleet.service.queries import rollout_status
-from fleet.service.refusals import CommandRefused
-from fleet.service.views import RolloutView
+from fleet.service.reads.progress import actions, position, progress_of
+from fleet.service.reads.queries import rollout_status
+from fleet.service.scheduling.views import RolloutView
 from tests.support.fleetsim import FleetHarness
 
 from .test_advance import NOW, ring, rollout, wave

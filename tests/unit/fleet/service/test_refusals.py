@@ -9,7 +9,7 @@ from typing import get_args
 import pytest
 
 from fleet.domain.machine import TERMINAL, RolloutState
-from fleet.service.refusals import Command, Standing, already, refusal
+from fleet.service.commands.refusals import Command, Standing, already, refusal
 
 COMMANDS: tuple[Command, ...] = get_args(Command)
 APPLIED = (("verified", None),)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from fleet.domain.machine import RolloutState
-from fleet.service.rollouts import (
+from fleet.service.commands.rollouts import (
     AlreadyDone,
     CommandRefused,
     abort,
@@ -148,7 +148,7 @@ def test_a_cluster_added_during_the_rollout_joins_its_ring_when_the_policy_says_
     from agent.sim.member import member_world
     from common.kubemodel import parse_manifest
     from fleet.domain.fleet import Fleet
-    from fleet.service.fleets import apply_fleet
+    from fleet.service.commands.fleets import apply_fleet
     from tests.support.fleetsim import fleet_manifest, release_manifest
 
     harness = FleetHarness(tmp_path, {"canary": ["can-1"], "prod": ["prod-1"]})
@@ -205,7 +205,7 @@ def test_a_cluster_another_live_rollout_holds_does_not_join(tmp_path: Path) -> N
     from common.kubemodel import parse_manifest
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
-    from fleet.service.fleets import apply_fleet
+    from fleet.service.commands.fleets import apply_fleet
     from tests.support.fleetsim import fleet_manifest, release_manifest
 
     harness = FleetHarness(tmp_path, {"canary": ["can-1"], "prod": ["prod-1"]})

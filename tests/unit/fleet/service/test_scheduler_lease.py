@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from fleet.service.rollouts import start_rollout
-from fleet.service.scheduler import LEASE_TTL, Scheduler
+from fleet.service.commands.rollouts import start_rollout
+from fleet.service.scheduling.scheduler import LEASE_TTL, Scheduler
 from tests.support.fleetsim import FixedMetrics, FleetHarness, ListBroker
 
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from fleet.gateway import AgentGateway, AgentRejected, AgentTarget, AgentUnreachable, WaveUnknown
+from fleet.service.commands.rollouts import abort, start_rollout
 from fleet.service.ports import StepAction, StepMessage
-from fleet.service.rollouts import abort, start_rollout
-from fleet.service.steps import StepRunner
+from fleet.service.steps.runner import StepRunner
 from tests.support.flaky import Flaky
 from tests.support.fleetsim import FleetHarness
 

@@ -1,4 +1,5 @@
-"""Tokens for automation in the fleet database (fleet.service.tokens): only the hash is stored,
+"""Tokens for automation in the fleet database (fleet.service.commands.tokens): only the hash is
+stored,
 a listing never shows secret or hash, expiry defaults to 90 days and is bounded, an expired or
 revoked token is refused saying so, a use is noted at most once a minute, creating and revoking
 are audited; the API's ``/v1/tokens`` is admin only and answers the secret once; ``driftwave
@@ -16,7 +17,7 @@ from typer.testing import CliRunner
 from common.auth import hash_token
 from driftwave.cli import app
 from fleet.db.errors import AlreadyExists, InvalidInput, NotFound
-from fleet.service.tokens import (
+from fleet.service.commands.tokens import (
     TokenPolicy,
     check_token,
     create_token,

@@ -21,9 +21,9 @@ from agent.service import AgentService
 from common.kubemodel import parse_manifest
 from fleet.domain.machine import RolloutState
 from fleet.gateway import AgentRejected, AgentUnreachable, WaveUnknown
+from fleet.service.commands.rollouts import CommandRefused, rollback, start_rollout
 from fleet.service.ports import StepAction, StepMessage
-from fleet.service.rollouts import CommandRefused, rollback, start_rollout
-from fleet.service.steps import StepRunner
+from fleet.service.steps.runner import StepRunner
 from tests.support.flaky import Flaky
 from tests.support.fleetsim import FleetHarness
 

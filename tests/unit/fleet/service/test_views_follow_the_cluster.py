@@ -22,12 +22,12 @@ from rich.console import Console
 
 from driftwave.cli.status_view import render_status
 from fleet.gateway import InProcessAgentGateway
-from fleet.service.contact import ContactProber
-from fleet.service.fleets import list_clusters
+from fleet.service.commands.fleets import list_clusters
+from fleet.service.commands.refusals import ClustersRegressed
+from fleet.service.commands.rollouts import approve, rollback, start_rollout
+from fleet.service.contact.probes import ContactProber
 from fleet.service.ports import ProbeMessage
-from fleet.service.queries import audit_trail, rollout_status
-from fleet.service.refusals import ClustersRegressed
-from fleet.service.rollouts import approve, rollback, start_rollout
+from fleet.service.reads.queries import audit_trail, rollout_status
 from tests.support.fleetsim import FleetHarness
 from tests.unit.fleet.api.helpers import AUTH, serving
 

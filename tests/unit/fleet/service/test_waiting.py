@@ -10,12 +10,12 @@ from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.domain.machine import RolloutState, StepState
 from fleet.domain.windows import Freeze, Window
-from fleet.service.advance import decide
-from fleet.service.fleets import apply_fleet
-from fleet.service.gating import gate
-from fleet.service.queries import rollout_status
-from fleet.service.rollouts import start_rollout
-from fleet.service.waiting import PAUSED, waits
+from fleet.service.commands.fleets import apply_fleet
+from fleet.service.commands.rollouts import start_rollout
+from fleet.service.reads.queries import rollout_status
+from fleet.service.scheduling.advance import decide
+from fleet.service.scheduling.gating import gate
+from fleet.service.scheduling.waiting import PAUSED, waits
 from tests.support.fleetsim import START, FleetHarness, fleet_manifest
 
 from .test_advance import ring, rollout, wave

@@ -16,8 +16,8 @@ from fleet.domain.model import ReleaseInfo
 from fleet.domain.release import Release
 from fleet.gateway import AgentTarget
 from fleet.service.context import FleetContext
-from fleet.service.load import ReleaseCache
-from fleet.service.views import derived_span_id
+from fleet.service.scheduling.load import ReleaseCache
+from fleet.service.scheduling.views import derived_span_id
 
 
 @dataclass(frozen=True)

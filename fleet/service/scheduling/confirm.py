@@ -19,7 +19,7 @@ from datetime import datetime
 
 from fleet.domain.machine import RolloutState, StepState
 from fleet.service.ports import StepAction, StepMessage
-from fleet.service.views import (
+from fleet.service.scheduling.views import (
     Effect,
     RolloutView,
     Send,

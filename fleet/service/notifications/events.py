@@ -12,7 +12,8 @@ webhook is where it resumes (:func:`resume_points`).
 
 Events are CloudEvents 1.0 in structured mode (:meth:`Event.envelope`), with a top-level,
 Slack-compatible ``text``: one readable line. :class:`WebhookSender` is the port the notifier
-(:mod:`fleet.service.notifier`) posts through; :mod:`fleet.notify_http` is its HTTP adapter.
+(:mod:`fleet.service.notifications.notifier`) posts through; :mod:`fleet.notify_http` is its HTTP
+adapter.
 """
 
 from __future__ import annotations

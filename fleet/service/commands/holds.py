@@ -19,9 +19,9 @@ from fleet.db.errors import NotFound
 from fleet.db.uow import UnitOfWork
 from fleet.domain.machine import APPLIED_STEP, HOLDS_CLUSTERS, RolloutState
 from fleet.domain.model import FleetInfo, TargetInfo, release_info
-from fleet.service.fleets import info_of
-from fleet.service.load import release_of
-from fleet.service.refusals import ClustersHeld, CommandRefused, Hold, ReleaseLive
+from fleet.service.commands.fleets import info_of
+from fleet.service.commands.refusals import ClustersHeld, CommandRefused, Hold, ReleaseLive
+from fleet.service.scheduling.load import release_of
 
 RELEASE_BUSY = HOLDS_CLUSTERS | {RolloutState.QUEUED}
 """States in which a rollout keeps its release from being started again."""

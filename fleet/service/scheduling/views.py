@@ -1,7 +1,7 @@
 """Plain snapshots of a rollout that the scheduler decides from, and the effects it decides.
 
 The scheduler reads a rollout with its waves and steps into these views (in one transaction),
-:func:`fleet.service.advance.decide` turns a view into effects without any I/O, and the
+:func:`fleet.service.scheduling.advance.decide` turns a view into effects without any I/O, and the
 scheduler applies the effects in the same transaction. Keeping the decision pure makes the state
 machine testable without a database, a broker or an agent.
 """

@@ -1,5 +1,6 @@
 """The notifier: reads the audit log after its cursor, turns rows into events
-(:mod:`fleet.service.notify`) and delivers them to the Fleets' webhooks (``spec.notifications``),
+(:mod:`fleet.service.notifications.events`) and delivers them to the Fleets' webhooks
+(``spec.notifications``),
 in a background thread of the scheduler's process, never in a scheduler tick.
 
 * Only the scheduler holding the ``scheduler`` lease delivers: each pass checks that its holder
@@ -37,7 +38,7 @@ from fleet.credentials import CredentialsError, TokenResolver
 from fleet.db.errors import DatabaseError, NotFound
 from fleet.domain.plan import rolled_rings
 from fleet.service.context import FleetContext, audit
-from fleet.service.notify import (
+from fleet.service.notifications.events import (
     CONTENT_TYPE,
     DELIVERED,
     FAILED,

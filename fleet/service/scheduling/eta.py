@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from fleet.domain.machine import TERMINAL, RolloutState, StepState, WaveState
 from fleet.domain.pace import FinishedWave, Pace, SeenClock, WaveTime, basis
 from fleet.domain.windows import next_open
-from fleet.service.views import RingPolicy, RolloutView, WaveView
+from fleet.service.scheduling.views import RingPolicy, RolloutView, WaveView
 
 ZERO = timedelta(0)
 

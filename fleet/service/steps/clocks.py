@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from fleet.domain.waits import span
-from fleet.service.views import StepView
+from fleet.service.scheduling.views import StepView
 
 
 @dataclass(frozen=True)

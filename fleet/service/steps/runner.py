@@ -11,10 +11,10 @@ outage, the step keeping its state and saying so in its ``error`` ("agent of dev
 for 57 s, retrying (attempt 4)"); once the agent has not answered for ``unreachable_after`` the
 step is ``unreachable``. A refused request (4xx) fails the step at once. A step that has not
 converged within its ring's ``convergenceTimeout`` is ``timed-out``: on the fleet's clock, or
-on a simulated cluster's own (:mod:`fleet.service.clocks`).
+on a simulated cluster's own (:mod:`fleet.service.steps.clocks`).
 
 A step converges, is verified and is rolled back only on what the cluster shows now
-(:mod:`fleet.service.truth`): the agent's observation must hold. A regression (the wave's
+(:mod:`fleet.service.steps.truth`): the agent's observation must hold. A regression (the wave's
 selection gone from the cluster, or the agent without a record of the wave) fails the step at
 once with that reason (before the wave converged, an agent without its record gets it again:
 audited as ``step.reapplied``); an observation still settling (nodes being replaced or
@@ -35,13 +35,13 @@ from fleet.db.errors import DatabaseError
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
 from fleet.domain.waits import span
 from fleet.gateway import AgentGateway, AgentRejected, AgentUnreachable, WaveUnknown
-from fleet.service.clocks import StepTime, simulated_time
 from fleet.service.context import FleetContext
-from fleet.service.load import ReleaseCache
 from fleet.service.ports import StepAction, StepMessage
-from fleet.service.step_snapshot import StepSnapshot, load_snapshots
-from fleet.service.step_writes import StepWrites
-from fleet.service.truth import images_text, judge, never_applied, record_of, rollback_body
+from fleet.service.scheduling.load import ReleaseCache
+from fleet.service.steps.clocks import StepTime, simulated_time
+from fleet.service.steps.snapshot import StepSnapshot, load_snapshots
+from fleet.service.steps.truth import images_text, judge, never_applied, record_of, rollback_body
+from fleet.service.steps.writes import StepWrites
 from fleet.telemetry import context_from_traceparent, parent_context
 
 RETRY_AFTER = 1.0
@@ -283,7 +283,8 @@ class StepRunner:
 
     def _verify(self, snap: StepSnapshot) -> RunOutcome:
         """Verify a step after its soak (``verifying``), or confirm a ``verified`` one again
-        before the rollout ends (:mod:`fleet.service.confirm`): the same reading either way."""
+        before the rollout ends (:mod:`fleet.service.scheduling.confirm`): the same reading either
+        way."""
         if snap.state not in (StepState.VERIFYING, StepState.VERIFIED) or snap.rollback:
             return _done(f"step is {snap.state}: nothing to verify")
         status = self._call(snap, lambda: self.gateway.status(snap.target))

@@ -6,8 +6,9 @@ Starting plans the rollout at once (rings, waves, clusters, as ``driftwave rollo
 shows) and stores the plan with the rollout in ``planned``; the scheduler takes it from there.
 It is refused when the release selects no cluster, when the release already has a live or
 queued rollout, and when a live rollout holds one of its clusters (see
-:mod:`fleet.service.holds`), unless ``queue`` asks to wait: the rollout is then stored
-``queued`` behind that rollout (:mod:`fleet.service.queue` promotes it). The checks and the
+:mod:`fleet.service.commands.holds`), unless ``queue`` asks to wait: the rollout is then stored
+``queued`` behind that rollout (:mod:`fleet.service.scheduling.queue` promotes it). The checks and
+the
 insert run under the fleet's row lock, so concurrent starts cannot both pass them.
 The rollout's trace starts here, as a new trace (a caller's span, such as an API request's, is
 not its parent): its trace id and root span id are stored with it, so every later span, in any
@@ -31,18 +32,14 @@ from fleet.domain.machine import (
 )
 from fleet.domain.model import release_info
 from fleet.domain.release import Release
-from fleet.service.context import FleetContext, audit, rollout_context
-from fleet.service.holds import (
+from fleet.service.commands.holds import (
     holders,
     lock_fleet,
     refuse_taken,
     refuse_twice,
     waiting_reason,
 )
-from fleet.service.ids import rollout_id
-from fleet.service.observed import unheld
-from fleet.service.planning import clusters_of, plan_waves
-from fleet.service.refusals import (
+from fleet.service.commands.refusals import (
     ROLES,
     AlreadyDone,
     ClustersHeld,
@@ -56,6 +53,10 @@ from fleet.service.refusals import (
     rolls_back,
     standing,
 )
+from fleet.service.context import FleetContext, audit, rollout_context
+from fleet.service.ids import rollout_id
+from fleet.service.reads.observed import unheld
+from fleet.service.scheduling.planning import clusters_of, plan_waves
 from fleet.telemetry import new_span_id, new_trace_id, preset_ids
 
 __all__ = [
@@ -82,8 +83,9 @@ def start_rollout(
     ``queued`` behind the live rollout holding its clusters when ``queue`` is set.
 
     Raises :class:`CommandRefused` when the fleet is unknown, the release does not fit it or
-    selects no cluster, :class:`~fleet.service.refusals.ReleaseLive` when the release has a
-    live or queued rollout, :class:`~fleet.service.refusals.ClustersHeld` when a live rollout
+    selects no cluster, :class:`~fleet.service.commands.refusals.ReleaseLive` when the release has a
+    live or queued rollout, :class:`~fleet.service.commands.refusals.ClustersHeld` when a live
+    rollout
     holds its clusters (without ``queue``), and :class:`fleet.db.errors.ReleaseConflict` when a
     different release has that name. A refusal changes nothing."""
     info = release_info(release)
@@ -244,7 +246,7 @@ def approve(
     A rollout not waiting, or waiting for another ring, is refused (:class:`CommandRefused`,
     naming the ring that waits or saying that none does), and so is one whose earlier rings
     have a verified cluster that no longer holds its target on the fleet's last observation
-    (:class:`~fleet.service.refusals.ClustersRegressed`, naming it).
+    (:class:`~fleet.service.commands.refusals.ClustersRegressed`, naming it).
     ``may_approve(ring) -> str | None`` says why the actor may not approve that ring (None: it
     may); a refusal raises :class:`CommandForbidden`. A ring approved already, that the
     scheduler has not started yet, is :class:`AlreadyDone` (one approval is enough). A refusal

@@ -10,13 +10,13 @@ from typing import Any
 from fleet.db.errors import NotFound
 from fleet.db.uow import UnitOfWork
 from fleet.domain.plan import rolled_rings
+from fleet.service.commands.holds import taken
 from fleet.service.context import FleetContext, audit_entry
-from fleet.service.holds import taken
-from fleet.service.load import load_view, release_of
-from fleet.service.observed import of_steps, unheld
-from fleet.service.pacing import finished_waves, observed_clocks
-from fleet.service.progress import actions, position, progress_of
-from fleet.service.waiting import document, waits
+from fleet.service.reads.observed import of_steps, unheld
+from fleet.service.reads.progress import actions, position, progress_of
+from fleet.service.scheduling.load import load_view, release_of
+from fleet.service.scheduling.pacing import finished_waves, observed_clocks
+from fleet.service.scheduling.waiting import document, waits
 
 
 class RolloutNotFound(LookupError):

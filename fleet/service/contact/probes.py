@@ -14,7 +14,8 @@ A cluster's health (:func:`health`), read from what was recorded:
 * ``stale``: no answer within three probe intervals (probes not running, workers down);
 * ``regressed``: the agent answered, and the cluster no longer holds the target its latest
   step was converged or verified on (nodes on another image, or drifted: see
-  :mod:`fleet.service.observed`), so a cluster reset or re-created after its gate is flagged at
+  :mod:`fleet.service.reads.observed`), so a cluster reset or re-created after its gate is flagged
+  at
   the next probe;
 * ``degraded``: the agent answered and names a problem (drift halted, failed launches or
   registrations in its last 30 minutes);
@@ -35,8 +36,8 @@ from fleet.agenttls import AgentTLS
 from fleet.credentials import AccountAccess
 from fleet.gateway import AgentGateway, AgentTarget, GatewayError
 from fleet.service.context import FleetContext
-from fleet.service.observed import ClusterNow, Holding, ago, latest_of
 from fleet.service.ports import ProbeMessage, StepDispatcher
+from fleet.service.reads.observed import ClusterNow, Holding, ago, latest_of
 
 BATCH = 100
 """Clusters per probe message."""
@@ -153,7 +154,7 @@ def contact_of(
     latest: ClusterNow | None = None,
 ) -> dict[str, Any]:
     """A cluster row's ``contact`` document (contract B); ``latest``: how it stands against
-    its latest step (:func:`fleet.service.observed.latest_of`)."""
+    its latest step (:func:`fleet.service.reads.observed.latest_of`)."""
     state, message = health(
         last_seen=cluster.last_seen_at,
         last_attempt=cluster.last_contact_attempt,

@@ -17,7 +17,7 @@ from typing import Any
 
 from fleet.domain.plan import iso
 from fleet.service.context import FleetContext
-from fleet.service.scheduler import LEASE
+from fleet.service.scheduling.scheduler import LEASE
 
 
 @dataclass(frozen=True)

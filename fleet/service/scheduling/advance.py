@@ -1,5 +1,5 @@
 """The scheduler's decision for one rollout on one tick: from a :class:`RolloutView` and the time,
-the effects that move it on (pure; see :mod:`fleet.service.views`).
+the effects that move it on (pure; see :mod:`fleet.service.scheduling.views`).
 
 Forward progress (dispatching steps, ending a soak, gating, starting the next wave or ring)
 stops while the rollout is paused; a freeze or a closed maintenance window holds back only new
@@ -22,10 +22,9 @@ from fleet.domain.machine import (
     WaveState,
 )
 from fleet.domain.waits import Wait, approval_wait, soak_wait, span
-from fleet.service.clocks import fleet_time, simulated_time
-from fleet.service.confirm import confirm
 from fleet.service.ports import StepAction, StepMessage
-from fleet.service.views import (
+from fleet.service.scheduling.confirm import confirm
+from fleet.service.scheduling.views import (
     Decision,
     Gate,
     GateOutcome,
@@ -45,7 +44,8 @@ from fleet.service.views import (
     WaveView,
     traceparent,
 )
-from fleet.service.waiting import PAUSED, held, held_together
+from fleet.service.scheduling.waiting import PAUSED, held, held_together
+from fleet.service.steps.clocks import fleet_time, simulated_time
 
 
 class _Tick:
@@ -157,7 +157,8 @@ def _start_wave(tick: _Tick, ring_index: int, index: int, reason: str) -> Decisi
 
 
 def _confirming(tick: _Tick, last: WaveView) -> Decision:
-    """Look at earlier waves' clusters again before succeeding (:mod:`fleet.service.confirm`)."""
+    """Look at earlier waves' clusters again before succeeding
+    (:mod:`fleet.service.scheduling.confirm`)."""
     confirmation = confirm(tick.view, last, tick.now, tick.timing)
     tick.add(*confirmation.effects)
     return tick.wait(confirmation.waiting) if confirmation.waiting else tick.decision

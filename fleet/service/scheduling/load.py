@@ -20,7 +20,13 @@ from fleet.domain.model import ReleaseInfo, release_info
 from fleet.domain.release import Release
 from fleet.domain.windows import Freeze, Window, is_open
 from fleet.service.ports import MetricQuery
-from fleet.service.views import RingPolicy, RolloutView, StepView, WaveView, derived_span_id
+from fleet.service.scheduling.views import (
+    RingPolicy,
+    RolloutView,
+    StepView,
+    WaveView,
+    derived_span_id,
+)
 
 
 def release_of(rollout: Any) -> Release:

@@ -1,6 +1,7 @@
 """The scheduler: advances every active rollout, one transaction per rollout per tick.
 
-Each tick reads a rollout into a view, lets :func:`fleet.service.advance.decide` choose the
+Each tick reads a rollout into a view, lets :func:`fleet.service.scheduling.advance.decide` choose
+the
 effects, applies them and their audit rows in the same transaction, commits, and only then
 sends the step messages. A scheduler killed at any point (even ``kill -9``) leaves either the
 old state or the new one; a message lost between the commit and the send is sent again once
@@ -15,10 +16,10 @@ the lease) writes nothing more and turns standby. A standby tries to take the le
 its ticks, so it takes over a killed holder at most ``lease_ttl`` plus one interval later.
 
 While a rollout waits (a maintenance window, a freeze, a soak, an approval), its stored reason
-is what it waits for (:mod:`fleet.service.waiting`), not the transition that led there.
+is what it waits for (:mod:`fleet.service.scheduling.waiting`), not the transition that led there.
 
 At the end of each tick the leader also queues contact probes of the clusters not heard from
-within the probe interval (:mod:`fleet.service.contact`), so an idle cluster's contact and
+within the probe interval (:mod:`fleet.service.contact.probes`), so an idle cluster's contact and
 health stay known.
 """
 
@@ -35,15 +36,15 @@ from fleet.db.errors import DatabaseError, StaleState
 from fleet.db.uow import UnitOfWork
 from fleet.domain.machine import TERMINAL, RolloutState
 from fleet.domain.release import Release
-from fleet.service.advance import decide
-from fleet.service.contact import ProbePolicy, queue_probes
+from fleet.service.contact.probes import ProbePolicy, queue_probes
 from fleet.service.context import FleetContext, audit, audit_many
-from fleet.service.gating import gate
-from fleet.service.joiners import include_added
-from fleet.service.load import ReleaseCache, StepViews, load_view
 from fleet.service.ports import MetricSource, StepDispatcher
-from fleet.service.queue import promote_queued
-from fleet.service.views import (
+from fleet.service.scheduling.advance import decide
+from fleet.service.scheduling.gating import gate
+from fleet.service.scheduling.joiners import include_added
+from fleet.service.scheduling.load import ReleaseCache, StepViews, load_view
+from fleet.service.scheduling.queue import promote_queued
+from fleet.service.scheduling.views import (
     Decision,
     NeedReadings,
     Readings,
@@ -57,7 +58,7 @@ from fleet.service.views import (
     Touch,
     WaveView,
 )
-from fleet.service.waiting import FORWARD
+from fleet.service.scheduling.waiting import FORWARD
 from fleet.telemetry import nanos, parent_context, preset_ids
 
 

@@ -1,6 +1,6 @@
 """One cluster's history across rollouts: every step any rollout took on it, newest first, with
 the images before and after, the nodes replaced, the outcome and how the cluster stands now on
-the fleet's last observation of it (:mod:`fleet.service.observed`; read-only; JSON-ready dicts
+the fleet's last observation of it (:mod:`fleet.service.reads.observed`; read-only; JSON-ready dicts
 with RFC 3339 UTC times).
 
 A cluster is named by its name; when several applied fleets have a cluster of that name the
@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from fleet.service.context import FleetContext
-from fleet.service.observed import Seen, observation, of_step
-from fleet.service.queries import iso, step_outcome
+from fleet.service.reads.observed import Seen, observation, of_step
+from fleet.service.reads.queries import iso, step_outcome
 
 
 class ClusterUnknown(LookupError):

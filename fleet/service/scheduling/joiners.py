@@ -4,7 +4,8 @@ A cluster applied to the fleet after the rollout was planned, that the Release s
 its ring as one more wave at the end of the ring, if the ring has not finished; a ring already
 passed is not reopened (the cluster is left for the next rollout, and the audit says so once).
 A cluster that another live rollout holds does not join either (one live rollout per cluster:
-:mod:`fleet.service.holds`, checked under the fleet's lock). Under ``onClusterAdded: ignore``
+:mod:`fleet.service.commands.holds`, checked under the fleet's lock). Under ``onClusterAdded:
+ignore``
 (the default) nothing joins.
 """
 
@@ -18,8 +19,8 @@ from fleet.db.uow import UnitOfWork
 from fleet.domain.machine import RolloutState, is_live
 from fleet.domain.model import release_info, selects
 from fleet.domain.release import Release
+from fleet.service.commands.holds import holders, lock_fleet
 from fleet.service.context import audit
-from fleet.service.holds import holders, lock_fleet
 from fleet.service.ids import step_id, wave_id
 
 

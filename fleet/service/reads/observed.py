@@ -31,7 +31,7 @@ from typing import Any
 from fleet.db.uow import UnitOfWork
 from fleet.domain.machine import RollbackState, StepState
 from fleet.domain.plan import iso
-from fleet.service.refusals import ClustersRegressed, Unheld
+from fleet.service.commands.refusals import ClustersRegressed, Unheld
 
 
 class Holding(StrEnum):

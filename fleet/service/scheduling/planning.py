@@ -1,5 +1,6 @@
 """Planning a release through a stored fleet, its wave times learnt from the fleet's finished
-waves (:mod:`fleet.service.pacing`): the plan ``rollout plan`` shows, and the plan stored with a
+waves (:mod:`fleet.service.scheduling.pacing`): the plan ``rollout plan`` shows, and the plan
+stored with a
 rollout (a span of the rollout's trace) with the waves and steps it gives, named by the
 rollout's id. A rollout is planned when it starts and when a queued rollout is promoted (it is
 planned again then: the fleet may have changed while it waited)."""
@@ -15,10 +16,10 @@ from fleet.domain.errors import DomainError, PlanningError
 from fleet.domain.model import FleetInfo, ReleaseInfo
 from fleet.domain.plan import Plan
 from fleet.domain.planner import plan
+from fleet.service.commands.refusals import CommandRefused
 from fleet.service.context import FleetContext
 from fleet.service.ids import step_id, wave_id
-from fleet.service.pacing import fleet_pace
-from fleet.service.refusals import CommandRefused
+from fleet.service.scheduling.pacing import fleet_pace
 
 
 def plan_release(uow: UnitOfWork, fleet: FleetInfo, info: ReleaseInfo, now: datetime) -> Plan:

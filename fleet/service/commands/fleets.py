@@ -23,9 +23,9 @@ from fleet.db.uow import UnitOfWork
 from fleet.domain.fleet import Fleet
 from fleet.domain.model import FleetInfo, fleet_info
 from fleet.gateway import AgentTarget
-from fleet.service.contact import ProbePolicy, contact_of
+from fleet.service.contact.probes import ProbePolicy, contact_of
 from fleet.service.context import FleetContext, audit, audit_entry, audit_many
-from fleet.service.observed import Seen, latest_of, observation
+from fleet.service.reads.observed import Seen, latest_of, observation
 
 ROLLOUT_FIELDS = ("rings", "freezes")
 """The Fleet's own fields whose change a live rollout's trail records (a webhook added or
@@ -172,7 +172,7 @@ def list_clusters(
     """Every active cluster (of ``fleet``), with its ring (and the ring's place in the
     promotion order), where it lives, its maintenance windows, its last status and its contact
     (contract B; stale after three of ``probes``' intervals), its last observation and how it
-    stands against its latest step (:mod:`fleet.service.observed`)."""
+    stands against its latest step (:mod:`fleet.service.reads.observed`)."""
     now = ctx.now()
     with ctx.reading() as uow:
         if fleet is not None:

@@ -8,13 +8,14 @@
   the clusters whose rollback failed and why;
 * ``progress.next``: the next expected event, its time and the seconds left (a soak's end, a
   window opening, a freeze's end, a gate's decision, an approval: no time);
-* ``progress.eta`` / ``etaSeconds`` / ``etaBasis``: the estimated end (:mod:`fleet.service.eta`);
+* ``progress.eta`` / ``etaSeconds`` / ``etaBasis``: the estimated end
+  (:mod:`fleet.service.scheduling.eta`);
 * ``progress.approval``: the ring waiting for approval and who may give it (``approvers`` is
   null here: the REST API, which knows the tokens, fills it);
 * ``actions``: for each operator command, whether the rollout's state allows it now, the role
   it needs, and otherwise the very message the command would refuse with
-  (:func:`fleet.service.rollouts.refusal`; for an approval, also
-  :func:`fleet.service.observed.unheld`) and its code.
+  (:func:`fleet.service.commands.rollouts.refusal`; for an approval, also
+  :func:`fleet.service.reads.observed.unheld`) and its code.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepStat
 from fleet.domain.pace import FinishedWave, SeenClock
 from fleet.domain.plan import iso
 from fleet.domain.waits import Wait
-from fleet.service.eta import estimate, rollout_pace, wave_time
-from fleet.service.refusals import AlreadyDone, CommandRefused, already
-from fleet.service.rollouts import ROLES, Command, Standing, refusal
-from fleet.service.views import RolloutView, Timing, WaveView
+from fleet.service.commands.refusals import AlreadyDone, CommandRefused, already
+from fleet.service.commands.rollouts import ROLES, Command, Standing, refusal
+from fleet.service.scheduling.eta import estimate, rollout_pace, wave_time
+from fleet.service.scheduling.views import RolloutView, Timing, WaveView
 
 UNITS = {
     "convergence": "s",
@@ -314,8 +315,10 @@ def progress_of(
     clocks: Mapping[str, SeenClock] | None = None,
 ) -> dict[str, Any]:
     """The ``progress`` document (module docstring); ``history``: the fleet's finished waves
-    (:func:`fleet.service.pacing.finished_waves`), which the wave times learn from; ``clocks``:
-    the clusters' clocks as last observed (:func:`fleet.service.pacing.observed_clocks`), which
+    (:func:`fleet.service.scheduling.pacing.finished_waves`), which the wave times learn from;
+    ``clocks``:
+    the clusters' clocks as last observed
+    (:func:`fleet.service.scheduling.pacing.observed_clocks`), which
     an assumed wave time is judged on."""
     timing = timing or Timing()
     pace = rollout_pace(view, finished, history, clocks)

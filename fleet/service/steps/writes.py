@@ -10,8 +10,8 @@ from opentelemetry.trace import Status, StatusCode
 
 from fleet.domain.machine import RollbackState, StepState
 from fleet.service.context import FleetContext, audit
-from fleet.service.step_snapshot import StepSnapshot
-from fleet.service.views import derived_span_id
+from fleet.service.scheduling.views import derived_span_id
+from fleet.service.steps.snapshot import StepSnapshot
 from fleet.telemetry import nanos, parent_context, preset_ids
 
 

@@ -5,7 +5,7 @@ A step's state and the agent's last report (the wave's progress when it converge
 observation after the soak) become one :class:`ClusterObservation` per cluster. A real cluster's
 times are the fleet's (when the worker saw the wave applied and converged), never the agent's
 clock; a simulated cluster's are read on its own clock, counted back at its nominal speed
-(:mod:`fleet.service.clocks`), so a busy machine that slows the simulation does not fail its
+(:mod:`fleet.service.steps.clocks`), so a busy machine that slows the simulation does not fail its
 convergence. Clusters of the same ring that failed in earlier waves use up the failure budget
 too.
 """
@@ -16,8 +16,8 @@ from datetime import datetime
 
 from fleet.domain.gates import ClusterObservation, Observations, Phase, evaluate
 from fleet.domain.machine import StepState
-from fleet.service.clocks import step_time
-from fleet.service.views import GateOutcome, Readings, RolloutView, StepView, WaveView
+from fleet.service.scheduling.views import GateOutcome, Readings, RolloutView, StepView, WaveView
+from fleet.service.steps.clocks import step_time
 
 _PHASES: dict[StepState, Phase] = {
     StepState.PENDING: "pending",
@@ -78,7 +78,7 @@ def _prior_failures(view: RolloutView, wave: WaveView) -> int:
 def gate(
     view: RolloutView, wave: WaveView, readings: Readings | None, now: datetime
 ) -> GateOutcome:
-    """The gate of ``wave`` (see :data:`fleet.service.advance.Gate`)."""
+    """The gate of ``wave`` (see :data:`fleet.service.scheduling.advance.Gate`)."""
     ring = view.rings[wave.ring_index]
     observations = Observations(
         clusters=[observe(step, now) for step in wave.steps],

@@ -1,8 +1,8 @@
 """Why a rollout and each of its steps wait, and until when, read from a :class:`RolloutView`
 (pure; the words are :mod:`fleet.domain.waits`).
 
-The scheduler's decision (:mod:`fleet.service.advance`) and the status read model
-(:mod:`fleet.service.queries`) both ask here, so what ``rollout status`` shows is what the
+The scheduler's decision (:mod:`fleet.service.scheduling.advance`) and the status read model
+(:mod:`fleet.service.reads.queries`) both ask here, so what ``rollout status`` shows is what the
 scheduler stored as the rollout's reason, with the time left computed when it is read.
 """
 
@@ -23,7 +23,7 @@ from fleet.domain.waits import (
     windows_wait,
 )
 from fleet.domain.windows import frozen_until, next_opening
-from fleet.service.views import RolloutView, StepView, WaveView
+from fleet.service.scheduling.views import RolloutView, StepView, WaveView
 
 PAUSED = Wait("paused (driftwave rollout resume continues it)")
 """A paused rollout waits for an operator; nothing says when."""

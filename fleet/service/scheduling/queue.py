@@ -22,11 +22,11 @@ from fleet.db.errors import DatabaseError, StaleState
 from fleet.db.uow import UnitOfWork
 from fleet.domain.machine import RolloutState, check_transition
 from fleet.domain.model import FleetInfo, release_info
+from fleet.service.commands.holds import holders, lock_fleet, waiting_reason
+from fleet.service.commands.refusals import CommandRefused
 from fleet.service.context import FleetContext, audit, rollout_context
-from fleet.service.holds import holders, lock_fleet, waiting_reason
-from fleet.service.load import release_of
-from fleet.service.planning import clusters_of, plan_waves
-from fleet.service.refusals import CommandRefused
+from fleet.service.scheduling.load import release_of
+from fleet.service.scheduling.planning import clusters_of, plan_waves
 
 ACTOR = "scheduler"
 log = logging.getLogger(__name__)
