@@ -129,3 +129,21 @@ def _no_python_text_in_messages(python_text_watch: Sightings) -> Iterator[None]:
             "Python's text in a message people read (format it in words):\n" + "\n".join(found),
             pytrace=False,
         )
+
+
+WAITING = (
+    "tests/integration/karpenter/",
+    "tests/integration/kube/test_karpenter_controller.py",
+    "tests/integration/bench/test_live_bench.py",
+)
+"""Tests that spend their minutes waiting on Karpenter's own wall-clock pacing (its batching,
+its drift and disruption loops), not on the CPU: about 14 minutes in all."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the waiting tests in one xdist group: ``make test`` runs with ``--dist loadgroup``,
+    which hands the largest group out first, so one worker waits on Karpenter from the start
+    while the others run the CPU-bound tests, instead of a long tail of waiting at the end."""
+    for item in items:
+        if item.nodeid.startswith(WAITING):
+            item.add_marker(pytest.mark.xdist_group("karpenter-live"))
