@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -81,3 +82,37 @@ def test_the_login_form_refuses_someone_unknown(hydra: Hydra) -> None:
             f"{hydra.login.url}/login", data={"challenge": challenge, "username": "mallory"}
         )
         assert "unknown user &#x27;mallory&#x27;" in refused.text
+
+
+def test_a_port_taken_between_picking_and_binding_starts_hydra_again_on_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from common.ports import free_ports
+    from tests.support import hydra as module
+
+    taken = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = int(taken.getsockname()[1])
+    picks: list[list[int]] = []
+
+    def first_pick_taken(count: int) -> list[int]:
+        ports = free_ports(count)
+        if not picks:
+            ports[0] = port  # the public port, as if another process took it meanwhile
+        picks.append(ports)
+        return ports
+
+    monkeypatch.setattr(module, "free_ports", first_pick_taken)
+    try:
+        with running_hydra(tmp_path) as provider:
+            ready = httpx.get(f"{provider.issuer}/.well-known/openid-configuration", timeout=10)
+            assert ready.status_code == 200
+            assert provider.issuer != f"http://127.0.0.1:{port}"
+    finally:
+        taken.close()
+    assert len(picks) == 2
+    log = (tmp_path / "hydra.log").read_text()
+    assert "address already in use" in log

@@ -326,46 +326,74 @@ def require_hydra() -> Path:
 @contextmanager
 def running_hydra(folder: Path, *, id_token_lifespan: str = "1h") -> Iterator[Hydra]:
     """hydra and its login pages on free loopback ports, logging into ``folder/hydra.log``;
-    ID and access tokens live ``id_token_lifespan`` (hydra's duration syntax: ``30s``, ``1h``)."""
+    ID and access tokens live ``id_token_lifespan`` (hydra's duration syntax: ``30s``, ``1h``).
+
+    A free port is free when picked, not when hydra binds it: another process may take it in
+    between. hydra then exits saying the address is in use, and it is started again on other
+    ports (three tries)."""
     binary = require_hydra()
-    public, admin, pages = free_ports(3)
-    issuer, admin_url = f"http://127.0.0.1:{public}", f"http://127.0.0.1:{admin}"
-    login = LoginApp(admin=admin_url)
-    login.start(pages)
-    env = {
+    for attempt in range(3):
+        groups = ProcessGroups(folder, die_with_parent=True)
+        login: LoginApp | None = None
+        try:
+            public, admin, pages = free_ports(3)
+            issuer, admin_url = f"http://127.0.0.1:{public}", f"http://127.0.0.1:{admin}"
+            log = folder / "hydra.log"
+            since = log.stat().st_size if log.exists() else 0
+            try:
+                login = LoginApp(admin=admin_url)
+                login.start(pages)
+                env = _environment(folder, issuer, login.url, public, admin, id_token_lifespan)
+                # --dev: an http:// issuer on loopback (hydra otherwise demands TLS)
+                child = groups.start("hydra", [str(binary), "serve", "all", "--dev"], env=env)
+                _wait_ready(child, admin_url, log, since)
+            except (_PortTaken, OSError):
+                if attempt == 2:
+                    raise
+                continue
+            yield Hydra(issuer=issuer, admin=admin_url, login=login)
+            return
+        finally:
+            report = groups.stop(grace=10)
+            if login is not None:
+                login.stop()
+            if not report.clean:
+                raise HydraError(f"hydra did not stop: {report.describe()}")
+
+
+def _environment(
+    folder: Path, issuer: str, pages: str, public: int, admin: int, lifespan: str
+) -> dict[str, str]:
+    return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(folder),
         "DSN": "memory",
         "URLS_SELF_ISSUER": issuer,
-        "URLS_LOGIN": f"{login.url}/login",
-        "URLS_CONSENT": f"{login.url}/consent",
+        "URLS_LOGIN": f"{pages}/login",
+        "URLS_CONSENT": f"{pages}/consent",
         "SECRETS_SYSTEM": secrets.token_hex(24),
         "SERVE_PUBLIC_HOST": "127.0.0.1",
         "SERVE_PUBLIC_PORT": str(public),
         "SERVE_ADMIN_HOST": "127.0.0.1",
         "SERVE_ADMIN_PORT": str(admin),
-        "TTL_ID_TOKEN": id_token_lifespan,
-        "TTL_ACCESS_TOKEN": id_token_lifespan,
+        "TTL_ID_TOKEN": lifespan,
+        "TTL_ACCESS_TOKEN": lifespan,
         "LOG_LEVEL": "warn",
     }
-    groups = ProcessGroups(folder, die_with_parent=True)
-    try:
-        # --dev: an http:// issuer on loopback (hydra otherwise demands TLS)
-        child = groups.start("hydra", [str(binary), "serve", "all", "--dev"], env=env)
-        _wait_ready(child, admin_url, folder / "hydra.log")
-        yield Hydra(issuer=issuer, admin=admin_url, login=login)
-    finally:
-        report = groups.stop(grace=10)
-        login.stop()
-        if not report.clean:
-            raise HydraError(f"hydra did not stop: {report.describe()}")
 
 
-def _wait_ready(child: subprocess.Popen[bytes], admin: str, log: Path) -> None:
+class _PortTaken(HydraError):
+    """hydra exited because one of its ports was taken after it was picked."""
+
+
+def _wait_ready(child: subprocess.Popen[bytes], admin: str, log: Path, since: int) -> None:
+    """Wait until hydra's admin API is ready; ``since``: where this start's log begins."""
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if child.poll() is not None:
-            raise HydraError(f"hydra exited {child.returncode}:\n{log.read_text()[-3000:]}")
+            said = log.read_bytes()[since:].decode(errors="replace")[-3000:]
+            taken = "address already in use" in said
+            raise (_PortTaken if taken else HydraError)(f"hydra exited {child.returncode}:\n{said}")
         try:
             if httpx.get(admin + "/health/ready", timeout=2).status_code == 200:
                 return
