@@ -112,6 +112,22 @@ def tail(connection: Connection) -> tuple[int, str]:
     return (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
 
 
+def in_time_order(rows: list[dict[str, Any]], tail_at: datetime | None) -> list[dict[str, Any]]:
+    """``rows`` with each ``at`` no earlier than the row before it (the tail's ``tail_at`` for
+    the first): a row is appended when its transaction commits, so a transaction that decided
+    at 12:00:00.010 can append after one that decided at 12:00:00.011 and committed first;
+    its row then reads 12:00:00.011. The log's times ascend with its order, and a time is at
+    most the append's wait later than the decision."""
+    out = []
+    for row in rows:
+        at = row["at"]
+        if tail_at is not None and at < tail_at:
+            row = {**row, "at": tail_at}
+        tail_at = row["at"]
+        out.append(row)
+    return out
+
+
 def chained(rows: list[dict[str, Any]], last: tuple[int, str]) -> list[dict[str, Any]]:
     """``rows`` (plain column values, in order) given ``seq``, ``prev_hash`` and ``hash``
     after the tail ``last``."""

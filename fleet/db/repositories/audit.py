@@ -130,6 +130,8 @@ class AuditRepository(Repository):
         self._session.flush()  # this transaction's own pending rows are part of the tail
         connection = self._session.connection()
         chain.lock_tail(connection)
+        latest = select(AuditEntry.at).order_by(AuditEntry.seq.desc()).limit(1)
+        rows = chain.in_time_order(rows, self._session.scalar(latest))
         return chain.chained(rows, chain.tail(connection))
 
     @boundary("reading the audit chain")

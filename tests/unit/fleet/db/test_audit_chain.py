@@ -228,3 +228,43 @@ def test_rows_join_the_chain_at_commit_and_a_rollback_leaves_no_link(engine: Eng
     with UnitOfWork(engine) as uow:
         assert [(r.seq, r.action) for r in uow.audit.chain()] == [(1, "x"), (2, "y"), (3, "z")]
     assert verify_audit(FleetContext(engine)).ok
+
+
+def test_a_row_decided_earlier_but_appended_later_reads_no_earlier_than_the_tail(
+    engine: Engine,
+) -> None:
+    """Two transactions: the one that decided first commits last. The log's order is the
+    append order, and its times never go backwards along it (the concurrent fleet's case:
+    a worker and the scheduler writing rows of one rollout)."""
+    later, earlier = NOW + timedelta(milliseconds=11), NOW + timedelta(milliseconds=10)
+    for at, what in ((later, "scheduler's row"), (earlier, "worker's row")):
+        with UnitOfWork(engine, write=True) as uow:
+            uow.audit.append_many(
+                [
+                    {
+                        "at": at,
+                        "actor": "x",
+                        "action": what,
+                        "object_type": "rollout",
+                        "object_id": "r",
+                    },
+                    {
+                        "at": at - timedelta(seconds=1),
+                        "actor": "x",
+                        "action": what,
+                        "object_type": "rollout",
+                        "object_id": "r",
+                    },
+                ]
+            )
+            uow.commit()
+    with UnitOfWork(engine) as uow:
+        rows = uow.audit.list(rollout_id=None, object_id="r")
+        seen = [(row.action, row.at) for row in rows]
+    assert seen == [
+        ("scheduler's row", later),
+        ("scheduler's row", later),
+        ("worker's row", later),
+        ("worker's row", later),
+    ]
+    assert verify_audit(FleetContext(engine=engine)).ok
