@@ -6,7 +6,7 @@ that the Karpenter v1 kinds are served, starts the informers and waits for their
 connects to AWS (:func:`agent.cloud.aws.runtime.aws_runtime`: the cluster's control plane, the
 images, subnets and instance types, the launch path and the interruption queue) and builds the
 :class:`~agent.live.runtime.LiveAgent`. Anything that cannot be reached at start is a
-:class:`~agent.server.live.BuildError` saying what and how to fix it; later failures are retried
+:class:`~agent.live.parts.BuildError` saying what and how to fix it; later failures are retried
 by the loop.
 """
 
@@ -26,8 +26,8 @@ from agent.kube.real.leader import LeaderElector
 from agent.kube.real.resources import resource_of
 from agent.kube.real.rest import Forbidden, KubeREST
 from agent.live.options import LiveOptions
+from agent.live.parts import BuildError
 from agent.live.runtime import LiveAgent
-from agent.server.live import BuildError
 
 LOG = logging.getLogger("driftwave.agent")
 SYNC_TIMEOUT = 60.0
@@ -36,7 +36,7 @@ SYNC_TIMEOUT = 60.0
 
 @dataclass
 class BuiltLive:
-    """The live agent and what keeps it connected (:class:`agent.server.live.LiveParts`)."""
+    """The live agent and what keeps it connected (:class:`agent.live.parts.LiveParts`)."""
 
     agent: LiveAgent
     cluster: KubeCluster
