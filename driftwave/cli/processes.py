@@ -138,12 +138,13 @@ def worker(
 
     Example: driftwave worker --concurrency 8
     """
+    from agent.cloud.aws import open_secret_reader
     from workers.runtime import worker_app
     from workers.settings import BrokerSettings, WorkerSettings
 
     settings = WorkerSettings() if concurrency is None else WorkerSettings(concurrency=concurrency)
     broker = BrokerSettings()
-    app = worker_app(broker, settings)
+    app = worker_app(open_secret_reader, broker, settings)
     app.worker_main(
         [
             "worker",
