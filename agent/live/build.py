@@ -3,7 +3,7 @@
 :func:`build_live` is what ``driftwave agent serve --kubeconfig PATH`` / ``--in-cluster`` runs
 before serving. It connects to the API server (kubeconfig or the pod's service account), checks
 that the Karpenter v1 kinds are served, starts the informers and waits for their first lists,
-connects to AWS (:func:`agent.cloud.aws.runtime.aws_runtime`: the cluster's control plane, the
+connects to AWS (:func:`agent.cloud.aws.connect.connect_aws`: the cluster's control plane, the
 images, subnets and instance types, the launch path and the interruption queue) and builds the
 :class:`~agent.live.runtime.LiveAgent`. Anything that cannot be reached at start is a
 :class:`~agent.live.parts.BuildError` saying what and how to fix it; later failures are retried
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from agent.api.nodepool import NodePool
 from agent.clock import SystemClock
-from agent.cloud.aws.runtime import AWSStartError, aws_runtime
+from agent.cloud.aws.connect import AWSStartError, connect_aws
 from agent.kube.port import ClusterError, NotFound
 from agent.kube.real.cluster import KubeCluster
 from agent.kube.real.leader import LeaderElector
@@ -101,7 +101,7 @@ def build_live(options: LiveOptions) -> BuiltLive:
             )
         clock = SystemClock()
         try:
-            aws = aws_runtime(
+            aws = connect_aws(
                 cluster_name=options.cluster_name,
                 region=options.region,
                 profile=options.profile,

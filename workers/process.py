@@ -15,7 +15,7 @@ from celery.signals import worker_process_init
 
 from common.secrets import OpenSecrets
 from fleet.gateway import HttpAgentGateway
-from fleet.runtime import StepSettings, open_context
+from fleet.process import StepSettings, open_context
 from fleet.service.contact.probes import ContactProber
 from fleet.service.steps.runner import StepRunner
 from workers.app import make_app
