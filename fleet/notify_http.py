@@ -15,7 +15,7 @@ from urllib.request import getproxies, proxy_bypass
 import httpx
 
 from common.secrets import OpenSecrets
-from fleet.runtime import NotifySettings
+from fleet.process import NotifySettings
 from fleet.service.context import FleetContext
 from fleet.service.notifications.events import Answer
 from fleet.service.notifications.notifier import Notifier

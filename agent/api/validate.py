@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeGuard
 from agent.api.lint import lint
 from common.documents import (
     STDIN,
+    Document,
     Finding,
     KindKey,
     Linter,
@@ -27,6 +28,14 @@ if TYPE_CHECKING:  # its models load only when a document is a Scenario (driftwa
     from agent.api.scenario import Scenario
 
 YAML_SUFFIXES = (".yaml", ".yml")
+
+ScenarioCheck = Callable[
+    [Path, Document, "Scenario", Iterable[Linter]], tuple[list[KubeModel], list[Finding]]
+]
+"""Checks a Scenario whole (its manifests, files, events and AMIs): the objects it starts with
+and every finding about it. The simulation's own check is it
+(:func:`agent.sim.scenario_check.scenario_objects`, passed in by the command line); these models
+do not import the simulation."""
 
 
 @dataclass
@@ -92,10 +101,12 @@ def validate_paths(
     paths: Iterable[Path],
     kinds: Mapping[KindKey, type[KubeModel]],
     linters: Iterable[Linter] = (lint,),
+    scenarios: ScenarioCheck | None = None,
 ) -> Report:
-    """Validate every document of every file; unreadable files are reported as errors. A Scenario
-    is checked whole, as ``agent simulate`` reads it (its manifests, files, events and AMIs), and
-    the linters' warnings cover the manifests it starts with and applies."""
+    """Validate every document of every file; unreadable files are reported as errors. With
+    ``scenarios``, a Scenario is checked whole, as ``agent simulate`` reads it (its manifests,
+    files, events and AMIs), and the linters' warnings cover the manifests it starts with and
+    applies; without, only as a document."""
     report = Report()
     linters = tuple(linters)
     seen: set[tuple[str, int, str, str, str]] = set()
@@ -113,10 +124,8 @@ def validate_paths(
         for doc in documents:
             report.documents += 1
             obj, findings = check_document(doc, kinds, linters)
-            if _is_scenario(obj):  # what it starts with, and its events, as simulate
-                from agent.sim.scenario_check import scenario_objects  # the simulated cloud
-
-                findings += scenario_objects(path, doc, obj, linters)[1]
+            if scenarios is not None and _is_scenario(obj):  # its start and events, as simulate
+                findings += scenarios(path, doc, obj, linters)[1]
             for found in findings:  # a manifest file read by a scenario may be given too
                 if _where(found) not in seen:
                     seen.add(_where(found))

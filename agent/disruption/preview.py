@@ -138,7 +138,7 @@ def drift_preview(
             r.row["node"],
         ),
     )
-    waves = _waves(
+    waves = budget_waves(
         [r.row for r in order], snapshot.pools, counts, now, timedelta(seconds=replace_seconds)
     )
     unbounded = any(w["endSeconds"] is None for w in waves)
@@ -208,7 +208,7 @@ def _blocker(
     return None
 
 
-def _waves(
+def budget_waves(
     rows: Sequence[dict[str, Any]],
     pools: dict[str, NodePool],
     counts: dict[str, PoolNodes],

@@ -23,7 +23,7 @@ import yaml
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodepool import NodePool
-from agent.api.validate import expand, validate_paths
+from agent.api.validate import ScenarioCheck, expand, validate_paths
 from agent.lifecycle.hashing import (
     NODECLASS_HASH,
     NODECLASS_HASH_VERSION,
@@ -172,15 +172,18 @@ def as_json(found: list[Stamp]) -> str:
 
 
 def hash_files(
-    paths: Iterable[Path], kinds: Mapping[KindKey, type[KubeModel]], ca_bundle: str | None
+    paths: Iterable[Path],
+    kinds: Mapping[KindKey, type[KubeModel]],
+    ca_bundle: str | None,
+    scenarios: ScenarioCheck | None = None,
 ) -> tuple[list[Stamp], list[Finding]]:
     """The stamps of the NodePools and EC2NodeClasses in ``paths`` (files or directories, as
-    ``driftwave validate`` reads them), each with its file, and the errors found reading them
-    (with any error, no stamps)."""
+    ``driftwave validate`` reads them, a Scenario checked by ``scenarios``), each with its file,
+    and the errors found reading them (with any error, no stamps)."""
     found: list[Stamp] = []
     errors: list[Finding] = []
     for path in expand(paths):
-        report = validate_paths([path], kinds)
+        report = validate_paths([path], kinds, scenarios=scenarios)
         errors += [f for f in report.findings if f.severity == "error"]
         source = "<stdin>" if str(path) == "-" else str(path)
         found += [replace(s, source=source) for s in stamps(report.objects, ca_bundle)]

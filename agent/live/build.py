@@ -3,10 +3,10 @@
 :func:`build_live` is what ``driftwave agent serve --kubeconfig PATH`` / ``--in-cluster`` runs
 before serving. It connects to the API server (kubeconfig or the pod's service account), checks
 that the Karpenter v1 kinds are served, starts the informers and waits for their first lists,
-connects to AWS (:func:`agent.cloud.aws.runtime.aws_runtime`: the cluster's control plane, the
+connects to AWS (:func:`agent.cloud.aws.connect.connect_aws`: the cluster's control plane, the
 images, subnets and instance types, the launch path and the interruption queue) and builds the
 :class:`~agent.live.runtime.LiveAgent`. Anything that cannot be reached at start is a
-:class:`~agent.server.live.BuildError` saying what and how to fix it; later failures are retried
+:class:`~agent.live.parts.BuildError` saying what and how to fix it; later failures are retried
 by the loop.
 """
 
@@ -19,15 +19,15 @@ from dataclasses import dataclass
 
 from agent.api.nodepool import NodePool
 from agent.clock import SystemClock
-from agent.cloud.aws.runtime import AWSStartError, aws_runtime
+from agent.cloud.aws.connect import AWSStartError, connect_aws
 from agent.kube.port import ClusterError, NotFound
 from agent.kube.real.cluster import KubeCluster
 from agent.kube.real.leader import LeaderElector
 from agent.kube.real.resources import resource_of
 from agent.kube.real.rest import Forbidden, KubeREST
 from agent.live.options import LiveOptions
+from agent.live.parts import BuildError
 from agent.live.runtime import LiveAgent
-from agent.server.live import BuildError
 
 LOG = logging.getLogger("driftwave.agent")
 SYNC_TIMEOUT = 60.0
@@ -36,7 +36,7 @@ SYNC_TIMEOUT = 60.0
 
 @dataclass
 class BuiltLive:
-    """The live agent and what keeps it connected (:class:`agent.server.live.LiveParts`)."""
+    """The live agent and what keeps it connected (:class:`agent.live.parts.LiveParts`)."""
 
     agent: LiveAgent
     cluster: KubeCluster
@@ -101,7 +101,7 @@ def build_live(options: LiveOptions) -> BuiltLive:
             )
         clock = SystemClock()
         try:
-            aws = aws_runtime(
+            aws = connect_aws(
                 cluster_name=options.cluster_name,
                 region=options.region,
                 profile=options.profile,

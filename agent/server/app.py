@@ -116,7 +116,7 @@ def create_app(
     ``token_hashes``: the ``sha256:<hex>`` hashes of the accepted bearer tokens; None turns
     authentication off (in-process use only); an empty set is refused. ``tracer_provider``
     receives the server spans (a provider that exports nothing is used otherwise, so trace
-    context still flows). ``healthy`` (e.g. the live simulation is running) makes ``/healthz``
+    context still flows). ``healthy`` (e.g. the real-time simulation is running) makes ``/healthz``
     answer 503 when it returns False; ``ready`` does the same for ``/readyz`` (which follows
     ``healthy`` when not given). ``client_certificates``: every ``/v1`` request needs a
     client certificate (mutual TLS; the server must run :class:`agent.server.tls.

@@ -14,47 +14,16 @@ import asyncio
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from opentelemetry.trace import TracerProvider
 
 from agent.live.loop import AgentLoop
 from agent.live.options import LiveOptions
-from agent.live.runtime import LiveAgent
+from agent.live.parts import LiveParts
 from agent.server.app import create_app
 from agent.server.runner import bind, http_server, serve_all, served_url
 from agent.server.tls import ReloadingTLS
 from agent.service import AgentService
-
-
-class BuildError(Exception):
-    """The live agent could not be built: the kubeconfig, the cluster or AWS could not be
-    reached or read at start. The message says which and what to do."""
-
-
-class LiveParts(Protocol):
-    """A built live agent and what keeps it connected (see :mod:`agent.live.build`)."""
-
-    @property
-    def agent(self) -> LiveAgent:
-        """The runtime."""
-        ...
-
-    def start(self) -> None:
-        """Start the informers and the leader election (before serving)."""
-        ...
-
-    def leading(self) -> bool:
-        """Whether this replica holds the leader Lease (always, without leader election)."""
-        ...
-
-    def synced(self) -> bool:
-        """Whether every informer has listed its kind once."""
-        ...
-
-    def close(self) -> None:
-        """Release the Lease and stop the informers."""
-        ...
 
 
 @dataclass
@@ -82,8 +51,8 @@ def serve_live(
     with ``tls``.
 
     The caller has checked the options (:func:`agent.live.options.check_live_options`) and the
-    token. OSError when the port is taken; :class:`BuildError` when the cluster or AWS cannot
-    be reached."""
+    token. OSError when the port is taken; :class:`~agent.live.parts.BuildError` when the
+    cluster or AWS cannot be reached."""
     sock = bind(options.host, options.port)
     parts: LiveParts | None = None
     try:

@@ -1,9 +1,9 @@
-"""Serving simulated agents: each its own World, LiveSimulation and HTTP server, in one process.
+"""Serving simulated agents: each its own World, RealTimeSimulation and HTTP server, in one process.
 
 :func:`run_agents` builds one fleet member per :class:`AgentConfig`
 (:func:`agent.sim.member.member_world`), binds every port first (so a port in use fails before
-any world is built), starts the live simulations and the uvicorn servers in one event loop, calls
-``ready`` with where each agent listens, and serves until SIGINT or SIGTERM (or ``stop`` is
+any world is built), starts the real-time simulations and the uvicorn servers in one event loop,
+calls ``ready`` with where each agent listens, and serves until SIGINT or SIGTERM (or ``stop`` is
 set): then every server closes its connections and every simulation thread stops.
 :func:`load_configs` reads the ``--config`` file of ``driftwave agent serve``. :func:`bind`,
 :class:`AgentHTTPServer` and :func:`serve_all` also serve the live agent
@@ -29,8 +29,8 @@ from pydantic import Field, ValidationError, field_validator
 from agent.server.app import create_app
 from agent.server.tls import ClientCertificateProtocol, ReloadingTLS
 from agent.service import AgentService
-from agent.sim.live import LiveSimulation
 from agent.sim.member import MAX_NODES, member_problems, member_world
+from agent.sim.realtime import RealTimeSimulation
 from common.auth import TOKEN_HASH, AuthConfigError
 from common.kubemodel import KubeModel, issues_from_error, matching
 from common.names import KUBERNETES_VERSION, dns_subdomain_problem
@@ -165,7 +165,7 @@ class ListenError(OSError):
 
 
 class Runner(Protocol):
-    """What moves a served agent's cluster: a live simulation, or a live agent's loop."""
+    """What moves a served agent's cluster: a real-time simulation, or a live agent's loop."""
 
     def start(self) -> object:
         """Start its thread."""
@@ -196,7 +196,7 @@ class RunningAgent:
     url: str
     port: int
     service: AgentService
-    simulation: LiveSimulation
+    simulation: RealTimeSimulation
     config: AgentConfig
 
 
@@ -237,7 +237,7 @@ def _agent(
     service = AgentService(
         world, name=config.name, tracer_provider=tracer_provider, speed=config.speed
     )
-    sim = LiveSimulation(world, config.speed, lock=service.lock, on_step=service.refresh)
+    sim = RealTimeSimulation(world, config.speed, lock=service.lock, on_step=service.refresh)
     app = create_app(
         service,
         token_hashes=hashes,

@@ -19,7 +19,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from pydantic import ValidationError
 
 from agent.live.options import LiveOptions, check_live_options
-from agent.server.live import BuildError, LiveParts, serve_live
+from agent.live.parts import BuildError, LiveParts
+from agent.server.live import serve_live
 from agent.server.runner import (
     AgentConfig,
     ConfigError,

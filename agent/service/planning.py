@@ -29,8 +29,7 @@ from agent.service.targets import Resolution, covers_every_class, resolve_target
 def plan(world: AgentRuntime, request: Any) -> dict[str, Any]:
     """The plan for ``request`` (see the module docstring); raises InvalidRequest."""
     from agent.disruption.candidates import pool_nodes
-    from agent.disruption.preview import _waves as budget_waves
-    from agent.disruption.preview import drift_preview
+    from agent.disruption.preview import budget_waves, drift_preview
 
     doing = "planning"
     parsed = parse_request(PlanRequest, request, doing)

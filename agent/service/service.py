@@ -2,8 +2,8 @@
 
 The HTTP server (:mod:`agent.server`) and the fleet's in-process gateway call the same object.
 One re-entrant lock guards every access to the world: the service's methods and the thread that
-advances a live simulation (:class:`agent.sim.live.LiveSimulation`) take it, so a request always
-sees the cluster between two controller passes.
+advances a real-time simulation (:class:`agent.sim.realtime.RealTimeSimulation`) take it, so a
+request always sees the cluster between two controller passes.
 
 Waves are kept in the cluster itself, on the EC2NodeClasses they change
 (:mod:`agent.service.wavestore`), and in memory; a restarted or failed-over agent reads them
@@ -65,12 +65,12 @@ class AgentService:
     """The agent's operations on one cluster (see the module docstring).
 
     ``name`` is the cluster's name in status documents; ``lock`` may be shared with a
-    :class:`~agent.sim.live.LiveSimulation` (one is made otherwise: :attr:`lock`);
+    :class:`~agent.sim.realtime.RealTimeSimulation` (one is made otherwise: :attr:`lock`);
     ``tracer_provider`` receives the spans of the agent's own actions (none are recorded
     without one); ``speed`` says that the world is a simulation advanced at that many simulated
-    seconds per real second (:class:`~agent.sim.live.LiveSimulation`), None that its clock is
-    the wall clock (a live agent, or a world whose clock its caller shares): the ``clock`` of
-    the status and wave documents (:func:`agent.service.waves.clock_document`).
+    seconds per real second (:class:`~agent.sim.realtime.RealTimeSimulation`), None that its
+    clock is the wall clock (a live agent, or a world whose clock its caller shares): the
+    ``clock`` of the status and wave documents (:func:`agent.service.waves.clock_document`).
     """
 
     def __init__(
@@ -149,7 +149,7 @@ class AgentService:
             return self._document(found)
 
     def refresh(self) -> None:
-        """Move the waves under way to the phase the cluster has reached (the live simulation
+        """Move the waves under way to the phase the cluster has reached (the real-time simulation
         calls this after every step; reads call it too). A wave rolling back first has the
         never-initialized nodes on the images it leaves deleted
         (:func:`~agent.service.rollback.abandon_unready`)."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclass_status import ResolvedAMI
-from agent.cloud.simulated.amiresolve import AMIResolutionError
+from agent.cloud.amiresolve import AMIResolutionError
 from agent.service.errors import InvalidRequest
 from agent.service.requests import NodeClassSelector
 from agent.service.runtime import AgentRuntime

@@ -124,12 +124,12 @@ def validate(files: FilesArg, output: OutputOpt = None, as_json: JsonOpt = False
     """
     from agent.api.lint import lint
     from agent.api.validate import validate_paths
-    from driftwave.cli.kinds import Kinds
+    from driftwave.cli.kinds import Kinds, check_scenario
 
     chosen = output_format(output, as_json)
     _existing(files, "FILES")
     kinds = Kinds()
-    report = validate_paths(files, kinds, (lint, kinds.fleet_lint))
+    report = validate_paths(files, kinds, (lint, kinds.fleet_lint), check_scenario)
 
     def table(_: object) -> None:
         console = Console(highlight=False)

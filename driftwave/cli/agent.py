@@ -174,6 +174,7 @@ def agent_hash(
     from agent.api.kinds import agent_kinds
     from agent.lifecycle import hashreport as hashes
     from agent.lifecycle.hashing import ca_bundle_problem
+    from driftwave.cli.kinds import check_scenario
 
     chosen = output_format(output, as_json)
     for path in files:
@@ -198,7 +199,7 @@ def agent_hash(
     except hashes.CABundleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(1) from exc
-    found, errors = hashes.hash_files(files, agent_kinds(), ca_bundle)
+    found, errors = hashes.hash_files(files, agent_kinds(), ca_bundle, check_scenario)
     for finding in errors:
         print(str(finding), file=sys.stderr)
     if errors:
@@ -294,8 +295,8 @@ def agent_amis(
 
     Example: driftwave agent amis nodeclass.yaml --kubernetes-version 1.31
     """
-    from agent.cloud.amireport import AmisError, AmisRequest, report
-    from agent.cloud.amireport import as_json as amis_json
+    from agent.cloud.aws.amireport import AmisError, AmisRequest, report
+    from agent.cloud.aws.amireport import as_json as amis_json
     from driftwave.cli.agent_views import render_amis
 
     chosen = output_format(output, as_json)

@@ -1,6 +1,6 @@
 """How ``driftwave agent``'s reports read on a terminal: the simulation's and the drift
 preview's tables, the AMI report's lines, the hash table. The agent computes the reports
-(:mod:`agent.sim.simulate`, :mod:`agent.sim.plan`, :mod:`agent.cloud.amireport`,
+(:mod:`agent.sim.simulate`, :mod:`agent.sim.plan`, :mod:`agent.cloud.aws.amireport`,
 :mod:`agent.lifecycle.hashreport`); ``-o json`` and ``-o yaml`` print them as data instead."""
 
 from __future__ import annotations
@@ -154,7 +154,8 @@ def _budget(budget: dict[str, Any]) -> str:
 
 
 def render_amis(result: dict[str, Any], write: Callable[[str], None] = print) -> None:
-    """An AMI report (:func:`agent.cloud.amireport.report`) for a terminal, a line per ``write``."""
+    """An AMI report (:func:`agent.cloud.aws.amireport.report`) for a terminal, a line per
+    ``write``."""
     write(f"Kubernetes {result['kubernetesVersion']}")
     for nodeclass in result["nodeClasses"]:
         write(f"\nEC2NodeClass {nodeclass['name']}")

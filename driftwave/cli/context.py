@@ -54,7 +54,7 @@ def fleet_context(service: str = "driftwave-cli") -> Iterator[FleetContext]:
     from pydantic import ValidationError
 
     from fleet.db.errors import DatabaseError
-    from fleet.runtime import close_context, open_context
+    from fleet.process import close_context, open_context
 
     try:
         ctx = open_context(service)

@@ -10,12 +10,29 @@ linter) and the Scenario's then need not load. :data:`FLEET_KINDS` names the fle
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent.api.kinds import SCENARIO_KIND, manifest_kinds
 from agent.api.lint import LintWarning
-from common.documents import KindKey
+from common.documents import Document, Finding, KindKey, Linter
 from common.kubemodel import KubeModel
+
+if TYPE_CHECKING:
+    from agent.api.scenario import Scenario
+
+
+def check_scenario(
+    path: Path, doc: Document, scenario: Scenario, linters: Iterable[Linter] = ()
+) -> tuple[list[KubeModel], list[Finding]]:
+    """A Scenario checked whole, as ``agent simulate`` reads it
+    (:func:`agent.sim.scenario_check.scenario_objects`, loaded only when a document is one): the
+    :data:`agent.api.validate.ScenarioCheck` that ``validate`` and ``agent hash`` pass in."""
+    from agent.sim.scenario_check import scenario_objects
+
+    return scenario_objects(path, doc, scenario, linters)
+
 
 FLEET_API_VERSION = "driftwave.io/v1alpha1"
 FLEET_KINDS: tuple[KindKey, ...] = ((FLEET_API_VERSION, "Fleet"), (FLEET_API_VERSION, "Release"))

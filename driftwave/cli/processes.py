@@ -57,7 +57,7 @@ def scheduler(
     from fleet.db.errors import DatabaseError
     from fleet.metrics import HttpMetricSource
     from fleet.notify_http import start_notifier
-    from fleet.runtime import NotifySettings, SchedulerSettings
+    from fleet.process import NotifySettings, SchedulerSettings
     from fleet.service.scheduling.scheduler import Scheduler
     from fleet.service.scheduling.views import Timing
     from workers.app import make_app
@@ -138,12 +138,13 @@ def worker(
 
     Example: driftwave worker --concurrency 8
     """
-    from workers.runtime import worker_app
+    from agent.cloud.aws import open_secret_reader
+    from workers.process import worker_app
     from workers.settings import BrokerSettings, WorkerSettings
 
     settings = WorkerSettings() if concurrency is None else WorkerSettings(concurrency=concurrency)
     broker = BrokerSettings()
-    app = worker_app(broker, settings)
+    app = worker_app(open_secret_reader, broker, settings)
     app.worker_main(
         [
             "worker",
@@ -212,7 +213,7 @@ def api(
     from fleet.api.rbac import load_tokens, single_token
     from fleet.api.serve import ListenError
     from fleet.gateway import HttpAgentGateway
-    from fleet.runtime import SchedulerSettings
+    from fleet.process import SchedulerSettings
 
     if tokens_file is not None and token_file is not None:
         fail("--tokens-file and --token-file: give one (rule: roles come from the tokens file)")

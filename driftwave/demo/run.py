@@ -46,7 +46,7 @@ from fleet.domain.machine import TERMINAL, RolloutState
 from fleet.domain.release import Release
 from fleet.metrics import HttpMetricSource
 from fleet.notify_http import start_notifier
-from fleet.runtime import NotifySettings, RuntimeSettings, close_context, open_context
+from fleet.process import NotifySettings, StartSettings, close_context, open_context
 from fleet.service.commands.fleets import apply_fleet
 from fleet.service.commands.rollouts import approve, start_rollout
 from fleet.service.notifications.notifier import Notifier
@@ -235,7 +235,7 @@ def _rollout(
         "driftwave-demo",
         DatabaseSettings(url=env["DRIFTWAVE_DATABASE_URL"]),
         TelemetrySettings(trace_file=Path(env["DRIFTWAVE_TRACE_FILE"])),
-        RuntimeSettings(auto_migrate=True),
+        StartSettings(auto_migrate=True),
     )
     try:
         fleet = parse_manifest(Fleet, fleet_manifest(clusters, options.notify))

@@ -42,7 +42,7 @@ from workers.settings import BrokerSettings
 celery = make_app(BrokerSettings(url=sys.argv[2]))
 with celery.connection_for_write() as connection:
     connection.ensure_connection(max_retries=1)
-import fleet.api.app, fleet.runtime, workers.runtime, workers.tasks, driftwave.cli.processes
+import fleet.api.app, fleet.process, workers.process, workers.tasks, driftwave.cli.processes
 imported = {name.partition(".")[0] for name in sys.modules if sys.modules[name] is not None}
 print(json.dumps(sorted(imported - started)))
 """

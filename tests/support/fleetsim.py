@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.service import AgentService
-from agent.sim.live import LiveSimulation
 from agent.sim.member import member_world
+from agent.sim.realtime import RealTimeSimulation
 from common.kubemodel import parse_manifest
 from fleet.db.engine import make_engine, migrate
 from fleet.domain.fleet import Fleet
@@ -164,14 +164,14 @@ class FleetHarness:
         migrate(self.engine)
         self.ctx = FleetContext(self.engine, now=lambda: self.now)
         self.agents: dict[str, AgentService] = {}
-        self.lives: dict[str, LiveSimulation] = {}
+        self.lives: dict[str, RealTimeSimulation] = {}
         self.builds: dict[str, dict[str, Any]] = {}
         for seed, cluster in enumerate(c for members in rings.values() for c in members):
             self.builds[cluster] = {"nodes": nodes, "seed": seed + 1, "faulty_releases": faulty}
             world = member_world(cluster, **self.builds[cluster])
             service = AgentService(world, name=cluster, speed=speed)
             self.agents[cluster] = service
-            self.lives[cluster] = LiveSimulation(world, speed=1.0, lock=service.lock)
+            self.lives[cluster] = RealTimeSimulation(world, speed=1.0, lock=service.lock)
         self.broker = ListBroker(lambda: self.now, copies)
         self.metrics = FixedMetrics()
         self.runner = StepRunner(self.ctx, InProcessAgentGateway(self.agents), poll_interval=poll)
@@ -190,7 +190,7 @@ class FleetHarness:
         )
         service = AgentService(world, name=cluster, speed=self.speed)
         self.agents[cluster] = service
-        self.lives[cluster] = LiveSimulation(world, speed=1.0, lock=service.lock)
+        self.lives[cluster] = RealTimeSimulation(world, speed=1.0, lock=service.lock)
         return service
 
     def release(self, rings: list[dict[str, Any]], **kw: Any) -> Release:

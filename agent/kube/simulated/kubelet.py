@@ -5,16 +5,22 @@ On boot the Node appears NotReady with the instance's labels, capacity, allocata
 ``ready_after`` it reports Ready, unless its image is faulty: such a node stays NotReady for ever.
 Startup taints are removed ``startup_taint_delay`` after Ready, as the DaemonSet that owns them
 would do.
+
+What boots is any :class:`BootedNode`: the simulated cloud's
+:class:`~agent.cloud.simulated.records.BootedInstance` is one, handed over by the simulated world
+that joins the two adapters (neither imports the other).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from typing import Protocol
 
 from agent.api.kube import Node, NodeCondition, NodeSpec, NodeStatus, NodeSystemInfo
+from agent.api.kube.scheduling import Taint
+from agent.catalog.resources import Resources
 from agent.clock import Clock
-from agent.cloud.simulated.records import BootedInstance
 from agent.kube.port import Cluster, NotFound
 from common.kubemodel import ObjectMeta
 
@@ -25,6 +31,55 @@ STARTUP_TAINT_DELAY = timedelta(seconds=5)
 def _quantities(amounts: dict[str, int]) -> dict[str, int | float | str]:
     """Catalog base units as node quantities (cpu in millicores, the rest as integers)."""
     return {name: f"{amount}m" if name == "cpu" else amount for name, amount in amounts.items()}
+
+
+class BootedNode(Protocol):
+    """What a kubelet registers when its instance has booted (the cloud's ``on_boot`` payload)."""
+
+    @property
+    def provider_id(self) -> str:
+        """The instance's provider id (``aws:///<zone>/<instance id>``)."""
+        ...
+
+    @property
+    def instance_id(self) -> str:
+        """The instance's id (the Node's boot and machine id)."""
+        ...
+
+    @property
+    def node_name(self) -> str:
+        """The Node's name (the instance's private DNS name)."""
+        ...
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """The Node's labels."""
+        ...
+
+    @property
+    def taints(self) -> Sequence[Taint]:
+        """The taints the Node registers with."""
+        ...
+
+    @property
+    def capacity(self) -> Resources:
+        """The instance type's capacity, in catalog units."""
+        ...
+
+    @property
+    def allocatable(self) -> Resources:
+        """The instance type's allocatable, in catalog units."""
+        ...
+
+    @property
+    def image_id(self) -> str:
+        """The image the instance booted (the Node's OS image)."""
+        ...
+
+    @property
+    def image_faulty(self) -> bool:
+        """Whether the image is faulty: the Node registers but never becomes Ready."""
+        ...
 
 
 class SimulatedKubelet:
@@ -45,9 +100,7 @@ class SimulatedKubelet:
         self.startup_taint_delay = startup_taint_delay
         self.startup_taints: dict[str, list[tuple[str, str]]] = {}
 
-    def boot(
-        self, instance: BootedInstance, startup: Sequence[tuple[str, str]] | None = None
-    ) -> None:
+    def boot(self, instance: BootedNode, startup: Sequence[tuple[str, str]] | None = None) -> None:
         """Register the Node of a booted instance (the CloudProvider's ``on_boot``)."""
         now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         node = Node(

@@ -11,7 +11,7 @@ import pytest
 from agent.kube.real.rest import KubeREST
 from agent.live.build import connect
 from agent.live.options import LiveOptions
-from agent.server.live import BuildError
+from agent.live.parts import BuildError
 from tests.support.controlplane import ControlPlane
 from tests.support.kubeobjects import eventually
 from tests.support.tokens import service_account_kubeconfig, token_kubeconfig

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fleet.db.engine import make_engine, migrate
 from fleet.notify_http import HttpWebhookSender, start_notifier
-from fleet.runtime import NotifySettings
+from fleet.process import NotifySettings
 from fleet.service.context import FleetContext
 from tests.support.webhooks import Receiver
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from fleet.runtime import NotifySettings
+from fleet.process import NotifySettings
 from fleet.service.notifications.events import RetryPolicy
 
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from pydantic import ValidationError
 
-from fleet.runtime import SchedulerSettings
+from fleet.process import SchedulerSettings
 from fleet.service.scheduling.health import HeartbeatPolicy
 
 

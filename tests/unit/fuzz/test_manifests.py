@@ -21,6 +21,7 @@ from agent.api.kinds import agent_kinds
 from agent.api.migration import migrate_text
 from agent.api.scenario import Scenario
 from agent.api.validate import validate_paths
+from agent.sim.scenario_check import scenario_objects
 from agent.sim.scenario_run import ScenarioError, build_world, load_scenario, run
 from common.documents import ManifestSyntaxError, load_documents
 from fleet.domain.errors import ManifestError
@@ -137,7 +138,8 @@ def read_all(text: str, tmp: Path) -> None:
         parse_one(text, "fuzz", Release)
     path = tmp / "fuzz.yaml"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
-    report = validate_paths([path], {**agent_kinds(), **fleet_kinds()})
+    kinds = {**agent_kinds(), **fleet_kinds()}
+    report = validate_paths([path], kinds, scenarios=scenario_objects)
     assert report.files == 1
     str(report.summary()), report.as_json(), [str(f) for f in report.findings]
     scenarios = [obj for obj in report.objects if isinstance(obj, Scenario)]

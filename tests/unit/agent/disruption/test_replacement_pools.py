@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from agent.api.nodeclaim import NodeClaim
 from agent.service.service import AgentService
-from agent.sim.live import LiveSimulation
 from agent.sim.member import member_world
+from agent.sim.realtime import RealTimeSimulation
 
 NODEPOOL = "karpenter.sh/nodepool"
 
@@ -27,7 +27,7 @@ def _pool_of_requirements(claim: NodeClaim) -> str | None:
 def test_an_upgrade_replaces_each_node_once_and_every_claim_is_of_one_pool() -> None:
     world = member_world("canary-1", nodes=200, seed=1, ami_release="v20251202")
     service = AgentService(world, name="canary-1")
-    sim = LiveSimulation(world, 600.0, lock=service.lock, on_step=service.refresh)
+    sim = RealTimeSimulation(world, 600.0, lock=service.lock, on_step=service.refresh)
     sim.step(600)
     before = len(world.cluster.list(NodeClaim))
     service.apply_wave("w1", {"target": {"amiSelectorTerms": [{"alias": "al2023@v20251216"}]}})

@@ -9,8 +9,8 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.lifecycle.conditions import is_true
 from agent.service import AgentService
-from agent.sim.live import LiveSimulation
 from agent.sim.member import member_world
+from agent.sim.realtime import RealTimeSimulation
 from agent.sim.world import World
 
 NEWEST = "v20251216"
@@ -29,7 +29,7 @@ class Rig:
 
     world: World
     service: AgentService
-    sim: LiveSimulation
+    sim: RealTimeSimulation
 
     def run_until_not(self, wave_id: str, phase: str, limit: float = 3600.0) -> dict[str, Any]:
         """Step until the wave leaves ``phase`` (or ``limit`` virtual seconds); the wave."""
@@ -60,5 +60,5 @@ def rig(nodes: int = 20, speed: float | None = None, **member: Any) -> Rig:
     simulation started at that speed)."""
     world = member_world("test-member", nodes=nodes, **member)
     service = AgentService(world, name="test-member", speed=speed)
-    sim = LiveSimulation(world, speed=1.0, lock=service.lock, on_step=service.refresh)
+    sim = RealTimeSimulation(world, speed=1.0, lock=service.lock, on_step=service.refresh)
     return Rig(world, service, sim)

@@ -12,7 +12,7 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.service import AgentService, InvalidRequest, WaveNotFound
 from agent.service.documents import WaveDocument
 from agent.service.wavestore import ANNOTATION, KEEP, from_record, records_of, to_record
-from agent.sim.live import LiveSimulation
+from agent.sim.realtime import RealTimeSimulation
 from common.kubemodel import parse_manifest
 
 from .helpers import NEWEST, START, Rig, alias, rig
@@ -21,7 +21,7 @@ from .helpers import NEWEST, START, Rig, alias, rig
 def _restart(r: Rig) -> Rig:
     """A new agent over the same cluster (a restarted process, a failed-over replica)."""
     service = AgentService(r.world, name="test-member")
-    sim = LiveSimulation(r.world, speed=1.0, lock=service.lock, on_step=service.refresh)
+    sim = RealTimeSimulation(r.world, speed=1.0, lock=service.lock, on_step=service.refresh)
     return Rig(r.world, service, sim)
 
 

@@ -80,7 +80,7 @@ def test_agent_amis_prints_its_report_in_every_format(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The report (read from AWS in use; here a fixed one, the subject being the output)."""
-    import agent.cloud.amireport as amis
+    import agent.cloud.aws.amireport as amis
 
     image = {
         "id": "ami-0aa11bb22cc33dd44",

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from common.kubemodel import parse_manifest
 from fleet.domain.fleet import Fleet
 from fleet.gateway import HttpAgentGateway, InProcessAgentGateway
-from fleet.runtime import SchedulerSettings
+from fleet.process import SchedulerSettings
 from fleet.service.commands.fleets import apply_fleet, list_clusters
 from fleet.service.contact.probes import ContactProber, ProbePolicy, health, queue_probes
 from fleet.service.ports import ProbeMessage

@@ -144,8 +144,8 @@ def test_a_cluster_added_during_the_rollout_joins_its_ring_when_the_policy_says_
     tmp_path: Path,
 ) -> None:
     from agent.service import AgentService
-    from agent.sim.live import LiveSimulation
     from agent.sim.member import member_world
+    from agent.sim.realtime import RealTimeSimulation
     from common.kubemodel import parse_manifest
     from fleet.domain.fleet import Fleet
     from fleet.service.commands.fleets import apply_fleet
@@ -160,7 +160,9 @@ def test_a_cluster_added_during_the_rollout_joins_its_ring_when_the_policy_says_
     harness.step()
     world = member_world("prod-2", nodes=20, seed=9)
     harness.agents["prod-2"] = AgentService(world, name="prod-2")
-    harness.lives["prod-2"] = LiveSimulation(world, speed=1.0, lock=harness.agents["prod-2"].lock)
+    harness.lives["prod-2"] = RealTimeSimulation(
+        world, speed=1.0, lock=harness.agents["prod-2"].lock
+    )
     grown = {"canary": ["can-1"], "prod": ["prod-1", "prod-2"]}
     apply_fleet(harness.ctx, parse_manifest(Fleet, fleet_manifest(grown)), "alice")
     harness.run_until(
@@ -200,8 +202,8 @@ def test_a_kubernetes_version_release_moves_each_control_plane_and_its_nodes(
 
 def test_a_cluster_another_live_rollout_holds_does_not_join(tmp_path: Path) -> None:
     from agent.service import AgentService
-    from agent.sim.live import LiveSimulation
     from agent.sim.member import member_world
+    from agent.sim.realtime import RealTimeSimulation
     from common.kubemodel import parse_manifest
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
@@ -215,7 +217,9 @@ def test_a_cluster_another_live_rollout_holds_does_not_join(tmp_path: Path) -> N
     harness.step()
     world = member_world("prod-2", nodes=20, seed=9)
     harness.agents["prod-2"] = AgentService(world, name="prod-2")
-    harness.lives["prod-2"] = LiveSimulation(world, speed=1.0, lock=harness.agents["prod-2"].lock)
+    harness.lives["prod-2"] = RealTimeSimulation(
+        world, speed=1.0, lock=harness.agents["prod-2"].lock
+    )
     grown = fleet_manifest({"canary": ["can-1"], "prod": ["prod-1", "prod-2"]})
     grown["spec"]["clusters"][-1]["labels"] = {"new": "yes"}
     # the new cluster is taken by a second rollout before the first one's next tick

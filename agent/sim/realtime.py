@@ -1,6 +1,6 @@
 """A simulated world advanced in (scaled) real time, for an agent that serves requests.
 
-:class:`LiveSimulation` moves the world's virtual clock by ``speed`` times the real time that
+:class:`RealTimeSimulation` moves the world's virtual clock by ``speed`` times the real time that
 passed, every ``tick`` seconds, from a daemon thread: timer by timer, letting the controllers
 settle after each (as :func:`agent.sim.scenario_run.run` does). Each step holds ``lock`` (the
 agent service's), so a request never sees the world half-way through a step, and calls
@@ -26,10 +26,10 @@ from types import TracebackType
 from agent.sim.world import World
 
 KEEP_RECORDS = 20_000
-"""The timeline, cloud events and image history entries a live world keeps."""
+"""The timeline, cloud events and image history entries a real-time world keeps."""
 
 
-class LiveSimulation:
+class RealTimeSimulation:
     """See the module docstring."""
 
     def __init__(
@@ -90,11 +90,13 @@ class LiveSimulation:
         if self.on_step is not None:
             self.on_step()
 
-    def start(self) -> LiveSimulation:
+    def start(self) -> RealTimeSimulation:
         """Start the thread (once); return self."""
         if self._thread is not None:
-            raise RuntimeError("the live simulation is already started")
-        self._thread = threading.Thread(target=self._run, name="driftwave-live-sim", daemon=True)
+            raise RuntimeError("the real-time simulation is already started")
+        self._thread = threading.Thread(
+            target=self._run, name="driftwave-realtime-sim", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -120,7 +122,7 @@ class LiveSimulation:
                 self.error = exc
                 return
 
-    def __enter__(self) -> LiveSimulation:
+    def __enter__(self) -> RealTimeSimulation:
         return self.start()
 
     def __exit__(

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from agent.sim.live import KEEP_RECORDS, LiveSimulation
+from agent.sim.realtime import KEEP_RECORDS, RealTimeSimulation
 from agent.sim.world import TimelineEvent
 from tests.unit.agent.service.helpers import rig
 
@@ -28,7 +28,7 @@ def test_a_step_moves_the_clock_exactly_and_runs_the_timers_due() -> None:
 def test_each_timer_step_calls_on_step() -> None:
     r = rig(nodes=2)
     calls: list[int] = []
-    sim = LiveSimulation(r.world, 1.0, lock=r.service.lock, on_step=lambda: calls.append(1))
+    sim = RealTimeSimulation(r.world, 1.0, lock=r.service.lock, on_step=lambda: calls.append(1))
     sim.step(60)
     assert len(calls) >= 2  # the controllers poll every 10 s: several timers in a minute
 
@@ -36,7 +36,7 @@ def test_each_timer_step_calls_on_step() -> None:
 def test_the_thread_advances_virtual_time_at_speed_and_stops_cleanly() -> None:
     r = rig(nodes=2)
     start = r.world.clock.now()
-    with LiveSimulation(r.world, 600.0, tick=0.01, lock=r.service.lock) as sim:
+    with RealTimeSimulation(r.world, 600.0, tick=0.01, lock=r.service.lock) as sim:
         assert sim.running
         deadline = time.monotonic() + 10
         while r.world.clock.now() < start + timedelta(minutes=2):
@@ -51,7 +51,7 @@ def test_the_thread_advances_virtual_time_at_speed_and_stops_cleanly() -> None:
 
 def test_virtual_time_lags_when_a_step_waits() -> None:
     r = rig(nodes=2)
-    sim = LiveSimulation(r.world, 100.0, tick=0.01, lock=r.service.lock, max_lag=0.05)
+    sim = RealTimeSimulation(r.world, 100.0, tick=0.01, lock=r.service.lock, max_lag=0.05)
     assert sim.virtual_seconds(0.02) == pytest.approx(2.0)
     assert sim.virtual_seconds(30.0) == pytest.approx(5.0)  # not the 3,000 s it was worth
     start = r.world.clock.now()
@@ -72,7 +72,7 @@ def test_a_failing_step_stops_the_thread_and_keeps_the_error() -> None:
     def broken() -> None:
         raise RuntimeError("boom")
 
-    sim = LiveSimulation(r.world, 10.0, tick=0.01, on_step=broken).start()
+    sim = RealTimeSimulation(r.world, 10.0, tick=0.01, on_step=broken).start()
     deadline = time.monotonic() + 10
     while sim.running:
         assert time.monotonic() < deadline
@@ -92,12 +92,12 @@ def test_records_are_trimmed_to_the_latest() -> None:
 def test_speed_and_tick_must_be_positive(speed: float, tick: float) -> None:
     r = rig(nodes=1)
     with pytest.raises(ValueError, match="must be above 0"):
-        LiveSimulation(r.world, speed, tick)
+        RealTimeSimulation(r.world, speed, tick)
 
 
 def test_a_simulation_starts_once() -> None:
     r = rig(nodes=1)
-    with LiveSimulation(r.world, 1.0, tick=0.01) as sim, pytest.raises(RuntimeError):
+    with RealTimeSimulation(r.world, 1.0, tick=0.01) as sim, pytest.raises(RuntimeError):
         sim.start()
 
 
@@ -115,7 +115,7 @@ def test_a_step_holding_the_lock_too_long_ends_after_the_timer_it_runs() -> None
 
     for n in range(1, 5):
         r.world.clock.call_at(start + timedelta(seconds=n), slow(n))
-    sim = LiveSimulation(r.world, 1.0, lock=r.service.lock, max_hold=0.01)
+    sim = RealTimeSimulation(r.world, 1.0, lock=r.service.lock, max_hold=0.01)
     assert sim.step(60, sim.max_hold) is False  # the first slow timer used up the hold
     assert ran == [1]
     assert r.world.clock.now() == start + timedelta(seconds=1)  # the clock stays at that timer
@@ -134,7 +134,7 @@ def test_the_thread_lets_requests_in_while_the_world_is_slow() -> None:
 
     r.world.clock.call_at(start, slow)  # every virtual second costs 50 ms of real time
     waits: list[float] = []
-    with LiveSimulation(r.world, 600.0, tick=0.01, lock=r.service.lock, max_hold=0.1):
+    with RealTimeSimulation(r.world, 600.0, tick=0.01, lock=r.service.lock, max_hold=0.1):
         for _ in range(10):
             began = time.monotonic()
             with r.service.lock:
@@ -149,5 +149,5 @@ def test_the_thread_lets_requests_in_while_the_world_is_slow() -> None:
 def test_the_hold_is_positive_or_none() -> None:
     r = rig(nodes=2)
     with pytest.raises(ValueError, match="max_hold"):
-        LiveSimulation(r.world, 1.0, max_hold=0)
-    assert LiveSimulation(r.world, 1.0, max_hold=None).max_hold is None
+        RealTimeSimulation(r.world, 1.0, max_hold=0)
+    assert RealTimeSimulation(r.world, 1.0, max_hold=None).max_hold is None

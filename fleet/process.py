@@ -21,7 +21,7 @@ from fleet.telemetry import TelemetrySettings, make_provider
 TRACER = "driftwave.fleet"
 
 
-class RuntimeSettings(BaseSettings):
+class StartSettings(BaseSettings):
     """How a fleet process starts (``DRIFTWAVE_AUTO_MIGRATE``)."""
 
     model_config = SettingsConfigDict(env_prefix="DRIFTWAVE_", extra="ignore")
@@ -48,13 +48,13 @@ def open_context(
     service: str,
     database: DatabaseSettings | None = None,
     telemetry: TelemetrySettings | None = None,
-    runtime: RuntimeSettings | None = None,
+    start: StartSettings | None = None,
 ) -> FleetContext:
     """The context of a fleet process called ``service`` (its name in traces)."""
     database = database or DatabaseSettings()
-    runtime = runtime or RuntimeSettings()
+    start = start or StartSettings()
     engine = engine_from_settings(database)
-    if runtime.auto_migrate:
+    if start.auto_migrate:
         migrate(engine)
     else:
         ensure_current(engine)

@@ -1,4 +1,4 @@
-"""The AWS side of a live agent, built and checked at start (:func:`aws_runtime`).
+"""The AWS side of a live agent, built and checked at start (:func:`connect_aws`).
 
 It reads the EKS cluster once (DescribeCluster: the endpoint, CA and service CIDR the nodes'
 user data needs, and that the credentials work) and the region's zones, then wires the adapters:
@@ -40,7 +40,7 @@ class AWSStartError(Exception):
 
 
 @dataclass
-class AWSRuntime:
+class AWSAdapters:
     """What the live agent takes from AWS."""
 
     cloud: AWSCloud
@@ -83,7 +83,7 @@ def zones(clients: AWSClients) -> list[str]:
     return sorted(str(z["ZoneName"]) for z in answer.get("AvailabilityZones", []))
 
 
-def aws_runtime(
+def connect_aws(
     *,
     cluster_name: str,
     region: str | None,
@@ -91,7 +91,7 @@ def aws_runtime(
     interruption_queue: str | None,
     cluster: Cluster,
     clock: Clock,
-) -> AWSRuntime:
+) -> AWSAdapters:
     """Build and check the AWS adapters (module docstring); raises AWSStartError."""
     clients = AWSClients(AWSConfig(region=region, profile=profile))
     info = describe_cluster(clients, cluster_name)
@@ -111,7 +111,7 @@ def aws_runtime(
         interruption = SQSInterruption(
             clients, interruption_queue, cluster, unavailable, lambda *_: None
         )
-    return AWSRuntime(
+    return AWSAdapters(
         cloud=cloud,
         catalog=catalog,
         instance_types=types.list,
