@@ -98,6 +98,34 @@ def _record_gate(uow: UnitOfWork, rid: str, effect: RecordGate, now: datetime) -
     )
 
 
+def _set_rollout(uow: UnitOfWork, rollout: Any, effect: SetRollout, now: datetime) -> None:
+    """Move the rollout (state, position, reason; its start and end times)."""
+    before = {"state": rollout.state, "ring": rollout.ring_index, "wave": rollout.wave_index}
+    fields: dict[str, Any] = {
+        "state": str(effect.state),
+        "ring_index": effect.ring_index,
+        "wave_index": effect.wave_index,
+        "reason": effect.reason,
+    }
+    if rollout.started_at is None and effect.state is RolloutState.RUNNING:
+        fields["started_at"] = now
+    if effect.finished or effect.state in TERMINAL:
+        fields["finished_at"] = now
+    uow.rollouts.update(rollout, now=now, **fields)
+    after = {"state": str(effect.state), "ring": effect.ring_index, "wave": effect.wave_index}
+    audit(
+        uow,
+        now,
+        "scheduler",
+        "rollout.transition",
+        ("rollout", rollout.id),
+        rollout_id=rollout.id,
+        before=before,
+        after={**after, "reason": effect.reason},
+        reason=effect.reason,
+    )
+
+
 class EffectWriter:
     """Writes a decision's effects (see the module docstring), tracing with ``tracer``."""
 
@@ -172,7 +200,7 @@ class EffectWriter:
             case SetStep() | Touch():
                 batch.append(effect)
             case SetRollout():
-                self._set_rollout(uow, rollout, effect, now)
+                _set_rollout(uow, rollout, effect, now)
             case SetWave():
                 self._set_wave(uow, rollout, waves, effect, now)
             case SetRollback():
@@ -183,35 +211,6 @@ class EffectWriter:
                 pass  # sent once the transaction commits; read before deciding again
             case _:
                 assert_never(effect)
-
-    def _set_rollout(
-        self, uow: UnitOfWork, rollout: Any, effect: SetRollout, now: datetime
-    ) -> None:
-        """Move the rollout (state, position, reason; its start and end times)."""
-        before = {"state": rollout.state, "ring": rollout.ring_index, "wave": rollout.wave_index}
-        fields: dict[str, Any] = {
-            "state": str(effect.state),
-            "ring_index": effect.ring_index,
-            "wave_index": effect.wave_index,
-            "reason": effect.reason,
-        }
-        if rollout.started_at is None and effect.state is RolloutState.RUNNING:
-            fields["started_at"] = now
-        if effect.finished or effect.state in TERMINAL:
-            fields["finished_at"] = now
-        uow.rollouts.update(rollout, now=now, **fields)
-        after = {"state": str(effect.state), "ring": effect.ring_index, "wave": effect.wave_index}
-        audit(
-            uow,
-            now,
-            "scheduler",
-            "rollout.transition",
-            ("rollout", rollout.id),
-            rollout_id=rollout.id,
-            before=before,
-            after={**after, "reason": effect.reason},
-            reason=effect.reason,
-        )
 
     def _set_wave(
         self,
