@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -121,7 +121,17 @@ REAL_ONLY = (
 """The options only a real cluster takes (a usage error without --kubeconfig or --in-cluster)."""
 
 
-def live_options(settings: AgentSettings, **given: Any) -> LiveOptions:
+def live_options(
+    settings: AgentSettings,
+    *,
+    kubeconfig: Path | None,
+    context: str | None,
+    in_cluster: bool,
+    driver: Driver,
+    leader_elect: bool,
+    host: str,
+    port: int,
+) -> LiveOptions:
     """The live agent's options (--kubeconfig or --in-cluster): the command's, and the settings
     read from the command line or the environment."""
     from agent.live.options import LiveOptions
@@ -133,17 +143,17 @@ def live_options(settings: AgentSettings, **given: Any) -> LiveOptions:
         )
     return LiveOptions(
         cluster_name=settings.cluster_name,
-        kubeconfig=given["kubeconfig"],
-        context=given["context"],
-        in_cluster=given["in_cluster"],
+        kubeconfig=kubeconfig,
+        context=context,
+        in_cluster=in_cluster,
         region=settings.region,
         profile=settings.profile,
-        driver=given["driver"].value,
+        driver=driver.value,
         interruption_queue=settings.interruption_queue,
-        leader_elect=given["leader_elect"],
+        leader_elect=leader_elect,
         lease_namespace=settings.lease_namespace,
         cluster_ca_bundle=settings.cluster_ca_bundle,
         pod_name=settings.pod_name,
-        host=given["host"],
-        port=given["port"],
+        host=host,
+        port=port,
     )
