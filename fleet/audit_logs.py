@@ -33,6 +33,7 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 
 from fleet.db.models import AuditEntry
 from fleet.service.context import FleetContext
+from fleet.service.errors import boundary
 from fleet.telemetry import nanos, parent_context
 
 EVENT = "driftwave.audit"
@@ -129,6 +130,7 @@ def emit(logger: Logger, row: AuditEntry) -> None:
     )
 
 
+@boundary
 def export_audit(
     ctx: FleetContext,
     provider: LoggerProvider,

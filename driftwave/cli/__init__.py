@@ -2,8 +2,10 @@
 command group.
 
 One module per command group: :mod:`~driftwave.cli.agent` (with ``agent serve`` in
-:mod:`~driftwave.cli.agent_serve`, the reports' terminal views in
-:mod:`~driftwave.cli.agent_views` and the walkthrough in :mod:`~driftwave.cli.walkthrough`),
+:mod:`~driftwave.cli.agent_serve`, its simulated and real-cluster modes in
+:mod:`~driftwave.cli.agent_serve_sim` and :mod:`~driftwave.cli.agent_serve_live`, the reports'
+terminal views in :mod:`~driftwave.cli.agent_views` and the walkthrough in
+:mod:`~driftwave.cli.walkthrough`),
 :mod:`~driftwave.cli.fleet`, :mod:`~driftwave.cli.cluster`, :mod:`~driftwave.cli.rollout` (its
 operations in :mod:`~driftwave.cli.rollout_ops`, the live status in
 :mod:`~driftwave.cli.status_view`), :mod:`~driftwave.cli.db`, :mod:`~driftwave.cli.audit`, the

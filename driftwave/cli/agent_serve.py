@@ -1,31 +1,29 @@
 """``driftwave agent serve``: the agent's HTTP API over a live simulated cluster (or several),
 or over a real cluster (``--kubeconfig`` or ``--in-cluster``).
 
+This module is the command: the options every mode takes (address, token, tracing, TLS), the
+check that no option of the other mode was given, and the settings read once. Each mode keeps
+its own options and preparation: the simulation in :mod:`driftwave.cli.agent_serve_sim`, a real
+cluster (its native and karpenter drivers) in :mod:`driftwave.cli.agent_serve_live`.
+
 The web stack (FastAPI, uvicorn) and the live agent's clients are imported inside the command,
 so ``driftwave agent --help`` loads none of them."""
 
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from driftwave.cli import agent_serve_live as live_mode
+from driftwave.cli import agent_serve_sim as sim
+
 if TYPE_CHECKING:
-    from agent.live.options import LiveOptions
     from agent.settings import AgentSettings
 
 
-class Driver(StrEnum):
-    """Who manages a real cluster's nodes (``agent serve --driver``)."""
-
-    native = "native"
-    karpenter = "karpenter"
-
-
-REAL = "Real cluster (--kubeconfig or --in-cluster)"
 TLS = "HTTPS (required to listen off loopback)"
 
 
@@ -33,22 +31,13 @@ def agent_serve(
     ctx: typer.Context,
     port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 9100,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    name: Annotated[str, typer.Option(help="The simulated cluster's name.")] = "fleet-member",
-    nodes: Annotated[int, typer.Option(help="About how many nodes the cluster runs.")] = 200,
-    seed: Annotated[int, typer.Option(help="Seed for names, ids and prices.")] = 1,
-    speed: Annotated[
-        float, typer.Option(help="Simulated seconds per real second (60: a minute a second).")
-    ] = 60.0,
-    kubernetes_version: Annotated[
-        str, typer.Option(help="The control plane's Kubernetes version.")
-    ] = "1.30",
-    ami_release: Annotated[
-        str, typer.Option(help="The AL2023 release the EC2NodeClass starts pinned to.")
-    ] = "v20251202",
-    faulty_release: Annotated[
-        list[str] | None,
-        typer.Option(help="An AL2023 release whose nodes never become Ready (repeat for several)."),
-    ] = None,
+    name: sim.Name = "fleet-member",
+    nodes: sim.Nodes = 200,
+    seed: sim.Seed = 1,
+    speed: sim.Speed = 60.0,
+    kubernetes_version: sim.KubernetesVersion = "1.30",
+    ami_release: sim.AmiRelease = "v20251202",
+    faulty_release: sim.FaultyRelease = None,
     token_file: Annotated[
         Path | None,
         typer.Option(
@@ -56,16 +45,7 @@ def agent_serve(
             dir_okay=False,
         ),
     ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            help="A YAML/JSON list of agents to run in this process: {name, port, nodes, seed, "
-            "kubernetesVersion, amiRelease, faultyReleases, tokenHash, speed}; it replaces "
-            "--name, --port, --nodes, --seed, --kubernetes-version, --ami-release and "
-            "--faulty-release (--speed applies to entries without one).",
-            dir_okay=False,
-        ),
-    ] = None,
+    config: sim.Config = None,
     trace_file: Annotated[
         Path | None,
         typer.Option(help="Append a JSON line per span to this file.", dir_okay=False),
@@ -101,91 +81,17 @@ def agent_serve(
             rich_help_panel=TLS,
         ),
     ] = None,
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(
-            help="Run against the real cluster this kubeconfig reaches (instead of a simulation).",
-            dir_okay=False,
-            rich_help_panel=REAL,
-        ),
-    ] = None,
-    context: Annotated[
-        str | None,
-        typer.Option(
-            help="The kubeconfig context (default: its current one).", rich_help_panel=REAL
-        ),
-    ] = None,
-    in_cluster: Annotated[
-        bool,
-        typer.Option(
-            "--in-cluster",
-            help="Run against the cluster this pod is in (its service account).",
-            rich_help_panel=REAL,
-        ),
-    ] = False,
-    cluster_name: Annotated[
-        str | None,
-        typer.Option(
-            envvar="DRIFTWAVE_CLUSTER_NAME",
-            help="The EKS cluster's name (tags, user data, DescribeCluster).",
-            rich_help_panel=REAL,
-        ),
-    ] = None,
-    region: Annotated[
-        str | None,
-        typer.Option(
-            envvar="AWS_REGION",
-            help="The AWS region (default: the profile's).",
-            rich_help_panel=REAL,
-        ),
-    ] = None,
-    profile: Annotated[
-        str | None,
-        typer.Option(envvar="AWS_PROFILE", help="A named AWS profile.", rich_help_panel=REAL),
-    ] = None,
-    driver: Annotated[
-        Driver,
-        typer.Option(
-            help="native: the agent manages the nodes (as Karpenter does); karpenter: the cluster "
-            "runs Karpenter, and the agent only applies waves (amiSelectorTerms) and reports.",
-            case_sensitive=False,
-            rich_help_panel=REAL,
-        ),
-    ] = Driver.native,
-    interruption_queue: Annotated[
-        str | None,
-        typer.Option(
-            envvar="DRIFTWAVE_INTERRUPTION_QUEUE",
-            help="The SQS queue of EC2 interruption events (spot, rebalance, state changes, "
-            "scheduled changes).",
-            rich_help_panel=REAL,
-        ),
-    ] = None,
-    leader_elect: Annotated[
-        bool,
-        typer.Option(
-            help="Act only while holding the leader Lease (run two replicas).",
-            rich_help_panel=REAL,
-        ),
-    ] = True,
-    lease_namespace: Annotated[
-        str,
-        typer.Option(
-            envvar="POD_NAMESPACE",
-            help="The namespace of the leader Lease.",
-            rich_help_panel=REAL,
-        ),
-    ] = "kube-system",
-    cluster_ca_bundle: Annotated[
-        str | None,
-        typer.Option(
-            envvar="CLUSTER_CA_BUNDLE",
-            help="The cluster's CA bundle (base64), hashed with each EC2NodeClass as Karpenter "
-            "hashes it; give the value Karpenter ran with when taking a cluster over. Default: "
-            "the CA the agent's own connection trusts, as Karpenter does.",
-            rich_help_panel=REAL,
-        ),
-    ] = None,
+    kubeconfig: live_mode.Kubeconfig = None,
+    context: live_mode.Context = None,
+    in_cluster: live_mode.InCluster = False,
+    cluster_name: live_mode.ClusterName = None,
+    region: live_mode.Region = None,
+    profile: live_mode.Profile = None,
+    driver: live_mode.DriverOption = live_mode.Driver.native,
+    interruption_queue: live_mode.InterruptionQueue = None,
+    leader_elect: live_mode.LeaderElect = True,
+    lease_namespace: live_mode.LeaseNamespace = "kube-system",
+    cluster_ca_bundle: live_mode.ClusterCaBundle = None,
 ) -> None:
     """Serve the agent's HTTP API over a live simulated cluster (or several), or over a
     real cluster with --kubeconfig PATH or --in-cluster.
@@ -228,7 +134,6 @@ def agent_serve(
     """
     # Imported here: the other commands need not load the web stack (FastAPI, uvicorn).
     from agent.server.serve import ServeError, ServeOptions, serve
-    from agent.sim.heap import tune_for_large_simulations
 
     real = kubeconfig is not None or in_cluster
     _check_mode(ctx, real)
@@ -245,7 +150,7 @@ def agent_serve(
         client_ca_file=client_ca_file,
     )
     live = (
-        _live_options(
+        live_mode.live_options(
             settings,
             kubeconfig=kubeconfig,
             context=context,
@@ -259,7 +164,7 @@ def agent_serve(
         else None
     )
     if live is None:
-        tune_for_large_simulations()
+        sim.prepare_simulation()
     options = ServeOptions(
         host=host,
         port=port,
@@ -290,30 +195,6 @@ def agent_serve(
         raise typer.Exit(1) from exc
 
 
-SIMULATION_ONLY = (
-    "name",
-    "nodes",
-    "seed",
-    "speed",
-    "kubernetes_version",
-    "ami_release",
-    "faulty_release",
-    "config",
-)
-
-
-REAL_ONLY = (
-    "context",
-    "cluster_name",
-    "profile",
-    "driver",
-    "interruption_queue",
-    "leader_elect",
-    "lease_namespace",
-    "cluster_ca_bundle",
-)
-
-
 def _given(ctx: typer.Context, name: str) -> bool:
     """Whether the option was given (on the command line or by its environment variable)."""
     source = ctx.get_parameter_source(name)
@@ -333,7 +214,7 @@ def _from_command_line(ctx: typer.Context, name: str) -> bool:
 def _check_mode(ctx: typer.Context, real: bool) -> None:
     """A simulation option for a real cluster (--kubeconfig or --in-cluster), or a real-cluster
     option without, is a usage error."""
-    wrong = [n for n in (SIMULATION_ONLY if real else REAL_ONLY) if _given(ctx, n)]
+    wrong = [n for n in (sim.SIMULATION_ONLY if real else live_mode.REAL_ONLY) if _given(ctx, n)]
     if wrong:
         where = "a real cluster" if real else "a simulated cluster"
         needs = "" if real else " (give --kubeconfig PATH or --in-cluster)"
@@ -352,31 +233,3 @@ def _settings(ctx: typer.Context, **options: Any) -> AgentSettings:
     except AgentSettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(1) from exc
-
-
-def _live_options(settings: AgentSettings, **given: Any) -> LiveOptions:
-    """The live agent's options (--kubeconfig or --in-cluster): the command's, and the settings
-    read from the command line or the environment."""
-    from agent.live.options import LiveOptions
-
-    if not settings.cluster_name:
-        raise typer.BadParameter(
-            "the EKS cluster's name is required for a real cluster (or set DRIFTWAVE_CLUSTER_NAME)",
-            param_hint="--cluster-name",
-        )
-    return LiveOptions(
-        cluster_name=settings.cluster_name,
-        kubeconfig=given["kubeconfig"],
-        context=given["context"],
-        in_cluster=given["in_cluster"],
-        region=settings.region,
-        profile=settings.profile,
-        driver=given["driver"].value,
-        interruption_queue=settings.interruption_queue,
-        leader_elect=given["leader_elect"],
-        lease_namespace=settings.lease_namespace,
-        cluster_ca_bundle=settings.cluster_ca_bundle,
-        pod_name=settings.pod_name,
-        host=given["host"],
-        port=given["port"],
-    )

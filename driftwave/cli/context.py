@@ -53,14 +53,15 @@ def fleet_context(service: str = "driftwave-cli") -> Iterator[FleetContext]:
     # that open the database, so the help and the other commands start at once.
     from pydantic import ValidationError
 
-    from fleet.db.errors import DatabaseError
     from fleet.process import close_context, open_context
+    from fleet.service.errors import ServiceError, translated
 
     try:
-        ctx = open_context(service)
+        with translated():
+            ctx = open_context(service)
     except ValidationError as exc:
         fail(f"bad setting: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}")
-    except DatabaseError as exc:
+    except ServiceError as exc:
         fail(f"{exc} (is DRIFTWAVE_DATABASE_URL right, and the database up?)")
     try:
         yield ctx

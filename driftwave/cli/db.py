@@ -21,14 +21,16 @@ def db_upgrade() -> None:
     Example: DRIFTWAVE_DATABASE_URL=postgresql://driftwave@db/driftwave driftwave db upgrade
     """
     from fleet.db.engine import engine_from_settings, migrate, schema_revision
-    from fleet.db.errors import DatabaseError
+    from fleet.service.errors import ServiceError, translated
     from fleet.settings import DatabaseSettings
 
     engine = engine_from_settings(DatabaseSettings())
     try:
-        migrate(engine)
-        print(f"schema at revision {schema_revision(engine)}")
-    except DatabaseError as exc:
+        with translated():
+            migrate(engine)
+            revision = schema_revision(engine)
+        print(f"schema at revision {revision}")
+    except ServiceError as exc:
         fail(str(exc))
     finally:
         engine.dispose()

@@ -54,10 +54,10 @@ def scheduler(
     from pydantic import ValidationError
 
     from agent.cloud.aws import open_secret_reader
-    from fleet.db.errors import DatabaseError
     from fleet.metrics import HttpMetricSource
     from fleet.notify_http import start_notifier
     from fleet.process import NotifySettings, SchedulerSettings
+    from fleet.service.errors import ServiceError, translated
     from fleet.service.scheduling.scheduler import Scheduler
     from fleet.service.scheduling.views import Timing
     from workers.app import make_app
@@ -111,8 +111,9 @@ def scheduler(
         console.print(f"scheduler {holder}: ticking every {settings.interval:g}s (Ctrl-C stops)")
         notifier = start_notifier(ctx, holder, notify, open_secret_reader)  # webhooks: own thread
         try:
-            runner.run(stop, settings.interval, report=lambda line: console.print(line))
-        except DatabaseError as exc:
+            with translated():
+                runner.run(stop, settings.interval, report=lambda line: console.print(line))
+        except ServiceError as exc:
             fail(str(exc))
         finally:
             if notifier is not None:

@@ -140,19 +140,20 @@ def _pace(fleet: str) -> Pace:
     from pydantic import ValidationError
 
     from fleet.db.engine import embedded_missing
-    from fleet.db.errors import DatabaseError
     from fleet.domain.pace import Pace
-    from fleet.service.scheduling.pacing import fleet_pace
+    from fleet.service.errors import ServiceError, translated
+    from fleet.service.scheduling.pacing import stored_pace
     from fleet.settings import DatabaseSettings
 
     try:
-        missing = embedded_missing(DatabaseSettings())
-    except (ValidationError, DatabaseError):
+        with translated():
+            missing = embedded_missing(DatabaseSettings())
+    except (ValidationError, ServiceError):
         missing = False  # opening the database says what is wrong
     if missing:
         return Pace(())
-    with fleet_context() as ctx, ctx.reading() as uow:
-        return fleet_pace(uow, fleet)
+    with fleet_context() as ctx:
+        return stored_pace(ctx, fleet)
 
 
 def _load(

@@ -14,7 +14,7 @@ import getpass
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from driftwave.client.errors import ClientError
 from driftwave.client.port import Command
@@ -49,20 +49,20 @@ def embedded_actor() -> str:
 
 @contextmanager
 def service_errors() -> Iterator[None]:
-    """Turn the services' refusals and the database's errors into :class:`ClientError`."""
-    from fleet.db.errors import DatabaseError, ReleaseConflict
+    """Turn the services' refusals and errors into :class:`ClientError`."""
     from fleet.domain.errors import DomainError
     from fleet.service.commands.refusals import CommandForbidden, CommandRefused
+    from fleet.service.errors import ReleaseNameTaken, ServiceError
     from fleet.service.reads.history import ClusterAmbiguous, ClusterUnknown
     from fleet.service.reads.queries import RolloutNotFound
 
     try:
         yield
-    except ReleaseConflict as exc:
+    except ReleaseNameTaken as exc:
         raise ClientError(f"{exc} (give the changed release a new metadata.name)") from exc
     except (ClusterUnknown, ClusterAmbiguous) as exc:
         raise ClientError(str(exc.args[0])) from exc
-    except (CommandRefused, CommandForbidden, RolloutNotFound, DatabaseError, DomainError) as exc:
+    except (CommandRefused, CommandForbidden, RolloutNotFound, ServiceError, DomainError) as exc:
         raise ClientError(str(exc)) from exc
 
 
@@ -102,18 +102,18 @@ class EmbeddedPort:
 
     def plan(self, release: Release, at: datetime | None) -> PlanDocument:
         """Plan against the stored fleet
-        (:func:`fleet.service.scheduling.planning.plan_release`)."""
+        (:func:`fleet.service.scheduling.planning.plan_stored`)."""
         from fleet.api.documents import PlanDocument
-        from fleet.db.errors import NotFound
         from fleet.domain.manifests import Loaded, release_fleet_findings
         from fleet.domain.model import release_info
         from fleet.service.commands.fleets import stored_fleet
-        from fleet.service.scheduling.planning import plan_release
+        from fleet.service.errors import Unknown
+        from fleet.service.scheduling.planning import plan_stored
 
         name = release.spec.fleet
         try:
             fleet = stored_fleet(self._ctx, name)
-        except NotFound:
+        except Unknown:
             raise ClientError(
                 f"fleet {name!r} has not been applied: pass --fleet FLEET.yaml or run "
                 "driftwave fleet apply FLEET.yaml"
@@ -125,11 +125,7 @@ class EmbeddedPort:
             raise ClientError("; ".join(f"{f.path}: {f.message}" for f in errors))
         when = at or self._ctx.now()
 
-        def planned() -> dict[str, Any]:
-            with self._ctx.reading() as uow:
-                return plan_release(uow, fleet, info, when).as_dict()
-
-        document = self._run(planned)
+        document = self._run(lambda: plan_stored(self._ctx, fleet, info, when).as_dict())
         notices = [{"path": f.path, "message": f.message} for f in cross]
         return PlanDocument.model_validate({**document, "warnings": notices})
 

@@ -58,12 +58,12 @@ from fleet.api.rollouts import add_rollout_routes
 from fleet.api.signin import add_signin_routes
 from fleet.api.tokens import add_token_routes
 from fleet.db.engine import UPGRADE_HINT, ensure_current
-from fleet.db.errors import DatabaseError, SchemaOutdated
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release
 from fleet.gateway import AgentGateway
 from fleet.service.contact.probes import ProbePolicy
 from fleet.service.context import FleetContext
+from fleet.service.errors import SchemaNotCurrent, ServiceError, translated
 from fleet.service.scheduling.health import HeartbeatPolicy, scheduler_health
 
 log = logging.getLogger(__name__)
@@ -203,12 +203,13 @@ def _health(app: FastAPI, heartbeat: HeartbeatPolicy) -> None:
         reason otherwise. A stopped scheduler with no live rollout is reported, with 200."""
         ctx = fleet_context(request)
         try:
-            ensure_current(ctx.engine)
+            with translated():
+                ensure_current(ctx.engine)
             scheduler = scheduler_health(ctx, heartbeat)
-        except SchemaOutdated:
+        except SchemaNotCurrent:
             body = {"status": "failing", "database": f"schema outdated: run {UPGRADE_HINT}"}
             return JSONResponse(body, status_code=503)
-        except DatabaseError as exc:
+        except ServiceError as exc:
             log.warning("healthz: the database cannot be used: %s", exc)
             body = {"status": "failing", "database": "the database cannot be used (see the log)"}
             return JSONResponse(body, status_code=503)
@@ -235,11 +236,12 @@ def _health(app: FastAPI, heartbeat: HeartbeatPolicy) -> None:
         answers at the schema this code needs; 503 with the reason otherwise. Unlike
         ``/healthz`` the scheduler's heartbeat plays no part."""
         try:
-            ensure_current(fleet_context(request).engine)
-        except SchemaOutdated:
+            with translated():
+                ensure_current(fleet_context(request).engine)
+        except SchemaNotCurrent:
             body = {"status": "failing", "database": f"schema outdated: run {UPGRADE_HINT}"}
             return JSONResponse(body, status_code=503)
-        except DatabaseError as exc:
+        except ServiceError as exc:
             log.warning("readyz: the database cannot be used: %s", exc)
             body = {"status": "failing", "database": "the database cannot be used (see the log)"}
             return JSONResponse(body, status_code=503)

@@ -2,7 +2,8 @@
 
 Every error response is ``{"error": {"code", "message", "fields": [{"path", "message"}]}}``.
 :class:`ApiError` subclasses are raised by the API itself (a malformed body, a name mismatch);
-:func:`install_handlers` maps them and the services' errors to statuses:
+:func:`install_handlers` maps them and the services' errors (:mod:`fleet.service.errors`: the
+database's errors never reach the API) to statuses:
 
 * 400 malformed body, 401 no known token, 404 unknown fleet / rollout / route, 405, 413 body
   too large, 415 content type, 422 a rule broken (each field with its path);
@@ -23,15 +24,15 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from common.http import error_response, install_request_errors
-from fleet.db.errors import (
-    DatabaseError,
-    NotFound,
-    ReleaseConflict,
-    SchemaOutdated,
-    StaleState,
-)
 from fleet.domain.errors import DomainError, ManifestError, PlanningError
 from fleet.service.commands.rollouts import CommandForbidden, CommandRefused
+from fleet.service.errors import (
+    ChangedMeanwhile,
+    ReleaseNameTaken,
+    SchemaNotCurrent,
+    ServiceError,
+    Unknown,
+)
 from fleet.service.reads.queries import RolloutNotFound
 
 RETRY_AFTER_SECONDS = 2
@@ -120,16 +121,16 @@ def manifest_message(fields: Fields, shown: int = 3) -> str:
     return f"the manifest breaks {len(fields)} rule(s): " + "; ".join(parts) + more
 
 
-def database_response(exc: DatabaseError) -> JSONResponse:
-    """The response for a database error (see the module docstring)."""
-    if isinstance(exc, NotFound):
+def service_response(exc: ServiceError) -> JSONResponse:
+    """The response for a service error (see the module docstring)."""
+    if isinstance(exc, Unknown):
         return error_response(404, "not_found", str(exc))
-    if isinstance(exc, ReleaseConflict):
+    if isinstance(exc, ReleaseNameTaken):
         return error_response(409, "release_conflict", str(exc))
-    if isinstance(exc, StaleState):
+    if isinstance(exc, ChangedMeanwhile):
         return error_response(409, "conflict", f"{exc} (try again)")
-    if exc.temporary or isinstance(exc, SchemaOutdated):
-        code = "schema_outdated" if isinstance(exc, SchemaOutdated) else "database_unavailable"
+    if exc.temporary or isinstance(exc, SchemaNotCurrent):
+        code = "schema_outdated" if isinstance(exc, SchemaNotCurrent) else "database_unavailable"
         retry = {"Retry-After": str(RETRY_AFTER_SECONDS)}
         return error_response(503, code, str(exc), headers=retry)
     LOG.error("database error: %s", exc, exc_info=exc)
@@ -171,10 +172,10 @@ def install_handlers(app: FastAPI) -> None:
         del request
         return error_response(404, "rollout_not_found", str(exc))
 
-    @app.exception_handler(DatabaseError)
-    async def database_error(request: Request, exc: DatabaseError) -> JSONResponse:
+    @app.exception_handler(ServiceError)
+    async def service_error(request: Request, exc: ServiceError) -> JSONResponse:
         del request
-        return database_response(exc)
+        return service_response(exc)
 
     install_request_errors(app, HTTP_CODES, "invalid_request")
 

@@ -22,7 +22,6 @@ from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, api_state, needs, v1_r
 from fleet.api.documents import ApplyDocument, ClustersDocument, ErrorDocument, FleetsDocument
 from fleet.api.errors import InvalidRequest, NotFoundError
 from fleet.api.rollout_documents import FleetAuditDocument
-from fleet.db.errors import NotFound
 from fleet.db.specs import ApplyResult
 from fleet.domain.fleet import Fleet
 from fleet.gateway import GatewayError
@@ -35,6 +34,7 @@ from fleet.service.commands.fleets import (
     fleet_rings,
     list_clusters,
 )
+from fleet.service.errors import Unknown
 
 YAML_OR_JSON = ("application/json", "application/yaml")
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
@@ -145,7 +145,7 @@ def add_fleet_routes(app: FastAPI) -> None:
         try:
             rings = fleet_rings(ctx, name)
             clusters = list_clusters(ctx, name, api_state(request).probes)
-        except NotFound as exc:
+        except Unknown as exc:
             raise fleet_missing(name) from exc
         return JSONResponse({"fleet": name, "rings": rings, "clusters": clusters})
 
@@ -163,7 +163,7 @@ def add_fleet_routes(app: FastAPI) -> None:
         before and after) and each cluster added, changed or removed (before and after)."""
         try:
             entries = fleet_audit(ctx, name, after_id=after, limit=limit)
-        except NotFound as exc:
+        except Unknown as exc:
             raise fleet_missing(name) from exc
         last = entries[-1]["id"] if entries else after
         return JSONResponse({"fleet": name, "entries": entries, "lastId": last})
@@ -189,7 +189,7 @@ def add_fleet_routes(app: FastAPI) -> None:
             raise NotFoundError("this API reaches no agents", code="no_gateway")
         try:
             target = agent_target(ctx, name, cluster)
-        except NotFound as exc:
+        except Unknown as exc:
             raise NotFoundError(
                 f"fleet {name!r} has no cluster {cluster!r}", code="cluster_not_found"
             ) from exc

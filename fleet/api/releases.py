@@ -38,7 +38,6 @@ from fleet.api.documents import ErrorDocument, PlanDocument
 from fleet.api.errors import InvalidRequest, NotFoundError
 from fleet.api.fleets import manifest_body, notices
 from fleet.api.rollout_documents import RolloutStarted, StartRequest
-from fleet.db.errors import NotFound
 from fleet.domain.errors import ManifestError
 from fleet.domain.fields import parse_time
 from fleet.domain.manifests import Loaded, release_fleet_findings
@@ -47,7 +46,8 @@ from fleet.domain.release import Release
 from fleet.service.commands.fleets import stored_fleet
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.context import FleetContext
-from fleet.service.scheduling.planning import plan_release
+from fleet.service.errors import Unknown
+from fleet.service.scheduling.planning import plan_stored
 
 RELEASE_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorDocument, "description": "The body is not JSON or YAML."},
@@ -76,7 +76,7 @@ def checked_release(ctx: FleetContext, body: Any) -> CheckedRelease:
     name = loaded.obj.spec.fleet
     try:
         fleet = stored_fleet(ctx, name)
-    except NotFound as exc:
+    except Unknown as exc:
         raise NotFoundError(
             f"release {loaded.obj.name}: fleet {name!r} has not been applied "
             f"(PUT /v1/fleets/{name} first)",
@@ -142,8 +142,7 @@ def add_release_routes(app: FastAPI) -> None:
         estimate learnt from the fleet's finished waves), without doing anything."""
         when = _plan_time(ctx, at)
         release = checked_release(ctx, body)
-        with ctx.reading() as uow:
-            document = plan_release(uow, release.fleet, release.info, when).as_dict()
+        document = plan_stored(ctx, release.fleet, release.info, when).as_dict()
         document["warnings"] = notices(release.warnings)
         return JSONResponse(document)
 

@@ -26,7 +26,13 @@ from fleet.api.rollout_documents import (
 )
 from fleet.service.commands.rollouts import abort, approve, pause, resume, rollback
 from fleet.service.context import FleetContext
-from fleet.service.reads.queries import RolloutNotFound, audit_trail, list_rollouts, rollout_status
+from fleet.service.reads.queries import (
+    RolloutNotFound,
+    audit_trail,
+    list_rollouts,
+    rollout_exists,
+    rollout_status,
+)
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorDocument, "description": "No rollout has that id."}
@@ -50,9 +56,8 @@ AuditLimit = Annotated[int, Query(ge=1, le=10_000, description="At most this man
 
 def known(ctx: FleetContext, rollout_id: str) -> None:
     """Raise :class:`RolloutNotFound` unless the rollout exists."""
-    with ctx.reading() as uow:
-        if uow.rollouts.find(rollout_id) is None:
-            raise RolloutNotFound(f"rollout {rollout_id} does not exist")
+    if not rollout_exists(ctx, rollout_id):
+        raise RolloutNotFound(f"rollout {rollout_id} does not exist")
 
 
 def add_rollout_routes(app: FastAPI) -> None:

@@ -24,7 +24,6 @@ from common.wire import Document
 from fleet.api.bodies import body_data
 from fleet.api.deps import V1, Actor, Body, Ctx, api_state, needs, v1_responses
 from fleet.api.errors import ApiError, InvalidRequest
-from fleet.db.errors import AlreadyExists, InvalidInput
 from fleet.service.commands.tokens import (
     TokenInfo,
     create_token,
@@ -32,6 +31,7 @@ from fleet.service.commands.tokens import (
     parse_expiry,
     revoke_token,
 )
+from fleet.service.errors import BadInput, Conflict
 
 TOKENS = f"{V1}/tokens"
 
@@ -150,9 +150,9 @@ def add_token_routes(app: FastAPI) -> None:
                 expires_in=lifetime,
                 policy=api_state(request).auth.policy,
             )
-        except InvalidInput as exc:
+        except BadInput as exc:
             raise InvalidRequest(str(exc), [(exc.field, exc.rule)]) from exc
-        except AlreadyExists as exc:
+        except Conflict as exc:
             raise TokenConflict(str(exc)) from exc
         document = {**token_document(made.info, ctx.now()), "token": made.secret}
         return JSONResponse(document, status_code=201, headers={"Cache-Control": "no-store"})

@@ -12,5 +12,6 @@ entry points into these. Six parts, a subpackage each:
 * :mod:`fleet.service.contact`: probes of the agents and each cluster's health.
 
 What all of them share stays here: :mod:`~fleet.service.context` (database, tracer, time),
-:mod:`~fleet.service.ports` (messages to workers, gate metrics) and :mod:`~fleet.service.ids`.
+:mod:`~fleet.service.ports` (messages to workers, gate metrics), :mod:`~fleet.service.ids` and
+:mod:`~fleet.service.errors` (the service's errors: the database's never leave the service).
 """

@@ -25,6 +25,7 @@ from fleet.domain.model import FleetInfo, fleet_info
 from fleet.gateway import AgentTarget
 from fleet.service.contact.probes import ProbePolicy, contact_of
 from fleet.service.context import FleetContext, audit, audit_entry, audit_many
+from fleet.service.errors import boundary
 from fleet.service.reads.observed import Seen, latest_of, observation
 
 ROLLOUT_FIELDS = ("rings", "freezes")
@@ -45,6 +46,7 @@ def check_reason(reason: str | None, doing: str) -> str | None:
     return text or None
 
 
+@boundary
 def apply_fleet(
     ctx: FleetContext, fleet: Fleet, actor: str, reason: str | None = None
 ) -> ApplyResult:
@@ -136,6 +138,7 @@ def _plain(value: Any) -> Any:
     return None if value is None else dict(value)
 
 
+@boundary
 def fleet_audit(
     ctx: FleetContext, name: str, *, after_id: int | None = None, limit: int = 1000
 ) -> list[dict[str, Any]]:
@@ -148,6 +151,7 @@ def fleet_audit(
         ]
 
 
+@boundary
 def stored_fleet(ctx: FleetContext, name: str) -> FleetInfo:
     """The fleet ``name`` as last applied, as the planner's plain data; raises
     :class:`fleet.db.errors.NotFound`."""
@@ -160,12 +164,14 @@ def info_of(row: Any) -> FleetInfo:
     return fleet_info(Fleet.model_validate(row.spec, strict=False))
 
 
+@boundary
 def fleet_names(ctx: FleetContext) -> list[str]:
     """The names of every applied fleet."""
     with ctx.reading() as uow:
         return [f.name for f in uow.fleets.list()]
 
 
+@boundary
 def list_clusters(
     ctx: FleetContext, fleet: str | None = None, probes: ProbePolicy | None = None
 ) -> list[dict[str, Any]]:
@@ -200,6 +206,7 @@ def list_clusters(
         ]
 
 
+@boundary
 def fleet_rings(ctx: FleetContext, name: str) -> list[str]:
     """The rings of fleet ``name`` in promotion order; raises NotFound."""
     with ctx.reading() as uow:
@@ -230,6 +237,7 @@ __all__ = [
 ]
 
 
+@boundary
 def agent_target(ctx: FleetContext, fleet: str, name: str) -> AgentTarget:
     """How to reach a cluster's agent (raises the database's NotFound for an unknown one)."""
     with ctx.reading() as uow:

@@ -54,6 +54,7 @@ from fleet.service.commands.refusals import (
     standing,
 )
 from fleet.service.context import FleetContext, audit, rollout_context
+from fleet.service.errors import boundary
 from fleet.service.ids import rollout_id
 from fleet.service.reads.observed import unheld
 from fleet.service.scheduling.planning import clusters_of, plan_waves
@@ -76,6 +77,7 @@ __all__ = [
 ]
 
 
+@boundary
 def start_rollout(
     ctx: FleetContext, release: Release, actor: str, *, queue: bool = False
 ) -> dict[str, Any]:
@@ -182,6 +184,7 @@ def _state(rollout: Any) -> RolloutState:
     return RolloutState(rollout.state)
 
 
+@boundary
 def pause(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """Stop forward progress (no new step, no next wave); steps already out continue."""
 
@@ -193,6 +196,7 @@ def pause(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     return _command(ctx, rid, actor, "pause", change, f"paused by {actor}")
 
 
+@boundary
 def resume(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """Let a paused rollout go on exactly where it stood."""
 
@@ -204,6 +208,7 @@ def resume(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     return _command(ctx, rid, actor, "resume", change, f"resumed by {actor}")
 
 
+@boundary
 def abort(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """End the rollout now: no new step starts; clusters keep what they have (roll back with
     ``rollback`` if needed)."""
@@ -233,6 +238,7 @@ def abort(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     return _command(ctx, rid, actor, "abort", change)
 
 
+@boundary
 def approve(
     ctx: FleetContext,
     rid: str,
@@ -282,6 +288,7 @@ def _ring_name(uow: Any, rollout: Any) -> str:
     raise CommandRefused(f"rollout {rollout.id} has no ring {rollout.ring_index}")
 
 
+@boundary
 def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """Roll back every cluster the rollout has touched, whatever it stands at (rollbacks ignore
     pauses, freezes and maintenance windows). On a ``rollback-failed`` rollout, the clusters

@@ -22,6 +22,7 @@ from fleet.db.errors import InvalidInput
 from fleet.db.models import ApiToken
 from fleet.domain.roles import RANK, ROLES
 from fleet.service.context import FleetContext, audit
+from fleet.service.errors import boundary
 
 TOKEN_PREFIX = "dwt_"
 """What every secret made here starts with (so a leaked one is recognisable in a scan)."""
@@ -120,6 +121,7 @@ def _checked(name: str, role: str, rings: list[str] | None, doing: str) -> list[
     return cleaned
 
 
+@boundary
 def create_token(
     ctx: FleetContext,
     name: str,
@@ -165,12 +167,14 @@ def create_token(
     return CreatedToken(info, secret)
 
 
+@boundary
 def list_tokens(ctx: FleetContext) -> list[TokenInfo]:
     """Every token, by name (revoked and expired ones too, saying so)."""
     with ctx.reading() as uow:
         return [info_of(t) for t in uow.tokens.list()]
 
 
+@boundary
 def revoke_token(ctx: FleetContext, name: str, *, actor: str) -> TokenInfo:
     """Revoke ``name`` (NotFound when there is none); revoking twice keeps the first time and
     audits once."""
@@ -192,6 +196,7 @@ def revoke_token(ctx: FleetContext, name: str, *, actor: str) -> TokenInfo:
     return info
 
 
+@boundary
 def check_token(ctx: FleetContext, token_hash: str) -> TokenCheck | None:
     """The stored token whose secret hashes to ``token_hash`` (None: no such token), refused
     when revoked or expired; a usable one has its use noted (at most once a minute)."""

@@ -25,6 +25,7 @@ from common.wire import Document
 from fleet.db import chain
 from fleet.db.models import AuditEntry
 from fleet.service.context import FleetContext
+from fleet.service.errors import boundary
 
 PAGE = 1000
 """Rows read per query while walking the chain."""
@@ -86,6 +87,7 @@ def _problem(row: AuditEntry, seq: int, previous: str) -> ChainBreak | None:
     return None
 
 
+@boundary
 def verify_audit(ctx: FleetContext) -> AuditVerification:
     """Walk the audit chain from its first row; stop at the first that breaks it."""
     seq, previous, rows = 0, chain.GENESIS, 0

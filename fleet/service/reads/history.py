@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from fleet.service.context import FleetContext
+from fleet.service.errors import boundary
 from fleet.service.reads.observed import Seen, observation, of_step
 from fleet.service.reads.queries import iso, step_outcome
 
@@ -44,6 +45,7 @@ def _fleet_of(uow: Any, name: str, fleet: str | None) -> str:
     return str(holding[0])
 
 
+@boundary
 def cluster_history(ctx: FleetContext, name: str, fleet: str | None = None) -> dict[str, Any]:
     """Every step of cluster ``name`` (of ``fleet``) across all rollouts, newest first:
     ``{"cluster", "fleet", "steps": [...]}``. Raises :class:`ClusterUnknown` or

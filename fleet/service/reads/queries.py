@@ -12,6 +12,7 @@ from fleet.db.uow import UnitOfWork
 from fleet.domain.plan import rolled_rings
 from fleet.service.commands.holds import taken
 from fleet.service.context import FleetContext, audit_entry
+from fleet.service.errors import boundary
 from fleet.service.reads.observed import of_steps, unheld
 from fleet.service.reads.progress import actions, position, progress_of
 from fleet.service.scheduling.load import load_view, release_of
@@ -74,6 +75,7 @@ def _gate(uow: UnitOfWork, wave_id: str) -> dict[str, Any] | None:
     }
 
 
+@boundary
 def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
     """Everything about one rollout; raises :class:`RolloutNotFound`."""
     with ctx.reading() as uow:
@@ -168,6 +170,14 @@ def _taken(uow: UnitOfWork, rollout: Any) -> str | None:
     return str(held) if held is not None else None
 
 
+@boundary
+def rollout_exists(ctx: FleetContext, rid: str) -> bool:
+    """Whether rollout ``rid`` is stored."""
+    with ctx.reading() as uow:
+        return uow.rollouts.find(rid) is not None
+
+
+@boundary
 def list_rollouts(
     ctx: FleetContext, *, active: bool = False, limit: int = 50
 ) -> list[dict[str, Any]]:
@@ -195,6 +205,7 @@ def list_rollouts(
         return out
 
 
+@boundary
 def audit_trail(
     ctx: FleetContext, rid: str, *, after_id: int | None = None, limit: int = 10_000
 ) -> list[dict[str, Any]]:

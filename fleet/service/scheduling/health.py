@@ -17,6 +17,7 @@ from typing import Any
 
 from fleet.domain.plan import iso
 from fleet.service.context import FleetContext
+from fleet.service.errors import boundary
 from fleet.service.scheduling.scheduler import LEASE
 
 
@@ -63,6 +64,7 @@ def seconds(delta: timedelta) -> str:
     return f"{value:.1f} s" if value < 10 else f"{value:.0f} s"
 
 
+@boundary
 def scheduler_health(ctx: FleetContext, policy: HeartbeatPolicy) -> SchedulerHealth:
     """The heartbeat as the database shows it now (``ctx.now()``)."""
     now = ctx.now()

@@ -13,6 +13,8 @@ from typing import Any
 from fleet.db.uow import UnitOfWork
 from fleet.domain.pace import RECENT, FinishedWave, Pace, SeenClock
 from fleet.domain.plan import ring_soak
+from fleet.service.context import FleetContext
+from fleet.service.errors import boundary
 
 
 def finished_waves(uow: UnitOfWork, fleet: str) -> list[FinishedWave]:
@@ -54,3 +56,10 @@ def fleet_pace(uow: UnitOfWork, fleet: str) -> Pace:
     """The wave times of fleet ``fleet``, learnt from its finished waves, with its clusters'
     observed clocks."""
     return Pace(finished_waves(uow, fleet), observed_clocks(uow, fleet))
+
+
+@boundary
+def stored_pace(ctx: FleetContext, fleet: str) -> Pace:
+    """:func:`fleet_pace` read from the fleet database of ``ctx``."""
+    with ctx.reading() as uow:
+        return fleet_pace(uow, fleet)

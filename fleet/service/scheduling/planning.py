@@ -18,6 +18,7 @@ from fleet.domain.plan import Plan
 from fleet.domain.planner import plan
 from fleet.service.commands.refusals import CommandRefused
 from fleet.service.context import FleetContext
+from fleet.service.errors import boundary
 from fleet.service.ids import step_id, wave_id
 from fleet.service.scheduling.pacing import fleet_pace
 
@@ -26,6 +27,14 @@ def plan_release(uow: UnitOfWork, fleet: FleetInfo, info: ReleaseInfo, now: date
     """Plan ``info`` through ``fleet`` as of ``now``, each wave's time learnt from the fleet's
     finished waves; raises the planner's errors (:class:`PlanningError`, ...)."""
     return plan(fleet, info, now, fleet_pace(uow, fleet.name))
+
+
+@boundary
+def plan_stored(ctx: FleetContext, fleet: FleetInfo, info: ReleaseInfo, now: datetime) -> Plan:
+    """:func:`plan_release` on the fleet database of ``ctx`` (``rollout plan``: nothing is
+    written)."""
+    with ctx.reading() as uow:
+        return plan_release(uow, fleet, info, now)
 
 
 def plan_waves(

@@ -1,11 +1,11 @@
 """The scheduler: advances every active rollout, one transaction per rollout per tick.
 
 Each tick reads a rollout into a view, lets :func:`fleet.service.scheduling.advance.decide` choose
-the
-effects, applies them and their audit rows in the same transaction, commits, and only then
-sends the step messages. A scheduler killed at any point (even ``kill -9``) leaves either the
-old state or the new one; a message lost between the commit and the send is sent again once
-its step has been silent for ``redispatch_after``, and a message sent twice is harmless.
+the effects, applies them and their audit rows in the same transaction
+(:mod:`fleet.service.scheduling.effects`), commits, and only then sends the step messages. A
+scheduler killed at any point (even ``kill -9``) leaves either the old state or the new one; a
+message lost between the commit and the send is sent again once its step has been silent for
+``redispatch_after``, and a message sent twice is harmless.
 
 Only the holder of the ``scheduler`` lease advances rollouts, so a second scheduler started by
 mistake (or a standby) waits instead of racing the first. The lease is renewed at every tick
@@ -34,53 +34,25 @@ from typing import Any
 
 from fleet.db.errors import DatabaseError, StaleState
 from fleet.db.uow import UnitOfWork
-from fleet.domain.machine import TERMINAL, RolloutState
 from fleet.domain.release import Release
 from fleet.service.contact.probes import ProbePolicy, queue_probes
-from fleet.service.context import FleetContext, audit, audit_many
+from fleet.service.context import FleetContext
 from fleet.service.ports import MetricSource, StepDispatcher
 from fleet.service.scheduling.advance import decide
+from fleet.service.scheduling.effects import EffectWriter
 from fleet.service.scheduling.gating import gate
 from fleet.service.scheduling.joiners import include_added
 from fleet.service.scheduling.load import ReleaseCache, StepViews, load_view
 from fleet.service.scheduling.queue import promote_queued
 from fleet.service.scheduling.views import (
-    Decision,
     NeedReadings,
     Readings,
-    RecordGate,
     Send,
-    SetRollback,
     SetRollout,
-    SetStep,
-    SetWave,
     Timing,
-    Touch,
     WaveView,
 )
 from fleet.service.scheduling.waiting import FORWARD
-from fleet.telemetry import nanos, parent_context, preset_ids
-
-
-def _batch_key(effect: Any) -> tuple[Any, ...] | None:
-    """What alike effects share (None: the effect is applied on its own)."""
-    if isinstance(effect, SetStep):
-        fields = tuple(sorted((k, repr(v)) for k, v in effect.fields.items()))
-        return ("set", effect.from_states, effect.state, fields)
-    if isinstance(effect, Touch):
-        return ("touch", effect.attempts)
-    return None
-
-
-def _gate_reason(effect: RecordGate) -> str:
-    """Why a gate evaluation ended as it did, in words (the failing checks' messages)."""
-    if effect.passed is not False:
-        return "gate passed" if effect.passed else "gate pending: a check has no reading yet"
-    failing = [
-        f"{c.get('name')}: {c.get('message')}" for c in effect.checks if c.get("passed") is False
-    ]
-    return "gate failed: " + ("; ".join(failing) or "a check failed")
-
 
 LEASE = "scheduler"
 LEASE_TTL = timedelta(seconds=6)
@@ -128,6 +100,7 @@ class Scheduler:
         self.lease_ttl = lease_ttl
         self.steps = StepViews()
         self.releases = ReleaseCache()
+        self.writer = EffectWriter(ctx.tracer)
 
     def _lead(self) -> bool:
         now = self.ctx.now()
@@ -205,7 +178,7 @@ class Scheduler:
                     if moved or (waiting and rollout.reason != waiting):
                         self._fence(uow, now)
                         if moved:
-                            self._apply(uow, rollout, view.waves, decision, now)
+                            self.writer.apply(uow, rollout, view.waves, decision, now)
                             report.advanced.append(rid)
                         if waiting and rollout.reason != waiting:
                             uow.rollouts.update(rollout, now=now, reason=waiting)
@@ -238,180 +211,6 @@ class Scheduler:
 
     def _send(self, sends: list[Send]) -> int:
         return self.dispatcher.dispatch_many([send.message for send in sends]) if sends else 0
-
-    def _apply(
-        self,
-        uow: UnitOfWork,
-        rollout: Any,
-        waves: list[WaveView],
-        decision: Decision,
-        now: datetime,
-    ) -> None:
-        rid = rollout.id
-        context = (
-            parent_context(rollout.trace_id, rollout.root_span_id) if rollout.trace_id else None
-        )
-        with self.ctx.tracer.start_as_current_span(
-            "scheduler.advance", context=context, attributes={"driftwave.rollout": rid}
-        ):
-            by_id = {w.id: w for w in waves}
-            batch: list[Any] = []
-            for effect in decision.effects:
-                if batch and _batch_key(effect) != _batch_key(batch[0]):
-                    self._effects(uow, rollout, batch, now)
-                    batch = []
-                if _batch_key(effect) is not None:
-                    batch.append(effect)
-                else:
-                    self._effect(uow, rollout, by_id, effect, now)
-            if batch:
-                self._effects(uow, rollout, batch, now)
-
-    def _effects(self, uow: UnitOfWork, rollout: Any, batch: list[Any], now: datetime) -> None:
-        """Apply a run of alike :class:`SetStep` (or :class:`Touch`) effects in one statement per
-        chunk of steps, with their audit rows in one flush (a wave of 6,000 clusters starts in a
-        few statements, not 12,000)."""
-        first = batch[0]
-        ids = [e.step_id for e in batch]
-        if isinstance(first, Touch):
-            uow.steps.touch_many(ids, dispatched_at=now, attempts=first.attempts)
-            return
-        moved = uow.steps.transition_many(
-            ids, [str(s) for s in first.from_states], str(first.state), **first.fields
-        )
-        audit_many(
-            uow,
-            now,
-            "scheduler",
-            "step.transition",
-            [("step", sid) for sid in sorted(moved)],
-            rollout_id=rollout.id,
-            before={"state": "|".join(sorted(str(s) for s in first.from_states))},
-            after={"state": str(first.state)},
-        )
-
-    def _effect(
-        self, uow: UnitOfWork, rollout: Any, waves: dict[str, WaveView], effect: Any, now: datetime
-    ) -> None:
-        rid = rollout.id
-        if isinstance(effect, SetRollout):
-            before = {
-                "state": rollout.state,
-                "ring": rollout.ring_index,
-                "wave": rollout.wave_index,
-            }
-            fields: dict[str, Any] = {
-                "state": str(effect.state),
-                "ring_index": effect.ring_index,
-                "wave_index": effect.wave_index,
-                "reason": effect.reason,
-            }
-            if rollout.started_at is None and effect.state is RolloutState.RUNNING:
-                fields["started_at"] = now
-            if effect.finished or effect.state in TERMINAL:
-                fields["finished_at"] = now
-            uow.rollouts.update(rollout, now=now, **fields)
-            after = {
-                "state": str(effect.state),
-                "ring": effect.ring_index,
-                "wave": effect.wave_index,
-            }
-            audit(
-                uow,
-                now,
-                "scheduler",
-                "rollout.transition",
-                ("rollout", rid),
-                rollout_id=rid,
-                before=before,
-                after={**after, "reason": effect.reason},
-                reason=effect.reason,
-            )
-        elif isinstance(effect, SetWave):
-            wave = uow.waves.get(effect.wave_id)
-            fields = {"state": str(effect.state)}
-            for name in ("started_at", "soak_until", "gate_started_at", "finished_at"):
-                value = getattr(effect, name)
-                if value is not None:
-                    fields[name] = value
-            if effect.started_at is not None:
-                fields["span_id"] = waves[effect.wave_id].span_id
-            before_state = wave.state
-            uow.waves.update(wave, **fields)
-            audit(
-                uow,
-                now,
-                "scheduler",
-                "wave.transition",
-                ("wave", effect.wave_id),
-                rollout_id=rid,
-                before={"state": before_state},
-                after={"state": str(effect.state)},
-            )
-            if effect.finished_at is not None:
-                self._wave_span(
-                    rollout, waves[effect.wave_id], wave.started_at, now, str(effect.state)
-                )
-        elif isinstance(effect, SetRollback):
-            step = uow.steps.get(effect.step_id, for_update=True)
-            before_rollback = step.rollback_state
-            allowed = {str(s) if s else None for s in effect.from_states}
-            if before_rollback in allowed:
-                uow.steps.transition(
-                    step.id,
-                    [step.state],
-                    step.state,
-                    rollback_state=str(effect.state),
-                    dispatched_at=now,
-                )
-                audit(
-                    uow,
-                    now,
-                    "scheduler",
-                    "step.rollback",
-                    ("step", step.id),
-                    rollout_id=rid,
-                    before={"rollback": before_rollback},
-                    after={"rollback": str(effect.state)},
-                )
-        elif isinstance(effect, RecordGate):
-            uow.gates.add(effect.wave_id, now, effect.passed, effect.checks)
-            audit(
-                uow,
-                now,
-                "scheduler",
-                "gate.evaluated",
-                ("wave", effect.wave_id),
-                rollout_id=rid,
-                after={
-                    "passed": effect.passed,
-                    "failedClusters": list(effect.failed_clusters),
-                    "rolloutState": str(effect.then),
-                },
-                reason=_gate_reason(effect),
-            )
-
-    def _wave_span(
-        self, rollout: Any, wave: WaveView, started: datetime | None, now: datetime, state: str
-    ) -> None:
-        """Export the wave's span (its persisted id, its real start) now that it ended."""
-        if not rollout.trace_id:
-            return
-        context = parent_context(rollout.trace_id, rollout.root_span_id)
-        with preset_ids(span_id=wave.span_id):
-            span = self.ctx.tracer.start_span(
-                f"wave {wave.ring} #{wave.index + 1}",
-                context=context,
-                start_time=nanos(started or now),
-                attributes={
-                    "driftwave.rollout": rollout.id,
-                    "driftwave.wave": wave.id,
-                    "driftwave.ring": wave.ring,
-                    "driftwave.wave.state": state,
-                    "driftwave.clusters": [s.cluster for s in wave.steps],
-                },
-            )
-        span.end(end_time=nanos(now))
 
     def run(
         self,

@@ -214,6 +214,12 @@ class NeedReadings:
 
 
 Effect = SetRollout | SetWave | SetStep | SetRollback | Touch | Send | RecordGate | NeedReadings
+"""Every effect :func:`fleet.service.scheduling.advance.decide` may return; the scheduler applies
+them with one ``match`` that mypy checks covers each (a new effect without its case fails it)."""
+
+StepEffect = SetStep | Touch
+"""The effects on one step that the scheduler applies in runs of alike ones (one statement per
+run, not one per step)."""
 
 
 @dataclass

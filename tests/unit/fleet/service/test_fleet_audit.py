@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from common.kubemodel import parse_manifest
-from fleet.db.errors import InvalidInput, NotFound
 from fleet.domain.fleet import Fleet
 from fleet.service.commands.fleets import apply_fleet, fleet_audit, list_clusters
 from fleet.service.commands.rollouts import start_rollout
+from fleet.service.errors import BadInput, Unknown
 from fleet.service.reads.queries import audit_trail
 from tests.support.fleetsim import FleetHarness, fleet_manifest
 
@@ -123,13 +123,13 @@ def test_rings_freezes_and_removals_are_audited_with_the_live_rollout(tmp_path: 
 def test_a_bad_reason_changes_nothing_and_an_unknown_fleet_has_no_audit(tmp_path: Path) -> None:
     harness = FleetHarness(tmp_path, RINGS, nodes=3)
     before = fleet_audit(harness.ctx, "demo")
-    with pytest.raises(InvalidInput, match="reason: at most 1000 characters"):
+    with pytest.raises(BadInput, match="reason: at most 1000 characters"):
         _apply(harness, _manifest(windows=True), "x" * 1001)
-    with pytest.raises(InvalidInput, match="reason: must not contain control characters"):
+    with pytest.raises(BadInput, match="reason: must not contain control characters"):
         _apply(harness, _manifest(windows=True), "a\x1b[31m")
     assert fleet_audit(harness.ctx, "demo") == before
     assert all(c["windows"] == 0 for c in list_clusters(harness.ctx, "demo"))
-    with pytest.raises(NotFound):
+    with pytest.raises(Unknown):
         fleet_audit(harness.ctx, "nope")
 
 

@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 
 from common.auth import hash_token
 from driftwave.cli import app
-from fleet.db.errors import AlreadyExists, InvalidInput, NotFound
 from fleet.service.commands.tokens import (
     TokenPolicy,
     check_token,
@@ -25,6 +24,7 @@ from fleet.service.commands.tokens import (
     parse_expiry,
     revoke_token,
 )
+from fleet.service.errors import BadInput, Conflict, Unknown
 from tests.unit.fleet.api.helpers import Traced, client, serving, traced_context
 
 
@@ -80,7 +80,7 @@ def test_expired_and_revoked_tokens_are_refused_saying_so(fleet: Traced) -> None
             "token.revoke",
             "root",
         )
-    with pytest.raises(NotFound, match="no such token"):
+    with pytest.raises(Unknown, match="no such token"):
         revoke_token(fleet.ctx, "nope", actor="root")
 
 
@@ -112,7 +112,7 @@ def test_bad_input_names_the_field_and_stores_nothing(
 ) -> None:
     asked: dict[str, object] = {"name": "ci", "role": "operator", **kwargs}
     name, role = str(asked.pop("name")), str(asked.pop("role"))
-    with pytest.raises(InvalidInput) as raised:
+    with pytest.raises(BadInput) as raised:
         create_token(fleet.ctx, name, role, actor="root", **asked)  # type: ignore[arg-type]
     assert raised.value.field == field
     assert list_tokens(fleet.ctx) == []
@@ -120,10 +120,10 @@ def test_bad_input_names_the_field_and_stores_nothing(
 
 def test_names_are_unique_and_the_maximum_is_configurable(fleet: Traced) -> None:
     create_token(fleet.ctx, "ci", "operator", actor="root")
-    with pytest.raises(AlreadyExists, match="a token called ci exists"):
+    with pytest.raises(Conflict, match="a token called ci exists"):
         create_token(fleet.ctx, "ci", "viewer", actor="root")
     short = TokenPolicy(default=timedelta(days=1), maximum=timedelta(days=7))
-    with pytest.raises(InvalidInput, match="at most 7d"):
+    with pytest.raises(BadInput, match="at most 7d"):
         create_token(
             fleet.ctx, "long", "viewer", actor="root", expires_in=timedelta(days=8), policy=short
         )
