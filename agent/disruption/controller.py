@@ -108,10 +108,12 @@ class DisruptionController:
         pods: PodIndex | None = None,
         pacing: Pacing = "driftwave",
         charge_wall_time: bool = False,
+        enabled: bool = True,
     ) -> None:
         """``pods`` may be an index of the cluster's pods shared with other controllers;
         ``pacing`` and ``charge_wall_time``: see the module docstring (raises
-        :class:`PacingError` for a pacing that does not exist)."""
+        :class:`PacingError` for a pacing that does not exist); ``enabled`` False makes a dry
+        run."""
         self.cluster = cluster
         self.clock = clock
         self.catalog = catalog
@@ -133,7 +135,7 @@ class DisruptionController:
         self.waiting_on_pods = False
         """The last pass held a node for its pods (a PDB, do-not-disrupt): a pod change may
         free it, so the agent runs a pass on the next pod change instead of the next poll."""
-        self.enabled = True
+        self.enabled = enabled
         """False for a dry run (the drift preview): passes decide nothing and start nothing."""
         self.dirty = True
         self.held: dict[str, str] = {}
