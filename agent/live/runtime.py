@@ -138,11 +138,11 @@ class LiveAgent:
         self._images = images
         self._status = nodeclass_status
         self._control_plane = control_plane
-        self._interruption = interruption(self.record) if interruption is not None else None
         self._instance_types = instance_types
         self._nodeclass_deleted = nodeclass_deleted
         self.events: collections.deque[Event] = collections.deque(maxlen=KEEP_EVENTS)
         self.listeners: list[Listener] = []
+        self._interruption = interruption(self.record) if interruption is not None else None
         self.controllers = Controllers(
             cluster=cluster,
             cloud=cloud,
