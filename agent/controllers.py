@@ -25,9 +25,10 @@ from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.cloud.port import CloudProvider, InstanceTypeOfferings
 from agent.disruption.controller import DisruptionController
+from agent.disruption.pacing import Pacing
 from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, NotFound, WatchEvent
-from agent.lifecycle.drift import DriftController, NetworkLookup
+from agent.lifecycle.drift import DriftController
 from agent.lifecycle.expiration import Expiration
 from agent.lifecycle.hashing import SpecMemo
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle
@@ -56,14 +57,18 @@ class Controllers:
         seed: int = 1,
         strategy: Strategy = "driftwave",
         act: bool = True,
-        network: NetworkLookup | None = None,
         ca_bundle: str | None = None,
+        pacing: Pacing = "driftwave",
+        charge_wall_time: bool = False,
     ) -> None:
-        """``network`` tells the drift checks what subnet and security groups a NodeClaim's
-        instance was launched with (None: the cloud cannot say); ``ca_bundle`` is the cluster's
-        CA bundle, part of each EC2NodeClass's hash as in Karpenter (None: unset)."""
+        """Every controller gets what it needs here, once: drift asks ``cloud.is_drifted`` for
+        the cloud's part of drift; ``ca_bundle`` is the cluster's CA bundle, part of each
+        EC2NodeClass's hash as in Karpenter (None: unset), in the hashes the provisioner stamps
+        with and drift compares; ``pacing`` and ``charge_wall_time`` are the disruption
+        controller's (:mod:`agent.disruption.controller`)."""
         self.cluster = cluster
         self.clock = clock
+        hashes = SpecMemo(ca_bundle)
         self.provisioner = Provisioner(
             cluster,
             clock,
@@ -72,22 +77,29 @@ class Controllers:
             seed=seed,
             strategy=strategy,
             instance_types=instance_types,
+            hashes=hashes,
         )
         self.lifecycle = NodeClaimLifecycle(cluster, cloud, clock, record)
-        self.drift = DriftController(cluster, clock, record, instance_types=instance_types)
-        self.drift.hashes = self.provisioner.hashes = SpecMemo(ca_bundle)
-        if network is not None:
-            self.drift.network = network
-        self.expiration = Expiration(cluster, clock, record)
+        self.drift = DriftController(
+            cluster, clock, record, cloud.is_drifted, hashes=hashes, instance_types=instance_types
+        )
+        self.expiration = Expiration(cluster, clock, record, enabled=act)
         pods = PodIndex(cluster)
         self.terminator = Terminator(
             cluster, cloud, clock, record, on_removed=on_pod_removed, pods=pods
         )
         self.disruption = DisruptionController(
-            cluster, clock, catalog, self.provisioner, record, price_of=price_of, pods=pods
+            cluster,
+            clock,
+            catalog,
+            self.provisioner,
+            record,
+            price_of=price_of,
+            pods=pods,
+            pacing=pacing,
+            charge_wall_time=charge_wall_time,
+            enabled=act,
         )
-        self.disruption.enabled = act
-        self.expiration.enabled = act
         self._kick = False
 
     def start(self) -> None:

@@ -1,8 +1,8 @@
 """The ``CloudProvider`` port: what the agent's controllers need of a cloud, and its typed errors.
 
 The port follows the contract of Karpenter's cloud-provider interface (create, delete, get, list,
-instance types, name), in the agent's own terms. Two adapters implement it: the simulated cloud
-(:mod:`agent.cloud.simulated`) and AWS (:mod:`agent.cloud.aws`). Controllers only ever see this
+instance types, drift, name), in the agent's own terms. Two adapters implement it: the simulated
+cloud (:mod:`agent.cloud.simulated`) and AWS (:mod:`agent.cloud.aws`). Controllers only ever see this
 module, so a simulation runs the same controller code as production.
 
 Every method is synchronous and returns quickly: ``create`` returns as soon as the launch request
@@ -28,12 +28,15 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.catalog.types import CapacityType, InstanceType, Offering
+
+DriftReason = Literal["AMIDrift", "SecurityGroupDrift", "SubnetDrift", "CapacityReservationDrift"]
+"""Why a cloud finds a NodeClaim drifted (Karpenter's AWS provider's reasons and names)."""
 
 
 class OfferingKey(NamedTuple):
@@ -212,5 +215,17 @@ class CloudProvider(Protocol):
         hit insufficient capacity). Types are listed even when none of their offerings is
         available, as Karpenter's contract asks; filtering by the NodePool's requirements is the
         solver's job.
+        """
+        ...
+
+    def is_drifted(self, claim: NodeClaim, nodeclass: EC2NodeClass) -> DriftReason | None:
+        """Why the cloud finds ``claim``'s instance drifted from ``nodeclass``, or None.
+
+        Karpenter's ``CloudProvider.IsDrifted``: the drift controller asks it after its own
+        checks (hashes, requirements, instance type) found nothing, passing the EC2NodeClass the
+        claim's NodePool names now. The answer is ``AMIDrift``, ``SecurityGroupDrift``,
+        ``SubnetDrift`` or ``CapacityReservationDrift``, in that order of checking, by the rules
+        every adapter shares (:func:`agent.cloud.drift.provider_drift`); None also when a check
+        cannot be made (nothing resolved yet, an instance the cloud cannot describe).
         """
         ...

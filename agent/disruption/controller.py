@@ -108,10 +108,12 @@ class DisruptionController:
         pods: PodIndex | None = None,
         pacing: Pacing = "driftwave",
         charge_wall_time: bool = False,
+        enabled: bool = True,
     ) -> None:
         """``pods`` may be an index of the cluster's pods shared with other controllers;
         ``pacing`` and ``charge_wall_time``: see the module docstring (raises
-        :class:`PacingError` for a pacing that does not exist)."""
+        :class:`PacingError` for a pacing that does not exist); ``enabled`` False makes a dry
+        run."""
         self.cluster = cluster
         self.clock = clock
         self.catalog = catalog
@@ -123,7 +125,15 @@ class DisruptionController:
         self.queue = Orchestrator(cluster, clock, provisioner, self.halts, record)
         self._drifted = {c.name for c in cluster.list(NodeClaim) if is_true(c, "Drifted")}
         """NodeClaims whose ``Drifted`` condition is True (kept from the watch)."""
-        self.drift = Drift(strategy, self.halts.is_halted, lambda c: c.name in self._drifted)
+        if pacing not in PACINGS:
+            raise PacingError(f"unknown pacing {pacing!r} (one of {', '.join(PACINGS)})")
+        self._pacing: Pacing = pacing
+        self.drift = Drift(
+            strategy,
+            self.halts.is_halted,
+            lambda c: c.name in self._drifted,
+            one_per_pass=pacing == "karpenter",
+        )
         self.methods: list[DisruptionMethod] = [
             Emptiness(self.consolidatable),
             self.drift,
@@ -133,7 +143,7 @@ class DisruptionController:
         self.waiting_on_pods = False
         """The last pass held a node for its pods (a PDB, do-not-disrupt): a pod change may
         free it, so the agent runs a pass on the next pod change instead of the next poll."""
-        self.enabled = True
+        self.enabled = enabled
         """False for a dry run (the drift preview): passes decide nothing and start nothing."""
         self.dirty = True
         self.held: dict[str, str] = {}
@@ -162,22 +172,11 @@ class DisruptionController:
         """Passes run so far (validations included)."""
         self._busy_until: datetime | None = None
         self._deferred: list[Command] = []
-        self._pacing: Pacing = "driftwave"
-        self.pacing = pacing
 
     @property
     def pacing(self) -> Pacing:
-        """``driftwave`` or ``karpenter`` (see the module docstring); set before :meth:`start`."""
+        """``driftwave`` or ``karpenter`` (see the module docstring), as constructed."""
         return self._pacing
-
-    @pacing.setter
-    def pacing(self, value: str) -> None:
-        if value not in PACINGS:
-            raise PacingError(f"unknown pacing {value!r} (one of {', '.join(PACINGS)})")
-        if self._ticking and value != self._pacing:
-            raise PacingError("the pacing is set before the controller starts")
-        self._pacing = "karpenter" if value == "karpenter" else "driftwave"
-        self.drift.one_per_pass = value == "karpenter"
 
     def start(self) -> None:
         """Poll every 10 s from now on (Karpenter's pacing: its first pass runs at once)."""

@@ -11,21 +11,16 @@ The checks run in Karpenter's order and the first that finds drift names the rea
    been demoted). As in Karpenter this check is made only for a claim older than an hour, and
    once it passes it is not made again for that claim for 30 minutes;
 4. ``NodeClassDrift``: the EC2NodeClass hash differs (same hash version);
-5. ``AMIDrift``: the node's image is not the one ``status.amis`` now maps its instance type to
-   (the first image, newest first, whose requirements the type meets);
-6. ``SecurityGroupDrift``: the node's security groups differ from ``status.securityGroups``;
-7. ``SubnetDrift``: the node's subnet is no longer among ``status.subnets``;
-8. ``CapacityReservationDrift``: the node runs in a capacity reservation that is no longer among
-   ``status.capacityReservations`` (a node in none, e.g. fallen back to on-demand, never drifts
-   by this check).
+5. the cloud provider's checks: the port's ``is_drifted``
+   (:meth:`agent.cloud.port.CloudProvider.is_drifted`, Karpenter's ``CloudProvider.IsDrifted``)
+   answers ``AMIDrift``, ``SecurityGroupDrift``, ``SubnetDrift`` or ``CapacityReservationDrift``
+   by the rules every cloud adapter shares (:mod:`agent.cloud.drift`).
 
-Checks 4 to 8 are the cloud provider's, made against the EC2NodeClass the NodePool names (as
-Karpenter resolves it), and as Karpenter's AWS provider does, they stop without
-finding drift when one of them cannot be made: an EC2NodeClass with no resolved images, a
-NodeClaim with no image, no resolved security groups or no resolved subnets. Security-group and
-subnet checks need what the instance was launched with (the ``network`` lookup the cloud
-adapter provides), the reservation check the instance's reservation (``reservation``); where
-the cloud cannot say, it reports None and the claim is not drifted by them.
+This is Karpenter's order: its core drift controller checks static drift, then requirements,
+then (when due) the instance type, then asks the cloud provider, whose AWS provider checks the
+EC2NodeClass hash before its image, security-group, subnet and reservation checks. Checks 4 and 5
+are made against the EC2NodeClass the NodePool names (as Karpenter resolves it); the agent hashes
+the EC2NodeClass itself (:mod:`agent.lifecycle.hashing`), so check 4 stays here, beside check 1.
 
 :class:`DriftController` keeps the ``Drifted`` condition of every launched NodeClaim current: it
 sets it (reason = the drift reason) or removes it, re-checking every 5 minutes and whenever the
@@ -45,8 +40,7 @@ from agent.api.labels import CAPACITY_TYPE_LABEL
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.clock import Clock
-from agent.cloud.amirules import first_fitting_image
-from agent.cloud.port import InstanceTypeOfferings
+from agent.cloud.port import DriftReason, InstanceTypeOfferings
 from agent.kube.port import Cluster, NotFound
 from agent.lifecycle.conditions import condition, is_true, with_condition
 from agent.lifecycle.hashing import SpecMemo, restamp_versions, static_drift
@@ -61,24 +55,12 @@ TYPE_CHECK_TTL = timedelta(minutes=30)
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
-NetworkLookup = Callable[[NodeClaim], tuple[str | None, Sequence[str] | None]]
-"""(subnet id, security group ids) a claim's instance was launched with; None where unknown."""
-ReservationLookup = Callable[[NodeClaim], str | None]
-"""The capacity reservation a claim's instance runs in (None: none, or unknown)."""
+IsDrifted = Callable[[NodeClaim, EC2NodeClass], DriftReason | None]
+"""The cloud port's ``is_drifted`` (:meth:`agent.cloud.port.CloudProvider.is_drifted`)."""
 
 
 InstanceTypes = Callable[[NodePool], Sequence[InstanceTypeOfferings]]
 """The instance types (with every offering, available or not) the cloud lists for a NodePool."""
-
-
-def _unknown(claim: NodeClaim) -> tuple[str | None, Sequence[str] | None]:
-    del claim
-    return None, None
-
-
-def _unreserved(claim: NodeClaim) -> str | None:
-    del claim
-    return None
 
 
 def instance_type_missing(claim: NodeClaim, types: Sequence[InstanceTypeOfferings]) -> bool:
@@ -104,15 +86,15 @@ def drift_reason(
     claim: NodeClaim,
     pool: NodePool,
     nodeclass: EC2NodeClass | None,
-    network: NetworkLookup = _unknown,
+    cloud: IsDrifted,
     memo: SpecMemo | None = None,
     instance_types: Sequence[InstanceTypeOfferings] | None = None,
-    reservation: ReservationLookup = _unreserved,
 ) -> str | None:
     """Why ``claim`` has drifted from ``pool`` and ``nodeclass``, or None (see module doc);
-    ``memo`` keeps what is derived from NodePools and EC2NodeClasses from call to call.
-    ``instance_types`` (what the cloud lists for ``pool``) makes the ``InstanceTypeNotFound``
-    check; the caller passes them when the check is due (an hour after the claim's creation)."""
+    ``cloud`` is the port's ``is_drifted``, asked last; ``memo`` keeps what is derived from
+    NodePools and EC2NodeClasses from call to call. ``instance_types`` (what the cloud lists for
+    ``pool``) makes the ``InstanceTypeNotFound`` check; the caller passes them when the check is
+    due (an hour after the claim's creation)."""
     memo = memo or SpecMemo()
     reason = static_drift(claim, pool, None, memo)
     if reason is not None:
@@ -127,23 +109,7 @@ def drift_reason(
     reason = static_drift(claim, pool, nodeclass, memo)
     if reason is not None:
         return reason
-    status = nodeclass.status
-    if status is None or not status.amis or not claim.status.image_id:
-        return None
-    image = first_fitting_image(claim.metadata.labels, status.amis)
-    if image is None or image.id != claim.status.image_id:
-        return "AMIDrift"
-    if not status.security_groups or not status.subnets:
-        return None
-    subnet, groups = network(claim)
-    if groups is not None and set(groups) != {g.id for g in status.security_groups}:
-        return "SecurityGroupDrift"
-    if subnet is not None and subnet not in {s.id for s in status.subnets}:
-        return "SubnetDrift"
-    reserved_in = reservation(claim)
-    if reserved_in is not None and reserved_in not in {r.id for r in status.capacity_reservations}:
-        return "CapacityReservationDrift"
-    return None
+    return cloud(claim, nodeclass)
 
 
 class DriftController:
@@ -154,22 +120,23 @@ class DriftController:
         cluster: Cluster,
         clock: Clock,
         record: Recorder,
-        network: NetworkLookup = _unknown,
+        cloud: IsDrifted,
+        *,
+        hashes: SpecMemo | None = None,
         interval: timedelta = DRIFT_INTERVAL,
         instance_types: InstanceTypes | None = None,
-        reservation: ReservationLookup = _unreserved,
     ) -> None:
-        """``network`` says what a claim's instance was launched into (subnet and security
-        groups), ``reservation`` its capacity reservation and ``instance_types`` what the cloud
-        lists for a NodePool; without them the checks that need them find no drift."""
+        """``cloud`` is the cloud port's ``is_drifted``; ``hashes`` keeps what is derived from
+        NodePools and EC2NodeClasses (shared with the provisioner, which stamps with it; a new
+        one without); ``instance_types`` says what the cloud lists for a NodePool (without it
+        the ``InstanceTypeNotFound`` check is not made)."""
         self.cluster = cluster
         self.clock = clock
         self.record = record
-        self.network = network
+        self.cloud = cloud
         self.interval = interval
         self.instance_types = instance_types
-        self.reservation = reservation
-        self.hashes = SpecMemo()
+        self.hashes = hashes if hashes is not None else SpecMemo()
         self._types_checked: dict[str, datetime] = {}
         """NodeClaim uid (or name) → when its instance type was last found still offered."""
         self._scheduled = False
@@ -258,9 +225,7 @@ class DriftController:
             types = self._types_if_due(claim, pool)
             # the cloud's checks use the NodePool's EC2NodeClass, as Karpenter resolves it
             current = classes.get(pool.spec.template.spec.node_class_ref.name)
-            reason = drift_reason(
-                updated, pool, current, self.network, self.hashes, types, self.reservation
-            )
+            reason = drift_reason(updated, pool, current, self.cloud, self.hashes, types)
             if types is not None and reason not in _BEFORE_TYPES:
                 self._types_checked[_key(claim)] = self.clock.now()
         old = condition(claim, "Drifted")

@@ -35,13 +35,16 @@ class Expiration:
     """See the module docstring. It watches NodeClaims itself: a new one gets a timer at its
     expiry, so no pass ever scans every NodeClaim."""
 
-    def __init__(self, cluster: Cluster, clock: Clock, record: Recorder) -> None:
+    def __init__(
+        self, cluster: Cluster, clock: Clock, record: Recorder, *, enabled: bool = True
+    ) -> None:
+        """``enabled`` False makes a dry run: nothing is deleted."""
         self.cluster = cluster
         self.clock = clock
         self.record = record
         self._timers: set[str] = set()
         self._new: set[str] = {c.name for c in cluster.list(NodeClaim)}
-        self.enabled = True
+        self.enabled = enabled
         """False for a dry run: nothing is deleted."""
         cluster.watch(self._observe)
 

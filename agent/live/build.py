@@ -123,12 +123,8 @@ def build_live(options: LiveOptions) -> BuiltLive:
             driver=options.driver,
             clock=clock,
             nodeclass_deleted=aws.cloud.forget_nodeclass,
-            network=aws.cloud.network_of,
-            reservation=aws.cloud.reservation_of,
             ca_bundle=options.cluster_ca_bundle or rest.ca_bundle(),
         )
-        if aws.interruption is not None:
-            aws.interruption.record = agent.record
     except BaseException:
         cluster.close()
         rest.close()

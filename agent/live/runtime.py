@@ -38,7 +38,6 @@ from agent.controllers import Controllers
 from agent.disruption.controller import DisruptionController
 from agent.disruption.pacing import POLL
 from agent.kube.port import Cluster, ClusterError, NotFound
-from agent.lifecycle.drift import NetworkLookup, ReservationLookup
 from agent.service.runtime import Listener, event_document
 
 Driver = Literal["native", "karpenter"]
@@ -91,6 +90,11 @@ class InterruptionSource(Protocol):
         ...
 
 
+Recorder = Callable[[str, str, str, dict[str, Any]], None]
+InterruptionFactory = Callable[[Recorder], InterruptionSource]
+"""Builds the interruption queue's consumer around the agent's recorder (where its events go)."""
+
+
 ImageResolver = Callable[[EC2NodeClass, str], list[ResolvedAMI]]
 StatusResolver = Callable[[EC2NodeClass, str], EC2NodeClassStatus]
 
@@ -119,19 +123,14 @@ class LiveAgent:
         images: ImageResolver,
         nodeclass_status: StatusResolver,
         control_plane: ControlPlane,
-        interruption: InterruptionSource | None = None,
+        interruption: InterruptionFactory | None = None,
         driver: Driver = "native",
         clock: LoopClock | None = None,
         nodeclass_deleted: Callable[[str], object] | None = None,
-        network: NetworkLookup | None = None,
         ca_bundle: str | None = None,
-        reservation: ReservationLookup | None = None,
     ) -> None:
-        """``network`` tells the drift checks the subnet and security groups of a NodeClaim's
-        instance (without it, subnet and security-group drift are never found); ``ca_bundle``
-        is the cluster's CA bundle, hashed with each EC2NodeClass as Karpenter hashes it;
-        ``reservation`` tells the drift checks the capacity reservation of a NodeClaim's
-        instance."""
+        """``ca_bundle`` is the cluster's CA bundle, hashed with each EC2NodeClass as Karpenter
+        hashes it; the cloud's part of drift is ``cloud``'s (its ``is_drifted``)."""
         self._cluster = cluster
         self._clock: LoopClock = clock if clock is not None else SystemClock()
         self.catalog = catalog
@@ -139,11 +138,11 @@ class LiveAgent:
         self._images = images
         self._status = nodeclass_status
         self._control_plane = control_plane
-        self._interruption = interruption
         self._instance_types = instance_types
         self._nodeclass_deleted = nodeclass_deleted
         self.events: collections.deque[Event] = collections.deque(maxlen=KEEP_EVENTS)
         self.listeners: list[Listener] = []
+        self._interruption = interruption(self.record) if interruption is not None else None
         self.controllers = Controllers(
             cluster=cluster,
             cloud=cloud,
@@ -153,11 +152,8 @@ class LiveAgent:
             instance_types=self._pool_types,
             price_of=self._price,
             act=driver == "native",
-            network=network,
             ca_bundle=ca_bundle,
         )
-        if reservation is not None:
-            self.controllers.drift.reservation = reservation
         self._next_nodeclasses = self._clock.now()
         self._next_interruption = self._clock.now()
         if driver == "native":

@@ -110,7 +110,8 @@ class World:
             seed=seed,
             strategy=strategy,
             act=act,
-            network=self.cloud.network_of,
+            pacing=pacing,
+            charge_wall_time=charge_wall_time,
         )
         self.provisioner = self.controllers.provisioner
         self.lifecycle = self.controllers.lifecycle
@@ -118,8 +119,6 @@ class World:
         self.expiration = self.controllers.expiration
         self.terminator = self.controllers.terminator
         self.disruption = self.controllers.disruption
-        self.disruption.pacing = pacing
-        self.disruption.charge_wall_time = charge_wall_time
         self.binder = Binder(self.cluster)
         self.cluster.watch(self._on_change)
         self.controllers.start()

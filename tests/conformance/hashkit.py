@@ -14,6 +14,7 @@ from agent.kube.simulated.cluster import SimulatedCluster
 from agent.lifecycle.drift import DriftController
 from agent.lifecycle.hashing import SpecMemo
 from common.kubemodel import KubeModel, parse_manifest
+from tests.support.clouddrift import UNDESCRIBED
 
 Manifest = dict[str, Any]
 
@@ -80,8 +81,9 @@ def reconciled(objects: list[Manifest], ca_bundle: str | None = None) -> Simulat
     }  # fmt: skip
     for obj in objects:
         cluster.create(parse_manifest(models[obj["kind"]], obj))
-    controller = DriftController(cluster, clock, lambda *_: None)
-    controller.hashes = SpecMemo(ca_bundle)
+    controller = DriftController(
+        cluster, clock, lambda *_: None, UNDESCRIBED, hashes=SpecMemo(ca_bundle)
+    )
     controller.reconcile()
     return cluster
 

@@ -28,6 +28,7 @@ from agent.lifecycle.drift import drift_reason
 from agent.lifecycle.hashing import stamped
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_nodeclaim_disruption import Bench, nodeclaim, nodepool
+from tests.support.clouddrift import UNDESCRIBED, cloud_describing
 
 SUITE = "aws-drift"
 SOURCE = "pkg/cloudprovider/suite_test.go"
@@ -103,15 +104,14 @@ def reason(
         claim,
         pool or nodepool(),
         nodeclass,
-        lambda _: (seen.subnet, seen.groups),
-        reservation=lambda _: seen.reservation,
+        cloud_describing(seen.subnet, seen.groups, seen.reservation),
     )
 
 
 @mirrors(SOURCE, DRIFT + "should not fail if NodeClass does not exist")
 def test_no_nodeclass() -> None:
     nodeclass = ec2nodeclass()
-    assert drift_reason(launched(nodeclass), nodepool(), None) is None
+    assert drift_reason(launched(nodeclass), nodepool(), None, UNDESCRIBED) is None
 
 
 @mirrors(SOURCE, DRIFT + "should not fail if NodePool does not exist")

@@ -35,6 +35,7 @@ from agent.lifecycle.drift import DriftController
 from agent.lifecycle.hashing import stamped
 from common.kubemodel import Condition
 from tests.conformance.karpenter import mirrors
+from tests.support.clouddrift import cloud_describing
 
 SUITE = "core-nodeclaim-disruption"
 DRIFT = "pkg/controllers/nodeclaim/disruption/drift_test.go"
@@ -154,7 +155,7 @@ class Bench:
             self.cluster,
             self.clock,
             lambda *_: None,
-            network=lambda _: ("subnet-1", ["sg-1"]),
+            cloud_describing("subnet-1", ["sg-1"]),
             instance_types=lambda _: self.types,
         )
 

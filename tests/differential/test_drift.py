@@ -37,6 +37,7 @@ from tests.differential.objects import (
     pool_from,
     template_fields,
 )
+from tests.support.clouddrift import cloud_describing
 from tests.support.oracle import KarpenterOracle
 
 INSTANCE_ID = "i-0123456789abcdef0"
@@ -131,7 +132,7 @@ def decide(
         stamped(parse_manifest(NodeClaim, claim), old_pool, old_class),
         parse_manifest(NodePool, now_with[0]),
         parse_manifest(EC2NodeClass, now_with[1]),
-        lambda _: (instance["subnetID"], instance["securityGroupIDs"]),
+        cloud_describing(instance["subnetID"], instance["securityGroupIDs"]),
         instance_types=types,
     )
     return theirs["reason"] or None, ours

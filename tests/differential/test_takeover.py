@@ -38,6 +38,7 @@ from tests.differential.objects import (
     template_fields,
 )
 from tests.differential.test_drift import AMIS, GROUPS, INSTANCE_ID, SUBNETS, claim_of
+from tests.support.clouddrift import cloud_describing
 from tests.support.oracle import KarpenterOracle
 
 CA_BUNDLE = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
@@ -72,9 +73,9 @@ def driftwave_verdict(claim: Manifest, pool: Manifest, nodeclass: Manifest) -> s
         cluster,
         clock,
         lambda *_: None,
-        network=lambda _: (SUBNET, SECURITY_GROUPS),
+        cloud_describing(SUBNET, SECURITY_GROUPS),
+        hashes=SpecMemo(CA_BUNDLE),
     )
-    controller.hashes = SpecMemo(CA_BUNDLE)
     controller.reconcile()
     name = claim["metadata"]["name"]
     found = condition(cluster.get(NodeClaim, name), "Drifted")

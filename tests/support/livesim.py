@@ -23,7 +23,7 @@ from agent.cloud.simulated.cloud import SimulatedCloud
 from agent.kube.simulated.binder import Binder
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.kubelet import SimulatedKubelet
-from agent.live.runtime import Driver, LiveAgent
+from agent.live.runtime import Driver, InterruptionFactory, LiveAgent
 from common.kubemodel import parse_manifest
 from tests.support.queued import QueuedCluster
 
@@ -52,7 +52,9 @@ class ControlPlane:
 class Harness:
     """A live agent over the fakes, with the kubelet and kube-scheduler stand-ins."""
 
-    def __init__(self, driver: Driver = "native") -> None:
+    def __init__(
+        self, driver: Driver = "native", interruption: InterruptionFactory | None = None
+    ) -> None:
         self.forgotten: list[str] = []
         self.clock = VirtualClock(EPOCH)
         self.inner = SimulatedCluster(self.clock)
@@ -76,6 +78,7 @@ class Harness:
             driver=driver,
             clock=self.clock,
             nodeclass_deleted=self.forgotten.append,
+            interruption=interruption,
         )
         self.status_calls = 0
 

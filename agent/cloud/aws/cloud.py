@@ -10,7 +10,8 @@
 * ``delete``: TerminateInstances; NodeClaimNotFound once the instance is terminated or gone.
 * ``get`` / ``list``: DescribeInstances by id, or by the cluster and NodeClaim tags; the
   NodeClaim is rebuilt from the instance's tags, type, zone and lifecycle.
-* ``network_of`` / ``reservation_of``: DescribeInstances by id, for the drift checks: the subnet
+* ``is_drifted``: the cloud's part of drift (:mod:`agent.cloud.drift`, the rules both adapters
+  share) over what ``network_of`` / ``reservation_of`` tell: DescribeInstances by id, the subnet
   and security groups the claim's instance runs with, and its capacity reservation (None when it
   cannot be described). One description serves both for ``DESCRIBE_TTL`` (30 s), so a drift
   check describes each instance once.
@@ -39,6 +40,7 @@ from agent.cloud.aws.launchtemplates import (
 )
 from agent.cloud.aws.session import AWSClients
 from agent.cloud.aws.userdata import NodeSettings, Taint
+from agent.cloud.drift import LaunchedInstance, provider_drift
 from agent.cloud.launch import (
     choose_capacity_type,
     fleet_overrides,
@@ -48,6 +50,7 @@ from agent.cloud.launch import (
 )
 from agent.cloud.port import (
     CloudError,
+    DriftReason,
     InstanceTypeOfferings,
     InsufficientCapacity,
     NodeClaimNotFound,
@@ -191,6 +194,15 @@ class AWSCloud:
     def get(self, provider_id: str) -> NodeClaim:
         """The NodeClaim of a live instance; NodeClaimNotFound otherwise."""
         return self._claim(self._describe_one(provider_id))
+
+    def is_drifted(self, claim: NodeClaim, nodeclass: EC2NodeClass) -> DriftReason | None:
+        """The cloud's drift reason for ``claim`` against ``nodeclass`` (see the port), over the
+        instance as EC2 describes it now."""
+        return provider_drift(claim, nodeclass, self._launched)
+
+    def _launched(self, claim: NodeClaim) -> LaunchedInstance:
+        subnet, groups = self.network_of(claim)
+        return LaunchedInstance(subnet, groups, self.reservation_of(claim))
 
     def network_of(self, claim: NodeClaim) -> tuple[str | None, tuple[str, ...] | None]:
         """The subnet and security groups of the claim's instance, as EC2 describes it now;

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
@@ -23,7 +24,7 @@ from agent.cloud.aws.cloud import AWSCloud
 from agent.cloud.aws.controlplane import EKSControlPlane
 from agent.cloud.aws.errors import AWSError, AWSNotFound, aws_call
 from agent.cloud.aws.instancetypes import AWSInstanceTypes
-from agent.cloud.aws.interruption import SQSInterruption
+from agent.cloud.aws.interruption import Record, SQSInterruption
 from agent.cloud.aws.launchtemplates import LaunchTemplates
 from agent.cloud.aws.network import Network
 from agent.cloud.aws.nodeclass import NodeClassStatusResolver
@@ -49,7 +50,8 @@ class AWSAdapters:
     images: Callable[[EC2NodeClass, str], list[ResolvedAMI]]
     nodeclass_status: Callable[[EC2NodeClass, str], EC2NodeClassStatus]
     control_plane: EKSControlPlane
-    interruption: SQSInterruption | None
+    interruption: Callable[[Record], SQSInterruption] | None
+    """Builds the interruption queue's consumer around the agent's recorder (None: no queue)."""
     cluster_info: ClusterInfo
 
 
@@ -106,11 +108,9 @@ def connect_aws(
         launch_templates=LaunchTemplates(clients, info),
         unavailable=unavailable,
     )
-    interruption = None
+    interruption: Callable[[Record], SQSInterruption] | None = None
     if interruption_queue:
-        interruption = SQSInterruption(
-            clients, interruption_queue, cluster, unavailable, lambda *_: None
-        )
+        interruption = partial(SQSInterruption, clients, interruption_queue, cluster, unavailable)
     return AWSAdapters(
         cloud=cloud,
         catalog=catalog,

@@ -89,7 +89,7 @@ class SQSInterruption:
         self._cluster = cluster
         self._unavailable = unavailable
         self.record = record
-        """Where events go (the live agent sets its own once built)."""
+        """Where events go (the live agent's recorder)."""
 
     def poll_once(self) -> int:
         """Handle the messages waiting now (up to 10); how many were handled."""

@@ -20,8 +20,10 @@ setting                    default  meaning
 
 Network: an instance is launched into the first subnet of its node class's ``status.subnets`` in
 the zone of the chosen offering, with every security group of ``status.securityGroups``
-(:meth:`SimulatedCloud.network_of` tells the drift checks); a node class whose status lists
-subnets is offered only the zones of those subnets.
+(:meth:`SimulatedCloud.network_of` tells them); a node class whose status lists subnets is
+offered only the zones of those subnets. ``is_drifted`` answers with the rules the AWS adapter
+uses (:mod:`agent.cloud.drift`) over that network; a simulated instance runs in no capacity
+reservation.
 
 Capacity type: ``reserved`` > ``spot`` > ``on-demand`` among those the claim allows and the
 catalog offers (the packaged catalog's ``reserved`` offerings are never available), then the
@@ -46,6 +48,7 @@ from agent.api.nodepool import NodePool
 from agent.api.status import NodeClaimStatus
 from agent.catalog.catalog import Catalog
 from agent.clock import Clock
+from agent.cloud.drift import NOT_DESCRIBED, LaunchedInstance, provider_drift
 from agent.cloud.launch import (
     LaunchCandidate,
     choose_capacity_type,
@@ -55,6 +58,7 @@ from agent.cloud.launch import (
     resource_quantities,
 )
 from agent.cloud.port import (
+    DriftReason,
     InstanceTypeOfferings,
     InsufficientCapacity,
     LaunchFailed,
@@ -128,6 +132,17 @@ class SimulatedCloud:
         """Every catalog type with its offerings in the zones of the node class's subnets (all
         zones while it lists none); those in the unavailable cache are unavailable."""
         return self._for_class(nodeclass)
+
+    def is_drifted(self, claim: NodeClaim, nodeclass: EC2NodeClass) -> DriftReason | None:
+        """The cloud's drift reason for ``claim`` against ``nodeclass`` (see the port), over
+        the subnet and security groups its instance was launched with."""
+        return provider_drift(claim, nodeclass, self._launched)
+
+    def _launched(self, claim: NodeClaim) -> LaunchedInstance:
+        instance = self._instances.get(claim.status.provider_id or "")
+        if instance is None:
+            return NOT_DESCRIBED
+        return LaunchedInstance(instance.subnet_id, instance.security_group_ids)
 
     def network_of(self, claim: NodeClaim) -> tuple[str | None, tuple[str, ...] | None]:
         """The subnet and security groups the claim's instance was launched with (None, None

@@ -1,10 +1,15 @@
 """AWSCloud's network lookup for the drift checks, against moto's server: the subnet and security
 groups an instance runs with (taken as EC2 describes them, none included, as Karpenter's drift
-check takes them), and nothing for an instance that cannot be described."""
+check takes them), and nothing for an instance that cannot be described; and ``is_drifted``, the
+cloud's part of drift, answering over what EC2 describes."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
+from agent.api.nodeclass_status import ResolvedAMI, ResolvedSecurityGroup, ResolvedSubnet
 from agent.api.status import NodeClaimStatus
 from tests.integration.aws.test_cloud import REGION, Env, claim, env, instance
 from tests.support.ec2gaps import fleet_security_groups
@@ -62,3 +67,35 @@ def test_an_instance_that_cannot_be_described_reports_nothing(env: Env) -> None:
 def test_an_instance_outside_any_reservation_reports_none(env: Env) -> None:
     launched = env.cloud.create(claim(), env.nodeclass)
     assert env.cloud.reservation_of(launched) is None
+
+
+def _resolved(env: Env, **status: Any) -> EC2NodeClass:
+    """The environment's EC2NodeClass with parts of its status replaced."""
+    assert env.nodeclass.status is not None
+    changed = env.nodeclass.status.model_copy(update=status)
+    return env.nodeclass.model_copy(update={"status": changed})
+
+
+def test_is_drifted_answers_each_reason_over_what_ec2_describes(env: Env) -> None:
+    fleet_security_groups(env.proxy, REGION)  # the instance runs in the template's groups
+    launched = env.cloud.create(claim(), env.nodeclass)
+    assert launched.status.provider_id is not None
+    zone = instance(env, launched.status.provider_id)["Placement"]["AvailabilityZone"]
+    assert env.cloud.is_drifted(launched, env.nodeclass) is None
+    newer = ResolvedAMI(id="ami-0123456789abcdef0", requirements=[])
+    assert env.cloud.is_drifted(launched, _resolved(env, amis=[newer])) == "AMIDrift"
+    other_group = [ResolvedSecurityGroup(id="sg-0123456789abcdef0")]
+    found = env.cloud.is_drifted(launched, _resolved(env, security_groups=other_group))
+    assert found == "SecurityGroupDrift"
+    other_subnet = [ResolvedSubnet(id="subnet-0123456789abcdef0", zone=zone)]
+    assert env.cloud.is_drifted(launched, _resolved(env, subnets=other_subnet)) == "SubnetDrift"
+
+    gone = launched.model_copy(
+        update={
+            "status": launched.status.model_copy(
+                update={"provider_id": "aws:///us-east-1a/i-0000000000000dead"}
+            )
+        }
+    )
+    # an instance EC2 cannot describe: no network drift is found (nor a reservation's)
+    assert env.cloud.is_drifted(gone, _resolved(env, security_groups=other_group)) is None

@@ -185,10 +185,13 @@ def test_an_unknown_pacing_is_refused(pacing: str) -> None:
         _empty_world(pacing=pacing)
 
 
-def test_the_pacing_is_not_changed_once_the_controller_runs() -> None:
+def test_the_pacing_is_fixed_when_the_controller_is_built() -> None:
     world = _empty_world()
-    with pytest.raises(PacingError, match="before the controller starts"):
-        world.disruption.pacing = "karpenter"
+    with pytest.raises(AttributeError):
+        world.disruption.pacing = "karpenter"  # type: ignore[misc]
+    assert world.disruption.pacing == "driftwave"
+    assert _empty_world(pacing="karpenter").disruption.drift.one_per_pass
+    assert not world.disruption.drift.one_per_pass
 
 
 def _slowed(world: World, seconds: float) -> None:

@@ -18,10 +18,10 @@ from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.catalog.types import Offering
 from agent.clock import VirtualClock
-from agent.cloud.port import InstanceTypeOfferings
+from agent.cloud.port import DriftReason, InstanceTypeOfferings
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.lifecycle.conditions import condition
-from agent.lifecycle.drift import DriftController, NetworkLookup, drift_reason
+from agent.lifecycle.drift import DriftController, IsDrifted, drift_reason
 from agent.lifecycle.hashing import (
     NODECLASS_HASH,
     NODEPOOL_HASH,
@@ -32,6 +32,7 @@ from agent.lifecycle.hashing import (
     stamped,
 )
 from common.kubemodel import Condition
+from tests.support.clouddrift import UNDESCRIBED, cloud_describing
 
 AMD64 = [AMIRequirement(key="kubernetes.io/arch", operator="In", values=["amd64"])]
 ARM64 = [AMIRequirement(key="kubernetes.io/arch", operator="In", values=["arm64"])]
@@ -106,15 +107,17 @@ def _claim(pool: NodePool, nodeclass: EC2NodeClass, image: str = "ami-old") -> N
 
 def test_a_fresh_claim_has_not_drifted() -> None:
     pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
-    assert drift_reason(_claim(pool, nodeclass), pool, nodeclass) is None
+    assert drift_reason(_claim(pool, nodeclass), pool, nodeclass, UNDESCRIBED) is None
 
 
 def test_template_changes_drift_through_the_nodepool_hash() -> None:
     pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
     claim = _claim(pool, nodeclass)
     tainted = _pool(taints=[{"key": "team", "value": "a", "effect": "NoSchedule"}])
-    assert drift_reason(claim, tainted, nodeclass) == "NodePoolDrifted"
-    assert drift_reason(claim, _pool(expireAfter="24h"), nodeclass) == "NodePoolDrifted"
+    assert drift_reason(claim, tainted, nodeclass, UNDESCRIBED) == "NodePoolDrifted"
+    assert (
+        drift_reason(claim, _pool(expireAfter="24h"), nodeclass, UNDESCRIBED) == "NodePoolDrifted"
+    )
 
 
 def test_requirements_and_budgets_are_not_hashed() -> None:
@@ -140,7 +143,7 @@ def test_a_requirement_the_node_no_longer_meets_is_requirements_drift() -> None:
     spot_only = _pool(
         requirements=[{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]
     )
-    assert drift_reason(claim, spot_only, nodeclass) == "RequirementsDrifted"
+    assert drift_reason(claim, spot_only, nodeclass, UNDESCRIBED) == "RequirementsDrifted"
 
 
 def test_nodeclass_spec_changes_drift_but_selector_terms_do_not() -> None:
@@ -148,10 +151,10 @@ def test_nodeclass_spec_changes_drift_but_selector_terms_do_not() -> None:
     pool, nodeclass = _pool(), _nodeclass(amis)
     claim = _claim(pool, nodeclass)
     retagged = _nodeclass(amis, tags={"team": "payments"})
-    assert drift_reason(claim, pool, retagged) == "NodeClassDrift"
+    assert drift_reason(claim, pool, retagged, UNDESCRIBED) == "NodeClassDrift"
     reselected = _nodeclass(amis, amiSelectorTerms=[{"id": "ami-old"}])
     assert nodeclass_hash(reselected) == nodeclass_hash(nodeclass)
-    assert drift_reason(claim, pool, reselected) is None
+    assert drift_reason(claim, pool, reselected, UNDESCRIBED) is None
 
 
 def test_the_image_its_type_now_maps_to_decides_ami_drift() -> None:
@@ -164,27 +167,23 @@ def test_the_image_its_type_now_maps_to_decides_ami_drift() -> None:
             ResolvedAMI(id="ami-arm", requirements=ARM64),
         ]
     )
-    assert drift_reason(claim, pool, newer) == "AMIDrift"
+    assert drift_reason(claim, pool, newer, UNDESCRIBED) == "AMIDrift"
     other_arch_only = _nodeclass(
         [
             ResolvedAMI(id="ami-arm", requirements=ARM64),
             ResolvedAMI(id="ami-old", requirements=AMD64),
         ]
     )
-    assert drift_reason(claim, pool, other_arch_only) is None
-    assert drift_reason(claim, pool, _nodeclass([])) is None
+    assert drift_reason(claim, pool, other_arch_only, UNDESCRIBED) is None
+    assert drift_reason(claim, pool, _nodeclass([]), UNDESCRIBED) is None
 
 
 def test_subnet_and_security_group_drift_when_the_cloud_reports_them() -> None:
     pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
     claim = _claim(pool, nodeclass)
 
-    def launched_in(subnet: str, group: str) -> NetworkLookup:
-        def lookup(asked: NodeClaim) -> tuple[str, list[str]]:
-            assert asked.name == claim.name
-            return subnet, [group]
-
-        return lookup
+    def launched_in(subnet: str, group: str) -> IsDrifted:
+        return cloud_describing(subnet, [group])
 
     assert drift_reason(claim, pool, nodeclass, launched_in("subnet-9", "sg-1")) == "SubnetDrift"
     found = drift_reason(claim, pool, nodeclass, launched_in("subnet-1", "sg-2"))
@@ -203,7 +202,7 @@ def test_another_hash_version_is_restamped_never_drifted() -> None:
     foreign = claim.model_copy(
         update={"metadata": claim.metadata.model_copy(update={"annotations": annotations})}
     )
-    assert drift_reason(foreign, pool, nodeclass) is None
+    assert drift_reason(foreign, pool, nodeclass, UNDESCRIBED) is None
     restamped = restamp_versions(foreign, pool, nodeclass)
     assert restamped.metadata.annotations[NODEPOOL_HASH] == nodepool_hash(pool)
     assert restamped.metadata.annotations[NODECLASS_HASH] == nodeclass_hash(nodeclass)
@@ -223,7 +222,7 @@ def test_the_controller_sets_and_clears_the_drifted_condition() -> None:
         del obj, details
         events.append((kind, reason))
 
-    controller = DriftController(cluster, clock, record)
+    controller = DriftController(cluster, clock, record, UNDESCRIBED)
     assert controller.reconcile() == 0
     cluster.update(_nodeclass([ResolvedAMI(id="ami-new", requirements=AMD64)]))
     assert controller.reconcile() == 1
@@ -249,7 +248,7 @@ def test_observe_limits_the_recheck_to_changed_claims() -> None:
     nodeclass = _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
     for obj in (pool, nodeclass, _claim(pool, nodeclass)):
         cluster.create(obj)
-    controller = DriftController(cluster, clock, _ignore)
+    controller = DriftController(cluster, clock, _ignore, UNDESCRIBED)
     assert controller.reconcile_changed() == 0
     cluster.update(_nodeclass([ResolvedAMI(id="ami-new", requirements=AMD64)]))
     assert controller.reconcile_changed() == 0  # nothing observed yet
@@ -260,7 +259,7 @@ def test_observe_limits_the_recheck_to_changed_claims() -> None:
 def test_security_groups_are_checked_before_the_subnet_as_karpenter_does() -> None:
     pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
     claim = _claim(pool, nodeclass)
-    moved = drift_reason(claim, pool, nodeclass, lambda _: ("subnet-9", ["sg-2"]))
+    moved = drift_reason(claim, pool, nodeclass, cloud_describing("subnet-9", ["sg-2"]))
     assert moved == "SecurityGroupDrift"
 
 
@@ -269,19 +268,17 @@ def test_an_instance_in_no_security_group_has_drifted_as_karpenter_finds() -> No
     # set of groups too, and differs; only an instance that cannot be described is not checked
     pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
     claim = _claim(pool, nodeclass)
-    assert drift_reason(claim, pool, nodeclass, lambda _: ("subnet-1", ())) == (
+    assert drift_reason(claim, pool, nodeclass, cloud_describing("subnet-1", ())) == (
         "SecurityGroupDrift"
     )
-    assert drift_reason(claim, pool, nodeclass, lambda _: (None, None)) is None
+    assert drift_reason(claim, pool, nodeclass, UNDESCRIBED) is None
 
 
 def test_a_cloud_check_that_cannot_be_made_finds_no_drift() -> None:
     pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
     claim = _claim(pool, nodeclass)
 
-    def moved(asked: NodeClaim) -> tuple[str, list[str]]:
-        del asked
-        return "subnet-9", ["sg-2"]
+    moved = cloud_describing("subnet-9", ["sg-2"])
 
     assert drift_reason(claim, pool, nodeclass, moved) == "SecurityGroupDrift"
     assert nodeclass.status is not None
@@ -338,7 +335,9 @@ def test_a_type_the_cloud_no_longer_offers_drifts_once_the_claim_is_an_hour_old(
     for obj in (pool, nodeclass, _claim(pool, nodeclass)):
         cluster.create(obj)
     offered: list[list[InstanceTypeOfferings]] = [[]]
-    controller = DriftController(cluster, clock, _ignore, instance_types=lambda _: offered[0])
+    controller = DriftController(
+        cluster, clock, _ignore, UNDESCRIBED, instance_types=lambda _: offered[0]
+    )
     assert controller.reconcile() == 0  # younger than an hour: not checked
     clock.advance(timedelta(minutes=61))
     offered[0] = _offered()
@@ -360,15 +359,21 @@ def test_a_type_offered_only_elsewhere_or_otherwise_is_not_found() -> None:
     zoned = claim.model_copy(
         update={"metadata": claim.metadata.model_copy(update={"labels": labels})}
     )
-    assert drift_reason(zoned, pool, nodeclass, instance_types=_offered()) is None
-    assert drift_reason(zoned, pool, nodeclass, instance_types=_offered("us-east-1b")) == (
-        "InstanceTypeNotFound"
-    )
+    assert drift_reason(zoned, pool, nodeclass, UNDESCRIBED, instance_types=_offered()) is None
+    assert drift_reason(
+        zoned, pool, nodeclass, UNDESCRIBED, instance_types=_offered("us-east-1b")
+    ) == ("InstanceTypeNotFound")
     spot = _offered(capacity="spot")
-    assert drift_reason(zoned, pool, nodeclass, instance_types=spot) == "InstanceTypeNotFound"
-    assert drift_reason(zoned, pool, nodeclass, instance_types=[]) == "InstanceTypeNotFound"
+    assert (
+        drift_reason(zoned, pool, nodeclass, UNDESCRIBED, instance_types=spot)
+        == "InstanceTypeNotFound"
+    )
+    assert (
+        drift_reason(zoned, pool, nodeclass, UNDESCRIBED, instance_types=[])
+        == "InstanceTypeNotFound"
+    )
     # without its check (the claim is young), nothing is found
-    assert drift_reason(zoned, pool, nodeclass, instance_types=None) is None
+    assert drift_reason(zoned, pool, nodeclass, UNDESCRIBED, instance_types=None) is None
 
 
 def test_the_cloud_checks_use_the_nodepools_nodeclass() -> None:
@@ -383,7 +388,7 @@ def test_the_cloud_checks_use_the_nodepools_nodeclass() -> None:
     claim = _claim(pool, launched_from)  # its own nodeClassRef still names "default"
     for obj in (pool, launched_from, current, claim):
         cluster.create(obj)
-    DriftController(cluster, clock, _ignore).reconcile()
+    DriftController(cluster, clock, _ignore, UNDESCRIBED).reconcile()
     drifted = condition(cluster.get(NodeClaim, "default-abcde"), "Drifted")
     assert drifted is not None
     assert drifted.reason == "AMIDrift"
@@ -399,10 +404,43 @@ def test_the_controller_asks_the_cloud_for_the_instances_reservation() -> None:
         cluster,
         clock,
         _ignore,
-        network=lambda _: ("subnet-1", ["sg-1"]),
-        reservation=lambda _: "cr-0gone",
+        cloud_describing("subnet-1", ["sg-1"], "cr-0gone"),
     )
     assert controller.reconcile() == 1
     drifted = condition(cluster.get(NodeClaim, "default-abcde"), "Drifted")
     assert drifted is not None
     assert drifted.reason == "CapacityReservationDrift"
+
+
+def test_the_clouds_part_of_drift_is_what_the_port_answers() -> None:
+    # the controller has no image, network or reservation rules of its own: it takes the
+    # port's answer, asked with the claim and the NodePool's EC2NodeClass, after its own checks
+    clock = VirtualClock()
+    cluster = SimulatedCluster(clock)
+    pool, nodeclass = _pool(), _nodeclass([ResolvedAMI(id="ami-old", requirements=AMD64)])
+    for obj in (pool, nodeclass, _claim(pool, nodeclass)):
+        cluster.create(obj)
+    asked: list[tuple[str, str | None]] = []
+    answer: list[DriftReason | None] = ["SubnetDrift"]
+
+    def port(claim: NodeClaim, current: EC2NodeClass) -> DriftReason | None:
+        asked.append((claim.name, current.metadata.name))
+        return answer[0]
+
+    controller = DriftController(cluster, clock, _ignore, port)
+    assert controller.reconcile() == 1  # the image still fits: only the port says drifted
+    drifted = condition(cluster.get(NodeClaim, "default-abcde"), "Drifted")
+    assert drifted is not None
+    assert drifted.reason == "SubnetDrift"
+    assert asked == [("default-abcde", "default")]
+    answer[0] = None
+    cluster.update(_nodeclass([ResolvedAMI(id="ami-new", requirements=AMD64)]))
+    assert controller.reconcile() == 1  # a newer image, but the port finds no drift
+    assert condition(cluster.get(NodeClaim, "default-abcde"), "Drifted") is None
+    cluster.update(_pool(taints=[{"key": "k", "effect": "NoSchedule"}]))
+    asked.clear()
+    assert controller.reconcile() == 1
+    drifted = condition(cluster.get(NodeClaim, "default-abcde"), "Drifted")
+    assert drifted is not None
+    assert drifted.reason == "NodePoolDrifted"
+    assert asked == []  # the core's own checks found it: the port is not asked

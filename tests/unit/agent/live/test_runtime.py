@@ -17,6 +17,7 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Pod
 from agent.lifecycle.conditions import is_true
 from agent.live.loop import UNHEALTHY_AFTER, AgentLoop
+from agent.live.runtime import Recorder
 from agent.service import AgentService
 from tests.support.livesim import NEW, Harness
 
@@ -144,3 +145,33 @@ def test_a_deleted_node_class_is_cleaned_up_once() -> None:
     assert any(e.object == "ec2nodeclass/default" for e in harness.agent.events)
     harness.run(60)
     assert harness.forgotten == ["default"]
+
+
+class _Queue:
+    """An interruption queue holding one message: a spot interruption of ``general-x7k2p``."""
+
+    def __init__(self, record: Recorder) -> None:
+        self.record = record
+        self.waiting = 1
+
+    def poll_once(self) -> int:
+        handled, self.waiting = self.waiting, 0
+        if handled:
+            self.record("NodeClaim", "general-x7k2p", "Interrupted", {"kind": "spot"})
+        return handled
+
+
+def test_the_interruption_consumer_is_built_around_the_agents_recorder() -> None:
+    built: list[_Queue] = []
+
+    def factory(record: Recorder) -> _Queue:
+        built.append(_Queue(record))
+        return built[-1]
+
+    harness = Harness(interruption=factory)
+    assert len(built) == 1  # built once, with the agent
+    harness.agent.step()
+    assert built[0].waiting == 0
+    assert [(e.type, e.object, e.reason) for e in harness.agent.events] == [
+        ("NodeClaim", "general-x7k2p", "Interrupted")
+    ]

@@ -20,6 +20,7 @@ from agent.scheduling.requirement import Requirement
 from agent.scheduling.requirements import Requirements
 from agent.sim.report import report
 from agent.sim.scenario_run import build_world, load_scenario, run
+from tests.support.clouddrift import UNDESCRIBED
 
 NODECLASS: dict[str, Any] = {
     "apiVersion": "karpenter.k8s.aws/v1",
@@ -224,15 +225,15 @@ def test_the_drift_check_accepts_the_labels_and_refuses_a_claim_without_them(
     world = run(build_world(scenario, objects, seed=2), scenario, until=120)
     (claim,) = world.cluster.list(NodeClaim)
     pool = next(o for o in objects if isinstance(o, NodePool))
-    assert drift_reason(claim, pool, None) is None
+    assert drift_reason(claim, pool, None, UNDESCRIBED) is None
     for key in ("team", "kubernetes.io/test", "tier", "rack"):
         labels = {k: v for k, v in claim.metadata.labels.items() if k != key}
         stripped = claim.model_copy(
             update={"metadata": claim.metadata.model_copy(update={"labels": labels})}
         )
-        assert drift_reason(stripped, pool, None) == "RequirementsDrifted"
+        assert drift_reason(stripped, pool, None, UNDESCRIBED) == "RequirementsDrifted"
     legacy = {**claim.metadata.labels, "legacy": "yes"}
     marked = claim.model_copy(
         update={"metadata": claim.metadata.model_copy(update={"labels": legacy})}
     )
-    assert drift_reason(marked, pool, None) == "RequirementsDrifted"
+    assert drift_reason(marked, pool, None, UNDESCRIBED) == "RequirementsDrifted"

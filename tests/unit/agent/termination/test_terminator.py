@@ -11,7 +11,7 @@ from agent.api.kube import Node, Pod, PodDisruptionBudget
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.clock import VirtualClock
-from agent.cloud.port import InstanceTypeOfferings, NodeClaimNotFound
+from agent.cloud.port import DriftReason, InstanceTypeOfferings, NodeClaimNotFound
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.termination.terminator import Terminator
 
@@ -48,6 +48,10 @@ class FakeCloud:
     ) -> builtins.list[InstanceTypeOfferings]:
         del nodepool, nodeclass
         return []
+
+    def is_drifted(self, claim: NodeClaim, nodeclass: EC2NodeClass) -> DriftReason | None:
+        del claim, nodeclass
+        return None  # the terminator never asks
 
 
 def _setup(grace: str | None = None) -> tuple[VirtualClock, SimulatedCluster, FakeCloud, list[Any]]:
