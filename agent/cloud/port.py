@@ -2,8 +2,8 @@
 
 The port follows the contract of Karpenter's cloud-provider interface (create, delete, get, list,
 instance types, drift, name), in the agent's own terms. Two adapters implement it: the simulated
-cloud (:mod:`agent.cloud.simulated`) and AWS (:mod:`agent.cloud.aws`). Controllers only ever see this
-module, so a simulation runs the same controller code as production.
+cloud (:mod:`agent.cloud.simulated`) and AWS (:mod:`agent.cloud.aws`). Controllers only ever see
+this module, so a simulation runs the same controller code as production.
 
 Every method is synchronous and returns quickly: ``create`` returns as soon as the launch request
 is accepted (the instance is still pending, as with EC2 CreateFleet); booting and registering the
