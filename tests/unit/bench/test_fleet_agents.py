@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.service.documents import StatusDocument, WaveDocument
 from bench.fleet_agents import OLD_IMAGE, LightAgents, image_of
+from common.wire.status import StatusDocument
+from common.wire.waves import WaveDocument
 
 TARGET = {"amiSelectorTerms": [{"alias": "al2023@v20251216"}]}
 

@@ -12,9 +12,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from agent.server import create_app
 from agent.service import WaveNotFound
-from agent.service.documents import StatusDocument, WaveDocument
 from common.auth import AuthConfigError, hash_token
-from common.wire import ErrorDocument
+from common.wire.base import ErrorDocument
+from common.wire.status import StatusDocument
+from common.wire.waves import WaveDocument
 
 from .helpers import AUTH, Traced, app_for, serving, traced_agent
 

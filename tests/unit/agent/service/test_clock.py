@@ -9,8 +9,9 @@ from datetime import datetime
 import pytest
 
 from agent.service import AgentService
-from agent.service.documents import StatusDocument, WaveDocument
 from agent.sim.member import member_world
+from common.wire.status import StatusDocument
+from common.wire.waves import WaveDocument
 
 from .helpers import NEWEST, STEP, alias, rig
 

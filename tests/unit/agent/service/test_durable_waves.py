@@ -10,10 +10,10 @@ import pytest
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.service import AgentService, InvalidRequest, WaveNotFound
-from agent.service.documents import WaveDocument
 from agent.service.wavestore import ANNOTATION, KEEP, from_record, records_of, to_record
 from agent.sim.live import LiveSimulation
 from common.kubemodel import parse_manifest
+from common.wire.waves import WaveDocument
 
 from .helpers import NEWEST, START, Rig, alias, rig
 

@@ -4,7 +4,7 @@ waits on one, the nodes remaining and the ETA (agent.service.pacing)."""
 from __future__ import annotations
 
 from agent.api.nodepool import Budget, NodePool
-from agent.service.documents import WaveDocument
+from common.wire.waves import WaveDocument
 
 from .helpers import NEWEST, STEP, alias, rig
 

@@ -9,7 +9,7 @@ import pytest
 
 from agent.api.kinds import agent_kinds
 from agent.service import InvalidRequest
-from agent.service.documents import PlanDocument
+from common.wire.plan import PlanDocument
 
 from .helpers import NEWEST, Rig, alias, rig
 
