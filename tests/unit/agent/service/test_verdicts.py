@@ -4,11 +4,13 @@ stable code and state, beside the unchanged words of ``reason``."""
 from __future__ import annotations
 
 from agent.api.ec2nodeclass import EC2NodeClass
+from agent.api.kube import Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.service.waves import verdict_code
 from common.kubemodel import Condition
 from common.wire.observation import CODE_STATE, Observation, VerdictCode, VerdictState
 from common.wire.waves import WaveDocument
+from tests.support.kubeobjects import pod
 
 from .helpers import NEWEST, Rig, alias, rig
 
@@ -48,6 +50,15 @@ def test_nodes_still_on_the_old_images_are_settling() -> None:
     seen = Observation.model_validate(wave["observed"])
     assert (seen.state, seen.code) == (VerdictState.SETTLING, VerdictCode.NODES_NOT_ON_TARGET)
     assert "nodes run the images their classes select" in seen.reason
+
+
+def test_no_node_while_pods_wait_is_settling() -> None:
+    r = rig(nodes=0)
+    r.world.cluster.create(Pod.model_validate(pod("waiting", "default", {})))
+    _, wave = r.service.apply_wave("wave-1", alias(NEWEST))
+    seen = Observation.model_validate(wave["observed"])
+    assert (seen.state, seen.code) == (VerdictState.SETTLING, VerdictCode.NODES_MISSING)
+    assert seen.reason == "no node in the wave's NodePools while pods wait for one"
 
 
 def test_a_class_no_longer_carrying_the_selection_is_a_regression_whatever_the_nodes_do() -> None:
