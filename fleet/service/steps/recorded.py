@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from common.wire.observation import Observation
 from common.wire.phases import Phase, ReadPhase
 from common.wire.status import StatusDocument
 from common.wire.waves import WaveDocument
@@ -45,13 +46,16 @@ def status_of(status: StatusDocument) -> Result:
 def verified_result(wave: WaveDocument, status: StatusDocument) -> Result:
     """The wave document with the cluster's live health as its progress (``LIVE`` from the
     status, ``SINCE_APPLIED`` from the wave's observation), and when the status was read."""
-    stored = result_of(wave)
-    seen = wave.observed.model_dump(mode="json")
-    now = status.model_dump(mode="json")
-    progress = dict(wave.progress.model_dump(mode="json"))
-    progress.update({key: now[key] for key in LIVE})
-    progress.update({key: seen[key] for key in SINCE_APPLIED})
-    return {**stored, "progress": progress, "observedAt": status.time}
+    progress = wave.progress.model_dump(mode="json")
+    progress.update(status.model_dump(mode="json", include=_fields(StatusDocument, LIVE)))
+    seen = wave.observed.model_dump(mode="json", include=_fields(Observation, SINCE_APPLIED))
+    progress.update(seen)
+    return {**result_of(wave, observedAt=status.time), "progress": progress}
+
+
+def _fields(document: type[BaseModel], aliases: tuple[str, ...]) -> set[str]:
+    """The field names of ``document`` whose wire names are ``aliases``."""
+    return {name for name, f in document.model_fields.items() if f.alias in aliases}
 
 
 def recorded_phase(result: Mapping[str, object] | None) -> Phase | None:
