@@ -91,7 +91,7 @@ def test_the_observation_shows_a_class_edited_after_the_wave_converged() -> None
     _set_terms(r, [{"alias": f"al2023@{START}"}])
     r.sim.step(30)
     wave = r.service.wave("wave-1")
-    WaveDocument.model_validate(wave)
+    WaveDocument.model_validate(wave, extra="forbid")
     assert wave["phase"] == "converged"  # the history does not change ...
     observed = wave["observed"]  # ... but the observation does
     assert observed["holds"] is False

@@ -24,7 +24,7 @@ from .helpers import START, rig
 def test_the_status_describes_the_cluster_now() -> None:
     r = rig(nodes=10)
     status = r.service.status()
-    StatusDocument.model_validate(status)
+    StatusDocument.model_validate(status, extra="forbid")
     (image,) = r.images()
     assert status["cluster"] == "test-member"
     assert status["kubernetesVersion"] == "1.30"

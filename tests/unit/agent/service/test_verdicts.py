@@ -22,8 +22,11 @@ def _converged(nodes: int = 4) -> Rig:
     return r
 
 
-def _verdict(r: Rig) -> Observation:
-    return WaveDocument.model_validate(r.service.wave("wave-1")).observed
+def _verdict(r: Rig, wave_id: str = "wave-1") -> Observation:
+    """The observation of the wave as the agent wrote it (its verdict written, not read in)."""
+    document = r.service.wave(wave_id)
+    assert {"state", "code"} <= set(document["observed"])
+    return WaveDocument.model_validate(document, extra="forbid").observed
 
 
 def _mark(r: Rig, condition: str) -> None:
@@ -81,7 +84,7 @@ def test_a_control_plane_off_the_target_version_is_a_regression() -> None:
     r = rig(nodes=4)
     r.service.apply_wave("upgrade", {"target": {"kubernetesVersion": "1.31"}})
     r.world.kubernetes_version = "1.30"
-    seen = WaveDocument.model_validate(r.service.wave("upgrade")).observed
+    seen = _verdict(r, "upgrade")
     assert (seen.state, seen.code) == (VerdictState.REGRESSED, VerdictCode.CONTROL_PLANE_VERSION)
     assert "the control plane runs 1.30, not 1.31" in seen.reason
 

@@ -38,7 +38,7 @@ def test_a_wave_converges_on_the_target_images_within_the_drifted_budgets() -> N
     assert r.terms() == [{"alias": f"al2023@{NEWEST}"}]
     assert r.service.status()["activeWave"] == "wave-1"
     wave = r.run_until_not("wave-1", "progressing")
-    WaveDocument.model_validate(wave)
+    WaveDocument.model_validate(wave, extra="forbid")
     assert wave["phase"] == "converged"
     assert wave["convergedAt"] is not None
     assert [h["phase"] for h in wave["history"]] == ["progressing", "converged"]
