@@ -4,7 +4,7 @@ The fleet benchmark measures the control plane (scheduler, workers, PostgreSQL, 
 clusters, so each of its clusters is a few dictionaries instead of a simulated world. One
 process serves every cluster's agent API at ``http://HOST:PORT/c/<cluster>`` (``/v1/status``,
 ``PUT|GET /v1/waves/{id}``, ``POST /v1/waves/{id}/rollback``), with the documents of
-:mod:`agent.service.documents` (the contract the fleet reads). A wave converges the moment it
+:mod:`common.wire` (the contract the fleet reads). A wave converges the moment it
 is applied: every node of the cluster is on the image its target resolves to, and the agent's
 observation holds; a rollback puts the previous selection back at once. Requests need the bearer
 token the server was started with.
@@ -64,7 +64,7 @@ class LightCluster:
     waves: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def status(self) -> dict[str, Any]:
-        """``GET /v1/status`` (:class:`agent.service.documents.StatusDocument`)."""
+        """``GET /v1/status`` (:class:`common.wire.status.StatusDocument`)."""
         image = image_of(self.terms)
         active = next((w for w, d in self.waves.items() if d["phase"] == "progressing"), None)
         return {
@@ -90,6 +90,8 @@ class LightCluster:
         return {
             "expected": expected,
             "holds": True,
+            "state": "holds",
+            "code": "holds",
             "reason": "",
             "kubernetesVersion": VERSION,
             "images": [image],

@@ -7,6 +7,12 @@ handshake is :class:`AgentTLSRefused`, its reason in plain words);
 :class:`InProcessAgentGateway` calls agent services living in the same process (tests,
 single-process tools). Both raise the same typed errors, so the step runner treats a refused
 connection, a timeout or a 5xx the same way whichever adapter it has: as temporary.
+
+Both send the wire's requests and return the wire's documents (:mod:`common.wire`), read
+tolerantly: a field the fleet does not know is ignored, an enum value it does not know (a newer
+agent's phase or verdict) is ``unknown``, which never verifies a step. An answer that is not
+the document asked for (not JSON, a required field missing) is :class:`AgentUnreachable`, as a
+broken answer is.
 """
 
 from __future__ import annotations
@@ -14,17 +20,22 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 import certifi
 import urllib3
 from opentelemetry.propagators.textmap import Setter
 from opentelemetry.trace import SpanKind, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from pydantic import BaseModel, ValidationError
 
 from agent.service import AgentService, InvalidRequest, WaveConflict
 from agent.service import WaveNotFound as AgentWaveNotFound
 from common.secrets import OpenSecrets
+from common.wire.base import Answer
+from common.wire.plan import PlanDocument, PlanRequest
+from common.wire.status import EventsDocument, StatusDocument
+from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
 from fleet.agenttls import (
     CLIENT_CERTIFICATE_REQUIRED,
     AgentTLS,
@@ -36,6 +47,8 @@ from fleet.agenttls import (
     tls_failure,
 )
 from fleet.credentials import AccountAccess, CredentialsError, TokenResolver
+
+D = TypeVar("D", bound=Answer)
 
 
 @dataclass(frozen=True)
@@ -94,38 +107,55 @@ class WaveUnknown(AgentRejected):
 
 class AgentGateway(Protocol):
     """The port the fleet reaches agents through. Every method raises :class:`GatewayError`
-    subclasses only."""
+    subclasses only, and returns the wire's document read tolerantly (module docstring)."""
 
-    def status(self, target: AgentTarget) -> dict[str, Any]:
+    def status(self, target: AgentTarget) -> StatusDocument:
         """The cluster's status (nodes per image, drifted, pending pods, halts, version)."""
         ...
 
-    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+    def plan(self, target: AgentTarget, request: PlanRequest) -> PlanDocument:
         """The drift preview of applying ``request``'s target; changes nothing."""
         ...
 
-    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+    def events(self, target: AgentTarget, limit: int = 200) -> EventsDocument:
         """The agent's last events (what it did and why), oldest first."""
         ...
 
-    def apply_wave(
-        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def apply_wave(self, target: AgentTarget, wave_id: str, request: WaveRequest) -> WaveDocument:
         """Apply a wave, idempotently: the same id and request again applies nothing twice."""
         ...
 
-    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+    def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
         """The wave's phase and progress; :class:`WaveUnknown` when never applied there."""
         ...
 
     def rollback_wave(
-        self, target: AgentTarget, wave_id: str, record: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+        self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
+    ) -> WaveDocument:
         """Restore what the wave replaced, idempotently. ``record`` is the fleet's record of
         what the wave replaced (``previous``, ``kubernetesVersionBefore``, ``imagesBefore``,
         ``target``), used by an agent that has no record of the wave; :class:`WaveUnknown`
         when the agent does not know the wave and no record is given."""
         ...
+
+
+def body_of(request: BaseModel) -> dict[str, object]:
+    """A request as the JSON object sent: camelCase, only the fields that carry a value."""
+    return request.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def _read(document: type[D], target: AgentTarget, doing: str, data: bytes | object) -> D:
+    """``data`` (an HTTP body, or an in-process answer) read as ``document``, tolerantly;
+    :class:`AgentUnreachable` when it is not that document."""
+    try:
+        if isinstance(data, bytes):
+            return document.model_validate_json(data)
+        return document.model_validate(data)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "the answer"
+        reason = f"the answer is not a {document.__name__} ({where}: {problem['msg']})"
+        raise AgentUnreachable(target.cluster, doing, reason) from exc
 
 
 class _HeaderSetter(Setter[dict[str, str]]):
@@ -206,12 +236,13 @@ class HttpAgentGateway:
 
     def _call(
         self,
+        document: type[D],
         target: AgentTarget,
         method: str,
         path: str,
         doing: str,
-        body: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+        body: BaseModel | None = None,
+    ) -> D:
         try:
             token = self._token_of(target)
         except CredentialsError as exc:
@@ -231,11 +262,11 @@ class HttpAgentGateway:
             _PROPAGATOR.inject(headers, setter=_SETTER)
             payload = None
             if body is not None:
-                payload = json.dumps(body).encode()
+                payload = json.dumps(body_of(body)).encode()
                 headers["Content-Type"] = "application/json"
             status, data = self._send(target, doing, method, url, payload, headers)
             span.set_attribute("http.response.status_code", status)
-        return self._result(target, doing, status, data)
+        return _read(document, target, doing, self._result(target, doing, status, data))
 
     def _send(
         self,
@@ -284,7 +315,8 @@ class HttpAgentGateway:
         raise AgentUnreachable(target.cluster, doing, f"{exc} ({url}){hint}") from exc
 
     @staticmethod
-    def _result(target: AgentTarget, doing: str, status: int, data: bytes) -> dict[str, Any]:
+    def _result(target: AgentTarget, doing: str, status: int, data: bytes) -> bytes:
+        """The body of a successful answer; the error a failed one means."""
         if status >= 500 or status == 429:
             raise AgentUnreachable(target.cluster, doing, _error_reason(status, data))
         if status == 404:
@@ -294,53 +326,43 @@ class HttpAgentGateway:
             raise AgentTLSRefused(target.cluster, doing, failure, explain(failure, target.tls, ""))
         if status >= 400:
             raise AgentRejected(target.cluster, doing, _error_reason(status, data), status)
-        try:
-            answer = json.loads(data)
-        except ValueError as exc:
-            raise AgentUnreachable(target.cluster, doing, "the answer is not JSON") from exc
-        if not isinstance(answer, dict):
-            raise AgentUnreachable(target.cluster, doing, "the answer is not a JSON object")
-        return answer
+        return data
 
-    def status(self, target: AgentTarget) -> dict[str, Any]:
+    def status(self, target: AgentTarget) -> StatusDocument:
         """See :meth:`AgentGateway.status`."""
-        return self._call(target, "GET", "/v1/status", "reading the agent's status")
+        doing = "reading the agent's status"
+        return self._call(StatusDocument, target, "GET", "/v1/status", doing)
 
-    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+    def plan(self, target: AgentTarget, request: PlanRequest) -> PlanDocument:
         """See :meth:`AgentGateway.plan`."""
-        return self._call(target, "POST", "/v1/plan", "previewing the wave", request)
+        return self._call(PlanDocument, target, "POST", "/v1/plan", "previewing the wave", request)
 
-    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+    def events(self, target: AgentTarget, limit: int = 200) -> EventsDocument:
         """See :meth:`AgentGateway.events`."""
-        return self._call(target, "GET", f"/v1/events?limit={limit}", "reading the agent's events")
+        path, doing = f"/v1/events?limit={limit}", "reading the agent's events"
+        return self._call(EventsDocument, target, "GET", path, doing)
 
-    def apply_wave(
-        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def apply_wave(self, target: AgentTarget, wave_id: str, request: WaveRequest) -> WaveDocument:
         """See :meth:`AgentGateway.apply_wave`."""
-        return self._call(
-            target, "PUT", f"/v1/waves/{wave_id}", f"applying wave {wave_id}", request
-        )
+        path, doing = f"/v1/waves/{wave_id}", f"applying wave {wave_id}"
+        return self._call(WaveDocument, target, "PUT", path, doing, request)
 
-    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+    def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
         """See :meth:`AgentGateway.wave_status`."""
-        return self._call(target, "GET", f"/v1/waves/{wave_id}", f"reading wave {wave_id}")
+        path, doing = f"/v1/waves/{wave_id}", f"reading wave {wave_id}"
+        return self._call(WaveDocument, target, "GET", path, doing)
 
     def rollback_wave(
-        self, target: AgentTarget, wave_id: str, record: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+        self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
+    ) -> WaveDocument:
         """See :meth:`AgentGateway.rollback_wave`."""
-        return self._call(
-            target,
-            "POST",
-            f"/v1/waves/{wave_id}/rollback",
-            f"rolling back wave {wave_id}",
-            record,
-        )
+        path, doing = f"/v1/waves/{wave_id}/rollback", f"rolling back wave {wave_id}"
+        return self._call(WaveDocument, target, "POST", path, doing, record)
 
 
 class InProcessAgentGateway:
-    """:class:`AgentGateway` over agent services in this process, by cluster name."""
+    """:class:`AgentGateway` over agent services in this process, by cluster name: the
+    service's answers read as the wire's documents, as the HTTP adapter reads them."""
 
     def __init__(self, agents: Mapping[str, AgentService]) -> None:
         self._agents = agents
@@ -351,56 +373,63 @@ class InProcessAgentGateway:
             raise AgentUnreachable(target.cluster, doing, "no agent for this cluster here")
         return agent
 
-    def _guard(self, target: AgentTarget, doing: str, call: Callable[[], Any]) -> dict[str, Any]:
+    def _guard(
+        self,
+        document: type[D],
+        target: AgentTarget,
+        doing: str,
+        call: Callable[[AgentService], Mapping[str, object]],
+    ) -> D:
         try:
-            result = call()
+            result = call(self._agent(target, doing))
         except AgentWaveNotFound as exc:
             raise WaveUnknown(target.cluster, doing, str(exc), 404) from exc
         except WaveConflict as exc:
             raise AgentRejected(target.cluster, doing, str(exc), 409) from exc
         except InvalidRequest as exc:
             raise AgentRejected(target.cluster, doing, str(exc), 422) from exc
-        return dict(result)
+        return _read(document, target, doing, result)
 
-    def status(self, target: AgentTarget) -> dict[str, Any]:
+    def status(self, target: AgentTarget) -> StatusDocument:
         """See :meth:`AgentGateway.status`."""
         doing = "reading the agent's status"
-        return self._guard(target, doing, lambda: self._agent(target, doing).status())
+        return self._guard(StatusDocument, target, doing, lambda a: a.status())
 
-    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+    def plan(self, target: AgentTarget, request: PlanRequest) -> PlanDocument:
         """See :meth:`AgentGateway.plan`."""
-        doing = "previewing the wave"
-        return self._guard(target, doing, lambda: self._agent(target, doing).plan(dict(request)))
+        body = body_of(request)
+        return self._guard(PlanDocument, target, "previewing the wave", lambda a: a.plan(body))
 
-    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+    def events(self, target: AgentTarget, limit: int = 200) -> EventsDocument:
         """See :meth:`AgentGateway.events`."""
         doing = "reading the agent's events"
-        return self._guard(target, doing, lambda: self._agent(target, doing).events(limit))
+        return self._guard(EventsDocument, target, doing, lambda a: a.events(limit))
 
-    def apply_wave(
-        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def apply_wave(self, target: AgentTarget, wave_id: str, request: WaveRequest) -> WaveDocument:
         """See :meth:`AgentGateway.apply_wave`."""
-        doing = f"applying wave {wave_id}"
+        body = body_of(request)
         return self._guard(
+            WaveDocument,
             target,
-            doing,
-            lambda: self._agent(target, doing).apply_wave(wave_id, dict(request))[1],
+            f"applying wave {wave_id}",
+            lambda a: a.apply_wave(wave_id, body)[1],
         )
 
-    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+    def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
         """See :meth:`AgentGateway.wave_status`."""
         doing = f"reading wave {wave_id}"
-        return self._guard(target, doing, lambda: self._agent(target, doing).wave(wave_id))
+        return self._guard(WaveDocument, target, doing, lambda a: a.wave(wave_id))
 
     def rollback_wave(
-        self, target: AgentTarget, wave_id: str, record: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+        self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
+    ) -> WaveDocument:
         """See :meth:`AgentGateway.rollback_wave`."""
-        doing = f"rolling back wave {wave_id}"
-        body = dict(record) if record is not None else None
+        body = body_of(record) if record is not None else None
         return self._guard(
-            target, doing, lambda: self._agent(target, doing).rollback_wave(wave_id, body)
+            WaveDocument,
+            target,
+            f"rolling back wave {wave_id}",
+            lambda a: a.rollback_wave(wave_id, body),
         )
 
 
@@ -414,4 +443,5 @@ __all__ = [
     "HttpAgentGateway",
     "InProcessAgentGateway",
     "WaveUnknown",
+    "body_of",
 ]

@@ -39,13 +39,14 @@ from starlette.exceptions import HTTPException
 from agent.server.metrics import CONTENT_TYPE, AgentMetrics
 from agent.server.tls import client_certificate_of
 from agent.service import AgentError, AgentService, InvalidRequest, WaveConflict, WaveNotFound
-from agent.service.documents import Health, PlanDocument, StatusDocument, WaveDocument
-from agent.service.requests import PlanRequest, RollbackRequest, WaveRequest
 from common.apidocs import serve_docs
 from common.auth import BearerCheck
 from common.http import error_response, install_request_errors, publish_models
 from common.tracing import TraceMiddleware
-from common.wire import ErrorDocument
+from common.wire.base import ErrorDocument
+from common.wire.plan import PlanDocument, PlanRequest
+from common.wire.status import Health, StatusDocument
+from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
 
 TRACER = "driftwave.agent.http"
 STATUS_OF: dict[type[AgentError], int] = {

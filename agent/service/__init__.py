@@ -3,16 +3,12 @@ simulated World or a live one, :mod:`agent.service.runtime`), with no transport;
 server and the fleet's in-process gateway both call :class:`AgentService`."""
 
 from agent.service.errors import AgentError, InvalidRequest, WaveConflict, WaveNotFound
-from agent.service.requests import NodeClassSelector, PlanRequest, WaveRequest
 from agent.service.service import AgentService
 
 __all__ = [
     "AgentError",
     "AgentService",
     "InvalidRequest",
-    "NodeClassSelector",
-    "PlanRequest",
     "WaveConflict",
     "WaveNotFound",
-    "WaveRequest",
 ]

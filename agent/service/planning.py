@@ -20,10 +20,11 @@ from agent.api.labels import NODEPOOL_LABEL
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodeclass_status import ResolvedAMI
 from agent.cloud.amirules import first_fitting_image
-from agent.service.requests import PlanRequest, canonical, parse_request
+from agent.service.requests import canonical, parse_request
 from agent.service.runtime import AgentRuntime
 from agent.service.status import images_of, rfc3339
 from agent.service.targets import Resolution, covers_every_class, resolve_target, select_classes
+from common.wire.plan import PlanRequest
 
 
 def plan(world: AgentRuntime, request: Any) -> dict[str, Any]:

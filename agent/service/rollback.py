@@ -11,7 +11,7 @@ from agent.api.nodeclaim import NodeClaim
 from agent.kube.port import ClusterError, NotFound
 from agent.lifecycle.conditions import is_true
 from agent.service.errors import AgentError, InvalidRequest
-from agent.service.requests import RollbackRequest, canonical
+from agent.service.requests import canonical
 from agent.service.runtime import AgentRuntime
 from agent.service.targets import family_for, with_terms
 from agent.service.waves import (
@@ -24,6 +24,8 @@ from agent.service.waves import (
     wave_claims,
 )
 from common.kubemodel import ManifestInvalid
+from common.wire.phases import Phase
+from common.wire.waves import RollbackRequest
 
 
 def recorded_wave(world: AgentRuntime, wave_id: str, recorded: RollbackRequest, doing: str) -> Wave:
@@ -121,7 +123,7 @@ def abandon_unready(world: AgentRuntime, wave: Wave) -> list[str]:
     but never became Ready (only an unregistered one, after 15 minutes). So without this a
     rollback of such a release waits those 10 minutes and leaves the never-Ready nodes behind.
     Nothing is deleted until the classes' status has caught up with the restored selection."""
-    if wave.phase != "rolling-back":
+    if wave.phase is not Phase.ROLLING_BACK:
         return []
     images, empty = resolved_images(world, wave.node_classes)
     if empty or not images or unresolved(world, wave.node_classes):

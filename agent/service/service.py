@@ -29,13 +29,7 @@ from agent.api.nodeclaim import NodeClaim
 from agent.service import wavestore
 from agent.service.errors import WaveConflict, WaveNotFound
 from agent.service.planning import plan
-from agent.service.requests import (
-    RollbackRequest,
-    WaveRequest,
-    canonical,
-    check_wave_id,
-    parse_request,
-)
+from agent.service.requests import canonical, check_wave_id, parse_request
 from agent.service.rollback import abandon_unready, recorded_wave, restore_plan
 from agent.service.runtime import AgentRuntime
 from agent.service.status import LifecycleLog, cluster_status, images_of
@@ -46,7 +40,6 @@ from agent.service.targets import (
     select_classes,
 )
 from agent.service.waves import (
-    MOVING,
     ClassBefore,
     Selection,
     Wave,
@@ -57,6 +50,8 @@ from agent.service.waves import (
     watch_waves,
     wave_claims,
 )
+from common.wire.phases import MOVING, Phase
+from common.wire.waves import RollbackRequest, WaveRequest
 
 TRACER = "driftwave.agent"
 
@@ -202,7 +197,7 @@ class AgentService:
                 span.set_attribute("driftwave.images.target", wave.target_images)
                 failure = resolution.failure()
                 if failure is not None:
-                    wave.move("failed", self.world.clock.now(), failure)
+                    wave.move(Phase.FAILED, self.world.clock.now(), failure)
                     span.set_status(Status(StatusCode.ERROR, failure))
                 else:
                     self._change(wave, parsed, resolution)
@@ -222,7 +217,7 @@ class AgentService:
         ``reason`` says so. The wave is ``rolling-back`` until its nodes converge on the
         previous images (``rolled-back``) or drift halts (``rollback-failed``).
 
-        ``request`` (optional, :class:`~agent.service.requests.RollbackRequest`): what the
+        ``request`` (optional, :class:`~common.wire.waves.RollbackRequest`): what the
         caller recorded of the wave when it was applied. An agent with no record of the wave
         (its cluster lost it) rolls back from it: each named class gets the recorded selection
         back; a class that already carries it is left alone, so a wave that never reached the
@@ -249,7 +244,7 @@ class AgentService:
                 span.set_attribute("driftwave.images.before", wave.target_images)
                 span.set_attribute("driftwave.images.target", wave.images_before())
                 reason, restored = restore_plan(self.world, wave)
-                wave.move("rolling-back", self.world.clock.now(), reason)
+                wave.move(Phase.ROLLING_BACK, self.world.clock.now(), reason)
                 for changed, images in restored:
                     self._patch(wave, changed, images)
                 wavestore.save(self.world.cluster, wave)

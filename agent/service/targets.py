@@ -22,10 +22,9 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclass_status import ResolvedAMI
 from agent.cloud.amiresolve import AMIResolutionError
 from agent.service.errors import InvalidRequest
-from agent.service.requests import NodeClassSelector
 from agent.service.runtime import AgentRuntime
 from common.kubemodel import ManifestInvalid, parse_manifest
-from common.wire import WaveTarget
+from common.wire.target import NodeClassSelector, WaveTarget
 
 
 @dataclass

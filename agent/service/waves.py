@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.labels import NODEPOOL_LABEL
@@ -49,14 +49,8 @@ from agent.service.status import (
     rfc3339,
     status_behind,
 )
-
-Phase = Literal[
-    "progressing", "converged", "failed", "rolling-back", "rolled-back", "rollback-failed"
-]
-MOVING: frozenset[str] = frozenset({"progressing", "rolling-back"})
-"""Phases in which nodes are being replaced (the wave is under way)."""
-ROLLED: frozenset[str] = frozenset({"rolling-back", "rolled-back", "rollback-failed"})
-"""Phases after a rollback started."""
+from common.wire.observation import CODE_STATE, Expected, VerdictCode, VerdictState
+from common.wire.phases import FINISHED, MOVING, ROLLED, Phase
 
 
 @dataclass(frozen=True)
@@ -97,12 +91,12 @@ class Wave:
     kubernetes_version_before: str
     target_images: list[str]
     applied_at: datetime
-    phase: Phase = "progressing"
+    phase: Phase = Phase.PROGRESSING
     reason: str = ""
     converged_at: datetime | None = None
     finished_at: datetime | None = None
     phase_since: datetime | None = None
-    history: list[tuple[str, datetime, str]] = field(default_factory=list)
+    history: list[tuple[Phase, datetime, str]] = field(default_factory=list)
     launch_failures: int = 0
     registration_failures: int = 0
     nodes_replaced: int = 0
@@ -143,9 +137,9 @@ class Wave:
         if reason:
             self.reason = reason
         self.history.append((phase, now, reason))
-        if phase == "converged":
+        if phase is Phase.CONVERGED:
             self.converged_at = now
-        if phase in ("converged", "failed", "rolled-back", "rollback-failed"):
+        if phase in FINISHED:
             self.finished_at = now
 
     def count(self, end: NodeClaimEnd) -> None:
@@ -270,7 +264,7 @@ def observe(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
     what is not. The fleet verifies a step only on ``holds`` (never on the phase's history)."""
     rolled = wave.phase in ROLLED
     expected = wave.restored if rolled else wave.applied
-    problems: list[str] = []
+    problems: list[tuple[VerdictCode, str]] = []
     changed: list[str] = []
     for name, selection in expected.items():
         try:
@@ -283,36 +277,59 @@ def observe(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
     if changed:
         whose = "the rollback put back" if rolled else "the wave set"
         problems.append(
-            f"EC2NodeClass {', '.join(changed)} no longer carries the amiSelectorTerms {whose}"
+            (
+                VerdictCode.SELECTION_MISSING,
+                f"EC2NodeClass {', '.join(changed)} no longer carries the amiSelectorTerms {whose}",
+            )
         )
     version = None if rolled else wave.target.get("kubernetesVersion")
     if version is not None and world.kubernetes_version != version:
-        problems.append(f"the control plane runs {world.kubernetes_version}, not {version}")
+        problems.append(
+            (
+                VerdictCode.CONTROL_PLANE_VERSION,
+                f"the control plane runs {world.kubernetes_version}, not {version}",
+            )
+        )
     claims = wave_claims(world, wave.pools)
     images, empty = resolved_images(world, wave.node_classes)
     if empty:
-        problems.append(f"EC2NodeClass {', '.join(empty)} resolves to no image")
+        problems.append(
+            (VerdictCode.NO_IMAGE, f"EC2NodeClass {', '.join(empty)} resolves to no image")
+        )
     behind = unresolved(world, wave.node_classes)
     if behind:
         problems.append(
-            f"EC2NodeClass {', '.join(behind)} has not resolved its amiSelectorTerms yet"
+            (
+                VerdictCode.SELECTION_UNRESOLVED,
+                f"EC2NodeClass {', '.join(behind)} has not resolved its amiSelectorTerms yet",
+            )
         )
     live = [c for c in claims if not c.metadata.deletion_timestamp]
     on = sum(1 for c in live if is_true(c, "Initialized") and (c.status.image_id or "") in images)
     if on < len(claims):
-        problems.append(f"{on} of {len(claims)} nodes run the images their classes select")
+        problems.append(
+            (
+                VerdictCode.NODES_NOT_ON_TARGET,
+                f"{on} of {len(claims)} nodes run the images their classes select",
+            )
+        )
     elif emptied(world, claims):
-        problems.append("no node in the wave's NodePools while pods wait for one")
+        problems.append(
+            (VerdictCode.NODES_MISSING, "no node in the wave's NodePools while pods wait for one")
+        )
     drifted = sum(1 for c in claims if is_true(c, "Drifted"))
     if drifted:
-        problems.append(f"{drifted} node(s) drifted")
+        problems.append((VerdictCode.NODES_DRIFTED, f"{drifted} node(s) drifted"))
     busy = disrupting(world, claims)
     if busy:
-        problems.append(f"{busy} node(s) being disrupted")
+        problems.append((VerdictCode.NODES_DISRUPTING, f"{busy} node(s) being disrupted"))
+    code = verdict_code(problems)
     return {
-        "expected": "previous" if rolled else "target",
+        "expected": Expected.PREVIOUS if rolled else Expected.TARGET,
         "holds": not problems,
-        "reason": "; ".join(problems),
+        "state": CODE_STATE[code],
+        "code": code,
+        "reason": "; ".join(reason for _, reason in problems),
         "kubernetesVersion": world.kubernetes_version,
         "images": sorted(images),
         "nodes": len(claims),
@@ -323,12 +340,22 @@ def observe(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
     }
 
 
+def verdict_code(problems: list[tuple[VerdictCode, str]]) -> VerdictCode:
+    """The code of an observation that found ``problems`` (in the order :func:`observe` looks):
+    the first regression's, else the first problem's (``holds`` when there is none), so a
+    regression is never reported as settling."""
+    if not problems:
+        return VerdictCode.HOLDS
+    codes = [code for code, _ in problems]
+    return next((c for c in codes if CODE_STATE[c] is VerdictState.REGRESSED), codes[0])
+
+
 def evaluate(world: AgentRuntime, wave: Wave) -> bool:
     """Move a wave under way to its next phase when it has reached one; True when it moved."""
     if not wave.moving:
         return False
     now = world.clock.now()
-    rolling = wave.phase == "rolling-back"
+    rolling = wave.phase is Phase.ROLLING_BACK
     halted = drift_halted(world, wave.pools)
     _, empty = resolved_images(world, wave.node_classes)
     if halted or empty:
@@ -338,9 +365,9 @@ def evaluate(world: AgentRuntime, wave: Wave) -> bool:
             if halted
             else f"EC2NodeClass {', '.join(empty)} resolves to no image"
         )
-        wave.move("rollback-failed" if rolling else "failed", now, why)
+        wave.move(Phase.ROLLBACK_FAILED if rolling else Phase.FAILED, now, why)
     elif is_converged(world, wave):
-        wave.move("rolled-back" if rolling else "converged", now)
+        wave.move(Phase.ROLLED_BACK if rolling else Phase.CONVERGED, now)
     else:
         return False
     wave.final_progress = progress(world, wave)
@@ -357,7 +384,7 @@ def clock_document(speed: float | None) -> dict[str, Any]:
 def elapsed(world: AgentRuntime, wave: Wave) -> float:
     """Seconds on the cluster's clock from the wave's application to its convergence (once
     converged), to its end (once it stopped moving otherwise), or to now (while under way)."""
-    if wave.converged_at is not None and wave.phase == "converged":
+    if wave.converged_at is not None and wave.phase is Phase.CONVERGED:
         end = wave.converged_at
     elif not wave.moving and wave.finished_at is not None:
         end = wave.finished_at
@@ -368,7 +395,7 @@ def elapsed(world: AgentRuntime, wave: Wave) -> float:
 
 def as_document(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
     """The wave as JSON-ready data (see :meth:`agent.service.AgentService.wave`)."""
-    live = wave.moving or wave.phase == "failed" or wave.final_progress is None
+    live = wave.moving or wave.phase is Phase.FAILED or wave.final_progress is None
     return {
         "id": wave.id,
         "phase": wave.phase,

@@ -28,7 +28,8 @@ from typing import Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.kube.port import Cluster, ClusterError, NotFound
-from agent.service.waves import ClassBefore, Phase, Selection, Wave
+from agent.service.waves import ClassBefore, Selection, Wave
+from common.wire.phases import Phase
 
 ANNOTATION = "driftwave.io/waves"
 KEEP = 8
@@ -91,7 +92,7 @@ def from_record(data: dict[str, Any]) -> Wave:
     if applied_at is None:
         raise ValueError("appliedAt is missing")
     counts = list(data.get("counts") or [0, 0, 0])
-    phase: Phase = data["phase"]
+    phase = Phase(data["phase"])
     return Wave(
         id=str(data["id"]),
         request=dict(data["request"]),
@@ -116,7 +117,9 @@ def from_record(data: dict[str, Any]) -> Wave:
         converged_at=_parse_time(data.get("convergedAt")),
         finished_at=_parse_time(data.get("finishedAt")),
         phase_since=_parse_time(data.get("phaseSince")),
-        history=[(str(p), at, str(why)) for p, t, why in data["history"] if (at := _parse_time(t))],
+        history=[
+            (Phase(p), at, str(why)) for p, t, why in data["history"] if (at := _parse_time(t))
+        ],
         launch_failures=int(counts[0]),
         registration_failures=int(counts[1]),
         nodes_replaced=int(counts[2]),

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
-from common.wire import Document
+from common.wire.base import Document
 from fleet.api.deps import V1
 
 

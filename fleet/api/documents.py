@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from common.wire import Document, ErrorDocument, ErrorField
+from common.wire.base import Document, ErrorDocument, ErrorField
 
 __all__ = [
     "ApplyDocument",

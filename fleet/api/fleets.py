@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 
 from common.documents import Finding
 from common.http import error_response
+from common.wire.plan import PlanRequest
 from fleet.api.bodies import manifest
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, api_state, needs, v1_responses
 from fleet.api.documents import ApplyDocument, ClustersDocument, ErrorDocument, FleetsDocument
@@ -196,9 +197,9 @@ def add_fleet_routes(app: FastAPI) -> None:
         try:
             body = {
                 "cluster": cluster,
-                "status": gateway.status(target),
-                "preview": gateway.plan(target, {}).get("preview"),
-                "events": gateway.events(target, 200)["events"],
+                "status": gateway.status(target).model_dump(mode="json"),
+                "preview": gateway.plan(target, PlanRequest()).preview,
+                "events": gateway.events(target, 200).model_dump(mode="json")["events"],
             }
         except GatewayError as exc:
             return error_response(502, "agent_unreachable", str(exc))

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from common.wire import Document
+from common.wire.base import Document
 from fleet.api.documents import ClusterNow, ObservationDocument
 
 __all__ = ["ClusterHistory", "HistoryStep"]

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from common.wire import Document
+from common.wire.base import Document
 from fleet.api.documents import ClusterNow, Warnings
 
 __all__ = [

@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 
 from common.http import error_response
 from common.kubemodel import issues_from_error
-from common.wire import Document
+from common.wire.base import Document
 from fleet.api.bodies import body_data, read_body
 from fleet.api.errors import InvalidRequest
 from fleet.api.oidc import FETCH_TIMEOUT, IssuerUnavailable, OidcVerifier

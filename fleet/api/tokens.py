@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ConfigDict, Field, ValidationError
 
 from common.kubemodel import issues_from_error
-from common.wire import Document
+from common.wire.base import Document
 from fleet.api.bodies import body_data
 from fleet.api.deps import V1, Actor, Body, Ctx, api_state, needs, v1_responses
 from fleet.api.errors import ApiError, InvalidRequest

@@ -24,10 +24,11 @@ from fleet.domain.errors import StrategyError
 from fleet.domain.fields import percent_of
 from fleet.domain.waits import span
 
-Phase = Literal[
+StepPhase = Literal[
     "pending", "applying", "converging", "converged", "failed", "unreachable", "removed"
 ]
-"""Where a cluster's wave step stands, as its agent (or the scheduler) reports it."""
+"""Where a cluster's wave step stands for its gate, from the step's state (not the wave's phase
+on the cluster, :class:`common.wire.phases.Phase`)."""
 IN_PROGRESS: frozenset[str] = frozenset({"pending", "applying", "converging"})
 OnUnreachable = Literal["fail", "skip"]
 Scope = Literal["cluster", "wave"]
@@ -85,7 +86,7 @@ class ClusterObservation:
     """What is known about one cluster's step in the wave; None means not reported yet."""
 
     cluster: str
-    phase: Phase
+    phase: StepPhase
     elapsed: timedelta | None = None
     """Time since the step started (to detect a convergence timeout while still converging)."""
     time_to_converge: timedelta | None = None

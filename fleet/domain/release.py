@@ -24,7 +24,7 @@ from pydantic import Field, field_validator, model_validator
 from common.kubemodel import KubeModel, ObjectMeta, matching, rule_error
 from common.names import KUBERNETES_VERSION, dns_subdomain_problem
 from common.selectors import AMISelectorTerm
-from common.wire import check_one_target
+from common.wire.target import check_one_target
 from fleet.domain.fields import (
     DnsLabel,
     Duration,
@@ -37,9 +37,12 @@ from fleet.domain.fields import (
 JSON_FIELD = r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+|\[[0-9]+\])*$"
 
 
-class NodeClassSelector(KubeModel):
+class TargetNodeClasses(KubeModel):
     """``target.nodeClasses``: the EC2NodeClasses the AMI pin applies to (names and/or labels;
-    a class is selected when it matches every part given)."""
+    a class is selected when it matches every part given). The manifest's rules are stricter
+    than the wire's (it selects something, names are unique, labels are label-shaped); where it
+    crosses to an agent it becomes the wire's :class:`common.wire.target.NodeClassSelector`, in
+    one place (:func:`fleet.service.steps.snapshot.wave_request`)."""
 
     names: Annotated[list[str], Field(min_length=1)] | None = None
     match_labels: Labels | None = None
@@ -56,7 +59,7 @@ class NodeClassSelector(KubeModel):
         return names
 
     @model_validator(mode="after")
-    def _selects(self) -> NodeClassSelector:
+    def _selects(self) -> TargetNodeClasses:
         if self.names is None and not self.match_labels:
             raise rule_error(
                 "the selector selects nothing: set names and/or matchLabels, or remove "
@@ -72,7 +75,7 @@ class Target(KubeModel):
     ami_selector_terms: (
         Annotated[list[AMISelectorTerm], Field(min_length=1, max_length=30)] | None
     ) = None
-    node_classes: NodeClassSelector | None = None
+    node_classes: TargetNodeClasses | None = None
     kubernetes_version: (
         Annotated[str, matching(KUBERNETES_VERSION, 'a Kubernetes minor version such as "1.31"')]
         | None

@@ -3,10 +3,11 @@ not answer, or refuses) at the exact step a test needs, in front of a real agent
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from common.wire.plan import PlanDocument, PlanRequest
+from common.wire.status import EventsDocument, StatusDocument
+from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
 from fleet.gateway import AgentGateway, AgentTarget
 
 
@@ -29,30 +30,28 @@ class Flaky:
                 del self.failing[name]
             raise error
 
-    def status(self, target: AgentTarget) -> dict[str, Any]:
+    def status(self, target: AgentTarget) -> StatusDocument:
         self._go("status", target)
         return self.inner.status(target)
 
-    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+    def plan(self, target: AgentTarget, request: PlanRequest) -> PlanDocument:
         self._go("plan", target)
         return self.inner.plan(target, request)
 
-    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+    def events(self, target: AgentTarget, limit: int = 200) -> EventsDocument:
         self._go("events", target)
         return self.inner.events(target, limit)
 
-    def apply_wave(
-        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def apply_wave(self, target: AgentTarget, wave_id: str, request: WaveRequest) -> WaveDocument:
         self._go("apply_wave", target)
         return self.inner.apply_wave(target, wave_id, request)
 
-    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+    def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
         self._go("wave_status", target)
         return self.inner.wave_status(target, wave_id)
 
     def rollback_wave(
-        self, target: AgentTarget, wave_id: str, record: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+        self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
+    ) -> WaveDocument:
         self._go("rollback_wave", target)
         return self.inner.rollback_wave(target, wave_id, record)

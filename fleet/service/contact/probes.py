@@ -30,14 +30,16 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Protocol
 
+from common.wire.status import StatusDocument
 from fleet.agenttls import AgentTLS
 from fleet.credentials import AccountAccess
 from fleet.gateway import AgentGateway, AgentTarget, GatewayError
 from fleet.service.context import FleetContext
 from fleet.service.ports import ProbeMessage, StepDispatcher
 from fleet.service.reads.observed import ClusterNow, Holding, ago, latest_of
+from fleet.service.steps.recorded import status_of
 
 BATCH = 100
 """Clusters per probe message."""
@@ -93,12 +95,14 @@ def queue_probes(
     return len(ids)
 
 
-def problems(status: Mapping[str, Any] | None) -> list[str]:
-    """The problems an agent's status names (none for a healthy cluster)."""
+def problems(status: Mapping[str, object] | None) -> list[str]:
+    """The problems an agent's status, as the fleet kept it (``last_status``), names (none for
+    a healthy cluster)."""
     if not status:
         return []
     found: list[str] = []
-    for halt in status.get("driftHalted") or []:
+    halts = status.get("driftHalted")
+    for halt in halts if isinstance(halts, list) else []:
         if isinstance(halt, Mapping):
             pool, why = halt.get("nodePool", "?"), halt.get("reason", "")
             found.append(f"drift halted on NodePool {pool}" + (f" ({why})" if why else ""))
@@ -109,8 +113,6 @@ def problems(status: Mapping[str, Any] | None) -> list[str]:
         count = status.get(key)
         if isinstance(count, int) and count > 0:
             found.append(f"{count} {words} in the last 30 minutes")
-    if status.get("ready") is False:
-        found.append("the agent is not ready")
     return found
 
 
@@ -119,7 +121,7 @@ def health(
     last_seen: datetime | None,
     last_attempt: datetime | None,
     error: str | None,
-    status: Mapping[str, Any] | None,
+    status: Mapping[str, object] | None,
     now: datetime,
     stale_after: timedelta,
     latest: ClusterNow | None = None,
@@ -147,12 +149,32 @@ def _iso(at: datetime | None) -> str | None:
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z") if at else None
 
 
+class ContactRecord(Protocol):
+    """What the fleet recorded of its contact with a cluster (a cluster row)."""
+
+    @property
+    def last_seen_at(self) -> datetime | None:
+        """When the agent last answered."""
+
+    @property
+    def last_contact_attempt(self) -> datetime | None:
+        """When the fleet last tried."""
+
+    @property
+    def last_contact_error(self) -> str | None:
+        """Why the last attempt failed (None when it did not)."""
+
+    @property
+    def last_status(self) -> Mapping[str, object] | None:
+        """The agent's last status document, as kept (:func:`status_of`)."""
+
+
 def contact_of(
-    cluster: Any,
+    cluster: ContactRecord,
     now: datetime,
     policy: ProbePolicy | None = None,
     latest: ClusterNow | None = None,
-) -> dict[str, Any]:
+) -> dict[str, str | None]:
     """A cluster row's ``contact`` document (contract B); ``latest``: how it stands against
     its latest step (:func:`fleet.service.reads.observed.latest_of`)."""
     state, message = health(
@@ -221,7 +243,7 @@ class ContactProber:
             answers = list(pool.map(lambda t: self._call(t[2]), targets))
         return self._record(targets, answers)
 
-    def _call(self, target: AgentTarget) -> tuple[datetime, dict[str, Any] | str]:
+    def _call(self, target: AgentTarget) -> tuple[datetime, StatusDocument | str]:
         try:
             return self.ctx.now(), self.gateway.status(target)
         except GatewayError as exc:
@@ -230,14 +252,14 @@ class ContactProber:
     def _record(
         self,
         targets: Sequence[tuple[int, str, AgentTarget]],
-        answers: Sequence[tuple[datetime, dict[str, Any] | str]],
+        answers: Sequence[tuple[datetime, StatusDocument | str]],
     ) -> ProbeReport:
         reached: list[int] = []
         failed: list[str] = []
         with self.ctx.writing() as uow:
             for (cid, fleet, target), (at, answer) in zip(targets, answers, strict=True):
-                if isinstance(answer, dict):
-                    uow.clusters.record_status(fleet, target.cluster, answer, at)
+                if isinstance(answer, StatusDocument):
+                    uow.clusters.record_status(fleet, target.cluster, status_of(answer), at)
                     reached.append(cid)
                 else:
                     uow.clusters.record_contact_failure(cid, answer, at)

@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from common.wire import Document
+from common.wire.base import Document
 from fleet.db import chain
 from fleet.db.models import AuditEntry
 from fleet.service.context import FleetContext

@@ -18,6 +18,7 @@ from fleet.service.reads.progress import actions, position, progress_of
 from fleet.service.scheduling.load import load_view, release_of
 from fleet.service.scheduling.pacing import finished_waves, observed_clocks
 from fleet.service.scheduling.waiting import document, waits
+from fleet.service.steps.recorded import recorded_phase
 
 
 class RolloutNotFound(LookupError):
@@ -55,7 +56,7 @@ def _step(step: Any, wave: Any, now: dict[str, Any]) -> dict[str, Any]:
         "cluster": step.cluster.name,
         **step_outcome(step, wave),
         "now": now,
-        "phase": result.get("phase"),
+        "phase": recorded_phase(result),
         "progress": result.get("progress"),
         "dispatchedAt": iso(step.dispatched_at),
         "startedAt": iso(step.started_at),

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from fleet.domain.gates import ClusterObservation, Observations, Phase, evaluate
+from fleet.domain.gates import ClusterObservation, Observations, StepPhase, evaluate
 from fleet.domain.machine import StepState
 from fleet.service.scheduling.views import GateOutcome, Readings, RolloutView, StepView, WaveView
 from fleet.service.steps.clocks import step_time
 
-_PHASES: dict[StepState, Phase] = {
+_PHASES: dict[StepState, StepPhase] = {
     StepState.PENDING: "pending",
     StepState.DISPATCHED: "applying",
     StepState.PROGRESSING: "converging",

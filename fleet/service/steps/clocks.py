@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
+from common.wire.waves import WaveDocument
 from fleet.domain.waits import span
 from fleet.service.scheduling.views import StepView
 
@@ -50,9 +50,18 @@ class StepTime:
         )
 
 
-def simulated_time(wave: Mapping[str, Any] | None) -> StepTime | None:
+def wave_time(wave: WaveDocument) -> StepTime | None:
     """The wave's time on a simulated cluster's clock, from its wave document; None when the
-    document does not come from a simulated cluster (or does not say how long the wave took)."""
+    document does not come from a simulated cluster."""
+    if not wave.clock.simulated or not wave.clock.speed > 0 or wave.elapsed_seconds < 0:
+        return None
+    simulated = timedelta(seconds=wave.elapsed_seconds)
+    return StepTime(simulated / wave.clock.speed, simulated, wave.clock.speed)
+
+
+def simulated_time(wave: Mapping[str, object] | None) -> StepTime | None:
+    """:func:`wave_time` of the wave document a step kept (its ``result``: stored JSON); None
+    when it does not come from a simulated cluster (or does not say how long the wave took)."""
     if not isinstance(wave, Mapping):
         return None
     clock = wave.get("clock")

@@ -26,11 +26,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import timedelta
+from typing import TypeVar
 
 from opentelemetry.trace import SpanKind
+from pydantic import BaseModel, ValidationError
 
+from common.wire.observation import Expected
+from common.wire.phases import Phase
+from common.wire.status import StatusDocument
+from common.wire.waves import WaveDocument
 from fleet.db.errors import DatabaseError
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
 from fleet.domain.waits import span
@@ -38,15 +43,29 @@ from fleet.gateway import AgentGateway, AgentRejected, AgentUnreachable, WaveUnk
 from fleet.service.context import FleetContext
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.scheduling.load import ReleaseCache
-from fleet.service.steps.clocks import StepTime, simulated_time
+from fleet.service.steps.clocks import StepTime, wave_time
+from fleet.service.steps.recorded import (
+    result_of,
+    settling_since,
+    status_of,
+    unreachable_attempts,
+    verified_result,
+)
 from fleet.service.steps.snapshot import StepSnapshot, load_snapshots
-from fleet.service.steps.truth import images_text, judge, never_applied, record_of, rollback_body
-from fleet.service.steps.writes import StepWrites
+from fleet.service.steps.truth import (
+    images_text,
+    judge,
+    never_applied,
+    record_of,
+    rollback_body,
+)
+from fleet.service.steps.writes import StepFields, StepWrites
 from fleet.telemetry import context_from_traceparent, parent_context
 
 RETRY_AFTER = 1.0
 """Seconds before a step that met a temporary database error is looked at again."""
 log = logging.getLogger(__name__)
+D = TypeVar("D", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -146,9 +165,7 @@ class StepRunner:
 
     # -- apply ----------------------------------------------------------------------------
 
-    def _call(
-        self, snap: StepSnapshot, call: Callable[[], dict[str, Any]]
-    ) -> dict[str, Any] | RunOutcome:
+    def _call(self, snap: StepSnapshot, call: Callable[[], D]) -> D | RunOutcome:
         """An agent call: its answer, or the outcome of its failure (unreachable: retry with
         backoff; refused: the step fails). :class:`WaveUnknown` is left to the caller."""
         try:
@@ -168,17 +185,12 @@ class StepRunner:
             )
             if isinstance(wave, RunOutcome):
                 return wave
-            before = wave.get("imagesBefore") or []
-            moved = self.writes.move(
-                snap,
-                StepState.DISPATCHED,
-                StepState.PROGRESSING,
-                started_at=self.ctx.now(),
-                result=wave,
-                image_before=", ".join(before)[:255] or None,
-                error=None,
-                **self._previous(snap, wave),
-            )
+            fields = self._previous(snap, wave)
+            fields["started_at"] = self.ctx.now()
+            fields["result"] = result_of(wave)
+            fields["image_before"] = ", ".join(wave.images_before)[:255] or None
+            fields["error"] = None
+            moved = self.writes.move(snap, StepState.DISPATCHED, StepState.PROGRESSING, **fields)
             if not moved:
                 return _done("the step moved on meanwhile")
             return self._follow(snap, wave, StepState.PROGRESSING)
@@ -200,74 +212,79 @@ class StepRunner:
         return _done(f"step is {snap.state}: nothing to apply")
 
     @staticmethod
-    def _previous(snap: StepSnapshot, wave: dict[str, Any]) -> dict[str, Any]:
+    def _previous(snap: StepSnapshot, wave: WaveDocument) -> StepFields:
         """The ``previous`` field to store: what the wave replaced, only the first time (a
         later answer may come from a cluster that already carries the target)."""
-        if snap.previous is not None:
-            return {}
-        record = record_of(wave)
-        return {"previous": record} if record is not None else {}
+        record = record_of(wave) if snap.previous is None else None
+        return StepFields() if record is None else StepFields(previous=record)
 
-    def _follow(self, snap: StepSnapshot, wave: dict[str, Any], state: StepState) -> RunOutcome:
-        phase = wave.get("phase")
-        progress = wave.get("progress") or {}
-        if phase == "converged":
-            verdict = judge(wave, "target")
-            if verdict.verdict == "regressed":
-                note = f"converged, then regressed: {verdict.reason}"
-                self.writes.move(snap, state, StepState.FAILED, note=note, result=wave, error=note)
-                return _done(note)
-            if verdict.verdict == "settling":
-                return self._settling(snap, state, wave, verdict.reason)
-            after = self._images_in_use(snap) or sorted(_images(wave.get("targetImages")))
-            self.writes.move(
-                snap,
-                state,
-                StepState.CONVERGED,
-                result=wave,
-                image_after=", ".join(after)[:255] or None,
-                nodes=progress.get("nodes"),
-                nodes_replaced=progress.get("nodesReplaced"),
-            )
-            return _done("converged")
-        if phase == "failed":
-            reason = str(wave.get("reason") or "the agent reported the wave failed")
-            self.writes.move(snap, state, StepState.FAILED, note=reason, result=wave, error=reason)
-            return _done(f"failed: {reason}")
+    def _follow(self, snap: StepSnapshot, wave: WaveDocument, state: StepState) -> RunOutcome:
+        progress = wave.progress
+        match wave.phase:
+            case Phase.CONVERGED:
+                verdict = judge(wave, Expected.TARGET)
+                if verdict.verdict == "regressed":
+                    note = f"converged, then regressed: {verdict.reason}"
+                    result = result_of(wave)
+                    self.writes.move(
+                        snap, state, StepState.FAILED, note=note, result=result, error=note
+                    )
+                    return _done(note)
+                if verdict.verdict == "settling":
+                    return self._settling(snap, state, wave, verdict.reason)
+                after = self._images_in_use(snap) or sorted(wave.target_images)
+                self.writes.move(
+                    snap,
+                    state,
+                    StepState.CONVERGED,
+                    result=result_of(wave),
+                    image_after=", ".join(after)[:255] or None,
+                    nodes=progress.nodes,
+                    nodes_replaced=progress.nodes_replaced,
+                )
+                return _done("converged")
+            case Phase.FAILED:
+                reason = wave.reason or "the agent reported the wave failed"
+                self.writes.move(
+                    snap, state, StepState.FAILED, note=reason, result=result_of(wave), error=reason
+                )
+                return _done(f"failed: {reason}")
         now = self.ctx.now()
-        timed = simulated_time(wave) or StepTime(now - (snap.started_at or now))
+        timed = wave_time(wave) or StepTime(now - (snap.started_at or now))
         if timed.elapsed > snap.deadline:
             note = f"not converged within {span(snap.deadline)}{timed.note}"
-            self.writes.move(snap, state, StepState.TIMED_OUT, note=note, result=wave, error=note)
+            result = result_of(wave)
+            self.writes.move(snap, state, StepState.TIMED_OUT, note=note, result=result, error=note)
             return _done("timed out")
-        self.writes.move(snap, state, state, result=wave, error=None)
+        self.writes.move(snap, state, state, result=result_of(wave), error=None)
         return RunOutcome(
-            self.poll_interval, f"{phase}: {progress.get('onTarget')}/{progress.get('nodes')}"
+            self.poll_interval, f"{wave.phase}: {progress.on_target}/{progress.nodes}"
         )
 
     def _settling(
-        self, snap: StepSnapshot, state: StepState, wave: dict[str, Any], reason: str
+        self, snap: StepSnapshot, state: StepState, wave: WaveDocument, reason: str
     ) -> RunOutcome:
         """The cluster does not show the expected state yet, but nothing contradicts it: look
         again, up to ``settle_grace`` from the first such look; then fail the step."""
         now = self.ctx.now()
-        earlier = (snap.result or {}).get("settling")
-        since = _parse(earlier.get("since")) if isinstance(earlier, dict) else None
-        since = since or now
+        since = settling_since(snap.result) or now
         if now - since > self.settle_grace:
             note = f"the cluster did not settle within {self.settle_grace}: {reason}"
+            result = result_of(wave)
             if snap.rollback is not None:
                 self.writes.move_rollback(
-                    snap, RollbackState.FAILED, note=note, result=wave, error=note
+                    snap, RollbackState.FAILED, note=note, result=result, error=note
                 )
             else:
-                self.writes.move(snap, state, StepState.FAILED, note=note, result=wave, error=note)
+                self.writes.move(
+                    snap, state, StepState.FAILED, note=note, result=result, error=note
+                )
             return _done(note)
-        settling = {"since": since.isoformat(), "reason": reason}
+        settling = result_of(wave, settling={"since": since.isoformat(), "reason": reason})
         if snap.rollback is not None:
-            self.writes.move_rollback(snap, snap.rollback, result={**wave, "settling": settling})
+            self.writes.move_rollback(snap, snap.rollback, result=settling)
         else:
-            self.writes.move(snap, state, state, result={**wave, "settling": settling})
+            self.writes.move(snap, state, state, result=settling)
         return RunOutcome(self.poll_interval, f"settling: {reason}")
 
     def _images_in_use(self, snap: StepSnapshot) -> list[str]:
@@ -276,8 +293,7 @@ class StepRunner:
         status = self._observe(snap)
         if status is None:
             return []
-        by_image = status.get("nodesByImage")
-        return sorted(str(k) for k in by_image) if isinstance(by_image, dict) else []
+        return sorted(status.nodes_by_image)
 
     # -- verify ---------------------------------------------------------------------------
 
@@ -294,19 +310,21 @@ class StepRunner:
         try:
             wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
         except WaveUnknown:
-            by_image = status.get("nodesByImage") or {}
             note = (
                 f"regressed: the cluster has no record of wave {snap.step_id} any more (it was "
-                f"reset or re-created); it runs {images_text(by_image)}"
+                f"reset or re-created); it runs {images_text(status.nodes_by_image)}"
             )
             self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
             return _done(note)
         if isinstance(wave, RunOutcome):
             return wave
-        verdict = judge(wave, "target")
+        verdict = judge(wave, Expected.TARGET)
         if verdict.verdict == "regressed":
             note = f"regressed: {verdict.reason}"
-            self.writes.move(snap, snap.state, StepState.FAILED, note=note, result=wave, error=note)
+            result = result_of(wave)
+            self.writes.move(
+                snap, snap.state, StepState.FAILED, note=note, result=result, error=note
+            )
             return _done(note)
         if verdict.verdict == "settling":
             return self._settling(snap, snap.state, wave, verdict.reason)
@@ -314,12 +332,12 @@ class StepRunner:
             snap,
             snap.state,
             StepState.VERIFIED,
-            result=observed(wave, status),
+            result=verified_result(wave, status),
             error=None,
         )
-        return _done(f"verified: {wave.get('phase')}")
+        return _done(f"verified: {wave.phase}")
 
-    def _observe(self, snap: StepSnapshot) -> dict[str, Any] | None:
+    def _observe(self, snap: StepSnapshot) -> StatusDocument | None:
         """Read the cluster's status and keep it as the fleet's last observation of it (None,
         nothing kept, when the agent does not answer)."""
         try:
@@ -329,10 +347,12 @@ class StepRunner:
         self._record_status(snap, status)
         return status
 
-    def _record_status(self, snap: StepSnapshot, status: dict[str, Any]) -> None:
+    def _record_status(self, snap: StepSnapshot, status: StatusDocument) -> None:
         """Keep what the cluster reported as the fleet's last word on it."""
         with self.ctx.writing() as uow:
-            uow.clusters.record_status(snap.fleet, snap.target.cluster, status, self.ctx.now())
+            uow.clusters.record_status(
+                snap.fleet, snap.target.cluster, status_of(status), self.ctx.now()
+            )
             uow.commit()
 
     # -- rollback -------------------------------------------------------------------------
@@ -341,7 +361,12 @@ class StepRunner:
         if snap.rollback in (None, RollbackState.ROLLED_BACK, RollbackState.FAILED):
             return _done(f"rollback is {snap.rollback}: nothing to do")
         if snap.rollback in (RollbackState.REQUESTED, RollbackState.DISPATCHED):
-            body = rollback_body(snap.previous, snap.request)
+            try:
+                body = rollback_body(snap.previous, snap.request)
+            except ValidationError as exc:
+                note = f"the fleet's record of what wave {snap.step_id} replaced is invalid: {exc}"
+                self.writes.move_rollback(snap, RollbackState.FAILED, note=note, error=note)
+                return _done(f"refused: {note}")
             try:
                 wave = self.gateway.rollback_wave(snap.target, snap.step_id, body)
             except WaveUnknown:
@@ -352,7 +377,7 @@ class StepRunner:
                 self.writes.move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
                 return _done(f"refused: {exc}")
             self.writes.move_rollback(
-                snap, RollbackState.ROLLING_BACK, started_at=self.ctx.now(), result=wave
+                snap, RollbackState.ROLLING_BACK, started_at=self.ctx.now(), result=result_of(wave)
             )
             return self._follow_rollback(replace(snap, rollback=RollbackState.ROLLING_BACK), wave)
         try:
@@ -378,42 +403,49 @@ class StepRunner:
             return _done(f"refused: {exc}")
         self._record_status(snap, status)
         proof = never_applied(status, snap.request)
+        kept = status_of(status)
         if proof is not None:
-            self.writes.move_rollback(snap, RollbackState.ROLLED_BACK, note=proof, result=status)
+            self.writes.move_rollback(snap, RollbackState.ROLLED_BACK, note=proof, result=kept)
             return _done(proof)
         note = (
             f"cannot roll back: the agent has no record of wave {snap.step_id} and the fleet none "
             "of what it replaced, while the cluster carries the target; set the EC2NodeClasses' "
             "amiSelectorTerms back by hand (kubectl edit ec2nodeclass), then roll back again"
         )
-        self.writes.move_rollback(snap, RollbackState.FAILED, note=note, result=status, error=note)
+        self.writes.move_rollback(snap, RollbackState.FAILED, note=note, result=kept, error=note)
         return _done(note)
 
-    def _follow_rollback(self, snap: StepSnapshot, wave: dict[str, Any]) -> RunOutcome:
-        phase = wave.get("phase")
+    def _follow_rollback(self, snap: StepSnapshot, wave: WaveDocument) -> RunOutcome:
         current = RollbackState.ROLLING_BACK
         moved_snap = replace(snap, rollback=current)
-        if phase == "rolled-back":
-            verdict = judge(wave, "previous")
-            if verdict.verdict == "holds":
-                self.writes.move_rollback(moved_snap, RollbackState.ROLLED_BACK, result=wave)
-                self._observe(snap)  # what the cluster runs now, for every view of it
-                return _done("rolled back")
-            if verdict.verdict == "settling":
-                return self._settling(moved_snap, snap.state, wave, verdict.reason)
-            note = f"rolled back, then regressed: {verdict.reason}"
-            self.writes.move_rollback(
-                moved_snap, RollbackState.FAILED, note=note, result=wave, error=note
-            )
-            return _done(note)
-        if phase == "rollback-failed":
-            reason = str(wave.get("reason") or "the agent could not roll the wave back")
-            self.writes.move_rollback(
-                moved_snap, RollbackState.FAILED, note=reason, result=wave, error=reason
-            )
-            return _done(f"rollback failed: {reason}")
-        self.writes.move_rollback(moved_snap, current, result=wave)
-        return RunOutcome(self.poll_interval, f"rolling back: {phase}")
+        match wave.phase:
+            case Phase.ROLLED_BACK:
+                verdict = judge(wave, Expected.PREVIOUS)
+                if verdict.verdict == "holds":
+                    self.writes.move_rollback(
+                        moved_snap, RollbackState.ROLLED_BACK, result=result_of(wave)
+                    )
+                    self._observe(snap)  # what the cluster runs now, for every view of it
+                    return _done("rolled back")
+                if verdict.verdict == "settling":
+                    return self._settling(moved_snap, snap.state, wave, verdict.reason)
+                note = f"rolled back, then regressed: {verdict.reason}"
+                self.writes.move_rollback(
+                    moved_snap, RollbackState.FAILED, note=note, result=result_of(wave), error=note
+                )
+                return _done(note)
+            case Phase.ROLLBACK_FAILED:
+                reason = wave.reason or "the agent could not roll the wave back"
+                self.writes.move_rollback(
+                    moved_snap,
+                    RollbackState.FAILED,
+                    note=reason,
+                    result=result_of(wave),
+                    error=reason,
+                )
+                return _done(f"rollback failed: {reason}")
+        self.writes.move_rollback(moved_snap, current, result=result_of(wave))
+        return RunOutcome(self.poll_interval, f"rolling back: {wave.phase}")
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -422,8 +454,7 @@ class StepRunner:
         silent = now - (snap.last_contact or now)
         if silent < self.unreachable_after:
             delay = min(self.max_backoff, max(1.0, silent.total_seconds() / 2))
-            earlier = (snap.result or {}).get("unreachable")
-            attempt = int(earlier.get("attempt", 0)) + 1 if isinstance(earlier, dict) else 1
+            attempt = unreachable_attempts(snap.result) + 1
             note = (
                 f"agent of {snap.target.cluster} unreachable for {silent.total_seconds():.0f} s, "
                 f"retrying (attempt {attempt}, next in {delay:.0f} s): {exc.reason}"
@@ -438,29 +469,3 @@ class StepRunner:
         else:
             self.writes.move(snap, snap.state, StepState.UNREACHABLE, note=note, error=note)
         return _done(note)
-
-
-def _parse(value: Any) -> datetime | None:
-    return datetime.fromisoformat(value) if isinstance(value, str) else None
-
-
-LIVE = ("pendingPods", "driftHalted")
-"""What the gate reads from the cluster as it is after the soak, not from the wave's progress
-(which the agent freezes when the wave converges)."""
-SINCE_APPLIED = ("launchFailures", "registrationFailures")
-"""What it reads from the wave's observation: the failures in the wave's NodePools since the
-wave was applied (not the cluster's last 30 minutes, which may hold an earlier rollout's)."""
-
-
-def observed(wave: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
-    """The wave document with the cluster's live health as its progress (``LIVE`` from the
-    status, ``SINCE_APPLIED`` from the wave's observation)."""
-    progress = dict(wave.get("progress") or {})
-    progress.update({key: status[key] for key in LIVE if key in status})
-    seen = wave.get("observed") or {}
-    progress.update({key: seen[key] for key in SINCE_APPLIED if key in seen})
-    return {**wave, "progress": progress, "observedAt": status.get("time")}
-
-
-def _images(value: Any) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []

@@ -1,4 +1,5 @@
-"""What the step runner reads about a step before each run, in one read-only transaction."""
+"""What the step runner reads about a step before each run, in one read-only transaction, and
+the one place a release's target becomes the wire's wave request (:func:`wave_request`)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
 
+from common.wire.waves import WaveRequest
 from fleet.agenttls import AgentTLS
 from fleet.credentials import AccountAccess
 from fleet.db.repositories.steps import StepContext
 from fleet.domain.machine import RollbackState, RolloutState, StepState
-from fleet.domain.model import ReleaseInfo
+from fleet.domain.model import ReleaseInfo, TargetInfo
 from fleet.domain.release import Release
 from fleet.gateway import AgentTarget
 from fleet.service.context import FleetContext
@@ -32,16 +33,18 @@ class StepSnapshot:
     state: StepState
     rollback: RollbackState | None
     target: AgentTarget
-    request: dict[str, Any]
+    request: WaveRequest
     last_contact: datetime | None
     started_at: datetime | None
     deadline: timedelta
     trace_id: str | None
     wave_span: str
-    previous: dict[str, Any] | None = None
-    """What the wave replaced on the cluster, as the agent reported when it applied it."""
-    result: dict[str, Any] | None = None
-    """The step's last result (the wave document, with the fleet's notes)."""
+    previous: dict[str, object] | None = None
+    """What the wave replaced on the cluster, as the agent reported when it applied it
+    (:func:`fleet.service.steps.truth.record_of`)."""
+    result: dict[str, object] | None = None
+    """The step's last result (the wave document, with the fleet's notes:
+    :mod:`fleet.service.steps.recorded`)."""
 
 
 def load_snapshots(
@@ -62,16 +65,19 @@ def load_snapshots(
     return {sid: _snapshot(c, *parsed[c.release_digest]) for sid, c in contexts.items()}
 
 
+def wave_request(target: TargetInfo, rollout: str, release: str) -> WaveRequest:
+    """The wave request that rolls ``target`` out on a cluster for ``rollout`` of ``release``:
+    the target without its class selector, which the request carries beside it."""
+    data = target.as_dict()
+    selector = data.pop("nodeClasses", None)
+    request = {"target": data, "rollout": rollout, "release": release}
+    return WaveRequest.model_validate(
+        request if selector is None else {**request, "nodeClasses": selector}
+    )
+
+
 def _snapshot(c: StepContext, release: Release, info: ReleaseInfo) -> StepSnapshot:
     ring = next(r for r in info.rings if r.name == c.ring)
-    target = info.target.as_dict()
-    request: dict[str, Any] = {
-        "target": {k: v for k, v in target.items() if k != "nodeClasses"},
-        "rollout": c.rollout_id,
-        "release": release.name,
-    }
-    if "nodeClasses" in target:
-        request["nodeClasses"] = target["nodeClasses"]
     contacts = [t for t in (c.heartbeat_at, c.dispatched_at) if t is not None]
     return StepSnapshot(
         step_id=c.step_id,
@@ -87,7 +93,7 @@ def _snapshot(c: StepContext, release: Release, info: ReleaseInfo) -> StepSnapsh
             AccountAccess(c.role_arn, c.external_id),
             AgentTLS.of(c.ca_ref, c.client_certificate_ref, c.client_key_ref),
         ),
-        request=request,
+        request=wave_request(info.target, c.rollout_id, release.name),
         last_contact=max(contacts) if contacts else None,
         started_at=c.started_at,
         deadline=ring.gates.convergence_timeout,

@@ -5,12 +5,19 @@ the agent's *observation* of the cluster as it is now (the ``observed`` block of
 document), never on the wave's phase history, which only says what once was. An observation
 that does not hold is either
 
-* a **regression**: the wave's classes no longer carry the selection the wave (or its rollback)
-  set, or the control plane is not at the target version, or the agent has no record of the
-  wave at all; the cluster is not what the fleet asked, whatever the nodes do meanwhile; or
-* **settling**: the selection is right but some nodes are not yet on its images, drifted or
-  being disrupted (a replacement or a consolidation under way); worth looking again for a
-  while before calling it a failure.
+* a **regression** (the agent's verdict ``state: regressed``): the wave's classes no longer
+  carry the selection the wave (or its rollback) set, or the control plane is not at the target
+  version, or the terms resolve to no image; or the agent has no record of the wave at all, or
+  observes it against the other selection; the cluster is not what the fleet asked, whatever
+  the nodes do meanwhile; or
+* **settling** (``state: settling``): the selection is right but some nodes are not yet on its
+  images, drifted or being disrupted (a replacement or a consolidation under way); worth looking
+  again for a while before calling it a failure. A verdict the fleet does not understand
+  (``unknown``: a newer agent's state, or an older agent's answer without one) is settling too:
+  never verified, never failed at once.
+
+The fleet reads the verdict's ``state`` only, never the words of ``reason``
+(:mod:`common.wire.observation`).
 
 The fleet keeps, per step, what the wave replaced (:func:`record_of`), so a rollback can be asked
 of an agent that lost its own record (:func:`rollback_body`); and it calls a wave "never applied
@@ -21,12 +28,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from common.wire.observation import Expected, VerdictState
+from common.wire.status import StatusDocument
+from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
+from fleet.gateway import body_of
 
 Verdict = Literal["holds", "regressed", "settling"]
 
-_REGRESSIONS = ("no longer carries", "the control plane runs", "resolves to no image")
-"""Phrases of the agent's ``observed.reason`` that mean the selection itself is not there."""
+Record = dict[str, object]
+"""What the fleet keeps per step of what a wave replaced (``previous``,
+``kubernetesVersionBefore``, ``imagesBefore``), as stored JSON."""
 
 
 @dataclass(frozen=True)
@@ -37,108 +50,104 @@ class Judgement:
     reason: str = ""
 
 
-def judge(wave: Mapping[str, Any], expected: str) -> Judgement:
+def judge(wave: WaveDocument, expected: Expected) -> Judgement:
     """Judge a wave document's observation against ``expected`` (``target`` while applying
     and verifying, ``previous`` once rolled back); see the module docstring."""
-    observed = wave.get("observed")
-    if not isinstance(observed, Mapping):
-        return Judgement("regressed", "the agent reports no observation of the cluster")
-    if observed.get("expected") != expected:
+    seen = wave.observed
+    if seen.expected is not expected:
+        if seen.expected is Expected.UNKNOWN:
+            return Judgement(
+                "settling",
+                "the agent observes the wave against a selection the fleet does not know",
+            )
         return Judgement(
             "regressed",
-            f"the agent observes the wave against its {observed.get('expected')} selection, "
-            f"not the {expected} one (phase {wave.get('phase')})",
+            f"the agent observes the wave against its {seen.expected} selection, "
+            f"not the {expected} one (phase {wave.phase})",
         )
-    if observed.get("holds") is True:
-        return Judgement("holds")
-    reason = str(observed.get("reason") or "the observation does not hold")
-    if any(phrase in reason for phrase in _REGRESSIONS):
-        return Judgement("regressed", reason)
-    return Judgement("settling", reason)
+    reason = seen.reason or "the observation does not hold"
+    match seen.state:
+        case VerdictState.HOLDS if seen.holds:
+            return Judgement("holds")
+        case VerdictState.HOLDS:
+            return Judgement("settling", "the agent's verdict holds but its observation does not")
+        case VerdictState.REGRESSED:
+            return Judgement("regressed", reason)
+        case VerdictState.SETTLING:
+            return Judgement("settling", reason)
+        case VerdictState.UNKNOWN:
+            return Judgement(
+                "settling", f"{reason} (a verdict the fleet does not know: {seen.code})"
+            )
 
 
-def record_of(wave: Mapping[str, Any]) -> dict[str, Any] | None:
+def record_of(wave: WaveDocument) -> Record | None:
     """What a wave replaced, from the agent's answer to applying it (None when the answer
     does not say: the fleet then knows nothing it could restore)."""
-    previous = wave.get("previous")
-    if not isinstance(previous, Mapping) or not previous:
+    if not wave.previous:
         return None
-    record: dict[str, Any] = {"previous": dict(previous)}
-    if isinstance(wave.get("kubernetesVersionBefore"), str):
-        record["kubernetesVersionBefore"] = wave["kubernetesVersionBefore"]
-    images = wave.get("imagesBefore")
-    if isinstance(images, list):
-        record["imagesBefore"] = [str(i) for i in images][:100]
-    return record
+    return {
+        "previous": {name: p.model_dump(mode="json") for name, p in wave.previous.items()},
+        "kubernetesVersionBefore": wave.kubernetes_version_before,
+        "imagesBefore": list(wave.images_before)[:100],
+    }
 
 
 def rollback_body(
-    previous: Mapping[str, Any] | None, request: Mapping[str, Any]
-) -> dict[str, Any] | None:
-    """The body of a rollback request: the fleet's record of what the wave replaced, with the
-    wave's target and names (None when the fleet has no record)."""
+    previous: Mapping[str, object] | None, request: WaveRequest
+) -> RollbackRequest | None:
+    """The rollback request: the fleet's record of what the wave replaced (as
+    :func:`record_of` wrote it), with the wave's target and names (None when the fleet has no
+    record); raises pydantic's ValidationError when the record breaks the request's rules."""
     if not previous:
         return None
-    body = {
+    classes = previous.get("previous")
+    body: dict[str, object] = {
         "previous": {
             name: {k: v for k, v in dict(sel).items() if v is not None}
-            for name, sel in dict(previous["previous"]).items()
+            for name, sel in (classes.items() if isinstance(classes, Mapping) else ())
+            if isinstance(sel, Mapping)
         },
         **{k: v for k, v in previous.items() if k != "previous"},
     }
-    for key in ("target", "rollout", "release"):
-        if key in request:
-            body[key] = request[key]
-    return body
+    sent = body_of(request)
+    body.update({k: sent[k] for k in ("target", "rollout", "release") if k in sent})
+    return RollbackRequest.model_validate(body)
 
 
-def terms_text(terms: Any) -> str:
+def terms_text(terms: list[dict[str, object]]) -> str:
     """``amiSelectorTerms`` as people read them: ``alias al2023@v20251216``, ``tags
     team=web, env=prod``, terms joined by ``or`` (``no terms`` when there are none)."""
-    if not isinstance(terms, list) or not terms:
+    if not terms:
         return "no terms"
     shown = []
     for term in terms:
-        fields = term.items() if isinstance(term, Mapping) else [("term", term)]
         shown.append(
             ", ".join(
                 f"{key} " + (", ".join(f"{k}={v}" for k, v in value.items()))
                 if isinstance(value, Mapping)
                 else f"{key} {value}"
-                for key, value in fields
+                for key, value in term.items()
             )
         )
     return " or ".join(shown)
 
 
-def _same_terms(a: Any, b: Any) -> bool:
-    return isinstance(a, list) and isinstance(b, list) and a == b
-
-
-def never_applied(status: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
+def never_applied(status: StatusDocument, request: WaveRequest) -> str | None:
     """The proof, from the cluster's status, that a wave never reached it (None when the status
     cannot prove it): no EC2NodeClass carries the target's ``amiSelectorTerms``, or the control
     plane is below a version target."""
-    target = request.get("target") or {}
-    classes = status.get("nodeClasses")
-    terms = target.get("amiSelectorTerms")
-    if terms is not None and isinstance(classes, list):
-        carrying = [
-            str(c.get("name"))
-            for c in classes
-            if isinstance(c, Mapping) and _same_terms(c.get("amiSelectorTerms"), terms)
-        ]
-        if carrying:
+    target = request.target
+    if target.ami_selector_terms is not None:
+        terms = [t.to_manifest() for t in target.ami_selector_terms]
+        if any(c.ami_selector_terms == terms for c in status.node_classes):
             return None
         shown = "; ".join(
-            f"{c.get('name')}: {terms_text(c.get('amiSelectorTerms'))}"
-            for c in classes
-            if isinstance(c, Mapping)
+            f"{c.name}: {terms_text(c.ami_selector_terms)}" for c in status.node_classes
         )
         return f"never applied there: no EC2NodeClass carries the target ({shown[:300]})"
-    version = target.get("kubernetesVersion")
-    current = status.get("kubernetesVersion")
-    if isinstance(version, str) and isinstance(current, str) and _minor(current) < _minor(version):
+    version, current = target.kubernetes_version, status.kubernetes_version
+    if version is not None and _minor(current) < _minor(version):
         return f"never applied there: the control plane runs {current}, below the target {version}"
     return None
 
@@ -150,11 +159,11 @@ def _minor(version: str) -> int:
         return -1
 
 
-def images_text(by_image: Any) -> str:
+def images_text(by_image: Mapping[str, int]) -> str:
     """Nodes by image as people read them: ``40 nodes on ami-9015…, 2 on ami-9bc7…`` (most
     first), or ``no nodes``."""
     counts = sorted(
-        ((int(n), str(image)) for image, n in dict(by_image or {}).items()),
+        ((int(n), str(image)) for image, n in by_image.items()),
         key=lambda pair: (-pair[0], pair[1]),
     )
     if not counts:

@@ -4,15 +4,32 @@ row (and, once a step ends, its span), so a redelivered or late message changes 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TypedDict, Unpack
 
 from opentelemetry.trace import Status, StatusCode
 
+from common.wire.waves import WaveDocument
 from fleet.domain.machine import RollbackState, StepState
 from fleet.service.context import FleetContext, audit
 from fleet.service.scheduling.views import derived_span_id
+from fleet.service.steps.recorded import Result, result_of
 from fleet.service.steps.snapshot import StepSnapshot
 from fleet.telemetry import nanos, parent_context, preset_ids
+
+
+class StepFields(TypedDict, total=False):
+    """The columns of a step the runner sets beside its state."""
+
+    started_at: datetime
+    finished_at: datetime
+    heartbeat_at: datetime
+    result: Result
+    previous: Result
+    image_before: str | None
+    image_after: str | None
+    nodes: int
+    nodes_replaced: int
+    error: str | None
 
 
 class StepWrites:
@@ -28,13 +45,14 @@ class StepWrites:
         to_state: StepState,
         *,
         note: str = "",
-        **fields: Any,
+        **fields: Unpack[StepFields],
     ) -> bool:
         """Move the step from ``from_state`` to ``to_state`` (with ``fields``), counting as
         contact (``heartbeat_at``); audited when the state changes; False, changing nothing,
         when the step was no longer in ``from_state``."""
         now = self.ctx.now()
-        values: dict[str, Any] = {"heartbeat_at": now, **fields}
+        values = StepFields(heartbeat_at=now)
+        values.update(fields)
         if to_state != from_state and to_state in _FINAL and to_state is not StepState.VERIFIED:
             values.setdefault("finished_at", now)
         with self.ctx.writing() as uow:
@@ -58,7 +76,12 @@ class StepWrites:
         return moved
 
     def move_rollback(
-        self, snap: StepSnapshot, to_state: RollbackState, *, note: str = "", **fields: Any
+        self,
+        snap: StepSnapshot,
+        to_state: RollbackState,
+        *,
+        note: str = "",
+        **fields: Unpack[StepFields],
     ) -> bool:
         """Move the step's rollback to ``to_state`` (with ``fields``) if it still stands where
         ``snap`` saw it; audited when it changes; False, changing nothing, otherwise."""
@@ -91,7 +114,9 @@ class StepWrites:
             uow.commit()
         return True
 
-    def reapplied(self, snap: StepSnapshot, wave: dict[str, Any], **fields: Any) -> bool:
+    def reapplied(
+        self, snap: StepSnapshot, wave: WaveDocument, **fields: Unpack[StepFields]
+    ) -> bool:
         """Record that the step's wave was applied again because the agent no longer knew it
         (restarted over a new cluster, or the cluster reset): the agent's answer as the step's
         result (with ``fields``) and a ``step.reapplied`` audit row saying so; False, changing
@@ -100,7 +125,12 @@ class StepWrites:
         reason = f"the agent no longer knew wave {snap.step_id} (restarted or reset); applied again"
         with self.ctx.writing() as uow:
             moved = uow.steps.transition(
-                snap.step_id, [snap.state], snap.state, heartbeat_at=now, result=wave, **fields
+                snap.step_id,
+                [snap.state],
+                snap.state,
+                heartbeat_at=now,
+                result=result_of(wave),
+                **fields,
             )
             if moved:
                 audit(
@@ -111,14 +141,14 @@ class StepWrites:
                     ("step", snap.step_id),
                     rollout_id=snap.rollout_id,
                     before={"state": str(snap.state), "agentKnewWave": False},
-                    after={"state": str(snap.state), "phase": wave.get("phase")},
+                    after={"state": str(snap.state), "phase": str(wave.phase)},
                     trace_id=snap.trace_id,
                     reason=reason,
                 )
             uow.commit()
         return moved
 
-    def note(self, snap: StepSnapshot, note: str, result: dict[str, Any]) -> None:
+    def note(self, snap: StepSnapshot, note: str, result: Result) -> None:
         """Say why the step waits (its ``error``, and ``result``) without moving it or counting
         as contact: the silence that makes an agent ``unreachable`` goes on."""
         with self.ctx.writing() as uow:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.service.documents import StatusDocument, WaveDocument
 from bench.fleet_agents import OLD_IMAGE, LightAgents, image_of
+from common.wire.status import StatusDocument
+from common.wire.waves import WaveDocument
 
 TARGET = {"amiSelectorTerms": [{"alias": "al2023@v20251216"}]}
 
@@ -21,11 +22,11 @@ def test_status_and_waves_are_the_agents_documents_and_a_wave_converges_at_once(
     agents = LightAgents("t", nodes=7)
     status, before = _call(agents, "GET", "/c/dev-1/v1/status")
     assert status == 200
-    StatusDocument.model_validate(before)
+    StatusDocument.model_validate(before, extra="forbid")
     assert before["nodesByImage"] == {OLD_IMAGE: 7}
     status, wave = _call(agents, "PUT", "/c/dev-1/v1/waves/w1", {"target": TARGET, "rollout": "r"})
     assert status == 200
-    WaveDocument.model_validate(wave)
+    WaveDocument.model_validate(wave, extra="forbid")
     assert wave["phase"] == "converged"
     assert wave["observed"]["holds"] is True
     assert wave["imagesBefore"] == [OLD_IMAGE]
@@ -40,7 +41,7 @@ def test_a_rollback_restores_the_previous_selection() -> None:
     _call(agents, "PUT", "/c/a/v1/waves/w1", {"target": TARGET})
     status, rolled = _call(agents, "POST", "/c/a/v1/waves/w1/rollback")
     assert status == 200
-    WaveDocument.model_validate(rolled)
+    WaveDocument.model_validate(rolled, extra="forbid")
     assert rolled["phase"] == "rolled-back"
     assert rolled["observed"]["expected"] == "previous"
     assert _call(agents, "GET", "/c/a/v1/status")[1]["nodesByImage"] == {OLD_IMAGE: 3}

@@ -62,7 +62,7 @@ def test_an_agent_signed_by_the_ca_in_caref_answers(ca: TestCA, tmp_path: Path) 
     with tls_agent(TLSFiles(served.cert, served.key)) as (agent, _):
         tls = AgentTLS(ca_ref=f"file:{ca.ca_file}")
         gateway = _gateway()
-        assert gateway.status(_target(agent.url, tls, tmp_path))["cluster"] == "prod-1"
+        assert gateway.status(_target(agent.url, tls, tmp_path)).cluster == "prod-1"
         gateway.close()
 
 
@@ -104,7 +104,7 @@ def test_mutual_tls_without_and_with_the_fleets_client_certificate(
         )
         mutual = AgentTLS(f"file:{ca.ca_file}", f"file:{client.cert}", f"file:{client.key}")
         gateway = _gateway()
-        assert gateway.status(_target(agent.url, mutual, tmp_path))["cluster"] == "prod-1"
+        assert gateway.status(_target(agent.url, mutual, tmp_path)).cluster == "prod-1"
         wrong_token = AgentTarget("prod-1", agent.url, "env:DRIFTWAVE_NO_SUCH_TOKEN", tls=mutual)
         with pytest.raises(AgentRejected, match="DRIFTWAVE_NO_SUCH_TOKEN is not set"):
             gateway.status(wrong_token)

@@ -12,6 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from opentelemetry.trace import NoOpTracer
 
+from common.wire.observation import VerdictState
+from common.wire.phases import Phase
+from common.wire.waves import WaveRequest
 from fleet.gateway import (
     AgentRejected,
     AgentTarget,
@@ -20,10 +23,12 @@ from fleet.gateway import (
     WaveUnknown,
 )
 from tests.support.serving import serving
+from tests.support.wiredocs import status_json, wave_json
 
 
 class _Agent(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    received: list[object] = []
 
     def _answer(self, status: int, body: object) -> None:
         data = json.dumps(body).encode()
@@ -37,7 +42,12 @@ class _Agent(BaseHTTPRequestHandler):
         if self.headers.get("Authorization") != "Bearer t":
             self._answer(401, {"error": {"message": "bearer token required"}})
         elif self.path == "/v1/status":
-            self._answer(200, {"cluster": "a", "nodes": 3})
+            self._answer(200, {**status_json(), "addedByANewerAgent": {"x": 1}})
+        elif self.path == "/v1/waves/newer":
+            seen = {**wave_json()["observed"], "state": "confirmed", "code": "quorum"}
+            self._answer(200, wave_json(phase="paused", observed=seen))
+        elif self.path == "/v1/waves/broken":
+            self._answer(200, {"id": "broken"})
         elif self.path == "/v1/waves/slow":
             time.sleep(2)
             self._answer(200, {})
@@ -48,7 +58,8 @@ class _Agent(BaseHTTPRequestHandler):
 
     def do_PUT(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
-        self._answer(200, {"echo": json.loads(self.rfile.read(length))})
+        _Agent.received.append(json.loads(self.rfile.read(length)))
+        self._answer(200, wave_json())
 
     def log_message(self, *_: object) -> None:
         pass
@@ -68,10 +79,24 @@ def _gateway(token: str = "t", timeout: float = 10.0) -> HttpAgentGateway:
 def test_answers_and_bodies_travel_as_json(endpoint: str) -> None:
     gateway = _gateway()
     target = AgentTarget("a", endpoint, "env:T")
-    assert gateway.status(target) == {"cluster": "a", "nodes": 3}
-    assert gateway.status(target) == {"cluster": "a", "nodes": 3}  # on a kept-alive connection
-    assert gateway.apply_wave(target, "w1", {"target": {"x": 1}}) == {"echo": {"target": {"x": 1}}}
+    assert gateway.status(target).nodes_by_image == {"ami-new": 3}
+    assert gateway.status(target).cluster == "a"  # on a kept-alive connection
+    request = WaveRequest.model_validate({"target": {"kubernetesVersion": "1.32"}, "rollout": "r"})
+    assert gateway.apply_wave(target, "w1", request).phase is Phase.CONVERGED
+    assert _Agent.received[-1] == {"target": {"kubernetesVersion": "1.32"}, "rollout": "r"}
     gateway.close()
+
+
+def test_answers_of_a_newer_agent_are_read_tolerantly_and_broken_ones_are_unreachable(
+    endpoint: str,
+) -> None:
+    target = AgentTarget("a", endpoint, "env:T")
+    newer = _gateway().wave_status(target, "newer")
+    assert newer.phase is Phase.UNKNOWN
+    assert newer.observed.state is VerdictState.UNKNOWN
+    assert str(newer.observed.code) == "unknown"
+    with pytest.raises(AgentUnreachable, match="not a WaveDocument"):
+        _gateway().wave_status(target, "broken")
 
 
 def test_refusals_unknown_waves_and_server_errors_are_typed(endpoint: str) -> None:

@@ -12,9 +12,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from agent.server import create_app
 from agent.service import WaveNotFound
-from agent.service.documents import StatusDocument, WaveDocument
 from common.auth import AuthConfigError, hash_token
-from common.wire import ErrorDocument
+from common.wire.base import ErrorDocument
+from common.wire.status import StatusDocument
+from common.wire.waves import WaveDocument
 
 from .helpers import AUTH, Traced, app_for, serving, traced_agent
 
@@ -86,7 +87,7 @@ def test_every_v1_route_refuses_a_missing_or_wrong_token(
 def test_status_with_the_token(client: httpx.Client) -> None:
     response = client.get("/v1/status", headers=AUTH)
     assert response.status_code == 200
-    status = StatusDocument.model_validate(response.json())
+    status = StatusDocument.model_validate(response.json(), extra="forbid")
     assert (status.cluster, status.nodes) == ("http-member", 3)
 
 
@@ -96,7 +97,7 @@ def test_put_creates_then_returns_the_wave_and_a_different_request_conflicts(
     _, client = fresh
     created = client.put("/v1/waves/w1", headers=AUTH, json=WAVE)
     assert created.status_code == 201
-    assert WaveDocument.model_validate(created.json()).phase == "progressing"
+    assert WaveDocument.model_validate(created.json(), extra="forbid").phase == "progressing"
     again = client.put("/v1/waves/w1", headers=AUTH, json=WAVE)
     assert again.status_code == 200
     assert again.json()["appliedAt"] == created.json()["appliedAt"]

@@ -9,8 +9,9 @@ from datetime import datetime
 import pytest
 
 from agent.service import AgentService
-from agent.service.documents import StatusDocument, WaveDocument
 from agent.sim.member import member_world
+from common.wire.status import StatusDocument
+from common.wire.waves import WaveDocument
 
 from .helpers import NEWEST, STEP, alias, rig
 
@@ -22,7 +23,7 @@ def at(stamp: str) -> datetime:
 def test_a_simulated_cluster_says_so_and_times_its_wave_on_its_clock() -> None:
     r = rig(nodes=10, speed=600.0)
     status = r.service.status()
-    StatusDocument.model_validate(status)
+    StatusDocument.model_validate(status, extra="forbid")
     assert status["clock"] == {"simulated": True, "speed": 600.0}
     _, wave = r.service.apply_wave("wave-1", alias(NEWEST))
     assert wave["clock"] == {"simulated": True, "speed": 600.0}
@@ -32,7 +33,7 @@ def test_a_simulated_cluster_says_so_and_times_its_wave_on_its_clock() -> None:
     assert under_way["phase"] == "progressing"
     assert under_way["elapsedSeconds"] == pytest.approx(STEP)
     done = r.run_until_not("wave-1", "progressing")
-    WaveDocument.model_validate(done)
+    WaveDocument.model_validate(done, extra="forbid")
     assert done["phase"] == "converged"
     took = (at(done["convergedAt"]) - at(done["appliedAt"])).total_seconds()
     assert done["elapsedSeconds"] == pytest.approx(took)

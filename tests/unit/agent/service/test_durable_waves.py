@@ -10,10 +10,10 @@ import pytest
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.service import AgentService, InvalidRequest, WaveNotFound
-from agent.service.documents import WaveDocument
 from agent.service.wavestore import ANNOTATION, KEEP, from_record, records_of, to_record
 from agent.sim.realtime import RealTimeSimulation
 from common.kubemodel import parse_manifest
+from common.wire.waves import WaveDocument
 
 from .helpers import NEWEST, START, Rig, alias, rig
 
@@ -91,7 +91,7 @@ def test_the_observation_shows_a_class_edited_after_the_wave_converged() -> None
     _set_terms(r, [{"alias": f"al2023@{START}"}])
     r.sim.step(30)
     wave = r.service.wave("wave-1")
-    WaveDocument.model_validate(wave)
+    WaveDocument.model_validate(wave, extra="forbid")
     assert wave["phase"] == "converged"  # the history does not change ...
     observed = wave["observed"]  # ... but the observation does
     assert observed["holds"] is False

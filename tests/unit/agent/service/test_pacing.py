@@ -4,7 +4,7 @@ waits on one, the nodes remaining and the ETA (agent.service.pacing)."""
 from __future__ import annotations
 
 from agent.api.nodepool import Budget, NodePool
-from agent.service.documents import WaveDocument
+from common.wire.waves import WaveDocument
 
 from .helpers import NEWEST, STEP, alias, rig
 
@@ -24,7 +24,7 @@ def test_each_report_counts_the_budget_as_karpenter_does_until_the_wave_converge
     seen_waiting = False
     for _ in range(400):
         wave = r.service.wave("wave-1")
-        WaveDocument.model_validate({**wave})
+        WaveDocument.model_validate({**wave}, extra="forbid")
         progress = wave["progress"]
         for pool in progress["budgets"]:
             assert pool["limit"] == 1

@@ -9,7 +9,7 @@ import pytest
 
 from agent.api.kinds import agent_kinds
 from agent.service import InvalidRequest
-from agent.service.documents import PlanDocument
+from common.wire.plan import PlanDocument
 
 from .helpers import NEWEST, Rig, alias, rig
 
@@ -28,7 +28,7 @@ def _state(r: Rig) -> tuple[Any, ...]:
 def test_a_plan_without_target_is_the_drift_preview() -> None:
     r = rig(nodes=5)
     result = r.service.plan({})
-    PlanDocument.model_validate(result)
+    PlanDocument.model_validate(result, extra="forbid")
     assert result["target"] is None
     assert result["preview"]["drifted"] == []
     assert result["preview"]["haltedNodePools"] == []
@@ -40,7 +40,7 @@ def test_a_plan_with_a_target_says_what_would_drift_and_changes_nothing() -> Non
     before = _state(r)
     result = r.service.plan(alias(NEWEST))
     assert _state(r) == before
-    PlanDocument.model_validate(result)
+    PlanDocument.model_validate(result, extra="forbid")
     assert result["target"] == alias(NEWEST)["target"]
     assert result["error"] is None
     assert result["wouldDrift"] == {"batch": 6, "general": 14}

@@ -8,7 +8,6 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import EPOCH
 from agent.lifecycle.conditions import without_condition
-from agent.service.documents import StatusDocument
 from agent.service.status import (
     FAILURE_WINDOW,
     LifecycleLog,
@@ -17,6 +16,7 @@ from agent.service.status import (
     status_behind,
 )
 from common.kubemodel import Condition
+from common.wire.status import StatusDocument
 
 from .helpers import START, rig
 
@@ -24,7 +24,7 @@ from .helpers import START, rig
 def test_the_status_describes_the_cluster_now() -> None:
     r = rig(nodes=10)
     status = r.service.status()
-    StatusDocument.model_validate(status)
+    StatusDocument.model_validate(status, extra="forbid")
     (image,) = r.images()
     assert status["cluster"] == "test-member"
     assert status["kubernetesVersion"] == "1.30"

@@ -13,8 +13,8 @@ from agent.api.nodepool import NodePool
 from agent.kube.port import ClusterError
 from agent.lifecycle.conditions import is_true
 from agent.service import InvalidRequest, WaveConflict, WaveNotFound
-from agent.service.documents import WaveDocument
 from common.kubemodel import Condition
+from common.wire.waves import WaveDocument
 
 from .helpers import NEWEST, START, STEP, Rig, alias, rig
 
@@ -38,7 +38,7 @@ def test_a_wave_converges_on_the_target_images_within_the_drifted_budgets() -> N
     assert r.terms() == [{"alias": f"al2023@{NEWEST}"}]
     assert r.service.status()["activeWave"] == "wave-1"
     wave = r.run_until_not("wave-1", "progressing")
-    WaveDocument.model_validate(wave)
+    WaveDocument.model_validate(wave, extra="forbid")
     assert wave["phase"] == "converged"
     assert wave["convergedAt"] is not None
     assert [h["phase"] for h in wave["history"]] == ["progressing", "converged"]
@@ -271,6 +271,8 @@ def test_a_wave_never_converges_on_a_class_status_behind_its_spec() -> None:
     assert wave["phase"] == "progressing"
     assert wave["observed"]["holds"] is False
     assert "default has not resolved its amiSelectorTerms yet" in wave["observed"]["reason"]
+    assert wave["observed"]["code"] == "selection-unresolved"
+    assert wave["observed"]["state"] == "settling"
 
 
 def _unready_on(r: Rig, target: set[str]) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from common.wire.status import StatusDocument
 from fleet.gateway import AgentGateway, AgentRejected, AgentTarget, AgentUnreachable, WaveUnknown
 from fleet.service.commands.rollouts import abort, start_rollout
 from fleet.service.ports import StepAction, StepMessage
@@ -144,5 +145,5 @@ class _Pending:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def status(self, target: AgentTarget) -> dict[str, Any]:
-        return {**self.inner.status(target), "pendingPods": self.pending}
+    def status(self, target: AgentTarget) -> StatusDocument:
+        return self.inner.status(target).model_copy(update={"pending_pods": self.pending})

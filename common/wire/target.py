@@ -1,51 +1,21 @@
-"""What the agent's API and the fleet both speak: the base of the JSON documents, the error
-document, and a wave's target (the change a release asks a cluster's agent to make).
+"""What a wave changes: its target (an AMI pin or a Kubernetes version) and which EC2NodeClasses
+it selects.
 
-Documents are camelCase on the wire with no field left undescribed; the target is a manifest
-model (:class:`~common.kubemodel.KubeModel`), checked with the rules of the fields it carries.
-The agent's requests and documents (:mod:`agent.service.requests`,
-:mod:`agent.service.documents`) and the fleet's API documents build on these.
+Both are manifest models (:class:`~common.kubemodel.KubeModel`: camelCase names, unknown fields
+refused, strict types), checked with the rules of the fields they carry; the fleet's release
+target (:class:`fleet.domain.release.Target`) follows the same target rules
+(:func:`check_one_target`) and becomes these types where it crosses to the agent.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, model_validator
 
 from common.kubemodel import KubeModel, matching, rule_error
-from common.names import KUBERNETES_VERSION
+from common.names import KUBERNETES_VERSION, dns_subdomain_problem
 from common.selectors import AMISelectorTerm
-
-
-class Document(BaseModel):
-    """Base of the documents: camelCase on the wire, no field left undescribed."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True, extra="forbid"
-    )
-
-
-class ErrorField(Document):
-    """One broken rule: the field's path (``target.amiSelectorTerms[0].id``) and why."""
-
-    path: str
-    message: str
-
-
-class ErrorBody(Document):
-    """What went wrong: a stable code, a message, and the fields at fault."""
-
-    code: str
-    message: str
-    fields: list[ErrorField]
-
-
-class ErrorDocument(Document):
-    """Every error response."""
-
-    error: ErrorBody
 
 
 def check_one_target(terms: list[AMISelectorTerm] | None, version: str | None, rule: str) -> None:
@@ -75,4 +45,21 @@ class WaveTarget(KubeModel):
     @model_validator(mode="after")
     def _one_target(self) -> WaveTarget:
         check_one_target(self.ami_selector_terms, self.kubernetes_version, "a wave has one target")
+        return self
+
+
+class NodeClassSelector(KubeModel):
+    """``nodeClasses``: which EC2NodeClasses a wave changes. A class is selected when its name is
+    listed (if ``names`` is set) and its labels match (if ``matchLabels`` is set); without this
+    block every EC2NodeClass is selected."""
+
+    names: Annotated[list[str], Field(min_length=1, max_length=100)] | None = None
+    match_labels: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _valid_names(self) -> NodeClassSelector:
+        for index, name in enumerate(self.names or []):
+            problem = dns_subdomain_problem(name)
+            if problem:
+                raise rule_error(problem, f"names[{index}]")
         return self
