@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from common.wire import Document, WaveTarget
+from common.wireversion import AgentIdentity
 
 Phase = Literal[
     "progressing", "converged", "failed", "rolling-back", "rolled-back", "rollback-failed"
@@ -71,6 +72,11 @@ class StatusDocument(Document):
     active_wave: str | None = Field(description="The latest wave under way, if any.")
     cost_per_hour: float = Field(description="USD per hour of the instances billed now.")
     clock: Clock
+    agent: AgentIdentity | None = Field(
+        default=None,
+        description="Which release the agent is and what it can do (absent from an agent of "
+        "release 0.1, which predates it).",
+    )
 
 
 class PoolBudget(Document):
