@@ -58,7 +58,9 @@ class RecordingGateway:
         self.inner = inner
         self.calls: list[Call] = []
 
-    def _keep(self, method: str, body: Mapping[str, Any] | None, answer: dict[str, Any]) -> Any:
+    def _keep(
+        self, method: str, body: Mapping[str, Any] | None, answer: dict[str, Any]
+    ) -> dict[str, Any]:
         self.calls.append((method, _copy(body), _copy(answer)))
         return answer
 
