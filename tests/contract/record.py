@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
+from pydantic import BaseModel
 
 from agent.server.app import create_app
 from agent.service import AgentService
@@ -88,9 +89,13 @@ class RecordingGateway:
         return self._keep("rollback_wave", record, answer)
 
 
-def _copy(value: Mapping[str, Any] | None) -> Any:
-    """A JSON round trip: what the HTTP transport would carry."""
-    return None if value is None else json.loads(json.dumps(value))
+def _copy(value: Any) -> Any:
+    """A JSON round trip: what the HTTP transport would carry (a model as its wire form)."""
+    if value is None:
+        return None
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    return json.loads(json.dumps(value))
 
 
 def _rollout(tmp: Path, *, faulty: bool) -> tuple[FleetHarness, RecordingGateway, str]:
