@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from common.wire.version import identity
+
 OLD_IMAGE = "ami-00000000000b0001"
 VERSION = "1.31"
 CLASS = "default"
@@ -44,6 +46,10 @@ def _now() -> str:
 WALL_CLOCK = {"simulated": False, "speed": 1.0}
 """Whose time the light agents' documents carry: the wall clock (they answer at once; the fleet
 times them on its own clock, as a real cluster)."""
+
+
+IDENTITY = identity().model_dump(mode="json")
+"""Which release the light agents say they are: today's (they speak today's wire)."""
 
 
 def image_of(terms: Any) -> str:
@@ -83,6 +89,7 @@ class LightCluster:
             "activeWave": active,
             "costPerHour": round(0.192 * self.nodes, 4),
             "clock": WALL_CLOCK,
+            "agent": IDENTITY,
         }
 
     def _observed(self, expected: str) -> dict[str, Any]:

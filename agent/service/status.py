@@ -33,6 +33,7 @@ from agent.kube.port import Cluster, WatchEvent
 from agent.lifecycle.conditions import is_true
 from agent.service.runtime import AgentRuntime
 from agent.termination.podrules import is_daemon
+from common.wire.version import identity
 
 FAILURE_WINDOW = timedelta(minutes=30)
 MAX_ENTRIES = 10_000
@@ -210,4 +211,5 @@ def cluster_status(
         "nodeClasses": node_classes(world),
         "activeWave": active_wave,
         "costPerHour": round(world.cost_per_hour(), 4),
+        "agent": identity().model_dump(mode="json"),
     }

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from common.wire.base import Answer
+from common.wire.version import AgentIdentity, read_identity
 
 
 class HaltedPool(Answer):
@@ -61,6 +62,17 @@ class StatusDocument(Answer):
     active_wave: str | None = Field(description="The latest wave under way, if any.")
     cost_per_hour: float = Field(description="USD per hour of the instances billed now.")
     clock: Clock
+    agent: AgentIdentity | None = Field(
+        default=None,
+        description="Which release the agent is and what it can do (absent from an agent of "
+        "release 0.1, which predates it).",
+    )
+
+    @field_validator("agent", mode="before")
+    @classmethod
+    def _readable_or_refused(cls, value: object) -> object:
+        """An ``agent`` block this release cannot read stays an identity without a version."""
+        return read_identity(value)
 
 
 class Health(Answer):

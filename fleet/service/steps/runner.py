@@ -9,9 +9,11 @@ redelivered, duplicated or late message changes nothing.
 Temporary agent errors (no answer, 5xx, 429) are retried with a backoff that grows with the
 outage, the step keeping its state and saying so in its ``error`` ("agent of dev-2 unreachable
 for 57 s, retrying (attempt 4)"); once the agent has not answered for ``unreachable_after`` the
-step is ``unreachable``. A refused request (4xx) fails the step at once. A step that has not
-converged within its ring's ``convergenceTimeout`` is ``timed-out``: on the fleet's clock, or
-on a simulated cluster's own (:mod:`fleet.service.steps.clocks`).
+step is ``unreachable``. A refused request (4xx) fails the step at once, and so does an agent
+whose release this fleet does not drive (:mod:`fleet.service.steps.compat`), before anything
+is applied. A step that has not converged within its ring's ``convergenceTimeout`` is
+``timed-out``: on the fleet's clock, or on a simulated cluster's own
+(:mod:`fleet.service.steps.clocks`).
 
 A step converges, is verified and is rolled back only on what the cluster shows now
 (:mod:`fleet.service.steps.truth`): the agent's observation must hold. A regression (the wave's
@@ -51,6 +53,7 @@ from fleet.service.steps.recorded import (
     unreachable_attempts,
     verified_result,
 )
+from fleet.service.steps.compat import refusal
 from fleet.service.steps.snapshot import StepSnapshot, load_snapshots
 from fleet.service.steps.truth import (
     images_text,
@@ -180,6 +183,14 @@ class StepRunner:
 
     def _apply(self, snap: StepSnapshot) -> RunOutcome:
         if snap.state is StepState.DISPATCHED:
+            status = self._call(snap, lambda: self.gateway.status(snap.target))
+            if isinstance(status, RunOutcome):
+                return status
+            refused = refusal(snap.target.cluster, status)
+            if refused is not None:
+                note = refused.reason
+                self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
+                return _done(note)
             wave = self._call(
                 snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
             )

@@ -1,0 +1,227 @@
+"""Record the golden documents of the fleet↔agent wire from a real agent on simulated clusters.
+
+Every request the fleet sends (the wave ``PUT`` body, the rollback body, the plan body) and
+every answer the agent gives (its status, the wave document in each phase the fleet acts on,
+the plan, the error documents) are captured as the real step runner drives real agent services
+(:class:`tests.support.fleetsim.FleetHarness`): one release that converges (then its wave is
+rolled back with the fleet's record), one whose image never becomes Ready (the fleet rolls its
+wave back), one wave whose target resolves to no image, and two refused requests through the
+agent's HTTP application. Volatile values (the rollout's and the wave's ids, times) are
+normalised, so recording again gives the same files::
+
+    python -m tests.contract.record --out tests/contract/v0.2
+
+writes one JSON file per document (``request-*.json``, ``answer-*.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import tempfile
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+from pydantic import BaseModel
+
+from agent.server.app import create_app
+from agent.service import AgentService
+from agent.sim.member import member_world
+from fleet.domain.machine import RolloutState
+from fleet.gateway import AgentGateway, AgentTarget, InProcessAgentGateway
+from fleet.service.commands.rollouts import start_rollout
+from fleet.service.steps.runner import StepRunner
+from fleet.service.steps.truth import record_of, rollback_body
+from tests.support.fleetsim import FleetHarness
+
+NEW = "v20251216"
+RINGS: list[dict[str, Any]] = [
+    {"name": "canary", "soak": "10m", "gates": {"convergenceTimeout": "10m"}}
+]
+ROLLOUT_ID = "rollout-1"
+WAVE_ID = "wave-1"
+TIME = "2026-01-01T00:00:00Z"
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+_ENDED = {RolloutState.SUCCEEDED, RolloutState.ROLLED_BACK, RolloutState.ROLLBACK_FAILED}
+
+Call = tuple[str, dict[str, Any] | None, dict[str, Any]]
+"""One gateway call: the method, the request body the fleet sent (None: none), the answer."""
+
+
+class RecordingGateway:
+    """An :class:`~fleet.gateway.AgentGateway` that keeps every call and its answer."""
+
+    def __init__(self, inner: AgentGateway) -> None:
+        self.inner = inner
+        self.calls: list[Call] = []
+
+    def _keep(
+        self, method: str, body: Mapping[str, Any] | None, answer: dict[str, Any]
+    ) -> dict[str, Any]:
+        self.calls.append((method, _copy(body), _copy(answer)))
+        return answer
+
+    def status(self, target: AgentTarget) -> dict[str, Any]:
+        return self._keep("status", None, self.inner.status(target))
+
+    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+        return self._keep("plan", request, self.inner.plan(target, request))
+
+    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+        return self.inner.events(target, limit)
+
+    def apply_wave(
+        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        return self._keep("apply_wave", request, self.inner.apply_wave(target, wave_id, request))
+
+    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+        return self._keep("wave_status", None, self.inner.wave_status(target, wave_id))
+
+    def rollback_wave(
+        self, target: AgentTarget, wave_id: str, record: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        answer = self.inner.rollback_wave(target, wave_id, record)
+        return self._keep("rollback_wave", record, answer)
+
+
+def _copy(value: Any) -> Any:
+    """A JSON round trip: what the HTTP transport would carry (a model as its wire form)."""
+    if value is None:
+        return None
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    return json.loads(json.dumps(value))
+
+
+def _rollout(tmp: Path, *, faulty: bool) -> tuple[FleetHarness, RecordingGateway, str]:
+    """One rollout of the canary ring (one cluster of 6 nodes) to its end, every call kept."""
+    faulty_releases = (NEW,) if faulty else ()
+    harness = FleetHarness(tmp, {"canary": ["can-1"]}, nodes=6, faulty=faulty_releases)
+    recorder = RecordingGateway(InProcessAgentGateway(harness.agents))
+    harness.runner = StepRunner(harness.ctx, recorder, poll_interval=10)
+    rid = str(start_rollout(harness.ctx, harness.release(RINGS), "alice")["id"])
+
+    def ended() -> bool:
+        with harness.ctx.reading() as uow:
+            return RolloutState(str(uow.rollouts.get(rid).state)) in _ENDED
+
+    harness.run_until(ended, limit=timedelta(hours=3))
+    return harness, recorder, rid
+
+
+def _last(calls: list[Call], method: str, phase: str | None = None) -> Call:
+    found = [c for c in calls if c[0] == method and (phase is None or c[2].get("phase") == phase)]
+    if not found:
+        raise AssertionError(f"no {method} call answered {phase or 'anything'}")
+    return found[-1]
+
+
+def _first(calls: list[Call], method: str) -> Call:
+    return next(c for c in calls if c[0] == method)
+
+
+def _http_errors() -> dict[str, Any]:
+    """The agent's error documents, from its HTTP application: a refused wave (422) and an
+    unknown wave (404)."""
+    service = AgentService(member_world("err-1", nodes=2), name="err-1")
+    client = TestClient(create_app(service, token_hashes=None))
+    invalid = client.put(f"/v1/waves/{WAVE_ID}", json={"target": {}})
+    unknown = client.get("/v1/waves/wave-unknown")
+    if invalid.status_code != 422 or unknown.status_code != 404:
+        raise AssertionError(
+            f"expected 422 and 404, got {invalid.status_code}, {unknown.status_code}"
+        )
+    return {"answer-error-invalid": invalid.json(), "answer-error-not-found": unknown.json()}
+
+
+def record() -> dict[str, Any]:
+    """Every golden document by name (without ``.json``), normalised (see the module
+    docstring)."""
+    documents: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        good_dir, bad_dir = Path(tmp, "good"), Path(tmp, "faulty")
+        good_dir.mkdir()
+        bad_dir.mkdir()
+        harness, good, good_id = _rollout(good_dir, faulty=False)
+        applied = _first(good.calls, "apply_wave")
+        documents["request-wave"] = applied[1]
+        documents["answer-wave-progressing"] = applied[2]
+        documents["answer-wave-converged"] = _last(good.calls, "wave_status", "converged")[2]
+        documents["answer-status"] = _last(good.calls, "status")[2]
+        target = AgentTarget("can-1", "in-process", "")
+        documents["request-plan"] = {}  # the fleet's preview of a cluster (fleet.api.fleets)
+        documents["answer-plan"] = good.plan(target, {})
+        # the fleet rolls back a converged wave: rolling-back until its nodes are replaced
+        body = rollback_body(record_of(applied[2]), applied[1] or {})
+        wave_id = str(applied[2]["id"])
+        documents["answer-wave-rolling-back"] = good.rollback_wave(target, wave_id, body)
+        for _ in range(360):
+            harness.lives["can-1"].step(10)
+            if good.wave_status(target, wave_id).get("phase") == "rolled-back":
+                break
+        documents["answer-wave-rolled-back"] = _last(good.calls, "wave_status", "rolled-back")[2]
+        failing = {"target": {"amiSelectorTerms": [{"id": "ami-0000000000000dead"}]}}
+        documents["answer-wave-failed"] = good.apply_wave(target, "wave-2", failing)
+        _, bad, bad_id = _rollout(bad_dir, faulty=True)
+        documents["request-rollback"] = _first(bad.calls, "rollback_wave")[1]
+        documents["answer-wave-progressing-unready"] = _last(bad.calls, "wave_status")[2]
+        ids = {
+            _first(good.calls, "apply_wave")[1]["rollout"]: ROLLOUT_ID,  # type: ignore[index]
+            _first(bad.calls, "apply_wave")[1]["rollout"]: ROLLOUT_ID,  # type: ignore[index]
+            good_id: ROLLOUT_ID,
+            bad_id: ROLLOUT_ID,
+        }
+        steps = {_wave_id(good), _wave_id(bad)}
+    documents.update(_http_errors())
+    return {name: normalise(doc, ids, steps) for name, doc in documents.items()}
+
+
+def _wave_id(recorder: RecordingGateway) -> str:
+    answer = _first(recorder.calls, "apply_wave")[2]
+    return str(answer["id"])
+
+
+def normalise(document: Any, ids: Mapping[str, str], steps: set[str]) -> Any:
+    """``document`` with the rollout's ids, the wave's ids and every time replaced by fixed
+    values (keys sorted when written)."""
+    text = json.dumps(document, sort_keys=True)
+    for step in steps:  # first: a step's id starts with its rollout's
+        text = text.replace(step, WAVE_ID)
+    for old, new in ids.items():
+        text = text.replace(old, new)
+    return json.loads(_TIME.sub(TIME, text))
+
+
+def write(documents: Mapping[str, Any], out: Path) -> list[Path]:
+    """Write each document to ``out/<name>.json`` (sorted keys, two-space indent)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, document in sorted(documents.items()):
+        path = out / f"{name}.json"
+        path.write_text(dumps(document))
+        written.append(path)
+    return written
+
+
+def dumps(document: Any) -> str:
+    """A golden document's text as written."""
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: list[str] | None = None, echo: Callable[[str], None] = print) -> int:
+    """``python -m tests.contract.record --out DIR``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--out", type=Path, required=True, help="the version's folder")
+    args = parser.parse_args(argv)
+    for path in write(record(), args.out):
+        echo(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
