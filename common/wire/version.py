@@ -17,7 +17,6 @@ reason naming both versions and the range).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any

@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
@@ -31,8 +31,11 @@ from pydantic import BaseModel
 from agent.server.app import create_app
 from agent.service import AgentService
 from agent.sim.member import member_world
+from common.wire.plan import PlanDocument, PlanRequest
+from common.wire.status import EventsDocument, StatusDocument
+from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
 from fleet.domain.machine import RolloutState
-from fleet.gateway import AgentGateway, AgentTarget, InProcessAgentGateway
+from fleet.gateway import AgentGateway, AgentTarget, InProcessAgentGateway, body_of
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.steps.runner import StepRunner
 from fleet.service.steps.truth import record_of, rollback_body
@@ -46,10 +49,13 @@ ROLLOUT_ID = "rollout-1"
 WAVE_ID = "wave-1"
 TIME = "2026-01-01T00:00:00Z"
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+M = TypeVar("M", bound=BaseModel)
 _ENDED = {RolloutState.SUCCEEDED, RolloutState.ROLLED_BACK, RolloutState.ROLLBACK_FAILED}
 
-Call = tuple[str, dict[str, Any] | None, dict[str, Any]]
-"""One gateway call: the method, the request body the fleet sent (None: none), the answer."""
+JSON = dict[str, Any]
+Call = tuple[str, JSON | None, JSON]
+"""One gateway call: the method, the request body the fleet sent (None: none), the answer, each
+in its wire form (what the HTTP transport carries)."""
 
 
 class RecordingGateway:
@@ -59,43 +65,38 @@ class RecordingGateway:
         self.inner = inner
         self.calls: list[Call] = []
 
-    def _keep(
-        self, method: str, body: Mapping[str, Any] | None, answer: dict[str, Any]
-    ) -> dict[str, Any]:
-        self.calls.append((method, _copy(body), _copy(answer)))
+    def _keep(self, method: str, body: BaseModel | None, answer: M) -> M:
+        sent = None if body is None else json.loads(json.dumps(body_of(body)))
+        self.calls.append((method, sent, _wire(answer)))
         return answer
 
-    def status(self, target: AgentTarget) -> dict[str, Any]:
+    def status(self, target: AgentTarget) -> StatusDocument:
         return self._keep("status", None, self.inner.status(target))
 
-    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+    def plan(self, target: AgentTarget, request: PlanRequest) -> PlanDocument:
         return self._keep("plan", request, self.inner.plan(target, request))
 
-    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+    def events(self, target: AgentTarget, limit: int = 200) -> EventsDocument:
         return self.inner.events(target, limit)
 
-    def apply_wave(
-        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def apply_wave(self, target: AgentTarget, wave_id: str, request: WaveRequest) -> WaveDocument:
         return self._keep("apply_wave", request, self.inner.apply_wave(target, wave_id, request))
 
-    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+    def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
         return self._keep("wave_status", None, self.inner.wave_status(target, wave_id))
 
     def rollback_wave(
-        self, target: AgentTarget, wave_id: str, record: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+        self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
+    ) -> WaveDocument:
         answer = self.inner.rollback_wave(target, wave_id, record)
         return self._keep("rollback_wave", record, answer)
 
 
-def _copy(value: Any) -> Any:
-    """A JSON round trip: what the HTTP transport would carry (a model as its wire form)."""
-    if value is None:
-        return None
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True)
-    return json.loads(json.dumps(value))
+def _wire(answer: BaseModel) -> JSON:
+    """An answer as the agent wrote it: the fields its document carried (a reader's defaults
+    left out), camelCase."""
+    dumped: JSON = answer.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return dumped
 
 
 def _rollout(tmp: Path, *, faulty: bool) -> tuple[FleetHarness, RecordingGateway, str]:
@@ -155,18 +156,21 @@ def record() -> dict[str, Any]:
         documents["answer-status"] = _last(good.calls, "status")[2]
         target = AgentTarget("can-1", "in-process", "")
         documents["request-plan"] = {}  # the fleet's preview of a cluster (fleet.api.fleets)
-        documents["answer-plan"] = good.plan(target, {})
+        documents["answer-plan"] = _wire(good.plan(target, PlanRequest()))
         # the fleet rolls back a converged wave: rolling-back until its nodes are replaced
-        body = rollback_body(record_of(applied[2]), applied[1] or {})
-        wave_id = str(applied[2]["id"])
-        documents["answer-wave-rolling-back"] = good.rollback_wave(target, wave_id, body)
+        converged = WaveDocument.model_validate(applied[2])
+        body = rollback_body(record_of(converged), WaveRequest.model_validate(applied[1] or {}))
+        wave_id = converged.id
+        documents["answer-wave-rolling-back"] = _wire(good.rollback_wave(target, wave_id, body))
         for _ in range(360):
             harness.lives["can-1"].step(10)
-            if good.wave_status(target, wave_id).get("phase") == "rolled-back":
+            if good.wave_status(target, wave_id).phase == "rolled-back":
                 break
         documents["answer-wave-rolled-back"] = _last(good.calls, "wave_status", "rolled-back")[2]
-        failing = {"target": {"amiSelectorTerms": [{"id": "ami-0000000000000dead"}]}}
-        documents["answer-wave-failed"] = good.apply_wave(target, "wave-2", failing)
+        failing = WaveRequest.model_validate(
+            {"target": {"amiSelectorTerms": [{"id": "ami-0000000000000dead"}]}}
+        )
+        documents["answer-wave-failed"] = _wire(good.apply_wave(target, "wave-2", failing))
         _, bad, bad_id = _rollout(bad_dir, faulty=True)
         documents["request-rollback"] = _first(bad.calls, "rollback_wave")[1]
         documents["answer-wave-progressing-unready"] = _last(bad.calls, "wave_status")[2]

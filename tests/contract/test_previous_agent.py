@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import NoOpTracer
+from pydantic import BaseModel
 
-from fleet.gateway import AgentRejected, AgentTarget, HttpAgentGateway, WaveUnknown
+from common.wire.observation import Expected
+from common.wire.waves import WaveRequest
+from fleet.gateway import AgentRejected, AgentTarget, HttpAgentGateway, WaveUnknown, body_of
 from fleet.service.steps.compat import refusal
 from fleet.service.steps.truth import judge, never_applied, record_of, rollback_body
 from tests.contract.golden import CURRENT, PREVIOUS, documents, waves
@@ -52,10 +55,10 @@ def test_the_status_of_a_0_1_agent_is_read_and_the_agent_is_driven(
     gateway: HttpAgentGateway, target: AgentTarget
 ) -> None:
     status = gateway.status(target)
-    assert status == ANSWERS["answer-status"]
-    assert "agent" not in status  # release 0.1 reported no version
+    assert _sent(status) == ANSWERS["answer-status"]
+    assert status.agent is None  # release 0.1 reported no version
     assert refusal("can-1", status) is None
-    wave = documents(CURRENT, "request")["request-wave"]
+    wave = WaveRequest.model_validate(documents(CURRENT, "request")["request-wave"])
     assert never_applied(status, wave) is None  # the status shows the cluster carrying it
 
 
@@ -64,18 +67,22 @@ def test_every_0_1_wave_document_is_read_and_judged_and_never_verified_unless_it
     gateway: HttpAgentGateway, target: AgentTarget, name: str
 ) -> None:
     wave = gateway.wave_status(target, name)
-    assert wave == WAVES[name]
-    holds = wave["observed"]["holds"] is True
-    for expected in ("target", "previous"):
+    read = _sent(wave)
+    # a 0.1 observation has no verdict: the reader gives it one, holds or unknown
+    verdict = (read["observed"].pop("state"), read["observed"].pop("code"))
+    assert read == WAVES[name]
+    holds = wave.observed.holds
+    assert verdict == (("holds", "holds") if holds else ("unknown", "unknown"))
+    for expected in (Expected.TARGET, Expected.PREVIOUS):
         verdict = judge(wave, expected)
         assert verdict.verdict in ("holds", "regressed", "settling")
         if verdict.verdict == "holds":
             assert holds
-            assert wave["observed"]["expected"] == expected
+            assert wave.observed.expected == expected
         else:
             assert verdict.reason
     if holds:
-        assert judge(wave, wave["observed"]["expected"]).verdict == "holds"
+        assert judge(wave, wave.observed.expected).verdict == "holds"
 
 
 def test_what_a_0_1_agent_says_a_wave_replaced_is_kept_and_sent_back_in_a_rollback(
@@ -84,11 +91,13 @@ def test_what_a_0_1_agent_says_a_wave_replaced_is_kept_and_sent_back_in_a_rollba
     applied = gateway.wave_status(target, "answer-wave-progressing")
     record = record_of(applied)
     assert record is not None
-    assert record["previous"] == applied["previous"]
-    assert record["imagesBefore"] == applied["imagesBefore"]
-    body = rollback_body(record, documents(CURRENT, "request")["request-wave"])
+    assert record["previous"] == WAVES["answer-wave-progressing"]["previous"]
+    assert record["imagesBefore"] == WAVES["answer-wave-progressing"]["imagesBefore"]
+    request = WaveRequest.model_validate(documents(CURRENT, "request")["request-wave"])
+    body = rollback_body(record, request)
     assert body is not None
-    assert body["previous"]["default"]["amiSelectorTerms"] == [{"alias": "al2023@v20251202"}]
+    terms = body_of(body)["previous"]["default"]["amiSelectorTerms"]  # type: ignore[index]
+    assert terms == [{"alias": "al2023@v20251202"}]
 
 
 def test_the_error_documents_of_a_0_1_agent_are_typed_refusals(
@@ -100,6 +109,12 @@ def test_the_error_documents_of_a_0_1_agent_are_typed_refusals(
     assert ANSWERS["answer-error-invalid"]["error"]["message"] in refused.value.reason
     with pytest.raises(WaveUnknown):
         gateway.wave_status(target, "unknown")
+
+
+def _sent(answer: BaseModel) -> dict[str, Any]:
+    """An answer as its agent sent it: the fields its document carried, camelCase."""
+    sent: dict[str, Any] = answer.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return sent
 
 
 def _stranger(wave: dict[str, Any], **observed: Any) -> dict[str, Any]:
@@ -118,8 +133,8 @@ def test_unknown_fields_break_nothing(
     converged = waves(CURRENT)["answer-wave-converged"]
     agent.routes["/v1/waves/stranger"] = (200, _stranger(converged))
     wave = gateway.wave_status(target, "stranger")
-    assert wave["futureField"] == {"anything": [1, 2]}
-    assert judge(wave, "target").verdict == "holds"  # what it knows still holds
+    assert "futureField" not in _sent(wave)  # read past, not kept
+    assert judge(wave, Expected.TARGET).verdict == "holds"  # what it knows still holds
 
 
 @pytest.mark.parametrize("name", sorted(waves(CURRENT)))
@@ -129,5 +144,6 @@ def test_an_unknown_enum_value_never_verifies(
     wave = waves(CURRENT)[name]
     agent.routes[f"/v1/waves/odd-{name}"] = (200, _stranger(wave, expected="sideways"))
     read = gateway.wave_status(target, f"odd-{name}")
-    for expected in ("target", "previous"):
+    assert read.observed.expected is Expected.UNKNOWN
+    for expected in (Expected.TARGET, Expected.PREVIOUS):
         assert judge(read, expected).verdict != "holds"

@@ -4,11 +4,13 @@ verified) until its ring's time runs out, and the step says so."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from common.wire.plan import PlanDocument, PlanRequest
+from common.wire.status import EventsDocument, StatusDocument
+from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
 from fleet.domain.machine import TERMINAL, RolloutState
 from fleet.gateway import AgentGateway, AgentTarget
 from fleet.service.commands.rollouts import start_rollout
@@ -28,32 +30,34 @@ class Newer:
         self.inner = inner
         self.phases: list[str] = []
 
-    def _newer(self, wave: dict[str, Any]) -> dict[str, Any]:
-        self.phases.append(str(wave.get("phase")))
-        phase = "hibernating" if wave.get("phase") == "converged" else wave.get("phase")
-        observed = {**wave["observed"], "confidence": 0.99}
-        return {**wave, "phase": phase, "observed": observed, "futureField": {"a": [1]}}
+    def _newer(self, wave: WaveDocument) -> WaveDocument:
+        """``wave`` as the newer agent sent it, read by this fleet's reader."""
+        sent = wave.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        self.phases.append(str(sent["phase"]))
+        phase = "hibernating" if sent["phase"] == "converged" else sent["phase"]
+        observed = {**sent["observed"], "confidence": 0.99}
+        newer = {**sent, "phase": phase, "observed": observed, "futureField": {"a": [1]}}
+        return WaveDocument.model_validate(newer)
 
-    def status(self, target: AgentTarget) -> dict[str, Any]:
-        return {**self.inner.status(target), "futureField": True}
+    def status(self, target: AgentTarget) -> StatusDocument:
+        sent = self.inner.status(target).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return StatusDocument.model_validate({**sent, "futureField": True})
 
-    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+    def plan(self, target: AgentTarget, request: PlanRequest) -> PlanDocument:
         return self.inner.plan(target, request)
 
-    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+    def events(self, target: AgentTarget, limit: int = 200) -> EventsDocument:
         return self.inner.events(target, limit)
 
-    def apply_wave(
-        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def apply_wave(self, target: AgentTarget, wave_id: str, request: WaveRequest) -> WaveDocument:
         return self._newer(self.inner.apply_wave(target, wave_id, request))
 
-    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+    def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
         return self._newer(self.inner.wave_status(target, wave_id))
 
     def rollback_wave(
-        self, target: AgentTarget, wave_id: str, record: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+        self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
+    ) -> WaveDocument:
         return self.inner.rollback_wave(target, wave_id, record)
 
 

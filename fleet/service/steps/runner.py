@@ -46,6 +46,7 @@ from fleet.service.context import FleetContext
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.scheduling.load import ReleaseCache
 from fleet.service.steps.clocks import StepTime, wave_time
+from fleet.service.steps.compat import refusal
 from fleet.service.steps.recorded import (
     result_of,
     settling_since,
@@ -53,7 +54,6 @@ from fleet.service.steps.recorded import (
     unreachable_attempts,
     verified_result,
 )
-from fleet.service.steps.compat import refusal
 from fleet.service.steps.snapshot import StepSnapshot, load_snapshots
 from fleet.service.steps.truth import (
     images_text,

@@ -9,13 +9,15 @@ apply message."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent.api.ec2nodeclass import EC2NodeClass
+from common.wire.plan import PlanDocument, PlanRequest
+from common.wire.status import EventsDocument, StatusDocument
+from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
 from fleet.gateway import AgentGateway, AgentTarget
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.ports import StepMessage
@@ -35,36 +37,34 @@ class OtherRelease:
         self.version = version
         self.calls: list[str] = []
 
-    def status(self, target: AgentTarget) -> dict[str, Any]:
+    def status(self, target: AgentTarget) -> StatusDocument:
         self.calls.append("status")
-        status = dict(self.inner.status(target))
+        status = self.inner.status(target)
         if self.version is None:
-            status.pop("agent", None)
-        else:
-            status["agent"] = {**status["agent"], "version": self.version}
-        return status
+            return status.model_copy(update={"agent": None})
+        assert status.agent is not None
+        said = status.agent.model_copy(update={"version": self.version})
+        return status.model_copy(update={"agent": said})
 
-    def plan(self, target: AgentTarget, request: Mapping[str, Any]) -> dict[str, Any]:
+    def plan(self, target: AgentTarget, request: PlanRequest) -> PlanDocument:
         self.calls.append("plan")
         return self.inner.plan(target, request)
 
-    def events(self, target: AgentTarget, limit: int = 200) -> dict[str, Any]:
+    def events(self, target: AgentTarget, limit: int = 200) -> EventsDocument:
         self.calls.append("events")
         return self.inner.events(target, limit)
 
-    def apply_wave(
-        self, target: AgentTarget, wave_id: str, request: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def apply_wave(self, target: AgentTarget, wave_id: str, request: WaveRequest) -> WaveDocument:
         self.calls.append("apply_wave")
         return self.inner.apply_wave(target, wave_id, request)
 
-    def wave_status(self, target: AgentTarget, wave_id: str) -> dict[str, Any]:
+    def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
         self.calls.append("wave_status")
         return self.inner.wave_status(target, wave_id)
 
     def rollback_wave(
-        self, target: AgentTarget, wave_id: str, record: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+        self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
+    ) -> WaveDocument:
         self.calls.append("rollback_wave")
         return self.inner.rollback_wave(target, wave_id, record)
 
