@@ -27,7 +27,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +36,7 @@ from typing import Any
 from common.secrets import OpenSecrets
 from fleet.credentials import CredentialsError, TokenResolver
 from fleet.db.errors import DatabaseError, NotFound
+from fleet.domain.json import JSONObject, JSONValue
 from fleet.domain.plan import rolled_rings
 from fleet.service.context import FleetContext, audit
 from fleet.service.notifications.events import (
@@ -186,14 +187,15 @@ class Notifier:
         hooks: dict[str, Webhook] = {}
         with self.ctx.reading() as uow:
             for fleet in uow.fleets.list():
-                for entry in (fleet.spec.get("spec") or {}).get("notifications") or []:
+                for entry in _notifications(fleet.spec):
                     events = entry.get("events")
+                    secret = entry.get("secretRef")
                     hook = Webhook(
                         fleet.name,
                         str(entry["name"]),
                         str(entry["url"]),
-                        tuple(events) if events is not None else None,
-                        entry.get("secretRef"),
+                        tuple(str(e) for e in events) if isinstance(events, list) else None,
+                        str(secret) if secret is not None else None,
                     )
                     hooks[hook.key] = hook
             for key in [k for k in self._channels if k not in hooks]:
@@ -426,3 +428,12 @@ def _row(entry: Any) -> AuditRow:
         entry.after,
         entry.reason,
     )
+
+
+def _notifications(manifest: JSONObject) -> list[Mapping[str, JSONValue]]:
+    """The webhooks (``spec.notifications[]``) of a stored Fleet manifest."""
+    spec = manifest.get("spec")
+    listed = spec.get("notifications") if isinstance(spec, Mapping) else None
+    if not isinstance(listed, list):
+        return []
+    return [entry for entry in listed if isinstance(entry, Mapping)]

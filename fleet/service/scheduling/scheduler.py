@@ -30,15 +30,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from fleet.db.errors import DatabaseError, StaleState
+from fleet.db.records import RolloutChange, RolloutRecord, WaveChange
 from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONObject
 from fleet.domain.machine import TERMINAL, RolloutState
 from fleet.domain.release import Release
 from fleet.service.contact.probes import ProbePolicy, queue_probes
-from fleet.service.context import FleetContext, audit, audit_many
-from fleet.service.ports import MetricSource, StepDispatcher
+from fleet.service.context import FleetContext, audit, audit_many, rollout_context
+from fleet.service.ports import MetricQuery, MetricSource, StepDispatcher
 from fleet.service.scheduling.advance import decide
 from fleet.service.scheduling.gating import gate
 from fleet.service.scheduling.joiners import include_added
@@ -46,6 +47,7 @@ from fleet.service.scheduling.load import ReleaseCache, StepViews, load_view
 from fleet.service.scheduling.queue import promote_queued
 from fleet.service.scheduling.views import (
     Decision,
+    Effect,
     NeedReadings,
     Readings,
     RecordGate,
@@ -59,10 +61,10 @@ from fleet.service.scheduling.views import (
     WaveView,
 )
 from fleet.service.scheduling.waiting import FORWARD
-from fleet.telemetry import nanos, parent_context, preset_ids
+from fleet.telemetry import nanos, preset_ids
 
 
-def _batch_key(effect: Any) -> tuple[Any, ...] | None:
+def _batch_key(effect: Effect) -> tuple[object, ...] | None:
     """What alike effects share (None: the effect is applied on its own)."""
     if isinstance(effect, SetStep):
         fields = tuple(sorted((k, repr(v)) for k, v in effect.fields.items()))
@@ -205,7 +207,7 @@ class Scheduler:
                     if moved or (waiting and rollout.reason != waiting):
                         self._fence(uow, now)
                         if moved:
-                            self._apply(uow, rollout, view.waves, decision, now)
+                            rollout = self._apply(uow, rollout, view.waves, decision, now)
                             report.advanced.append(rid)
                         if waiting and rollout.reason != waiting:
                             uow.rollouts.update(rollout, now=now, reason=waiting)
@@ -218,7 +220,7 @@ class Scheduler:
                 return
             readings = self._read(checks, wave)
 
-    def _release(self, rollout: Any) -> Release:
+    def _release(self, rollout: RolloutRecord) -> Release:
         """The rollout's Release, validated once per process (see :class:`ReleaseCache`)."""
         release, _ = self.releases.get(rollout.release.digest, lambda: rollout.release.spec)
         return release
@@ -230,7 +232,7 @@ class Scheduler:
             uow.rollback()
             raise LeaseLost(f"scheduler {self.holder} no longer holds the {LEASE} lease")
 
-    def _read(self, checks: Any, wave: WaveView) -> Readings:
+    def _read(self, checks: tuple[MetricQuery, ...], wave: WaveView) -> Readings:
         with self.ctx.tracer.start_as_current_span(
             "gate.metrics", attributes={"driftwave.wave": wave.id}
         ):
@@ -242,32 +244,35 @@ class Scheduler:
     def _apply(
         self,
         uow: UnitOfWork,
-        rollout: Any,
+        rollout: RolloutRecord,
         waves: list[WaveView],
         decision: Decision,
         now: datetime,
-    ) -> None:
+    ) -> RolloutRecord:
+        """Apply the decision's effects; the rollout as it stands after them."""
         rid = rollout.id
-        context = (
-            parent_context(rollout.trace_id, rollout.root_span_id) if rollout.trace_id else None
-        )
         with self.ctx.tracer.start_as_current_span(
-            "scheduler.advance", context=context, attributes={"driftwave.rollout": rid}
+            "scheduler.advance",
+            context=rollout_context(rollout),
+            attributes={"driftwave.rollout": rid},
         ):
             by_id = {w.id: w for w in waves}
-            batch: list[Any] = []
+            batch: list[SetStep | Touch] = []
             for effect in decision.effects:
                 if batch and _batch_key(effect) != _batch_key(batch[0]):
                     self._effects(uow, rollout, batch, now)
                     batch = []
-                if _batch_key(effect) is not None:
+                if isinstance(effect, SetStep | Touch):  # the effects applied in runs
                     batch.append(effect)
                 else:
-                    self._effect(uow, rollout, by_id, effect, now)
+                    rollout = self._effect(uow, rollout, by_id, effect, now)
             if batch:
                 self._effects(uow, rollout, batch, now)
+        return rollout
 
-    def _effects(self, uow: UnitOfWork, rollout: Any, batch: list[Any], now: datetime) -> None:
+    def _effects(
+        self, uow: UnitOfWork, rollout: RolloutRecord, batch: list[SetStep | Touch], now: datetime
+    ) -> None:
         """Apply a run of alike :class:`SetStep` (or :class:`Touch`) effects in one statement per
         chunk of steps, with their audit rows in one flush (a wave of 6,000 clusters starts in a
         few statements, not 12,000)."""
@@ -291,16 +296,22 @@ class Scheduler:
         )
 
     def _effect(
-        self, uow: UnitOfWork, rollout: Any, waves: dict[str, WaveView], effect: Any, now: datetime
-    ) -> None:
+        self,
+        uow: UnitOfWork,
+        rollout: RolloutRecord,
+        waves: dict[str, WaveView],
+        effect: Effect,
+        now: datetime,
+    ) -> RolloutRecord:
+        """Apply one effect; the rollout as it stands after it."""
         rid = rollout.id
         if isinstance(effect, SetRollout):
-            before = {
+            before: JSONObject = {
                 "state": rollout.state,
                 "ring": rollout.ring_index,
                 "wave": rollout.wave_index,
             }
-            fields: dict[str, Any] = {
+            fields: RolloutChange = {
                 "state": str(effect.state),
                 "ring_index": effect.ring_index,
                 "wave_index": effect.wave_index,
@@ -310,8 +321,8 @@ class Scheduler:
                 fields["started_at"] = now
             if effect.finished or effect.state in TERMINAL:
                 fields["finished_at"] = now
-            uow.rollouts.update(rollout, now=now, **fields)
-            after = {
+            rollout = uow.rollouts.update(rollout, now=now, **fields)
+            after: JSONObject = {
                 "state": str(effect.state),
                 "ring": effect.ring_index,
                 "wave": effect.wave_index,
@@ -329,15 +340,18 @@ class Scheduler:
             )
         elif isinstance(effect, SetWave):
             wave = uow.waves.get(effect.wave_id)
-            fields = {"state": str(effect.state)}
-            for name in ("started_at", "soak_until", "gate_started_at", "finished_at"):
-                value = getattr(effect, name)
-                if value is not None:
-                    fields[name] = value
+            changes: WaveChange = {"state": str(effect.state)}
             if effect.started_at is not None:
-                fields["span_id"] = waves[effect.wave_id].span_id
+                changes["started_at"] = effect.started_at
+                changes["span_id"] = waves[effect.wave_id].span_id
+            if effect.soak_until is not None:
+                changes["soak_until"] = effect.soak_until
+            if effect.gate_started_at is not None:
+                changes["gate_started_at"] = effect.gate_started_at
+            if effect.finished_at is not None:
+                changes["finished_at"] = effect.finished_at
             before_state = wave.state
-            uow.waves.update(wave, **fields)
+            uow.waves.update(wave, **changes)
             audit(
                 uow,
                 now,
@@ -390,14 +404,20 @@ class Scheduler:
                 },
                 reason=_gate_reason(effect),
             )
+        return rollout
 
     def _wave_span(
-        self, rollout: Any, wave: WaveView, started: datetime | None, now: datetime, state: str
+        self,
+        rollout: RolloutRecord,
+        wave: WaveView,
+        started: datetime | None,
+        now: datetime,
+        state: str,
     ) -> None:
         """Export the wave's span (its persisted id, its real start) now that it ended."""
         if not rollout.trace_id:
             return
-        context = parent_context(rollout.trace_id, rollout.root_span_id)
+        context = rollout_context(rollout)
         with preset_ids(span_id=wave.span_id):
             span = self.ctx.tracer.start_span(
                 f"wave {wave.ring} #{wave.index + 1}",
