@@ -36,6 +36,8 @@ from typing import Any
 from common.secrets import OpenSecrets
 from fleet.credentials import CredentialsError, TokenResolver
 from fleet.db.errors import DatabaseError, NotFound
+from fleet.db.records import AuditRecord
+from fleet.db.uow import UnitOfWork
 from fleet.domain.json import JSONObject, JSONValue
 from fleet.domain.plan import rolled_rings
 from fleet.service.context import FleetContext, audit
@@ -234,7 +236,7 @@ class Notifier:
             if ready < PAGE:
                 return
 
-    def _queue(self, uow: Any, row: AuditRow) -> None:
+    def _queue(self, uow: UnitOfWork, row: AuditRow) -> None:
         channels = [c for c in self._channels.values() if c.seen < row.id]
         if not channels:
             return
@@ -262,7 +264,7 @@ class Notifier:
                 if channel.webhook.wants(event) and (resume is None or resume.wants(event)):
                     channel.queue.append(_Pending(event))
 
-    def _rollout(self, uow: Any, rid: str, wave: str | None) -> RolloutFacts:
+    def _rollout(self, uow: UnitOfWork, rid: str, wave: str | None) -> RolloutFacts:
         facts = self._facts.get(rid)
         if facts is None or (wave is not None and wave not in facts.waves):
             rollout = uow.rollouts.get(rid)
@@ -406,7 +408,7 @@ class Notifier:
             close()
 
 
-def _position(uow: Any, rid: str, before: int) -> tuple[int, int] | None:
+def _position(uow: UnitOfWork, rid: str, before: int) -> tuple[int, int] | None:
     """The (ring, wave) indexes of the rollout's last transition before audit row ``before``."""
     rows = uow.audit.list(rollout_id=rid, object_type="rollout", object_id=rid)
     moves = [r for r in rows if r.action == "rollout.transition" and r.id < before]
@@ -415,7 +417,7 @@ def _position(uow: Any, rid: str, before: int) -> tuple[int, int] | None:
     return (ring, wave) if isinstance(ring, int) and isinstance(wave, int) else None
 
 
-def _row(entry: Any) -> AuditRow:
+def _row(entry: AuditRecord) -> AuditRow:
     return AuditRow(
         entry.id,
         entry.at,

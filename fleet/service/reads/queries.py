@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fleet.db.errors import NotFound
+from fleet.db.records import RolloutRecord, StepRecord, WaveRecord
 from fleet.db.uow import UnitOfWork
 from fleet.domain.plan import rolled_rings
 from fleet.service.commands.holds import taken
@@ -30,7 +31,7 @@ def iso(at: datetime | None) -> str | None:
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def step_outcome(step: Any, wave: Any) -> dict[str, Any]:
+def step_outcome(step: StepRecord, wave: WaveRecord) -> dict[str, Any]:
     """Where a step stood and what it did: its ring and wave (from 1), state, rollback,
     images before and after, nodes, nodes replaced, attempts and error."""
     return {
@@ -48,7 +49,7 @@ def step_outcome(step: Any, wave: Any) -> dict[str, Any]:
     }
 
 
-def _step(step: Any, wave: Any, now: dict[str, Any]) -> dict[str, Any]:
+def _step(step: StepRecord, wave: WaveRecord, now: dict[str, Any]) -> dict[str, Any]:
     result = step.result or {}
     return {
         "cluster": step.cluster.name,
@@ -84,7 +85,7 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
         release = release_of(rollout)
         waves = uow.waves.list(rid)
         steps = uow.steps.list(rid)
-        by_wave: dict[str, list[Any]] = {}
+        by_wave: dict[str, list[StepRecord]] = {}
         for step in steps:
             by_wave.setdefault(step.wave_id, []).append(step)
         rings: list[dict[str, Any]] = []
@@ -163,7 +164,7 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
         }
 
 
-def _taken(uow: UnitOfWork, rollout: Any) -> str | None:
+def _taken(uow: UnitOfWork, rollout: RolloutRecord) -> str | None:
     held = taken(uow, rollout)
     return str(held) if held is not None else None
 
