@@ -351,7 +351,7 @@ class Scheduler:
             if effect.finished_at is not None:
                 changes["finished_at"] = effect.finished_at
             before_state = wave.state
-            uow.waves.update(wave, **changes)
+            wave = uow.waves.update(wave, **changes)
             audit(
                 uow,
                 now,
