@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from fleet.domain.fleet import EVENT_PREFIX
+from fleet.domain.json import JSONObject
 
 CONTENT_TYPE = "application/cloudevents+json"
 DELIVERED = "notification.delivered"
@@ -277,7 +278,7 @@ def events_of(
     return out
 
 
-def _at(facts: RolloutFacts, position: tuple[int, int] | None) -> dict[str, Any]:
+def _at(facts: RolloutFacts, position: tuple[int, int] | None) -> JSONObject:
     """``ring`` and ``wave`` (from 1) of a position given as indexes (nothing when unknown)."""
     if position is None or facts.ring(position[0]) is None:
         return {}

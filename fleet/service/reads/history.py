@@ -14,6 +14,7 @@ from typing import Any
 
 from fleet.db.records import RolloutRecord, StepRecord, WaveRecord
 from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONObject
 from fleet.service.context import FleetContext
 from fleet.service.reads.observed import Seen, observation, of_step
 from fleet.service.reads.queries import iso, step_outcome
@@ -80,7 +81,7 @@ def _began(step: StepRecord) -> datetime | None:
     return min(known) if known else None
 
 
-def _row(rollout: RolloutRecord, wave: WaveRecord, step: StepRecord) -> dict[str, Any]:
+def _row(rollout: RolloutRecord, wave: WaveRecord, step: StepRecord) -> JSONObject:
     return {
         "rollout": rollout.id,
         "release": rollout.release.name,

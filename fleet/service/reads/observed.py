@@ -30,6 +30,7 @@ from typing import Any
 
 from fleet.db.records import ClusterRecord, StepRecord
 from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONObject
 from fleet.domain.machine import RollbackState, StepState
 from fleet.domain.plan import iso
 from fleet.service.commands.refusals import ClustersRegressed, Unheld
@@ -115,7 +116,7 @@ class ClusterNow:
             return self.message
         return f"{self.message} (observed {ago((now - self.seen.at).total_seconds())})"
 
-    def document(self, now: datetime) -> dict[str, Any]:
+    def document(self, now: datetime) -> JSONObject:
         """JSON-ready: ``holding``, ``message``, ``text`` (with the age), ``observedAt``,
         ``ageSeconds``, ``nodes``, ``nodesByImage``, ``drifted`` and ``supersededBy``."""
         seen = self.seen
@@ -132,7 +133,7 @@ class ClusterNow:
         }
 
 
-def observation(seen: Seen | None, now: datetime) -> dict[str, Any] | None:
+def observation(seen: Seen | None, now: datetime) -> JSONObject | None:
     """A cluster's last observation as JSON: ``observedAt``, ``ageSeconds``, ``nodes``,
     ``nodesByImage``, ``drifted``, ``disrupting`` and ``text`` (``40/40 on ami-0a1 (observed
     12 s ago)``); None when the fleet never observed it."""

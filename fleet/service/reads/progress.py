@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from fleet.domain.json import JSONObject
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState, WaveState
 from fleet.domain.pace import FinishedWave, SeenClock
 from fleet.domain.plan import iso
@@ -48,7 +49,7 @@ CONVERGED = frozenset({StepState.CONVERGED, StepState.VERIFYING, StepState.VERIF
 FAILED = frozenset({StepState.FAILED, StepState.TIMED_OUT, StepState.UNREACHABLE})
 
 
-def position(view: RolloutView) -> dict[str, Any] | None:
+def position(view: RolloutView) -> JSONObject | None:
     """The ring and wave under way, numbered from 1 (None before a ring started)."""
     if view.state in (RolloutState.QUEUED, RolloutState.PLANNED) or not view.rings:
         return None
@@ -254,7 +255,7 @@ def next_event(
     return {"event": event, "at": at, "inSeconds": left}
 
 
-def approval(view: RolloutView) -> dict[str, Any] | None:
+def approval(view: RolloutView) -> JSONObject | None:
     """The ring waiting for approval and who may give it (``approvers`` filled by the API)."""
     if view.state is not RolloutState.AWAITING_APPROVAL or not view.rings:
         return None
