@@ -31,7 +31,7 @@ from opentelemetry.sdk._logs.export import (
 )
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 
-from fleet.db.models import AuditEntry
+from fleet.db.records import AuditRecord
 from fleet.service.context import FleetContext
 from fleet.service.errors import boundary
 from fleet.telemetry import nanos, parent_context
@@ -99,7 +99,7 @@ def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def attributes(row: AuditEntry) -> dict[str, str | int]:
+def attributes(row: AuditRecord) -> dict[str, str | int]:
     """The attributes of ``row``'s log record (absent values are left out)."""
     found: dict[str, str | int | None] = {
         "audit.id": row.id,
@@ -117,7 +117,7 @@ def attributes(row: AuditEntry) -> dict[str, str | int]:
     return {key: value for key, value in found.items() if value is not None}
 
 
-def emit(logger: Logger, row: AuditEntry) -> None:
+def emit(logger: Logger, row: AuditRecord) -> None:
     """Emit ``row`` as one log record, in its trace and span when it names both."""
     body = f"{row.actor} {row.action} {row.object_type}/{row.object_id}"
     context = parent_context(row.trace_id, row.span_id) if row.trace_id and row.span_id else None

@@ -1,7 +1,7 @@
 """The fleet database: tables, migrations, repositories and a unit of work, on SQLite
 (embedded mode) and PostgreSQL (distributed mode). SQLAlchemy and Alembic are used only inside
-this package; callers deal in plain values, the entities the repositories return (read their
-attributes) and the typed errors of :mod:`fleet.db.errors`.
+this package; callers deal in plain values, the frozen records the repositories return
+(:mod:`fleet.db.records`) and the typed errors of :mod:`fleet.db.errors`.
 
 Engine and schema (:mod:`fleet.db.engine`)::
 
@@ -31,10 +31,11 @@ Repositories (:mod:`fleet.db.repositories`; ``now``/``at`` arguments are aware d
   ``get(name)``, ``find(name)``, ``list(fleet=None)``
 - ``rollouts.create(id, release, [NewWave...], now=..., plan=...)``, ``get(id,
   for_update=False)``, ``find(id)``, ``list(states=, fleet=, release=, active=, limit=)``,
-  ``active(fleet=None)``, ``update(rollout, now=..., expected_version=None, **fields)``
-  (``StaleState``)
+  ``active(fleet=None)``, ``plan_of(id)``, ``update(rollout, now=..., expected_version=None,
+  **RolloutChange) -> RolloutRecord`` (``StaleState``)
 - ``waves.list(rollout_id)``, ``get(id, for_update=False)``, ``at(rollout_id, seq)``,
-  ``update(wave, **fields)``, ``transition(id, from_states, to_state, **fields) -> bool``
+  ``update(wave, **WaveChange) -> WaveRecord``, ``transition(id, from_states, to_state,
+  **fields) -> bool``
 - ``steps.list(rollout_id, wave_id=None, states=None)``, ``get(id, for_update=False)``,
   ``counts(rollout_id)``, ``silent(states, before)``, ``transition(id, from_states, to_state,
   count_attempt=False, **fields) -> bool`` (alias ``transition_step``)
@@ -51,10 +52,12 @@ Repositories (:mod:`fleet.db.repositories`; ``now``/``at`` arguments are aware d
 
 Inputs are plain frozen dataclasses (:mod:`fleet.db.specs`: ``FleetSpec``, ``AccountSpec``,
 ``ClusterSpec``, ``NewWave``; ``fleet_spec_from_manifest(dict)`` reads a Fleet manifest).
-Entities (:mod:`fleet.db.models`) are read by attribute; states are the string values of the
-``fleet.domain`` enums; an account's 12-digit id is ``aws_account_id`` (``cluster.account_id``
-is the reference to the ``accounts`` row). Errors: ``DatabaseError`` and its subclasses, whose
-``temporary`` flag says whether retrying the unit of work may succeed.
+Records (:mod:`fleet.db.records`) are snapshots taken inside their unit of work: an update
+returns the record as it stands after it, and a rollout's update compares the record's
+``version`` with the row read (``StaleState`` otherwise). States are the string values of the
+``fleet.domain`` enums; an account's 12-digit id is ``aws_account_id``. Errors:
+``DatabaseError`` and its subclasses, whose ``temporary`` flag says whether retrying the unit
+of work may succeed.
 """
 
 from fleet.db.engine import (

@@ -6,9 +6,9 @@ state machine with an optimistic ``version``), ``waves``, ``steps`` (one per wav
 its id is the id the agent knows the wave by), ``gate_evaluations`` and ``approvals``. Records:
 ``audit_log`` (append-only, enforced by database triggers) and ``scheduler_leases``.
 
-Entities are returned by the repositories; code outside ``fleet.db`` only reads their attributes
-(and the many-to-one references loaded with them: ``cluster.account``, ``step.cluster``,
-``rollout.release``...). States are plain strings (the values of ``fleet.domain`` enums);
+Entities never leave ``fleet.db``: the repositories return them as frozen records
+(:mod:`fleet.db.records`, converted in :mod:`fleet.db.repositories.convert`). States are plain
+strings (the values of ``fleet.domain`` enums);
 timestamps are timezone-aware UTC; JSON columns hold plain dicts and lists (assign a new value
 to change one, in-place changes are not saved).
 """

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.db.errors import InvalidInput
+from fleet.domain.json import JSONValue
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,8 @@ class ClusterChange:
     ``after`` None for one removed."""
 
     cluster_id: int
-    before: Mapping[str, Any] | None
-    after: Mapping[str, Any] | None
+    before: Mapping[str, JSONValue] | None
+    after: Mapping[str, JSONValue] | None
 
 
 @dataclass(frozen=True)

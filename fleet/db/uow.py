@@ -2,16 +2,16 @@
 
     with UnitOfWork(engine, write=True) as uow:
         rollout = uow.rollouts.get("r-1", for_update=True)
-        uow.rollouts.update(rollout, now=now, state="running")
+        rollout = uow.rollouts.update(rollout, now=now, state="running")
         uow.audit.append(at=now, actor="scheduler", action="start", ...)
         uow.commit()
 
 Nothing is saved unless :meth:`UnitOfWork.commit` is called; leaving the block without it, or
 through an exception, rolls back. After a commit the unit of work may go on (a new transaction
-starts with the next statement, taking the write lock again if it is a writing one). Entities
-stay readable after the block (their attributes and the references loaded with them): they keep
-the values they had when it ended, which for a block left without a commit may include changes
-that were not saved.
+starts with the next statement, taking the write lock again if it is a writing one). The
+records the repositories return are plain values: they stay readable after the block, holding
+what was read (an update returns a new record; a record returned by an update in a block left
+without a commit shows a change that was not saved).
 
 ``write=True`` opens the transaction up front holding the write lock on SQLite (``BEGIN
 IMMEDIATE``; other writers wait up to the engine's lock timeout), so a read-then-write unit of
@@ -118,7 +118,7 @@ class UnitOfWork:
         if session is None or connection is None:
             return
         try:
-            session.expunge_all()  # entities stay readable, holding the values they have now
+            session.expunge_all()
             session.rollback()
         except sa_exc.SQLAlchemyError as error:
             if exc is None:

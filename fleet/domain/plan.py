@@ -4,6 +4,7 @@ and the assumptions behind it; and its JSON form."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -150,6 +151,15 @@ def rolled_rings(plan: dict[str, Any] | None) -> tuple[str, ...]:
     """The names of the rings a stored plan (:meth:`Plan.as_dict`) rolls, in order: a
     rollout's ``ring_index`` counts these."""
     return tuple(str(r["name"]) for r in (plan or {}).get("rings", []) if r.get("rolled"))
+
+
+def rolled_sizes(plan: Mapping[str, Any] | None) -> dict[str, int]:
+    """How many clusters each ring a stored plan (:meth:`Plan.as_dict`) rolls has, by name."""
+    return {
+        str(ring["name"]): len(ring.get("clusters") or [])
+        for ring in (plan or {}).get("rings", [])
+        if ring.get("rolled")
+    }
 
 
 def ring_soak(plan: dict[str, Any] | None, ring: str) -> timedelta:

@@ -6,16 +6,19 @@ Built once by a composition root (the CLI, the API, a worker process) and passed
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from opentelemetry.context import Context
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import NoOpTracer, Tracer
 
 from fleet.db.engine import Engine
+from fleet.db.records import AuditRecord, RolloutRecord
 from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONObject, JSONValue
 from fleet.telemetry import current_ids, parent_context
 
 
@@ -51,8 +54,8 @@ def audit(
     obj: tuple[str, str],
     *,
     rollout_id: str | None = None,
-    before: dict[str, Any] | None = None,
-    after: dict[str, Any] | None = None,
+    before: Mapping[str, JSONValue] | None = None,
+    after: Mapping[str, JSONValue] | None = None,
     trace_id: str | None = None,
     reason: str | None = None,
 ) -> None:
@@ -86,10 +89,10 @@ def audit_many(
     objects: list[tuple[str, str]],
     *,
     rollout_id: str | None = None,
-    before: dict[str, Any] | None = None,
-    after: dict[str, Any] | None = None,
+    before: Mapping[str, JSONValue] | None = None,
+    after: Mapping[str, JSONValue] | None = None,
     reason: str | None = None,
-    changes: dict[tuple[str, str], tuple[Any, Any]] | None = None,
+    changes: Mapping[tuple[str, str], tuple[JSONObject | None, JSONObject | None]] | None = None,
 ) -> None:
     """:func:`audit` for many objects that saw the same change, in one flush; ``changes``
     gives some objects their own (before, after)."""
@@ -116,11 +119,11 @@ def audit_many(
     )
 
 
-def audit_entry(row: Any) -> dict[str, Any]:
+def audit_entry(row: AuditRecord) -> dict[str, Any]:
     """An audit row as the API and the CLI show it (contract C): ``reason`` is the row's, or
     for rows written before it had one, ``after["reason"]``."""
     at = row.at.astimezone(UTC).isoformat().replace("+00:00", "Z") if row.at else None
-    after = row.after if isinstance(row.after, dict) else {}
+    after: JSONObject = row.after if isinstance(row.after, dict) else {}
     reason = row.reason if row.reason is not None else after.get("reason")
     return {
         "id": row.id,
@@ -136,7 +139,7 @@ def audit_entry(row: Any) -> dict[str, Any]:
     }
 
 
-def rollout_context(rollout: Any) -> Any:
+def rollout_context(rollout: RolloutRecord) -> Context | None:
     """The context whose current span is the rollout's root span (None before it has one), so
     a span started in it joins the rollout's trace."""
     trace_id, span_id = rollout.trace_id, rollout.root_span_id

@@ -4,12 +4,13 @@ metrics."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol
 
 from fleet.domain.gates import MetricReading
+from fleet.domain.json import JSONObject
 
 
 class StepAction(StrEnum):
@@ -31,15 +32,20 @@ class StepMessage:
     action: StepAction
     traceparent: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The message as JSON-ready data (the Celery payload)."""
         return {"stepId": self.step_id, "action": str(self.action), "traceparent": self.traceparent}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StepMessage:
+    def from_dict(cls, data: Mapping[str, object]) -> StepMessage:
         """Read a message sent by :meth:`to_dict`; raises ValueError when malformed."""
         try:
-            return cls(str(data["stepId"]), StepAction(data["action"]), data.get("traceparent"))
+            parent = data.get("traceparent")
+            return cls(
+                str(data["stepId"]),
+                StepAction(str(data["action"])),
+                None if parent is None else str(parent),
+            )
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"not a step message: {data!r}") from exc
 
@@ -51,12 +57,12 @@ class ProbeMessage:
 
     clusters: tuple[int, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The message as JSON-ready data (the Celery payload)."""
         return {"clusters": list(self.clusters)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ProbeMessage:
+    def from_dict(cls, data: Mapping[str, object]) -> ProbeMessage:
         """Read a message sent by :meth:`to_dict`; raises ValueError when malformed."""
         try:
             clusters = data["clusters"]

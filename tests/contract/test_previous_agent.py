@@ -69,10 +69,10 @@ def test_every_0_1_wave_document_is_read_and_judged_and_never_verified_unless_it
     wave = gateway.wave_status(target, name)
     read = _sent(wave)
     # a 0.1 observation has no verdict: the reader gives it one, holds or unknown
-    verdict = (read["observed"].pop("state"), read["observed"].pop("code"))
+    given = (read["observed"].pop("state"), read["observed"].pop("code"))
     assert read == WAVES[name]
     holds = wave.observed.holds
-    assert verdict == (("holds", "holds") if holds else ("unknown", "unknown"))
+    assert given == (("holds", "holds") if holds else ("unknown", "unknown"))
     for expected in (Expected.TARGET, Expected.PREVIOUS):
         verdict = judge(wave, expected)
         assert verdict.verdict in ("holds", "regressed", "settling")

@@ -22,7 +22,9 @@ from sqlalchemy import and_, insert, or_, select
 from fleet.db import chain
 from fleet.db.errors import InvalidInput
 from fleet.db.models import AuditEntry
+from fleet.db.records import AuditRecord
 from fleet.db.repositories.base import Repository, Scope, aware
+from fleet.db.repositories.convert import audit_record
 from fleet.db.translate import boundary
 
 
@@ -53,7 +55,7 @@ class AuditRepository(Repository):
         trace_id: str | None = None,
         span_id: str | None = None,
         reason: str | None = None,
-    ) -> AuditEntry:
+    ) -> AuditRecord:
         """Append one record: who (``actor``) did what (``action``) to which object, when, the
         object's state before and after, why (``reason``), and the trace and span it happened
         in."""
@@ -83,7 +85,7 @@ class AuditRepository(Repository):
         entry = AuditEntry(**row)
         self._session.add(entry)
         self._session.flush()
-        return entry
+        return audit_record(entry)
 
     @boundary("appending audit records")
     def append_many(self, records: list[dict[str, Any]]) -> None:
@@ -135,11 +137,12 @@ class AuditRepository(Repository):
         return chain.chained(rows, chain.tail(connection))
 
     @boundary("reading the audit chain")
-    def chain(self, *, after_seq: int = 0, limit: int = 1000) -> builtins.list[AuditEntry]:
+    def chain(self, *, after_seq: int = 0, limit: int = 1000) -> builtins.list[AuditRecord]:
         """Up to ``limit`` rows in chain order after position ``after_seq``."""
         self.write_pending()
         statement = select(AuditEntry).where(AuditEntry.seq > after_seq)
-        return builtins.list(self._session.scalars(statement.order_by(AuditEntry.seq).limit(limit)))
+        rows = self._session.scalars(statement.order_by(AuditEntry.seq).limit(limit))
+        return [audit_record(row) for row in rows]
 
     @boundary("listing audit records")
     def list(
@@ -150,7 +153,7 @@ class AuditRepository(Repository):
         object_id: str | None = None,
         after_id: int | None = None,
         limit: int | None = None,
-    ) -> list[AuditEntry]:
+    ) -> list[AuditRecord]:
         """Records (of ``rollout_id``, of an object), in the order they were appended (newest
         last); ``after_id`` continues a previous page."""
         self.write_pending()
@@ -163,12 +166,13 @@ class AuditRepository(Repository):
             statement = statement.where(AuditEntry.object_id == object_id)
         if after_id is not None:
             statement = statement.where(AuditEntry.id > after_id)
-        return builtins.list(self._session.scalars(statement.order_by(AuditEntry.id).limit(limit)))
+        rows = self._session.scalars(statement.order_by(AuditEntry.id).limit(limit))
+        return [audit_record(row) for row in rows]
 
     @boundary("listing the audit records of fleet {fleet}")
     def list_fleet(
         self, fleet: str, *, after_id: int | None = None, limit: int | None = None
-    ) -> builtins.list[AuditEntry]:
+    ) -> builtins.list[AuditRecord]:
         """The records of the fleet ``fleet`` itself (``fleet/NAME``) and of its clusters
         (``cluster/NAME/CLUSTER``), oldest first, not the copies written in live rollouts'
         trails; ``after_id`` continues a previous page."""
@@ -186,4 +190,5 @@ class AuditRepository(Repository):
         )
         if after_id is not None:
             statement = statement.where(AuditEntry.id > after_id)
-        return builtins.list(self._session.scalars(statement.order_by(AuditEntry.id).limit(limit)))
+        rows = self._session.scalars(statement.order_by(AuditEntry.id).limit(limit))
+        return [audit_record(row) for row in rows]

@@ -17,7 +17,9 @@ from sqlalchemy.orm import selectinload
 
 from fleet.db.errors import NotFound
 from fleet.db.models import Cluster, Fleet, Rollout, Step
+from fleet.db.records import ClusterRecord
 from fleet.db.repositories.base import Repository, aware
+from fleet.db.repositories.convert import cluster_record
 from fleet.db.translate import boundary
 
 CHUNK = 500
@@ -34,7 +36,7 @@ class ClusterRepository(Repository):
         *,
         ring: str | None = None,
         include_removed: bool = False,
-    ) -> list[Cluster]:
+    ) -> list[ClusterRecord]:
         """Clusters (of ``fleet``, in ``ring``), active ones only unless ``include_removed``;
         ordered by fleet name, then cluster name."""
         statement = (
@@ -48,10 +50,11 @@ class ClusterRepository(Repository):
             statement = statement.where(Cluster.ring == ring)
         if not include_removed:
             statement = statement.where(Cluster.removed_at.is_(None))
-        return list(self._session.scalars(statement.order_by(Fleet.name, Cluster.name)))
+        rows = self._session.scalars(statement.order_by(Fleet.name, Cluster.name))
+        return [cluster_record(cluster) for cluster in rows]
 
     @boundary("reading cluster {name} of fleet {fleet}")
-    def get(self, fleet: str, name: str, *, include_removed: bool = False) -> Cluster:
+    def get(self, fleet: str, name: str, *, include_removed: bool = False) -> ClusterRecord:
         """The cluster ``name`` of ``fleet``; :class:`NotFound` if absent (or removed, unless
         ``include_removed``)."""
         statement = (
@@ -64,15 +67,15 @@ class ClusterRepository(Repository):
         if cluster is None or (cluster.removed_at is not None and not include_removed):
             state = "was removed from the fleet" if cluster is not None else "does not exist"
             raise NotFound(f"reading cluster {name} of fleet {fleet}: it {state}")
-        return cluster
+        return cluster_record(cluster)
 
     @boundary("reading cluster #{cluster_id}")
-    def get_by_id(self, cluster_id: int) -> Cluster:
+    def get_by_id(self, cluster_id: int) -> ClusterRecord:
         """The cluster with this id (removed or not); :class:`NotFound` if absent."""
         cluster = self._session.get(Cluster, cluster_id)
         if cluster is None:
             raise NotFound(f"reading cluster #{cluster_id}: it does not exist")
-        return cluster
+        return cluster_record(cluster)
 
     @boundary("recording the status of cluster {name} of fleet {fleet}")
     def record_status(
@@ -144,7 +147,7 @@ class ClusterRepository(Repository):
             )
 
     @boundary("reading clusters to probe")
-    def by_ids(self, ids: Sequence[int]) -> builtins.list[Cluster]:
+    def by_ids(self, ids: Sequence[int]) -> builtins.list[ClusterRecord]:
         """The active clusters among ``ids`` (with their fleet and account), by id."""
         statement = (
             select(Cluster)
@@ -152,7 +155,7 @@ class ClusterRepository(Repository):
             .options(selectinload(Cluster.fleet).defer(Fleet.spec))
             .order_by(Cluster.id)
         )
-        return builtins.list(self._session.scalars(statement))
+        return [cluster_record(cluster) for cluster in self._session.scalars(statement)]
 
     @boundary("recording a failed contact with cluster #{cluster_id}")
     def record_contact_failure(self, cluster_id: int, error: str, at: datetime) -> None:

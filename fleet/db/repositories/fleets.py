@@ -23,7 +23,9 @@ from sqlalchemy import select
 
 from fleet.db.errors import InvalidInput, NotFound
 from fleet.db.models import Account, Cluster, Fleet, Region
+from fleet.db.records import AccountRecord, FleetRecord
 from fleet.db.repositories.base import Repository, aware
+from fleet.db.repositories.convert import account_record, fleet_record
 from fleet.db.specs import AccountSpec, ApplyResult, ClusterChange, ClusterSpec, FleetSpec
 from fleet.db.translate import boundary
 
@@ -333,7 +335,7 @@ class FleetRepository(Repository):
         return sorted(added), sorted(changed), removed
 
     @boundary("reading fleet {name}")
-    def get(self, name: str, *, for_update: bool = False) -> Fleet:
+    def get(self, name: str, *, for_update: bool = False) -> FleetRecord:
         """The fleet named ``name``; :class:`NotFound` if it was never applied. ``for_update``
         locks its row until the unit of work ends: the lock that serializes the commands that
         must see every rollout of the fleet (starting one, promoting a queued one)."""
@@ -341,16 +343,16 @@ class FleetRepository(Repository):
         fleet = self._session.scalars(statement).one_or_none()
         if fleet is None:
             raise NotFound(f"reading fleet {name}: no such fleet (apply its Fleet manifest)")
-        return fleet
+        return fleet_record(fleet)
 
     @boundary("listing fleets")
-    def list(self) -> list[Fleet]:
+    def list(self) -> list[FleetRecord]:
         """Every fleet, by name."""
-        return list(self._session.scalars(select(Fleet).order_by(Fleet.name)))
+        return [fleet_record(f) for f in self._session.scalars(select(Fleet).order_by(Fleet.name))]
 
     @boundary("listing the accounts of fleet {fleet}")
-    def accounts(self, fleet: str) -> builtins.list[Account]:
+    def accounts(self, fleet: str) -> builtins.list[AccountRecord]:
         """The accounts of ``fleet``, by name."""
         fleet_id = self.get(fleet).id
         statement = select(Account).where(Account.fleet_id == fleet_id).order_by(Account.name)
-        return list(self._session.scalars(statement))
+        return [account_record(account) for account in self._session.scalars(statement)]

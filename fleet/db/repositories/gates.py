@@ -11,7 +11,9 @@ from sqlalchemy import select
 
 from fleet.db.errors import NotFound
 from fleet.db.models import GateEvaluation, Wave
+from fleet.db.records import GateRecord
 from fleet.db.repositories.base import Repository, aware
+from fleet.db.repositories.convert import gate_record
 from fleet.db.translate import boundary
 
 
@@ -25,7 +27,7 @@ class GateRepository(Repository):
         evaluated_at: datetime,
         passed: bool | None,
         checks: Sequence[Mapping[str, Any]],
-    ) -> GateEvaluation:
+    ) -> GateRecord:
         """Record one evaluation of ``wave_id``'s gates; :class:`NotFound` for an unknown wave."""
         doing = f"recording a gate evaluation of wave {wave_id}"
         aware(evaluated_at, "evaluated_at", doing)
@@ -39,19 +41,19 @@ class GateRepository(Repository):
         )
         self._session.add(evaluation)
         self._session.flush()
-        return evaluation
+        return gate_record(evaluation)
 
     @boundary("listing the gate evaluations of wave {wave_id}")
-    def list(self, wave_id: str) -> list[GateEvaluation]:
+    def list(self, wave_id: str) -> list[GateRecord]:
         """Evaluations of ``wave_id``, oldest first."""
         statement = (
             select(GateEvaluation)
             .where(GateEvaluation.wave_id == wave_id)
             .order_by(GateEvaluation.evaluated_at, GateEvaluation.id)
         )
-        return list(self._session.scalars(statement))
+        return [gate_record(row) for row in self._session.scalars(statement)]
 
-    def latest(self, wave_id: str) -> GateEvaluation | None:
+    def latest(self, wave_id: str) -> GateRecord | None:
         """The newest evaluation of ``wave_id``, or None."""
         evaluations = self.list(wave_id)
         return evaluations[-1] if evaluations else None

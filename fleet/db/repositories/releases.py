@@ -14,7 +14,9 @@ from sqlalchemy import select
 
 from fleet.db.errors import InvalidInput, NotFound, ReleaseConflict
 from fleet.db.models import Fleet, Release
+from fleet.db.records import ReleaseRecord
 from fleet.db.repositories.base import Repository, aware
+from fleet.db.repositories.convert import release_record
 from fleet.db.translate import boundary
 
 
@@ -32,7 +34,7 @@ class ReleaseRepository(Repository):
     """Releases (Release manifests as added)."""
 
     @boundary("adding release {name}")
-    def add(self, name: str, fleet: str, spec: Mapping[str, Any], now: datetime) -> Release:
+    def add(self, name: str, fleet: str, spec: Mapping[str, Any], now: datetime) -> ReleaseRecord:
         """Add release ``name`` of ``fleet`` with ``spec``; the existing row when the same spec
         was added before; :class:`ReleaseConflict` when the name holds a different spec."""
         doing = f"adding release {name}"
@@ -56,15 +58,16 @@ class ReleaseRepository(Repository):
         release = Release(name=name, fleet=owner, spec=plain, digest=digest, created_at=now)
         self._session.add(release)
         self._session.flush()
-        return release
+        return release_record(release)
 
     @boundary("reading release {name}")
-    def find(self, name: str) -> Release | None:
+    def find(self, name: str) -> ReleaseRecord | None:
         """The release named ``name``, or None."""
-        return self._session.scalars(select(Release).where(Release.name == name)).one_or_none()
+        found = self._session.scalars(select(Release).where(Release.name == name)).one_or_none()
+        return None if found is None else release_record(found)
 
     @boundary("reading release {name}")
-    def get(self, name: str) -> Release:
+    def get(self, name: str) -> ReleaseRecord:
         """The release named ``name``; :class:`NotFound` if absent."""
         release = self.find(name)
         if release is None:
@@ -82,9 +85,10 @@ class ReleaseRepository(Repository):
         return dict(spec)
 
     @boundary("listing releases")
-    def list(self, fleet: str | None = None) -> list[Release]:
+    def list(self, fleet: str | None = None) -> list[ReleaseRecord]:
         """Releases (of ``fleet``), oldest first."""
         statement = select(Release).join(Fleet, Release.fleet_id == Fleet.id)
         if fleet is not None:
             statement = statement.where(Fleet.name == fleet)
-        return list(self._session.scalars(statement.order_by(Release.created_at, Release.id)))
+        rows = self._session.scalars(statement.order_by(Release.created_at, Release.id))
+        return [release_record(release) for release in rows]

@@ -1,5 +1,6 @@
 """Rollouts: creating one with all its waves and steps, reading and listing them, and updating
-one under its optimistic lock.
+one under its optimistic lock. Rollouts come back as
+:class:`~fleet.db.records.RolloutRecord` (with their release and fleet).
 
 Every update of a rollout bumps its ``version``; an update whose unit of work read an older
 version (or that names an ``expected_version`` the row no longer has) raises
@@ -12,16 +13,19 @@ import builtins
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack, cast
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import defer, selectinload
 
 from fleet.db.errors import AlreadyExists, InvalidInput, NotFound, StaleState
 from fleet.db.models import ID, Cluster, Fleet, Release, Rollout, Step, Wave
-from fleet.db.repositories.base import Repository, aware, checked_fields
+from fleet.db.records import FleetRef, RolloutChange, RolloutRecord
+from fleet.db.repositories.base import Repository, Scope, aware, checked_fields
+from fleet.db.repositories.convert import rollout_record
 from fleet.db.specs import NewWave
 from fleet.db.translate import boundary
+from fleet.domain.json import JSONObject
 
 ROLLOUT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 """Rollout ids: 1-128 letters, digits, ``.``, ``_``, ``-`` (they appear in URLs and step ids)."""
@@ -31,7 +35,7 @@ WITHOUT_FLEET_SPEC = (
     selectinload(Rollout.release).selectinload(Release.fleet).defer(Fleet.spec),
 )
 """A rollout's fleet loaded without its spec (the whole manifest: megabytes for a large fleet);
-reading ``rollout.fleet.spec`` inside the unit of work still loads it."""
+records carry no fleet spec)."""
 
 INITIAL_ROLLOUT_STATE = "planned"
 INITIAL_WAVE_STATE = "pending"
@@ -58,6 +62,17 @@ UPDATABLE = frozenset(
 class RolloutRepository(Repository):
     """Rollouts, created together with their waves and steps."""
 
+    def __init__(self, scope: Scope) -> None:
+        super().__init__(scope)
+        self._rows: dict[str, Rollout] = {}
+        """The rows read in this unit of work, by id: the session's identity map holds rows
+        only while something refers to them, and an update needs the row that was read (its
+        version is the optimistic lock's) without reading it again."""
+
+    def _record(self, row: Rollout) -> RolloutRecord:
+        self._rows[row.id] = row
+        return rollout_record(row)
+
     @boundary("creating rollout {rollout_id}")
     def create(
         self,
@@ -72,7 +87,7 @@ class RolloutRepository(Repository):
         trace_id: str | None = None,
         root_span_id: str | None = None,
         queued_behind: str | None = None,
-    ) -> Rollout:
+    ) -> RolloutRecord:
         """Create rollout ``rollout_id`` of ``release`` with ``waves`` (in order: their ``seq``
         is their position) and one pending step per wave and cluster.
 
@@ -89,7 +104,7 @@ class RolloutRepository(Repository):
         owner = self._session.scalars(select(Release).where(Release.name == release)).one_or_none()
         if owner is None:
             raise NotFound(f"{doing}: release {release} does not exist")
-        clusters = self._clusters_of(owner.fleet, waves, doing)
+        clusters = self._clusters_of(owner.fleet_id, owner.fleet.name, waves, doing)
         rollout = Rollout(
             id=rollout_id,
             release=owner,
@@ -108,15 +123,15 @@ class RolloutRepository(Repository):
         )
         self._session.add(rollout)
         self._session.flush()
-        self._add_waves(rollout, waves, clusters, doing)
+        self._add_waves(rollout.id, waves, clusters, doing)
         self._session.flush()
-        return rollout
+        return self._record(rollout)
 
     def _clusters_of(
-        self, fleet: Fleet, waves: Sequence[NewWave], doing: str
+        self, fleet_id: int, fleet: str, waves: Sequence[NewWave], doing: str
     ) -> dict[str, Cluster]:
         statement = select(Cluster).where(
-            Cluster.fleet_id == fleet.id, Cluster.removed_at.is_(None)
+            Cluster.fleet_id == fleet_id, Cluster.removed_at.is_(None)
         )
         active = {c.name: c for c in self._session.scalars(statement)}
         placed: dict[str, int] = {}
@@ -124,7 +139,7 @@ class RolloutRepository(Repository):
             for c, name in enumerate(wave.clusters):
                 field = f"waves[{w}].clusters[{c}]"
                 if name not in active:
-                    raise NotFound(f"{doing}: {field}: {name} is no active cluster of {fleet.name}")
+                    raise NotFound(f"{doing}: {field}: {name} is no active cluster of {fleet}")
                 if name in placed:
                     raise InvalidInput(doing, field, f"{name} is already in waves[{placed[name]}]")
                 placed[name] = w
@@ -132,17 +147,17 @@ class RolloutRepository(Repository):
 
     def _add_waves(
         self,
-        rollout: Rollout,
+        rollout_id: str,
         waves: Sequence[NewWave],
         clusters: dict[str, Cluster],
         doing: str,
         start: int = 0,
     ) -> None:
         for seq, new in enumerate(waves, start=start):
-            wave_id = new.id or f"{rollout.id}.{seq}"
+            wave_id = new.id or f"{rollout_id}.{seq}"
             wave = Wave(
                 id=wave_id,
-                rollout_id=rollout.id,
+                rollout_id=rollout_id,
                 ring=new.ring,
                 ring_index=new.ring_index,
                 index=new.index,
@@ -151,14 +166,14 @@ class RolloutRepository(Repository):
             )
             self._session.add(wave)
             for name in new.clusters:
-                step_id = new.step_ids.get(name) or f"{rollout.id}.{seq}.{name}"
+                step_id = new.step_ids.get(name) or f"{rollout_id}.{seq}.{name}"
                 if len(step_id) > ID:
                     raise InvalidInput(doing, "rollout_id", f"step id {step_id} is too long")
                 self._session.add(
                     Step(
                         id=step_id,
                         wave_id=wave_id,
-                        rollout_id=rollout.id,
+                        rollout_id=rollout_id,
                         cluster=clusters[name],
                         state=INITIAL_STEP_STATE,
                         attempts=0,
@@ -166,12 +181,13 @@ class RolloutRepository(Repository):
                 )
 
     @boundary("adding waves to rollout {rollout.id}")
-    def append_waves(self, rollout: Rollout, waves: Sequence[NewWave]) -> None:
+    def append_waves(self, rollout: RolloutRecord, waves: Sequence[NewWave]) -> None:
         """Add ``waves`` (and their pending steps) after the rollout's existing waves: clusters
         that joined the fleet during the rollout. Each cluster must be active and not yet in
         the rollout; raises :class:`NotFound` or :class:`InvalidInput` before writing."""
         doing = f"adding waves to rollout {rollout.id}"
-        clusters = self._clusters_of(rollout.fleet, waves, doing)
+        fleet: FleetRef = rollout.fleet
+        clusters = self._clusters_of(fleet.id, fleet.name, waves, doing)
         taken = set(
             self._session.scalars(select(Step.cluster_id).where(Step.rollout_id == rollout.id))
         )
@@ -185,24 +201,35 @@ class RolloutRepository(Repository):
             select(func.max(Wave.seq)).where(Wave.rollout_id == rollout.id)
         ).one()
         self._add_waves(
-            rollout, waves, clusters, doing, start=(last if last is not None else -1) + 1
+            rollout.id, waves, clusters, doing, start=(last if last is not None else -1) + 1
         )
         self._session.flush()
 
     @boundary("reading rollout {rollout_id}")
     def find(
         self, rollout_id: str, *, for_update: bool = False, plan: bool = True
-    ) -> Rollout | None:
+    ) -> RolloutRecord | None:
         """Rollout ``rollout_id`` or None; ``for_update`` locks its row until the unit of work
         ends (so no other process advances it meanwhile); ``plan=False`` leaves its plan (every
-        ring's clusters) to be read when first used, inside this unit of work."""
+        ring's clusters) unread (:meth:`plan_of` reads it alone)."""
         statement = select(Rollout).where(Rollout.id == rollout_id).options(*WITHOUT_FLEET_SPEC)
         if not plan:
             statement = statement.options(defer(Rollout.plan))
-        return self._session.scalars(self._locking(statement, Rollout, for_update)).one_or_none()
+        found = self._session.scalars(self._locking(statement, Rollout, for_update)).one_or_none()
+        return None if found is None else self._record(found)
+
+    @boundary("reading the plan of rollout {rollout_id}")
+    def plan_of(self, rollout_id: str) -> JSONObject:
+        """The stored plan of rollout ``rollout_id`` alone; :class:`NotFound` if absent."""
+        plan = self._session.scalars(
+            select(Rollout.plan).where(Rollout.id == rollout_id)
+        ).one_or_none()
+        if plan is None:
+            raise NotFound(f"reading the plan of rollout {rollout_id}: no such rollout")
+        return cast(JSONObject, plan)
 
     @boundary("reading rollout {rollout_id}")
-    def get(self, rollout_id: str, *, for_update: bool = False, plan: bool = True) -> Rollout:
+    def get(self, rollout_id: str, *, for_update: bool = False, plan: bool = True) -> RolloutRecord:
         """Rollout ``rollout_id`` (see :meth:`find`); :class:`NotFound` if absent."""
         rollout = self.find(rollout_id, for_update=for_update, plan=plan)
         if rollout is None:
@@ -218,7 +245,7 @@ class RolloutRepository(Repository):
         release: str | None = None,
         active: bool | None = None,
         limit: int | None = None,
-    ) -> list[Rollout]:
+    ) -> list[RolloutRecord]:
         """Rollouts, oldest first, filtered by state, fleet, release and activity; with
         ``limit``, the newest ``limit`` of them (still oldest first)."""
         statement = select(Rollout).options(*WITHOUT_FLEET_SPEC)
@@ -236,9 +263,11 @@ class RolloutRepository(Repository):
             finished = Rollout.finished_at.is_(None)
             statement = statement.where(finished if active else ~finished)
         if limit is None:
-            return list(self._session.scalars(statement.order_by(Rollout.created_at, Rollout.id)))
-        newest = statement.order_by(Rollout.created_at.desc(), Rollout.id.desc()).limit(limit)
-        return list(reversed(list(self._session.scalars(newest))))
+            rows = list(self._session.scalars(statement.order_by(Rollout.created_at, Rollout.id)))
+        else:
+            newest = statement.order_by(Rollout.created_at.desc(), Rollout.id.desc()).limit(limit)
+            rows = list(reversed(list(self._session.scalars(newest))))
+        return [self._record(row) for row in rows]
 
     @boundary("listing the active rollouts")
     def active_ids(self) -> builtins.list[str]:
@@ -250,33 +279,42 @@ class RolloutRepository(Repository):
         )
         return list(self._session.scalars(statement))
 
-    def active(self, fleet: str | None = None) -> builtins.list[Rollout]:
+    def active(self, fleet: str | None = None) -> builtins.list[RolloutRecord]:
         """Rollouts not finished yet (of ``fleet``), oldest first."""
         return self.list(fleet=fleet, active=True)
 
     @boundary("updating rollout {rollout.id}")
     def update(
         self,
-        rollout: Rollout,
+        rollout: RolloutRecord,
         *,
         now: datetime,
         expected_version: int | None = None,
-        **fields: Any,
-    ) -> Rollout:
-        """Change ``fields`` (names in :data:`UPDATABLE`) of ``rollout`` (loaded in this unit
-        of work) at ``now``; its version grows by one.
+        **fields: Unpack[RolloutChange],
+    ) -> RolloutRecord:
+        """Change ``fields`` (names in :data:`UPDATABLE`) of ``rollout`` at ``now``; its
+        version grows by one; the record as it stands after the change is returned (use it,
+        not ``rollout``, for a further update).
 
-        :class:`StaleState` if ``expected_version`` is given and differs, or if another unit of
-        work updated the row since this one read it."""
+        :class:`StaleState` if ``expected_version`` is given and differs, if ``rollout`` is
+        not the version this unit of work holds, or if another unit of work updated the row
+        since this one read it."""
         doing = f"updating rollout {rollout.id}"
         aware(now, "now", doing)
         values = checked_fields(fields, UPDATABLE, doing)
-        if expected_version is not None and rollout.version != expected_version:
+        row = self._rows.get(rollout.id) or self._session.get(Rollout, rollout.id)
+        if row is None:
+            raise NotFound(f"{doing}: no such rollout")
+        if row.version != rollout.version:
             raise StaleState(
-                f"{doing}: it is at version {rollout.version}, not {expected_version}; reload it"
+                f"{doing}: it is at version {row.version}, not {rollout.version}; reload it"
+            )
+        if expected_version is not None and row.version != expected_version:
+            raise StaleState(
+                f"{doing}: it is at version {row.version}, not {expected_version}; reload it"
             )
         for name, value in values.items():
-            setattr(rollout, name, value)
-        rollout.updated_at = now
+            setattr(row, name, value)
+        row.updated_at = now
         self._session.flush()
-        return rollout
+        return self._record(row)

@@ -15,7 +15,9 @@ from sqlalchemy.orm import selectinload
 
 from fleet.db.errors import NotFound
 from fleet.db.models import Account, Cluster, Fleet, Release, Rollout, Step, Wave
+from fleet.db.records import RolloutRecord, StepRecord, WaveRecord, WindowDoc
 from fleet.db.repositories.base import Repository, aware, checked_fields, states_of
+from fleet.db.repositories.convert import rollout_record, step_record, wave_record
 from fleet.db.repositories.rollouts import WITHOUT_FLEET_SPEC
 from fleet.db.translate import boundary
 
@@ -125,7 +127,7 @@ class StepRow:
     error: str | None
     cluster: str
     removed_at: datetime | None
-    maintenance_windows: list[dict[str, Any]]
+    maintenance_windows: list[WindowDoc]
     mark: tuple[int, datetime]
 
 
@@ -161,7 +163,7 @@ class StepRepository(Repository):
         *,
         wave_id: str | None = None,
         states: Iterable[str] | None = None,
-    ) -> list[Step]:
+    ) -> list[StepRecord]:
         """The steps of ``rollout_id`` (of ``wave_id``, in ``states``), ordered by their wave's
         position, then cluster name."""
         statement = (
@@ -175,10 +177,13 @@ class StepRepository(Repository):
             statement = statement.where(Step.wave_id == wave_id)
         if states is not None:
             statement = statement.where(Step.state.in_([str(s) for s in states]))
-        return list(self._session.scalars(statement.order_by(Wave.seq, Cluster.name)))
+        rows = self._session.scalars(statement.order_by(Wave.seq, Cluster.name))
+        return [step_record(step) for step in rows]
 
     @boundary("listing the steps of cluster {cluster} of fleet {fleet}")
-    def of_cluster(self, fleet: str, cluster: str) -> builtins.list[tuple[Step, Wave, Rollout]]:
+    def of_cluster(
+        self, fleet: str, cluster: str
+    ) -> builtins.list[tuple[StepRecord, WaveRecord, RolloutRecord]]:
         """Every step any rollout of ``fleet`` took on its cluster named ``cluster`` (removed
         clusters too), each with its wave and rollout, in one query (unordered)."""
         statement = (
@@ -190,16 +195,19 @@ class StepRepository(Repository):
             .options(*WITHOUT_FLEET_SPEC)
             .where(Fleet.name == fleet, Cluster.name == cluster)
         )
-        return [(step, wave, rollout) for step, wave, rollout in self._session.execute(statement)]
+        return [
+            (step_record(step), wave_record(wave), rollout_record(rollout))
+            for step, wave, rollout in self._session.execute(statement)
+        ]
 
     @boundary("reading the latest steps of clusters")
-    def latest_of(self, cluster_ids: Iterable[int]) -> dict[int, tuple[Step, Rollout]]:
+    def latest_of(self, cluster_ids: Iterable[int]) -> dict[int, tuple[StepRecord, RolloutRecord]]:
         """Each cluster's latest step that reached it (any state but ``pending``, ``skipped``
         or ``cancelled``), with its rollout: the newest rollout's, its latest wave's; by
         cluster id, one query per :data:`CHUNK` ids (the database ranks the steps, so only
         one row per cluster comes back). Clusters no step reached are absent."""
         ids = builtins.list(dict.fromkeys(cluster_ids))
-        found: dict[int, tuple[Step, Rollout]] = {}
+        found: dict[int, tuple[StepRecord, RolloutRecord]] = {}
         for start in range(0, len(ids), CHUNK):
             rank = (
                 func.row_number()
@@ -227,17 +235,17 @@ class StepRepository(Repository):
                 .where(ranked.c.rank == 1)
             )
             for step, rollout in self._session.execute(statement):
-                found[step.cluster_id] = (step, rollout)
+                found[step.cluster_id] = (step_record(step), rollout_record(rollout))
         return found
 
     @boundary("reading step {step_id}")
-    def get(self, step_id: str, *, for_update: bool = False) -> Step:
+    def get(self, step_id: str, *, for_update: bool = False) -> StepRecord:
         """Step ``step_id`` (row-locked with ``for_update``); :class:`NotFound` if absent."""
         statement = self._locking(select(Step).where(Step.id == step_id), Step, for_update)
         step: Step | None = self._session.scalars(statement).one_or_none()
         if step is None:
             raise NotFound(f"reading step {step_id}: no such step")
-        return step
+        return step_record(step)
 
     @boundary("reading the context of steps {step_ids}")
     def contexts(self, step_ids: Iterable[str]) -> dict[str, StepContext]:
@@ -299,7 +307,7 @@ class StepRepository(Repository):
         return {state: int(count) for state, count in self._session.execute(statement)}
 
     @boundary("listing steps silent since {before}")
-    def silent(self, states: Iterable[str], before: datetime) -> builtins.list[Step]:
+    def silent(self, states: Iterable[str], before: datetime) -> builtins.list[StepRecord]:
         """Steps in ``states`` whose last sign of life (heartbeat, else dispatch) is older than
         ``before``: tasks that were probably lost. Oldest first."""
         aware(before, "before", "listing silent steps")
@@ -309,7 +317,7 @@ class StepRepository(Repository):
             .where(Step.state.in_([str(s) for s in states]), last < before)
             .order_by(last, Step.id)
         )
-        return list(self._session.scalars(statement))
+        return [step_record(step) for step in self._session.scalars(statement)]
 
     @boundary("moving step {step_id} to {to_state}")
     def transition(

@@ -9,7 +9,9 @@ from sqlalchemy import select, update
 
 from fleet.db.errors import AlreadyExists, InvalidInput, NotFound
 from fleet.db.models import ApiToken
+from fleet.db.records import TokenRecord
 from fleet.db.repositories.base import Repository, aware
+from fleet.db.repositories.convert import token_record
 from fleet.db.translate import boundary
 
 
@@ -27,7 +29,7 @@ class TokenRepository(Repository):
         created_by: str,
         created_at: datetime,
         expires_at: datetime,
-    ) -> ApiToken:
+    ) -> TokenRecord:
         """Store a new token (:class:`AlreadyExists` when the name is taken)."""
         doing = f"adding token {name}"
         aware(created_at, "created_at", doing)
@@ -47,36 +49,42 @@ class TokenRepository(Repository):
         )
         self._session.add(token)
         self._session.flush()
-        return token
+        return token_record(token)
 
     @boundary("reading token {name}")
-    def find(self, name: str) -> ApiToken | None:
+    def find(self, name: str) -> TokenRecord | None:
         """The token called ``name``, if any."""
+        token = self._row(name)
+        return None if token is None else token_record(token)
+
+    def _row(self, name: str) -> ApiToken | None:
         return self._session.scalars(select(ApiToken).where(ApiToken.name == name)).first()
 
     @boundary("reading a token by its hash")
-    def by_hash(self, token_hash: str) -> ApiToken | None:
+    def by_hash(self, token_hash: str) -> TokenRecord | None:
         """The token whose secret hashes to ``token_hash``, if any."""
         statement = select(ApiToken).where(ApiToken.token_hash == token_hash)
-        return self._session.scalars(statement).first()
+        token = self._session.scalars(statement).first()
+        return None if token is None else token_record(token)
 
     @boundary("listing tokens")
-    def list(self) -> list[ApiToken]:
+    def list(self) -> list[TokenRecord]:
         """Every token, by name."""
-        return list(self._session.scalars(select(ApiToken).order_by(ApiToken.name)))
+        rows = self._session.scalars(select(ApiToken).order_by(ApiToken.name))
+        return [token_record(token) for token in rows]
 
     @boundary("revoking token {name}")
-    def revoke(self, name: str, at: datetime) -> ApiToken:
+    def revoke(self, name: str, at: datetime) -> TokenRecord:
         """Mark ``name`` revoked at ``at`` (a revoked token keeps its first revocation);
         :class:`NotFound` when there is no such token."""
         aware(at, "at", f"revoking token {name}")
-        token = self.find(name)
+        token = self._row(name)
         if token is None:
             raise NotFound(f"revoking token {name}: no such token")
         if token.revoked_at is None:
             token.revoked_at = at
             self._session.flush()
-        return token
+        return token_record(token)
 
     @boundary("noting the use of token {token_id}")
     def used(self, token_id: int, at: datetime) -> None:

@@ -8,13 +8,15 @@ import builtins
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from sqlalchemy import func, select
 
 from fleet.db.errors import InvalidInput, NotFound
 from fleet.db.models import Fleet, Rollout, Wave
-from fleet.db.repositories.base import Repository, checked_fields, states_of
+from fleet.db.records import WaveChange, WaveRecord
+from fleet.db.repositories.base import Repository, Scope, checked_fields, states_of
+from fleet.db.repositories.convert import wave_record
 from fleet.db.translate import boundary
 
 UPDATABLE = frozenset(
@@ -41,31 +43,41 @@ class PassedWave:
 class WaveRepository(Repository):
     """The waves of rollouts (written by the scheduler under its rollout's lock)."""
 
+    def __init__(self, scope: Scope) -> None:
+        super().__init__(scope)
+        self._rows: dict[str, Wave] = {}
+        """The rows read in this unit of work, by id (an update changes the row read, without
+        reading it again: the session's identity map keeps rows only while referred to)."""
+
+    def _record(self, row: Wave) -> WaveRecord:
+        self._rows[row.id] = row
+        return wave_record(row)
+
     @boundary("listing the waves of rollout {rollout_id}")
-    def list(self, rollout_id: str, *, ring_index: int | None = None) -> list[Wave]:
+    def list(self, rollout_id: str, *, ring_index: int | None = None) -> list[WaveRecord]:
         """The waves of ``rollout_id`` (in ring ``ring_index``), in rollout order (``seq``)."""
         statement = select(Wave).where(Wave.rollout_id == rollout_id)
         if ring_index is not None:
             statement = statement.where(Wave.ring_index == ring_index)
-        return list(self._session.scalars(statement.order_by(Wave.seq)))
+        return [self._record(w) for w in self._session.scalars(statement.order_by(Wave.seq))]
 
     @boundary("reading wave {wave_id}")
-    def get(self, wave_id: str, *, for_update: bool = False) -> Wave:
+    def get(self, wave_id: str, *, for_update: bool = False) -> WaveRecord:
         """Wave ``wave_id`` (row-locked with ``for_update``); :class:`NotFound` if absent."""
         statement = self._locking(select(Wave).where(Wave.id == wave_id), Wave, for_update)
         wave: Wave | None = self._session.scalars(statement).one_or_none()
         if wave is None:
             raise NotFound(f"reading wave {wave_id}: no such wave")
-        return wave
+        return self._record(wave)
 
     @boundary("reading wave {seq} of rollout {rollout_id}")
-    def at(self, rollout_id: str, seq: int) -> Wave:
+    def at(self, rollout_id: str, seq: int) -> WaveRecord:
         """The wave at position ``seq`` of ``rollout_id``; :class:`NotFound` if absent."""
         statement = select(Wave).where(Wave.rollout_id == rollout_id, Wave.seq == seq)
         wave = self._session.scalars(statement).one_or_none()
         if wave is None:
             raise NotFound(f"reading wave {seq} of rollout {rollout_id}: no such wave")
-        return wave
+        return self._record(wave)
 
     @boundary("listing the passed waves of fleet {fleet}")
     def passed(self, fleet: str, *, per_ring: int) -> builtins.list[PassedWave]:
@@ -117,14 +129,18 @@ class WaveRepository(Repository):
         ]
 
     @boundary("updating wave {wave.id}")
-    def update(self, wave: Wave, **fields: Any) -> Wave:
-        """Change ``fields`` (names in :data:`UPDATABLE`) of ``wave``, loaded in this unit of
-        work."""
-        values = checked_fields(fields, UPDATABLE, f"updating wave {wave.id}")
+    def update(self, wave: WaveRecord, **fields: Unpack[WaveChange]) -> WaveRecord:
+        """Change ``fields`` (names in :data:`UPDATABLE`) of ``wave``; the wave as it stands
+        after the change."""
+        doing = f"updating wave {wave.id}"
+        values = checked_fields(fields, UPDATABLE, doing)
+        row = self._rows.get(wave.id) or self._session.get(Wave, wave.id)
+        if row is None:
+            raise NotFound(f"{doing}: no such wave")
         for name, value in values.items():
-            setattr(wave, name, value)
+            setattr(row, name, value)
         self._session.flush()
-        return wave
+        return self._record(row)
 
     @boundary("moving wave {wave_id} to {to_state}")
     def transition(

@@ -13,14 +13,18 @@ nothing leaves the fleet's generation as it was.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from fleet.agenttls import AgentTLS
 from fleet.credentials import AccountAccess
 from fleet.db.errors import InvalidInput, NotFound
+from fleet.db.records import FleetRecord, WindowDoc
 from fleet.db.specs import ApplyResult, fleet_spec_from_manifest
 from fleet.db.uow import UnitOfWork
 from fleet.domain.fleet import Fleet
+from fleet.domain.json import JSONObject, JSONValue
 from fleet.domain.model import FleetInfo, fleet_info
 from fleet.gateway import AgentTarget
 from fleet.service.contact.probes import ProbePolicy, contact_of
@@ -83,7 +87,7 @@ def apply_fleet(
 
 
 def _audit_clusters(
-    uow: UnitOfWork, now: Any, actor: str, result: ApplyResult, reason: str | None
+    uow: UnitOfWork, now: datetime, actor: str, result: ApplyResult, reason: str | None
 ) -> None:
     """The per-cluster rows of an apply, and the ``fleet.changed`` rows of live rollouts."""
     fleet = result.fleet
@@ -133,7 +137,7 @@ def _audit_clusters(
             )
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Mapping[str, JSONValue] | None) -> JSONObject | None:
     """A mapping as a plain dict (None stays None)."""
     return None if value is None else dict(value)
 
@@ -159,7 +163,7 @@ def stored_fleet(ctx: FleetContext, name: str) -> FleetInfo:
         return info_of(uow.fleets.get(name))
 
 
-def info_of(row: Any) -> FleetInfo:
+def info_of(row: FleetRecord) -> FleetInfo:
     """A stored fleet row as the planner's plain data."""
     return fleet_info(Fleet.model_validate(row.spec, strict=False))
 
@@ -217,7 +221,7 @@ def _ring_index(rings: list[str], ring: str) -> int:
     return rings.index(ring) if ring in rings else len(rings)
 
 
-def _window(window: dict[str, Any]) -> dict[str, Any]:
+def _window(window: WindowDoc) -> JSONObject:
     """A stored maintenance window as contract B shows it."""
     return {
         "schedule": window.get("schedule"),

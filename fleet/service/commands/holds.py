@@ -13,9 +13,9 @@ process: two concurrent starts on the same clusters never both succeed.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from fleet.db.errors import NotFound
+from fleet.db.records import RolloutRecord
 from fleet.db.uow import UnitOfWork
 from fleet.domain.machine import APPLIED_STEP, HOLDS_CLUSTERS, RolloutState
 from fleet.domain.model import FleetInfo, TargetInfo, release_info
@@ -67,7 +67,7 @@ def refuse_twice(uow: UnitOfWork, release: str) -> None:
         raise ReleaseLive(release, busy[0].id, busy[0].state)
 
 
-def refuse_taken(uow: UnitOfWork, rollout: Any) -> None:
+def refuse_taken(uow: UnitOfWork, rollout: RolloutRecord) -> None:
     """Raise :class:`ClustersHeld` when ``rollout``, ended, would take its clusters back to roll
     them back while another live rollout holds them (rolling back is touching them again; the
     agent refuses to roll a wave back under a later one anyway). Takes the fleet's lock."""
@@ -77,7 +77,7 @@ def refuse_taken(uow: UnitOfWork, rollout: Any) -> None:
         raise held
 
 
-def taken(uow: UnitOfWork, rollout: Any) -> ClustersHeld | None:
+def taken(uow: UnitOfWork, rollout: RolloutRecord) -> ClustersHeld | None:
     """The refusal :func:`refuse_taken` raises, or None (a read: no lock is taken, so a status
     may say whether a rollback would be refused)."""
     applied = {s.cluster.name for s in uow.steps.list(rollout.id) if s.state in APPLIED_STEP}
@@ -102,5 +102,5 @@ def waiting_reason(holds: list[Hold]) -> str:
     )
 
 
-def _target(rollout: Any) -> TargetInfo:
+def _target(rollout: RolloutRecord) -> TargetInfo:
     return release_info(release_of(rollout)).target

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from fleet.db.records import RolloutRecord
 from fleet.domain.machine import (
     APPLIED_STEP,
     HOLDS_CLUSTERS,
@@ -134,7 +135,7 @@ class Standing:
 
 
 def standing(
-    rollout: Any,
+    rollout: RolloutRecord,
     *,
     waiting_ring: str | None = None,
     steps: Iterable[tuple[str, str | None]] = (),

@@ -18,12 +18,16 @@ process, joins the same trace.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind
 
 from fleet.db.errors import NotFound
+from fleet.db.records import RolloutRecord
+from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONObject
 from fleet.domain.machine import (
     RollbackState,
     RolloutState,
@@ -75,6 +79,13 @@ __all__ = [
     "rollback",
     "start_rollout",
 ]
+
+
+Change = Callable[
+    [UnitOfWork, RolloutRecord, datetime], tuple[JSONObject, JSONObject, RolloutRecord]
+]
+"""A command's change of a rollout: ``(uow, rollout, now) -> (before, after, rollout as it
+stands after the change)``."""
 
 
 @boundary
@@ -129,7 +140,7 @@ def start_rollout(
             reason=reason,
             queued_behind=behind,
         )
-        after = {"state": str(state), "release": release.name, "waves": len(waves)}
+        after: JSONObject = {"state": str(state), "release": release.name, "waves": len(waves)}
         if behind:
             after |= {"queuedBehind": behind, "reason": reason}
         audit(
@@ -143,16 +154,16 @@ def start_rollout(
             reason=reason,
         )
         uow.commit()
-    started = {"id": rid, "state": str(state), "waves": len(waves), "traceId": trace_id}
-    return started | ({"queuedBehind": behind, "reason": reason} if behind else {})
+    started: JSONObject = {"id": rid, "state": str(state), "waves": len(waves), "traceId": trace_id}
+    queued: JSONObject = {"queuedBehind": behind, "reason": reason} if behind else {}
+    return started | queued
 
 
 def _command(
-    ctx: FleetContext, rid: str, actor: str, action: str, change: Any, reason: str | None = None
+    ctx: FleetContext, rid: str, actor: str, action: str, change: Change, reason: str | None = None
 ) -> dict[str, Any]:
-    """Run ``change(uow, rollout, now) -> (before, after)`` on the rollout in one transaction;
-    the audit row's reason is ``reason``, or the rollout's own once changed (abort,
-    rollback)."""
+    """Run ``change`` on the rollout in one transaction; the audit row's reason is ``reason``,
+    or the rollout's own once changed (abort, rollback)."""
     now = ctx.now()
     with ctx.writing() as uow:
         try:
@@ -164,7 +175,7 @@ def _command(
             context=rollout_context(rollout),
             attributes={"driftwave.rollout": rid, "driftwave.actor": actor},
         ):
-            before, after = change(uow, rollout, now)
+            before, after, rollout = change(uow, rollout, now)
             audit(
                 uow,
                 now,
@@ -180,7 +191,7 @@ def _command(
     return {"id": rid, **after}
 
 
-def _state(rollout: Any) -> RolloutState:
+def _state(rollout: RolloutRecord) -> RolloutState:
     return RolloutState(rollout.state)
 
 
@@ -188,10 +199,12 @@ def _state(rollout: Any) -> RolloutState:
 def pause(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """Stop forward progress (no new step, no next wave); steps already out continue."""
 
-    def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def change(
+        uow: UnitOfWork, rollout: RolloutRecord, now: datetime
+    ) -> tuple[JSONObject, JSONObject, RolloutRecord]:
         _refuse("pause", standing(rollout))
-        uow.rollouts.update(rollout, now=now, paused=True)
-        return {"paused": False}, {"paused": True, "state": rollout.state}
+        rollout = uow.rollouts.update(rollout, now=now, paused=True)
+        return {"paused": False}, {"paused": True, "state": rollout.state}, rollout
 
     return _command(ctx, rid, actor, "pause", change, f"paused by {actor}")
 
@@ -200,10 +213,12 @@ def pause(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
 def resume(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """Let a paused rollout go on exactly where it stood."""
 
-    def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def change(
+        uow: UnitOfWork, rollout: RolloutRecord, now: datetime
+    ) -> tuple[JSONObject, JSONObject, RolloutRecord]:
         _refuse("resume", standing(rollout))
-        uow.rollouts.update(rollout, now=now, paused=False)
-        return {"paused": True}, {"paused": False, "state": rollout.state}
+        rollout = uow.rollouts.update(rollout, now=now, paused=False)
+        return {"paused": True}, {"paused": False, "state": rollout.state}, rollout
 
     return _command(ctx, rid, actor, "resume", change, f"resumed by {actor}")
 
@@ -213,7 +228,9 @@ def abort(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     """End the rollout now: no new step starts; clusters keep what they have (roll back with
     ``rollback`` if needed)."""
 
-    def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def change(
+        uow: UnitOfWork, rollout: RolloutRecord, now: datetime
+    ) -> tuple[JSONObject, JSONObject, RolloutRecord]:
         before = _state(rollout)
         _refuse("abort", standing(rollout))
         for step in uow.steps.list(rid, states=[StepState.PENDING]):
@@ -226,14 +243,14 @@ def abort(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
                 WaveState.GATING,
             ):
                 uow.waves.update(wave, state=WaveState.CANCELLED, finished_at=now)
-        uow.rollouts.update(
+        rollout = uow.rollouts.update(
             rollout,
             now=now,
             state=RolloutState.ABORTED,
             reason=f"aborted by {actor}",
             finished_at=now,
         )
-        return {"state": before}, {"state": str(RolloutState.ABORTED)}
+        return {"state": before}, {"state": str(RolloutState.ABORTED)}, rollout
 
     return _command(ctx, rid, actor, "abort", change)
 
@@ -245,7 +262,7 @@ def approve(
     actor: str,
     ring: str,
     comment: str = "",
-    may_approve: Any = None,
+    may_approve: Callable[[str], str | None] | None = None,
 ) -> dict[str, Any]:
     """Approve ``ring`` of the rollout: it must be the ring the rollout waits for.
 
@@ -260,7 +277,9 @@ def approve(
     if not ring:
         raise CommandRefused(f"rollout {rid}: name the ring approved (rule: ring is required)")
 
-    def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def change(
+        uow: UnitOfWork, rollout: RolloutRecord, now: datetime
+    ) -> tuple[JSONObject, JSONObject, RolloutRecord]:
         waiting = (
             _ring_name(uow, rollout) if rollout.state == RolloutState.AWAITING_APPROVAL else None
         )
@@ -275,13 +294,13 @@ def approve(
         if refused:
             raise CommandForbidden(refused)
         uow.approvals.add(rid, waiting, actor, now, comment)
-        return {"state": rollout.state}, {"state": rollout.state, "approved": waiting}
+        return {"state": rollout.state}, {"state": rollout.state, "approved": waiting}, rollout
 
     why = comment.strip() or f"ring {ring} approved by {actor} (no comment given)"
     return _command(ctx, rid, actor, "approve", change, why)
 
 
-def _ring_name(uow: Any, rollout: Any) -> str:
+def _ring_name(uow: UnitOfWork, rollout: RolloutRecord) -> str:
     for wave in uow.waves.list(rollout.id):
         if wave.ring_index == rollout.ring_index:
             return str(wave.ring)
@@ -294,7 +313,9 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
     pauses, freezes and maintenance windows). On a ``rollback-failed`` rollout, the clusters
     whose rollback failed are tried again. Refused when there is nothing to roll back."""
 
-    def change(uow: Any, rollout: Any, now: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def change(
+        uow: UnitOfWork, rollout: RolloutRecord, now: datetime
+    ) -> tuple[JSONObject, JSONObject, RolloutRecord]:
         before = _state(rollout)
         steps = uow.steps.list(rid)
         here = standing(rollout, steps=[(s.state, s.rollback_state) for s in steps])
@@ -310,14 +331,15 @@ def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
                 uow.steps.transition(
                     step.id, [StepState.PENDING], StepState.CANCELLED, finished_at=now
                 )
-        uow.rollouts.update(
+        rollout = uow.rollouts.update(
             rollout,
             now=now,
             state=RolloutState.ROLLING_BACK,
             reason=f"rollback requested by {actor} ({touched} cluster(s))",
             finished_at=None,
         )
-        return {"state": before}, {"state": str(RolloutState.ROLLING_BACK), "clusters": touched}
+        after: JSONObject = {"state": str(RolloutState.ROLLING_BACK), "clusters": touched}
+        return {"state": before}, after, rollout
 
     return _command(ctx, rid, actor, "rollback", change)
 

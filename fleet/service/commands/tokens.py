@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from common.auth import hash_token
 from common.durations import span
 from fleet.db.errors import InvalidInput
-from fleet.db.models import ApiToken
+from fleet.db.records import TokenRecord
 from fleet.domain.roles import RANK, ROLES
 from fleet.service.context import FleetContext, audit
 from fleet.service.errors import boundary
@@ -87,7 +87,7 @@ class TokenCheck:
     refused: str | None = None
 
 
-def info_of(token: ApiToken) -> TokenInfo:
+def info_of(token: TokenRecord) -> TokenInfo:
     """The showable part of a stored token."""
     return TokenInfo(
         name=token.name,

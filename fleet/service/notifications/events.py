@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from fleet.domain.fleet import EVENT_PREFIX
+from fleet.domain.json import JSONObject
 
 CONTENT_TYPE = "application/cloudevents+json"
 DELIVERED = "notification.delivered"
@@ -91,7 +92,7 @@ class RolloutFacts:
     waves: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     """Wave id -> (ring, index within the ring, from 0)."""
 
-    def ring(self, index: Any) -> str | None:
+    def ring(self, index: object) -> str | None:
         """The name of ring ``index`` (None when unknown)."""
         if isinstance(index, int) and 0 <= index < len(self.rings):
             return self.rings[index]
@@ -135,7 +136,7 @@ def rfc3339(at: datetime) -> str:
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _number(value: Any) -> str:
+def _number(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if value is None:
@@ -143,7 +144,7 @@ def _number(value: Any) -> str:
     return str(value) if isinstance(value, int | float | str) else json.dumps(value)
 
 
-def failing_checks(checks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def failing_checks(checks: Iterable[Mapping[str, object]]) -> list[dict[str, object]]:
     """The checks of a gate evaluation that failed (not pending), as events list them."""
     return [
         {
@@ -157,7 +158,7 @@ def failing_checks(checks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _checks_line(failing: list[dict[str, Any]]) -> str:
+def _checks_line(failing: list[dict[str, object]]) -> str:
     return "; ".join(
         f"{c['name']} {_number(c['observed'])} (threshold {_number(c['threshold'])})"
         for c in failing
@@ -174,7 +175,7 @@ def events_of(
     row: AuditRow,
     facts: RolloutFacts,
     *,
-    checks: Sequence[Mapping[str, Any]] | None = None,
+    checks: Sequence[Mapping[str, object]] | None = None,
     link: str | None = None,
     position: tuple[int, int] | None = None,
 ) -> list[Event]:
@@ -277,7 +278,7 @@ def events_of(
     return out
 
 
-def _at(facts: RolloutFacts, position: tuple[int, int] | None) -> dict[str, Any]:
+def _at(facts: RolloutFacts, position: tuple[int, int] | None) -> JSONObject:
     """``ring`` and ``wave`` (from 1) of a position given as indexes (nothing when unknown)."""
     if position is None or facts.ring(position[0]) is None:
         return {}

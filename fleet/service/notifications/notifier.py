@@ -27,7 +27,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +36,9 @@ from typing import Any
 from common.secrets import OpenSecrets
 from fleet.credentials import CredentialsError, TokenResolver
 from fleet.db.errors import DatabaseError, NotFound
+from fleet.db.records import AuditRecord
+from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONObject, JSONValue
 from fleet.domain.plan import rolled_rings
 from fleet.service.context import FleetContext, audit
 from fleet.service.notifications.events import (
@@ -186,14 +189,15 @@ class Notifier:
         hooks: dict[str, Webhook] = {}
         with self.ctx.reading() as uow:
             for fleet in uow.fleets.list():
-                for entry in (fleet.spec.get("spec") or {}).get("notifications") or []:
+                for entry in _notifications(fleet.spec):
                     events = entry.get("events")
+                    secret = entry.get("secretRef")
                     hook = Webhook(
                         fleet.name,
                         str(entry["name"]),
                         str(entry["url"]),
-                        tuple(events) if events is not None else None,
-                        entry.get("secretRef"),
+                        tuple(str(e) for e in events) if isinstance(events, list) else None,
+                        str(secret) if secret is not None else None,
                     )
                     hooks[hook.key] = hook
             for key in [k for k in self._channels if k not in hooks]:
@@ -232,7 +236,7 @@ class Notifier:
             if ready < PAGE:
                 return
 
-    def _queue(self, uow: Any, row: AuditRow) -> None:
+    def _queue(self, uow: UnitOfWork, row: AuditRow) -> None:
         channels = [c for c in self._channels.values() if c.seen < row.id]
         if not channels:
             return
@@ -260,7 +264,7 @@ class Notifier:
                 if channel.webhook.wants(event) and (resume is None or resume.wants(event)):
                     channel.queue.append(_Pending(event))
 
-    def _rollout(self, uow: Any, rid: str, wave: str | None) -> RolloutFacts:
+    def _rollout(self, uow: UnitOfWork, rid: str, wave: str | None) -> RolloutFacts:
         facts = self._facts.get(rid)
         if facts is None or (wave is not None and wave not in facts.waves):
             rollout = uow.rollouts.get(rid)
@@ -404,7 +408,7 @@ class Notifier:
             close()
 
 
-def _position(uow: Any, rid: str, before: int) -> tuple[int, int] | None:
+def _position(uow: UnitOfWork, rid: str, before: int) -> tuple[int, int] | None:
     """The (ring, wave) indexes of the rollout's last transition before audit row ``before``."""
     rows = uow.audit.list(rollout_id=rid, object_type="rollout", object_id=rid)
     moves = [r for r in rows if r.action == "rollout.transition" and r.id < before]
@@ -413,7 +417,7 @@ def _position(uow: Any, rid: str, before: int) -> tuple[int, int] | None:
     return (ring, wave) if isinstance(ring, int) and isinstance(wave, int) else None
 
 
-def _row(entry: Any) -> AuditRow:
+def _row(entry: AuditRecord) -> AuditRow:
     return AuditRow(
         entry.id,
         entry.at,
@@ -426,3 +430,12 @@ def _row(entry: Any) -> AuditRow:
         entry.after,
         entry.reason,
     )
+
+
+def _notifications(manifest: JSONObject) -> list[Mapping[str, JSONValue]]:
+    """The webhooks (``spec.notifications[]``) of a stored Fleet manifest."""
+    spec = manifest.get("spec")
+    listed = spec.get("notifications") if isinstance(spec, Mapping) else None
+    if not isinstance(listed, list):
+        return []
+    return [entry for entry in listed if isinstance(entry, Mapping)]

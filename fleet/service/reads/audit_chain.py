@@ -23,7 +23,7 @@ from pydantic import Field
 
 from common.wire.base import Document
 from fleet.db import chain
-from fleet.db.models import AuditEntry
+from fleet.db.records import AuditRecord
 from fleet.service.context import FleetContext
 from fleet.service.errors import boundary
 
@@ -59,7 +59,7 @@ class AuditVerification(Document):
     broken: ChainBreak | None = Field(description="The first row that breaks the chain.")
 
 
-def _problem(row: AuditEntry, seq: int, previous: str) -> ChainBreak | None:
+def _problem(row: AuditRecord, seq: int, previous: str) -> ChainBreak | None:
     """How ``row`` breaks the chain after position ``seq - 1`` whose hash is ``previous``."""
     where = {"id": row.id, "stream": chain.STREAM, "seq": row.seq}
     if row.seq != seq:

@@ -9,8 +9,12 @@ fleet must be named too. A cluster removed from its fleet keeps its history.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from fleet.db.records import RolloutRecord, StepRecord, WaveRecord
+from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONObject
 from fleet.service.context import FleetContext
 from fleet.service.errors import boundary
 from fleet.service.reads.observed import Seen, observation, of_step
@@ -25,7 +29,7 @@ class ClusterAmbiguous(LookupError):
     """Several fleets have a cluster of that name and none was named."""
 
 
-def _fleet_of(uow: Any, name: str, fleet: str | None) -> str:
+def _fleet_of(uow: UnitOfWork, name: str, fleet: str | None) -> str:
     """The fleet holding cluster ``name`` (``fleet`` when given); the typed errors otherwise."""
     applied = [f.name for f in uow.fleets.list()]
     if fleet is not None and fleet not in applied:
@@ -73,13 +77,13 @@ def cluster_history(ctx: FleetContext, name: str, fleet: str | None = None) -> d
         }
 
 
-def _began(step: Any) -> Any:
+def _began(step: StepRecord) -> datetime | None:
     """When the step started: its first dispatch or the agent's start, the earlier."""
     known = [t for t in (step.dispatched_at, step.started_at) if t is not None]
     return min(known) if known else None
 
 
-def _row(rollout: Any, wave: Any, step: Any) -> dict[str, Any]:
+def _row(rollout: RolloutRecord, wave: WaveRecord, step: StepRecord) -> JSONObject:
     return {
         "rollout": rollout.id,
         "release": rollout.release.name,

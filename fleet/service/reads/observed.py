@@ -28,7 +28,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from fleet.db.records import ClusterRecord, StepRecord
 from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONObject
 from fleet.domain.machine import RollbackState, StepState
 from fleet.domain.plan import iso
 from fleet.service.commands.refusals import ClustersRegressed, Unheld
@@ -94,7 +96,7 @@ class Seen:
         return ", ".join(f"{count}/{self.nodes} on {image}" for image, count in ranked)
 
 
-def _count(value: Any, default: int) -> int:
+def _count(value: object, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
@@ -114,7 +116,7 @@ class ClusterNow:
             return self.message
         return f"{self.message} (observed {ago((now - self.seen.at).total_seconds())})"
 
-    def document(self, now: datetime) -> dict[str, Any]:
+    def document(self, now: datetime) -> JSONObject:
         """JSON-ready: ``holding``, ``message``, ``text`` (with the age), ``observedAt``,
         ``ageSeconds``, ``nodes``, ``nodesByImage``, ``drifted`` and ``supersededBy``."""
         seen = self.seen
@@ -131,7 +133,7 @@ class ClusterNow:
         }
 
 
-def observation(seen: Seen | None, now: datetime) -> dict[str, Any] | None:
+def observation(seen: Seen | None, now: datetime) -> JSONObject | None:
     """A cluster's last observation as JSON: ``observedAt``, ``ageSeconds``, ``nodes``,
     ``nodesByImage``, ``drifted``, ``disrupting`` and ``text`` (``40/40 on ami-0a1 (observed
     12 s ago)``); None when the fleet never observed it."""
@@ -149,7 +151,7 @@ def observation(seen: Seen | None, now: datetime) -> dict[str, Any] | None:
     }
 
 
-def images(*values: Any) -> frozenset[str]:
+def images(*values: object) -> frozenset[str]:
     """The image ids in the first of ``values`` that names any: a list, or ``a, b`` text."""
     for value in values:
         if isinstance(value, list):
@@ -163,7 +165,7 @@ def images(*values: Any) -> frozenset[str]:
     return frozenset()
 
 
-def step_images(step: Any) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+def step_images(step: StepRecord) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """A step row's (target images, images it replaced, images its nodes ran once converged),
     from the wave document it stored and its ``image_after`` / ``image_before`` columns (a
     target may resolve to several images, one per architecture or variant)."""
@@ -232,7 +234,7 @@ def _held(
     return ClusterNow(Holding.REGRESSED, f"regressed: {', '.join(parts)} (target {wanted})", seen)
 
 
-def of_steps(uow: UnitOfWork, steps: Iterable[Any]) -> dict[str, ClusterNow]:
+def of_steps(uow: UnitOfWork, steps: Iterable[StepRecord]) -> dict[str, ClusterNow]:
     """Each step row's :func:`cluster_now` on its cluster's last status (the rows' ``cluster``
     loaded), by step id, with the clusters' latest steps read in one query."""
     rows = list(steps)
@@ -245,14 +247,16 @@ def of_steps(uow: UnitOfWork, steps: Iterable[Any]) -> dict[str, ClusterNow]:
     return out
 
 
-def latest_of(uow: UnitOfWork, clusters: Iterable[Any]) -> dict[int, ClusterNow]:
+def latest_of(uow: UnitOfWork, clusters: Iterable[ClusterRecord]) -> dict[int, ClusterNow]:
     """How each cluster row stands against its latest step, by cluster id (clusters no step
     reached are absent), with the latest steps read in one query."""
     rows = {cluster.id: cluster for cluster in clusters}
     return {cid: of_step(step, rows[cid]) for cid, (step, _) in uow.steps.latest_of(rows).items()}
 
 
-def of_step(step: Any, cluster: Any, superseded_by: str | None = None) -> ClusterNow:
+def of_step(
+    step: StepRecord, cluster: ClusterRecord, superseded_by: str | None = None
+) -> ClusterNow:
     """A step row's :func:`cluster_now` on its cluster row's last status; ``superseded_by``: the
     rollout whose step reached the cluster later, if any."""
     target, before, converged_on = step_images(step)

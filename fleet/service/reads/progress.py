@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from fleet.domain.json import JSONObject
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState, WaveState
 from fleet.domain.pace import FinishedWave, SeenClock
 from fleet.domain.plan import iso
@@ -48,7 +49,7 @@ CONVERGED = frozenset({StepState.CONVERGED, StepState.VERIFYING, StepState.VERIF
 FAILED = frozenset({StepState.FAILED, StepState.TIMED_OUT, StepState.UNREACHABLE})
 
 
-def position(view: RolloutView) -> dict[str, Any] | None:
+def position(view: RolloutView) -> JSONObject | None:
     """The ring and wave under way, numbered from 1 (None before a ring started)."""
     if view.state in (RolloutState.QUEUED, RolloutState.PLANNED) or not view.rings:
         return None
@@ -69,13 +70,13 @@ def where(view: RolloutView, wave: WaveView) -> str:
     return f"wave {wave.index + 1} of {len(view.ring_waves(wave.ring_index))} of ring {wave.ring}"
 
 
-def _number(value: Any) -> str:
+def _number(value: object) -> str:
     if not isinstance(value, int | float):
         return "-"
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def _with(value: Any, unit: str) -> str:
+def _with(value: object, unit: str) -> str:
     """A number and its unit, singular for 1 (``1 cluster``, ``2 clusters``, ``30 s``)."""
     if not unit:
         return _number(value)
@@ -84,7 +85,7 @@ def _with(value: Any, unit: str) -> str:
     return f"{_number(value)} {unit}"
 
 
-def check_text(check: Mapping[str, Any]) -> str:
+def check_text(check: Mapping[str, object]) -> str:
     """A gate check in words: ``convergence: observed 2400 s, threshold 1800 s (a: ...)``."""
     name = str(check.get("name"))
     unit = UNITS.get(name, "")
@@ -94,13 +95,13 @@ def check_text(check: Mapping[str, Any]) -> str:
     return f"{name}: {values}" + (f" ({message})" if message else "")
 
 
-def failing(checks: Sequence[Mapping[str, Any]] | None) -> list[str]:
+def failing(checks: Sequence[Mapping[str, object]] | None) -> list[str]:
     """The failed (not pending) checks of a gate, in words."""
     return [check_text(c) for c in checks or () if not c.get("passed") and not c.get("pending")]
 
 
 def _failed_gate(
-    view: RolloutView, gates: Mapping[str, Sequence[Mapping[str, Any]] | None]
+    view: RolloutView, gates: Mapping[str, Sequence[Mapping[str, object]] | None]
 ) -> str | None:
     """``the gate of wave 1 of 2 of ring canary failed: checks`` (the last failed wave)."""
     failed = [w for w in view.waves if w.state is WaveState.FAILED]
@@ -129,7 +130,7 @@ def reason(
     now: datetime,
     stored: str,
     wait: Wait | None,
-    gates: Mapping[str, Sequence[Mapping[str, Any]] | None],
+    gates: Mapping[str, Sequence[Mapping[str, object]] | None],
 ) -> str:
     """Why the rollout stands where it stands, in words (module docstring)."""
     state = view.state
@@ -181,7 +182,7 @@ def _forward(view: RolloutView, wave: WaveView, now: datetime, wait: Wait | None
 
 
 def _after(
-    view: RolloutView, stored: str, gates: Mapping[str, Sequence[Mapping[str, Any]] | None]
+    view: RolloutView, stored: str, gates: Mapping[str, Sequence[Mapping[str, object]] | None]
 ) -> str:
     state = view.state
     gate = _failed_gate(view, gates)
@@ -254,7 +255,7 @@ def next_event(
     return {"event": event, "at": at, "inSeconds": left}
 
 
-def approval(view: RolloutView) -> dict[str, Any] | None:
+def approval(view: RolloutView) -> JSONObject | None:
     """The ring waiting for approval and who may give it (``approvers`` filled by the API)."""
     if view.state is not RolloutState.AWAITING_APPROVAL or not view.rings:
         return None
@@ -308,7 +309,7 @@ def progress_of(
     stored: str,
     wait: Wait | None,
     finished: Mapping[str, datetime | None],
-    gates: Mapping[str, Sequence[Mapping[str, Any]] | None],
+    gates: Mapping[str, Sequence[Mapping[str, object]] | None],
     queued_behind: str | None = None,
     timing: Timing | None = None,
     history: Sequence[FinishedWave] = (),

@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fleet.db.errors import NotFound
+from fleet.db.records import GateRecord, RolloutRecord, StepRecord, WaveRecord
 from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONObject
 from fleet.domain.plan import rolled_rings
 from fleet.service.commands.holds import taken
 from fleet.service.context import FleetContext, audit_entry
@@ -32,7 +34,7 @@ def iso(at: datetime | None) -> str | None:
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def step_outcome(step: Any, wave: Any) -> dict[str, Any]:
+def step_outcome(step: StepRecord, wave: WaveRecord) -> JSONObject:
     """Where a step stood and what it did: its ring and wave (from 1), state, rollback,
     images before and after, nodes, nodes replaced, attempts and error."""
     return {
@@ -50,7 +52,7 @@ def step_outcome(step: Any, wave: Any) -> dict[str, Any]:
     }
 
 
-def _step(step: Any, wave: Any, now: dict[str, Any]) -> dict[str, Any]:
+def _step(step: StepRecord, wave: WaveRecord, now: dict[str, Any]) -> dict[str, Any]:
     result = step.result or {}
     return {
         "cluster": step.cluster.name,
@@ -65,8 +67,7 @@ def _step(step: Any, wave: Any, now: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _gate(uow: UnitOfWork, wave_id: str) -> dict[str, Any] | None:
-    latest = uow.gates.latest(wave_id)
+def _gate(latest: GateRecord | None) -> JSONObject | None:
     if latest is None:
         return None
     return {
@@ -87,17 +88,18 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
         release = release_of(rollout)
         waves = uow.waves.list(rid)
         steps = uow.steps.list(rid)
-        by_wave: dict[str, list[Any]] = {}
+        by_wave: dict[str, list[StepRecord]] = {}
         for step in steps:
             by_wave.setdefault(step.wave_id, []).append(step)
         rings: list[dict[str, Any]] = []
         clusters: list[dict[str, Any]] = []
-        gates: dict[str, list[Any] | None] = {}
+        gates: dict[str, list[JSONObject] | None] = {}
         now = ctx.now()
         standings = of_steps(uow, steps)
         for wave in waves:
-            gate = _gate(uow, wave.id)
-            gates[wave.id] = gate["checks"] if gate else None
+            evaluation = uow.gates.latest(wave.id)
+            gate = _gate(evaluation)
+            gates[wave.id] = evaluation.checks if evaluation is not None else None
             if not rings or rings[-1]["name"] != wave.ring:
                 rings.append({"name": wave.ring, "index": wave.ring_index, "waves": []})
             members = sorted(by_wave.get(wave.id, []), key=lambda s: s.cluster.name)
@@ -166,7 +168,7 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
         }
 
 
-def _taken(uow: UnitOfWork, rollout: Any) -> str | None:
+def _taken(uow: UnitOfWork, rollout: RolloutRecord) -> str | None:
     held = taken(uow, rollout)
     return str(held) if held is not None else None
 

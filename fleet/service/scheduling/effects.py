@@ -11,13 +11,15 @@ statement per run, so a wave of thousands of clusters starts in a few statements
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, assert_never
+from typing import assert_never
 
 from opentelemetry.trace import Tracer
 
+from fleet.db.records import RolloutChange, RolloutRecord, WaveChange
 from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONObject
 from fleet.domain.machine import TERMINAL, RolloutState
-from fleet.service.context import audit, audit_many
+from fleet.service.context import audit, audit_many, rollout_context
 from fleet.service.scheduling.views import (
     Decision,
     Effect,
@@ -32,7 +34,7 @@ from fleet.service.scheduling.views import (
     Touch,
     WaveView,
 )
-from fleet.telemetry import nanos, parent_context, preset_ids
+from fleet.telemetry import nanos, preset_ids
 
 
 def _batch_key(effect: Effect) -> tuple[object, ...] | None:
@@ -98,10 +100,17 @@ def _record_gate(uow: UnitOfWork, rid: str, effect: RecordGate, now: datetime) -
     )
 
 
-def _set_rollout(uow: UnitOfWork, rollout: Any, effect: SetRollout, now: datetime) -> None:
-    """Move the rollout (state, position, reason; its start and end times)."""
-    before = {"state": rollout.state, "ring": rollout.ring_index, "wave": rollout.wave_index}
-    fields: dict[str, Any] = {
+def _set_rollout(
+    uow: UnitOfWork, rollout: RolloutRecord, effect: SetRollout, now: datetime
+) -> RolloutRecord:
+    """Move the rollout (state, position, reason; its start and end times); the rollout as it
+    stands after the move (a record is a snapshot: the next effect needs its new version)."""
+    before: JSONObject = {
+        "state": rollout.state,
+        "ring": rollout.ring_index,
+        "wave": rollout.wave_index,
+    }
+    fields: RolloutChange = {
         "state": str(effect.state),
         "ring_index": effect.ring_index,
         "wave_index": effect.wave_index,
@@ -111,8 +120,12 @@ def _set_rollout(uow: UnitOfWork, rollout: Any, effect: SetRollout, now: datetim
         fields["started_at"] = now
     if effect.finished or effect.state in TERMINAL:
         fields["finished_at"] = now
-    uow.rollouts.update(rollout, now=now, **fields)
-    after = {"state": str(effect.state), "ring": effect.ring_index, "wave": effect.wave_index}
+    moved = uow.rollouts.update(rollout, now=now, **fields)
+    after: JSONObject = {
+        "state": str(effect.state),
+        "ring": effect.ring_index,
+        "wave": effect.wave_index,
+    }
     audit(
         uow,
         now,
@@ -124,6 +137,7 @@ def _set_rollout(uow: UnitOfWork, rollout: Any, effect: SetRollout, now: datetim
         after={**after, "reason": effect.reason},
         reason=effect.reason,
     )
+    return moved
 
 
 class EffectWriter:
@@ -135,18 +149,17 @@ class EffectWriter:
     def apply(
         self,
         uow: UnitOfWork,
-        rollout: Any,
+        rollout: RolloutRecord,
         waves: list[WaveView],
         decision: Decision,
         now: datetime,
-    ) -> None:
-        """Apply ``decision``'s effects in ``uow``, in order, under the rollout's trace."""
-        rid = rollout.id
-        context = (
-            parent_context(rollout.trace_id, rollout.root_span_id) if rollout.trace_id else None
-        )
+    ) -> RolloutRecord:
+        """Apply ``decision``'s effects in ``uow``, in order, under the rollout's trace; the
+        rollout as it stands after them."""
         with self.tracer.start_as_current_span(
-            "scheduler.advance", context=context, attributes={"driftwave.rollout": rid}
+            "scheduler.advance",
+            context=rollout_context(rollout),
+            attributes={"driftwave.rollout": rollout.id},
         ):
             by_id = {w.id: w for w in waves}
             batch: list[StepEffect] = []
@@ -154,12 +167,13 @@ class EffectWriter:
                 if batch and _batch_key(effect) != _batch_key(batch[0]):
                     self._effects(uow, rollout, batch, now)
                     batch = []
-                self._effect(uow, rollout, by_id, effect, now, batch)
+                rollout = self._effect(uow, rollout, by_id, effect, now, batch)
             if batch:
                 self._effects(uow, rollout, batch, now)
+        return rollout
 
     def _effects(
-        self, uow: UnitOfWork, rollout: Any, batch: list[StepEffect], now: datetime
+        self, uow: UnitOfWork, rollout: RolloutRecord, batch: list[StepEffect], now: datetime
     ) -> None:
         """Apply a run of alike :class:`SetStep` (or :class:`Touch`) effects in one statement per
         chunk of steps, with their audit rows in one flush (a wave of 6,000 clusters starts in a
@@ -188,19 +202,20 @@ class EffectWriter:
     def _effect(
         self,
         uow: UnitOfWork,
-        rollout: Any,
+        rollout: RolloutRecord,
         waves: dict[str, WaveView],
         effect: Effect,
         now: datetime,
         batch: list[StepEffect],
-    ) -> None:
+    ) -> RolloutRecord:
         """Apply one effect with its audit row; a step's effect joins ``batch`` instead (the run
-        of alike step effects :meth:`_effects` applies together)."""
+        of alike step effects :meth:`_effects` applies together). The rollout as it stands
+        after the effect."""
         match effect:
             case SetStep() | Touch():
                 batch.append(effect)
             case SetRollout():
-                _set_rollout(uow, rollout, effect, now)
+                return _set_rollout(uow, rollout, effect, now)
             case SetWave():
                 self._set_wave(uow, rollout, waves, effect, now)
             case SetRollback():
@@ -211,26 +226,30 @@ class EffectWriter:
                 pass  # sent once the transaction commits; read before deciding again
             case _:
                 assert_never(effect)
+        return rollout
 
     def _set_wave(
         self,
         uow: UnitOfWork,
-        rollout: Any,
+        rollout: RolloutRecord,
         waves: dict[str, WaveView],
         effect: SetWave,
         now: datetime,
     ) -> None:
         """Move a wave (and the times given); export its span once it finished."""
         wave = uow.waves.get(effect.wave_id)
-        fields: dict[str, Any] = {"state": str(effect.state)}
-        for name in ("started_at", "soak_until", "gate_started_at", "finished_at"):
-            value = getattr(effect, name)
-            if value is not None:
-                fields[name] = value
+        changes: WaveChange = {"state": str(effect.state)}
         if effect.started_at is not None:
-            fields["span_id"] = waves[effect.wave_id].span_id
+            changes["started_at"] = effect.started_at
+            changes["span_id"] = waves[effect.wave_id].span_id
+        if effect.soak_until is not None:
+            changes["soak_until"] = effect.soak_until
+        if effect.gate_started_at is not None:
+            changes["gate_started_at"] = effect.gate_started_at
+        if effect.finished_at is not None:
+            changes["finished_at"] = effect.finished_at
         before_state = wave.state
-        uow.waves.update(wave, **fields)
+        wave = uow.waves.update(wave, **changes)
         audit(
             uow,
             now,
@@ -245,12 +264,17 @@ class EffectWriter:
             self._wave_span(rollout, waves[effect.wave_id], wave.started_at, now, str(effect.state))
 
     def _wave_span(
-        self, rollout: Any, wave: WaveView, started: datetime | None, now: datetime, state: str
+        self,
+        rollout: RolloutRecord,
+        wave: WaveView,
+        started: datetime | None,
+        now: datetime,
+        state: str,
     ) -> None:
         """Export the wave's span (its persisted id, its real start) now that it ended."""
-        if not rollout.trace_id:
+        context = rollout_context(rollout)
+        if context is None:
             return
-        context = parent_context(rollout.trace_id, rollout.root_span_id)
         with preset_ids(span_id=wave.span_id):
             span = self.tracer.start_span(
                 f"wave {wave.ring} #{wave.index + 1}",

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
+from fleet.domain.json import JSONObject
 from fleet.domain.plan import iso
 from fleet.service.context import FleetContext
 from fleet.service.errors import boundary
@@ -46,7 +46,7 @@ class SchedulerHealth:
     last_tick: datetime | None
     message: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         """JSON-ready: ``status`` (``ticking`` or ``stopped``), ``message``, ``holder`` (the
         current or last one), ``lastTick`` (RFC 3339 UTC) and ``liveRollouts``."""
         return {

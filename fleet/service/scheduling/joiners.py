@@ -12,10 +12,11 @@ ignore``
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
+from fleet.db.records import RolloutRecord
 from fleet.db.specs import NewWave
 from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONValue
 from fleet.domain.machine import RolloutState, is_live
 from fleet.domain.model import release_info, selects
 from fleet.domain.release import Release
@@ -24,7 +25,9 @@ from fleet.service.context import audit
 from fleet.service.ids import step_id, wave_id
 
 
-def include_added(uow: UnitOfWork, rollout: Any, release: Release, now: datetime) -> list[str]:
+def include_added(
+    uow: UnitOfWork, rollout: RolloutRecord, release: Release, now: datetime
+) -> list[str]:
     """Add the clusters that joined the fleet to the rollout; return their names."""
     strategy = release.spec.strategy
     if strategy.on_cluster_added != "include" or not is_live(RolloutState(rollout.state)):
@@ -88,7 +91,7 @@ def include_added(uow: UnitOfWork, rollout: Any, release: Release, now: datetime
 
 
 def _held_elsewhere(
-    uow: UnitOfWork, rollout: Any, release: Release, joining: dict[str, list[str]]
+    uow: UnitOfWork, rollout: RolloutRecord, release: Release, joining: dict[str, list[str]]
 ) -> set[str]:
     """The joining clusters another live rollout holds (under the fleet's lock, so a rollout
     started meanwhile cannot take them at the same time)."""
@@ -101,13 +104,15 @@ def _held_elsewhere(
     }
 
 
-def _note_late(uow: UnitOfWork, rollout: Any, late: list[str], now: datetime, why: str) -> None:
+def _note_late(
+    uow: UnitOfWork, rollout: RolloutRecord, late: list[str], now: datetime, why: str
+) -> None:
     """Audit once that clusters could not join, and why."""
     seen = {
-        name
+        str(name)
         for row in uow.audit.list(rollout_id=rollout.id, object_type="rollout")
         if row.action == "rollout.clusters-not-added"
-        for name in (row.after or {}).get("clusters", [])
+        for name in _listed((row.after or {}).get("clusters"))
     }
     fresh = sorted(set(late) - seen)
     if fresh:
@@ -120,3 +125,8 @@ def _note_late(uow: UnitOfWork, rollout: Any, late: list[str], now: datetime, wh
             rollout_id=rollout.id,
             after={"clusters": fresh, "why": why},
         )
+
+
+def _listed(value: JSONValue) -> list[JSONValue]:
+    """``value`` when it is a JSON list, else nothing."""
+    return value if isinstance(value, list) else []

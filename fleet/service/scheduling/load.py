@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
 
+from fleet.db.records import FreezeDoc, RolloutRecord, WindowDoc
 from fleet.db.repositories.steps import StepRow
 from fleet.db.uow import UnitOfWork
 from fleet.domain.fields import duration_of, parse_time
+from fleet.domain.json import JSONObject
 from fleet.domain.machine import RollbackState, RolloutState, StepState, WaveState
 from fleet.domain.model import ReleaseInfo, release_info
+from fleet.domain.plan import rolled_sizes
 from fleet.domain.release import Release
 from fleet.domain.windows import Freeze, Window, is_open
 from fleet.service.ports import MetricQuery
@@ -29,7 +31,7 @@ from fleet.service.scheduling.views import (
 )
 
 
-def release_of(rollout: Any) -> Release:
+def release_of(rollout: RolloutRecord) -> Release:
     """The Release manifest a rollout was started from."""
     return Release.model_validate(rollout.release.spec, strict=False)
 
@@ -44,7 +46,7 @@ class ReleaseCache:
         self._parsed: OrderedDict[str, tuple[Release, ReleaseInfo]] = OrderedDict()
 
     def get(
-        self, digest: str, spec: Callable[[], Mapping[str, Any]]
+        self, digest: str, spec: Callable[[], Mapping[str, object]]
     ) -> tuple[Release, ReleaseInfo]:
         """The release of ``digest`` and its plain data; ``spec()`` reads its spec on a miss."""
         found = self._parsed.get(digest)
@@ -77,17 +79,16 @@ def _queries(release: Release) -> dict[str, tuple[MetricQuery, ...]]:
     return out
 
 
-def ring_policies(rollout: Any, release: Release | None = None) -> list[RingPolicy]:
+def ring_policies(
+    rollout: RolloutRecord, release: Release | None = None, plan: JSONObject | None = None
+) -> list[RingPolicy]:
     """The policy of every ring the rollout rolls, in order (ring_index order); ``release``:
-    the rollout's, when the caller has it validated already."""
+    the rollout's, when the caller has it validated already; ``plan``: its stored plan, when
+    the rollout was read without it."""
     release = release or release_of(rollout)
     info = release_info(release)
     queries = _queries(release)
-    sizes = {
-        ring["name"]: len(ring.get("clusters") or [])
-        for ring in (rollout.plan or {}).get("rings", [])
-        if ring.get("rolled")
-    }
+    sizes = rolled_sizes(plan if plan is not None else rollout.plan)
     return [
         RingPolicy(spec, sizes[spec.name], queries.get(spec.name, ()))
         for spec in info.rings
@@ -95,13 +96,13 @@ def ring_policies(rollout: Any, release: Release | None = None) -> list[RingPoli
     ]
 
 
-def _windows(raw: list[dict[str, Any]]) -> tuple[Window, ...]:
+def _windows(raw: list[WindowDoc]) -> tuple[Window, ...]:
     return tuple(
         Window(w["schedule"], duration_of(w["duration"]), w.get("timeZone", "UTC")) for w in raw
     )
 
 
-def freezes_of(freezes: list[dict[str, Any]]) -> tuple[Freeze, ...]:
+def freezes_of(freezes: list[FreezeDoc]) -> tuple[Freeze, ...]:
     """The Fleet's freezes as stored (``start``, ``end``, ``reason``)."""
     return tuple(
         Freeze(parse_time(raw["start"]), parse_time(raw["end"]), raw.get("reason", ""))
@@ -109,7 +110,7 @@ def freezes_of(freezes: list[dict[str, Any]]) -> tuple[Freeze, ...]:
     )
 
 
-def freeze_in_force(freezes: list[dict[str, Any]], now: datetime) -> str | None:
+def freeze_in_force(freezes: list[FreezeDoc], now: datetime) -> str | None:
     """The reason of the Fleet freeze covering ``now``, or None."""
     for raw, freeze in zip(freezes, freezes_of(freezes), strict=True):
         if freeze.covers(now):
@@ -129,19 +130,21 @@ class StepViews:
         self._generation: dict[str, int] = {}
         self._rings: dict[str, tuple[int, list[RingPolicy]]] = {}
 
-    def rings(self, rollout: Any, release: Release) -> list[RingPolicy]:
+    def rings(self, uow: UnitOfWork, rollout: RolloutRecord, release: Release) -> list[RingPolicy]:
         """The rollout's ring policies, computed again only when the rollout changed (its
-        ``version``): its stored plan is read only then."""
+        ``version``): its stored plan is read only then (when the rollout came without it)."""
         known = self._rings.get(rollout.id)
         if known is None or known[0] != rollout.version:
-            known = self._rings[rollout.id] = (rollout.version, ring_policies(rollout, release))
+            plan = rollout.plan if rollout.plan is not None else uow.rollouts.plan_of(rollout.id)
+            policies = ring_policies(rollout, release, plan)
+            known = self._rings[rollout.id] = (rollout.version, policies)
         return known[1]
 
-    def read(self, uow: UnitOfWork, rollout: Any) -> list[StepRow]:
+    def read(self, uow: UnitOfWork, rollout: RolloutRecord) -> list[StepRow]:
         """The steps of ``rollout`` as they stand now."""
         rid = rollout.id
         known = self._rows.setdefault(rid, {})
-        generation = int(rollout.fleet.generation)
+        generation = rollout.fleet.generation
         if self._generation.get(rid) != generation:
             known.clear()
             self._generation[rid] = generation
@@ -184,7 +187,7 @@ def _step_view(row: StepRow, now: datetime) -> StepView:
 
 def load_view(
     uow: UnitOfWork,
-    rollout: Any,
+    rollout: RolloutRecord,
     now: datetime,
     steps: StepViews | None = None,
     releases: ReleaseCache | None = None,
@@ -220,7 +223,7 @@ def load_view(
         paused=rollout.paused,
         ring_index=rollout.ring_index,
         wave_index=rollout.wave_index,
-        rings=steps.rings(rollout, release),
+        rings=steps.rings(uow, rollout, release),
         waves=waves,
         on_unreachable=release.spec.strategy.on_unreachable,
         approvals=frozenset(a.ring for a in uow.approvals.list(rid)),

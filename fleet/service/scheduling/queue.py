@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
 
 from fleet.db.errors import DatabaseError, StaleState
+from fleet.db.records import RolloutChange, RolloutRecord
 from fleet.db.uow import UnitOfWork
 from fleet.domain.machine import RolloutState, check_transition
 from fleet.domain.model import FleetInfo, release_info
@@ -73,7 +73,7 @@ def _promote_fleet(ctx: FleetContext, fleet: str, now: datetime) -> list[str]:
 
 
 def _promote(
-    ctx: FleetContext, uow: UnitOfWork, rollout: Any, fleet: FleetInfo, now: datetime
+    ctx: FleetContext, uow: UnitOfWork, rollout: RolloutRecord, fleet: FleetInfo, now: datetime
 ) -> bool:
     """Promote ``rollout`` if nothing holds its clusters (see the module docstring)."""
     rid, behind = rollout.id, rollout.queued_behind
@@ -81,40 +81,48 @@ def _promote(
     try:
         planned, waves = plan_waves(ctx, uow, rid, fleet, info, now)
     except CommandRefused as exc:
-        _move(uow, rollout, now, RolloutState.ABORTED, f"not started: {exc}", finished_at=now)
+        _move(uow, rollout, now, RolloutState.ABORTED, f"not started: {exc}", {"finished_at": now})
         return False
     holds = holders(uow, fleet.name, clusters_of(waves), info.target, exclude=rid)
     if holds:
         if holds[0].rollout != behind:
             reason = waiting_reason(holds)
-            uow.rollouts.update(rollout, now=now, queued_behind=holds[0].rollout, reason=reason)
+            rollout = uow.rollouts.update(
+                rollout, now=now, queued_behind=holds[0].rollout, reason=reason
+            )
             _audit(uow, rollout, now, "rollout.requeued", behind, reason)
         return False
     uow.rollouts.append_waves(rollout, waves)
     reason = f"dequeued: rollout {behind} ended; planned again: {len(waves)} wave(s)"
-    _move(uow, rollout, now, RolloutState.PLANNED, reason, plan=planned.as_dict())
+    _move(uow, rollout, now, RolloutState.PLANNED, reason, {"plan": planned.as_dict()})
     return True
 
 
 def _move(
     uow: UnitOfWork,
-    rollout: Any,
+    rollout: RolloutRecord,
     now: datetime,
     state: RolloutState,
     reason: str,
-    **fields: Any,
+    fields: RolloutChange,
 ) -> None:
-    """Move a queued rollout on to ``state`` (planned or aborted), audited."""
+    """Move a queued rollout on to ``state`` (planned or aborted) changing ``fields`` too,
+    audited."""
     check_transition(rollout.id, RolloutState(rollout.state), state)
     behind = rollout.queued_behind
-    uow.rollouts.update(
-        rollout, now=now, state=str(state), queued_behind=None, reason=reason, **fields
-    )
+    change: RolloutChange = {"state": str(state), "queued_behind": None, "reason": reason}
+    change.update(fields)
+    rollout = uow.rollouts.update(rollout, now=now, **change)
     _audit(uow, rollout, now, "rollout.dequeued", behind, reason)
 
 
 def _audit(
-    uow: UnitOfWork, rollout: Any, now: datetime, action: str, behind: str | None, reason: str
+    uow: UnitOfWork,
+    rollout: RolloutRecord,
+    now: datetime,
+    action: str,
+    behind: str | None,
+    reason: str,
 ) -> None:
     audit(
         uow,

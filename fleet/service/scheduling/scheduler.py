@@ -30,14 +30,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from fleet.db.errors import DatabaseError, StaleState
+from fleet.db.records import RolloutRecord
 from fleet.db.uow import UnitOfWork
 from fleet.domain.release import Release
 from fleet.service.contact.probes import ProbePolicy, queue_probes
 from fleet.service.context import FleetContext
-from fleet.service.ports import MetricSource, StepDispatcher
+from fleet.service.ports import MetricQuery, MetricSource, StepDispatcher
 from fleet.service.scheduling.advance import decide
 from fleet.service.scheduling.effects import EffectWriter
 from fleet.service.scheduling.gating import gate
@@ -178,7 +178,7 @@ class Scheduler:
                     if moved or (waiting and rollout.reason != waiting):
                         self._fence(uow, now)
                         if moved:
-                            self.writer.apply(uow, rollout, view.waves, decision, now)
+                            rollout = self.writer.apply(uow, rollout, view.waves, decision, now)
                             report.advanced.append(rid)
                         if waiting and rollout.reason != waiting:
                             uow.rollouts.update(rollout, now=now, reason=waiting)
@@ -191,7 +191,7 @@ class Scheduler:
                 return
             readings = self._read(checks, wave)
 
-    def _release(self, rollout: Any) -> Release:
+    def _release(self, rollout: RolloutRecord) -> Release:
         """The rollout's Release, validated once per process (see :class:`ReleaseCache`)."""
         release, _ = self.releases.get(rollout.release.digest, lambda: rollout.release.spec)
         return release
@@ -203,7 +203,7 @@ class Scheduler:
             uow.rollback()
             raise LeaseLost(f"scheduler {self.holder} no longer holds the {LEASE} lease")
 
-    def _read(self, checks: Any, wave: WaveView) -> Readings:
+    def _read(self, checks: tuple[MetricQuery, ...], wave: WaveView) -> Readings:
         with self.ctx.tracer.start_as_current_span(
             "gate.metrics", attributes={"driftwave.wave": wave.id}
         ):

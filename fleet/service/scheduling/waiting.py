@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
+from fleet.domain.json import JSONObject
 from fleet.domain.machine import RolloutState, StepState
 from fleet.domain.plan import iso
 from fleet.domain.waits import (
@@ -112,7 +112,7 @@ def _step_wait(
     return None
 
 
-def document(wait: Wait | None, now: datetime) -> dict[str, Any] | None:
+def document(wait: Wait | None, now: datetime) -> JSONObject | None:
     """A wait as JSON (None stays None): ``reason``, ``until`` (RFC 3339 UTC or null) and
     ``message``, the reason with the time left at ``now`` ("... (in 3h12m)")."""
     if wait is None:

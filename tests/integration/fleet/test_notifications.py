@@ -118,7 +118,7 @@ def test_events_arrive_in_order_retried_while_a_hanging_webhook_delays_nothing(
         entries = uow.audit.list()
         everything = json.dumps([[a.action, a.object_id, a.before, a.after] for a in entries])
     delivered = [r.after or {} for r in rows if r.object_id == "demo/chat"]
-    assert [d["event"].removeprefix("io.driftwave.") for d in delivered] == EXPECTED
+    assert [str(d["event"]).removeprefix("io.driftwave.") for d in delivered] == EXPECTED
     assert delivered[0]["attempts"] == 3
     assert delivered[0]["status"] == 200
     assert all(d["attempts"] == 1 for d in delivered[1:])

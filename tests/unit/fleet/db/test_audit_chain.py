@@ -21,7 +21,7 @@ from driftwave.cli import app
 from fleet.db import UnitOfWork, make_engine, migrate
 from fleet.db.chain import COVERED, GENESIS, canonical, row_hash
 from fleet.db.engine import schema_differences
-from fleet.db.models import AuditEntry
+from fleet.db.records import AuditRecord
 from fleet.service.context import FleetContext
 from fleet.service.reads.audit_chain import verify_audit
 from tests.unit.fleet.db.factories import NOW
@@ -123,7 +123,7 @@ def check_tampering(engine: Engine, tamper: Tamper) -> None:
     assert (report.broken.id, report.broken.problem) == (ids[2], "previous-hash-mismatch")
 
 
-def _chain(engine: Engine) -> list[AuditEntry]:
+def _chain(engine: Engine) -> list[AuditRecord]:
     with UnitOfWork(engine) as uow:
         return list(uow.audit.chain())
 

@@ -68,13 +68,15 @@ def test_a_result_delivered_twice_is_applied_once(seeded: Engine) -> None:
     )
 
 
-def test_a_loaded_step_reflects_its_transition(seeded: Engine) -> None:
+def test_a_step_read_after_its_transition_shows_it(seeded: Engine) -> None:
     with UnitOfWork(seeded, write=True) as uow:
-        step = uow.steps.get(STEP, for_update=True)
+        before = uow.steps.get(STEP, for_update=True)
         assert uow.steps.transition(STEP, ["pending"], "failed", count_attempt=True, error="boom")
-        assert (step.state, step.attempts, step.error) == ("failed", 1, "boom")
+        after = uow.steps.get(STEP)
+        assert (after.state, after.attempts, after.error) == ("failed", 1, "boom")
         uow.commit()
-    assert step.attempts == 1  # still readable after the unit of work
+    assert (before.state, before.attempts) == ("pending", 0)  # a record keeps what was read
+    assert after.version == before.version + 1
 
 
 def test_a_transition_refuses_unknown_fields_and_empty_state_sets(seeded: Engine) -> None:
@@ -128,7 +130,7 @@ def test_waves_move_conditionally_and_update(seeded: Engine) -> None:
         with pytest.raises(NotFound, match="reading wave nope"):
             uow.waves.get("nope")
         with pytest.raises(InvalidInput, match="seq: is not an updatable field"):
-            uow.waves.update(wave, seq=3)
+            uow.waves.update(wave, seq=3)  # type: ignore[call-arg]
     assert (wave.state, wave.started_at, wave.soak_until, wave.span_id) == (
         "soaking",
         NOW,

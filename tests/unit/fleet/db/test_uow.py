@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import Engine
 
 from fleet.db import (
-    DatabaseError,
     TemporaryDatabaseError,
     UnitOfWork,
     UsageError,
     make_engine,
 )
+from fleet.db.types import NaiveDatetime, UtcDateTime
 from tests.unit.fleet.db.factories import NOW, cluster, fleet_spec, seed
 
 LATER = NOW + timedelta(minutes=1)
@@ -76,13 +76,11 @@ def test_timestamps_read_back_as_aware_utc(engine: Engine) -> None:
     assert applied.tzinfo is UTC
 
 
-def test_a_naive_timestamp_set_on_an_entity_fails_the_commit(engine: Engine) -> None:
-    seed(engine)
-    with UnitOfWork(engine, write=True) as uow:
-        uow.rollouts.get("r1").started_at = datetime(2026, 3, 1, 12, 0)
-        with pytest.raises(DatabaseError, match="has no time zone") as error:
-            uow.commit()
-    assert not error.value.temporary
+def test_the_timestamp_column_refuses_a_naive_datetime(engine: Engine) -> None:
+    # the repositories refuse naive times first (records cannot be changed in place); the
+    # column type is the last guard
+    with pytest.raises(NaiveDatetime, match="has no time zone"):
+        UtcDateTime().process_bind_param(datetime(2026, 3, 1, 12, 0), engine.dialect)
 
 
 def test_two_threads_writing_to_one_sqlite_file_both_succeed(db_path: Path) -> None:
