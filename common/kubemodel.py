@@ -13,6 +13,7 @@ the exact field.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -88,13 +89,22 @@ def go_anchors(pattern: str) -> str:
     return re.sub(r"(?<!\\)\$", r"\\Z", pattern)
 
 
+def shown(value: str) -> str:
+    """A value quoted inside a message: ``'ami-x'`` as people write it; a value with control or
+    unprintable characters, quotes, backslashes, brackets or braces in JSON's double quotes and
+    escapes instead, so no byte of it reads as the message's own structure (or Python's)."""
+    if value.isprintable() and not any(c in value for c in "'\\\"[]{}"):
+        return f"'{value}'"
+    return json.dumps(value, ensure_ascii=not value.isprintable())
+
+
 def matching(pattern: str, what: str) -> AfterValidator:
     """A string check against a CRD pattern (search semantics, as OpenAPI) with a readable error."""
     compiled = re.compile(go_anchors(pattern))
 
     def check(value: str) -> str:
         if not compiled.search(value):
-            raise ValueError(f"{value!r} is not {what} (pattern {pattern})")
+            raise ValueError(f"{shown(value)} is not {what} (pattern {pattern})")
         return value
 
     return AfterValidator(check)

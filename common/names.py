@@ -15,7 +15,10 @@ LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
 """A label value: at most 63 of these characters (the length is checked apart)."""
 
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+"""A DNS subdomain (RFC 1123), as Kubernetes names objects (at most 253 characters, checked
+apart)."""
+_DNS_SUBDOMAIN = re.compile(DNS_SUBDOMAIN)
 _LABEL_VALUE = re.compile(LABEL_VALUE)
 
 

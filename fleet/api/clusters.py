@@ -10,6 +10,7 @@ from typing import Annotated
 from fastapi import FastAPI, Query
 from fastapi.responses import JSONResponse
 
+from common.names import DNS_SUBDOMAIN
 from fleet.api.deps import V1, V1_AUTH, Ctx, v1_responses
 from fleet.api.documents import ErrorDocument
 from fleet.api.errors import ConflictError, NotFoundError
@@ -17,7 +18,13 @@ from fleet.api.history_documents import ClusterHistory
 from fleet.service.reads.history import ClusterAmbiguous, ClusterUnknown, cluster_history
 
 FleetQuery = Annotated[
-    str | None, Query(description="The cluster's fleet (needed when several fleets have it).")
+    str | None,
+    Query(
+        description="The cluster's fleet (needed when several fleets have it): a fleet's name, "
+        "a DNS subdomain.",
+        pattern=DNS_SUBDOMAIN,
+        max_length=253,
+    ),
 ]
 
 

@@ -10,9 +10,10 @@ import pytest
 from sqlalchemy import text
 
 from common.auth import hash_token
-from fleet.db import AlreadyExists, make_engine, migrate
+from fleet.db import make_engine, migrate
 from fleet.service.commands.tokens import check_token, create_token, list_tokens, revoke_token
 from fleet.service.context import FleetContext
+from fleet.service.errors import Conflict
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +28,7 @@ def test_tokens_on_postgresql(database_url: str, schema: str) -> None:
         with engine.connect() as connection:
             stored = connection.execute(text("SELECT token_hash FROM api_tokens")).scalar_one()
         assert stored == hash_token(made.secret)
-        with pytest.raises(AlreadyExists):
+        with pytest.raises(Conflict):
             create_token(ctx, "ci", "viewer", actor="root")
         (info,) = list_tokens(ctx)
         assert (info.rings, info.expires_at) == (["prod", "staging"], now[0] + timedelta(days=90))
