@@ -142,7 +142,7 @@ def test_an_invalid_request_is_422_with_field_paths(client: httpx.Client, agent:
     plan = client.post("/v1/plan", headers=AUTH, json={"target": {"kubernetesVersion": "2"}})
     assert plan.status_code == 422
     assert plan.json()["error"]["fields"][0]["path"] == "target.kubernetesVersion"
-    assert agent.service.status()["activeWave"] is None
+    assert agent.service.status().active_wave is None
 
 
 def test_a_body_that_is_not_json_is_400(client: httpx.Client) -> None:
