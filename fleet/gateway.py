@@ -144,13 +144,11 @@ def body_of(request: BaseModel) -> dict[str, object]:
     return request.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-def _read(document: type[D], target: AgentTarget, doing: str, data: bytes | object) -> D:
-    """``data`` (an HTTP body, or an in-process answer) read as ``document``, tolerantly;
-    :class:`AgentUnreachable` when it is not that document."""
+def _read(document: type[D], target: AgentTarget, doing: str, data: bytes) -> D:
+    """``data`` (an HTTP body) read as ``document``, tolerantly; :class:`AgentUnreachable` when
+    it is not that document."""
     try:
-        if isinstance(data, bytes):
-            return document.model_validate_json(data)
-        return document.model_validate(data)
+        return document.model_validate_json(data)
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(p) for p in problem["loc"]) or "the answer"
