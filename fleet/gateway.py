@@ -144,13 +144,11 @@ def body_of(request: BaseModel) -> dict[str, object]:
     return request.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-def _read(document: type[D], target: AgentTarget, doing: str, data: bytes | object) -> D:
-    """``data`` (an HTTP body, or an in-process answer) read as ``document``, tolerantly;
-    :class:`AgentUnreachable` when it is not that document."""
+def _read(document: type[D], target: AgentTarget, doing: str, data: bytes) -> D:
+    """``data`` (an HTTP body) read as ``document``, tolerantly; :class:`AgentUnreachable` when
+    it is not that document."""
     try:
-        if isinstance(data, bytes):
-            return document.model_validate_json(data)
-        return document.model_validate(data)
+        return document.model_validate_json(data)
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(p) for p in problem["loc"]) or "the answer"
@@ -362,7 +360,7 @@ class HttpAgentGateway:
 
 class InProcessAgentGateway:
     """:class:`AgentGateway` over agent services in this process, by cluster name: the
-    service's answers read as the wire's documents, as the HTTP adapter reads them."""
+    service's answers are the wire's documents already, returned as they are."""
 
     def __init__(self, agents: Mapping[str, AgentService]) -> None:
         self._agents = agents
@@ -375,10 +373,9 @@ class InProcessAgentGateway:
 
     def _guard(
         self,
-        document: type[D],
         target: AgentTarget,
         doing: str,
-        call: Callable[[AgentService], Mapping[str, object]],
+        call: Callable[[AgentService], D],
     ) -> D:
         try:
             result = call(self._agent(target, doing))
@@ -388,28 +385,27 @@ class InProcessAgentGateway:
             raise AgentRejected(target.cluster, doing, str(exc), 409) from exc
         except InvalidRequest as exc:
             raise AgentRejected(target.cluster, doing, str(exc), 422) from exc
-        return _read(document, target, doing, result)
+        return result
 
     def status(self, target: AgentTarget) -> StatusDocument:
         """See :meth:`AgentGateway.status`."""
         doing = "reading the agent's status"
-        return self._guard(StatusDocument, target, doing, lambda a: a.status())
+        return self._guard(target, doing, lambda a: a.status())
 
     def plan(self, target: AgentTarget, request: PlanRequest) -> PlanDocument:
         """See :meth:`AgentGateway.plan`."""
         body = body_of(request)
-        return self._guard(PlanDocument, target, "previewing the wave", lambda a: a.plan(body))
+        return self._guard(target, "previewing the wave", lambda a: a.plan(body))
 
     def events(self, target: AgentTarget, limit: int = 200) -> EventsDocument:
         """See :meth:`AgentGateway.events`."""
         doing = "reading the agent's events"
-        return self._guard(EventsDocument, target, doing, lambda a: a.events(limit))
+        return self._guard(target, doing, lambda a: a.events(limit))
 
     def apply_wave(self, target: AgentTarget, wave_id: str, request: WaveRequest) -> WaveDocument:
         """See :meth:`AgentGateway.apply_wave`."""
         body = body_of(request)
         return self._guard(
-            WaveDocument,
             target,
             f"applying wave {wave_id}",
             lambda a: a.apply_wave(wave_id, body)[1],
@@ -418,7 +414,7 @@ class InProcessAgentGateway:
     def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
         """See :meth:`AgentGateway.wave_status`."""
         doing = f"reading wave {wave_id}"
-        return self._guard(WaveDocument, target, doing, lambda a: a.wave(wave_id))
+        return self._guard(target, doing, lambda a: a.wave(wave_id))
 
     def rollback_wave(
         self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
@@ -426,7 +422,6 @@ class InProcessAgentGateway:
         """See :meth:`AgentGateway.rollback_wave`."""
         body = body_of(record) if record is not None else None
         return self._guard(
-            WaveDocument,
             target,
             f"rolling back wave {wave_id}",
             lambda a: a.rollback_wave(wave_id, body),

@@ -39,6 +39,7 @@ from agent.disruption.controller import DisruptionController
 from agent.disruption.pacing import POLL
 from agent.kube.port import Cluster, ClusterError, NotFound
 from agent.service.runtime import Listener, event_document
+from common.wire.status import Event as WireEvent
 
 Driver = Literal["native", "karpenter"]
 LOG = logging.getLogger("driftwave.agent")
@@ -193,7 +194,7 @@ class LiveAgent:
         """Call ``listener`` for every later event (the agent's Prometheus metrics)."""
         self.listeners.append(listener)
 
-    def recent_events(self, limit: int) -> list[dict[str, Any]]:
+    def recent_events(self, limit: int) -> list[WireEvent]:
         """The last ``limit`` events kept in memory (see the AgentRuntime port)."""
         kept = list(self.events)[-limit:] if limit > 0 else []
         return [event_document(e.time, e.type, e.object, e.reason, e.details) for e in kept]

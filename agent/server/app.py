@@ -103,6 +103,13 @@ def _body_schema(model: type[BaseModel], *, required: bool) -> dict[str, Any]:
     return {"requestBody": {"required": required, "content": {"application/json": {"schema": ref}}}}
 
 
+def _answer(document: BaseModel, status_code: int = 200) -> JSONResponse:
+    """A document of the service as the wire carries it: camelCase, the fields the agent set
+    (a field a document leaves out stays out)."""
+    body = document.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return JSONResponse(body, status_code=status_code)
+
+
 def create_app(
     service: AgentService,
     *,
@@ -202,12 +209,12 @@ def _routes(
     )
     def status() -> JSONResponse:
         """The cluster now: nodes per image, drift, disruptions, failures, halts, classes."""
-        return JSONResponse(service.status())
+        return _answer(service.status())
 
     @app.get("/v1/events", dependencies=[auth], responses=ERRORS)
     def events(limit: Annotated[int, Query(ge=1, le=5000)] = 200) -> JSONResponse:
         """The agent's last events, oldest first: what it did and why."""
-        return JSONResponse(service.events(limit))
+        return _answer(service.events(limit))
 
     @app.post(
         "/v1/plan",
@@ -217,7 +224,7 @@ def _routes(
     )
     def plan(body: Body) -> JSONResponse:
         """The drift preview without acting; with a target, what applying it would do."""
-        return JSONResponse(service.plan(body))
+        return _answer(service.plan(body))
 
     @app.put(
         "/v1/waves/{wave_id}",
@@ -234,7 +241,7 @@ def _routes(
     def put_wave(wave_id: str, body: Body) -> JSONResponse:
         """Apply a wave (idempotent by id): pin the EC2NodeClasses or move the control plane."""
         created, document = service.apply_wave(wave_id, body)
-        return JSONResponse(document, status_code=201 if created else 200)
+        return _answer(document, 201 if created else 200)
 
     @app.get(
         "/v1/waves/{wave_id}",
@@ -243,7 +250,7 @@ def _routes(
     )
     def get_wave(wave_id: str) -> JSONResponse:
         """A wave, its phase and progress."""
-        return JSONResponse(service.wave(wave_id))
+        return _answer(service.wave(wave_id))
 
     @app.post(
         "/v1/waves/{wave_id}/rollback",
@@ -259,4 +266,4 @@ def _routes(
     def rollback(wave_id: str, body: Body) -> JSONResponse:
         """Roll a wave back (idempotent). The optional body is the caller's record of the wave
         (what it replaced), used when this agent has no record of it."""
-        return JSONResponse(service.rollback_wave(wave_id, body))
+        return _answer(service.rollback_wave(wave_id, body))

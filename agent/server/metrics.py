@@ -106,21 +106,21 @@ class _StatusCollector(Collector):
         nodes = GaugeMetricFamily(
             "driftwave_agent_nodes", "Registered nodes per image.", labels=["image"]
         )
-        for image, count in sorted(status["nodesByImage"].items()):
+        for image, count in sorted(status.nodes_by_image.items()):
             nodes.add_metric([image], count)
         yield nodes
-        for name, key, text in (
-            ("driftwave_agent_nodes_drifted", "drifted", "Nodes drifted now."),
-            ("driftwave_agent_nodes_disrupting", "disrupting", "Nodes being disrupted now."),
-            ("driftwave_agent_pods_pending", "pendingPods", "Pods waiting for a node."),
+        for name, value, text in (
+            ("driftwave_agent_nodes_drifted", status.drifted, "Nodes drifted now."),
+            ("driftwave_agent_nodes_disrupting", status.disrupting, "Nodes being disrupted now."),
+            ("driftwave_agent_pods_pending", status.pending_pods, "Pods waiting for a node."),
             (
                 "driftwave_agent_cost_per_hour_dollars",
-                "costPerHour",
+                status.cost_per_hour,
                 "The instances' hourly price.",
             ),
         ):
-            yield GaugeMetricFamily(name, text, value=float(status[key]))
-        active = 1.0 if status["activeWave"] else 0.0
+            yield GaugeMetricFamily(name, text, value=float(value))
+        active = 1.0 if status.active_wave else 0.0
         yield GaugeMetricFamily(
             "driftwave_agent_wave_active", "1 while a wave is under way.", value=active
         )

@@ -24,8 +24,9 @@ no disruption at all (its budget, not the replacements, decides when it ends).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 from agent.api.kube import Node
 from agent.api.labels import NODEPOOL_LABEL
@@ -34,11 +35,24 @@ from agent.api.nodepool import NodePool
 from agent.disruption.budgets import allowed_by_budgets
 from agent.lifecycle.conditions import is_true
 from agent.service.runtime import AgentRuntime
+from common.wire.waves import PoolBudget
 
 if TYPE_CHECKING:
     from agent.service.waves import Wave
 
 REASON = "Drifted"
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """A wave's pacing now: its NodePools' budgets, whether it waits on one, the nodes it has
+    left to replace and its ETA (the fields of the same names in the wave's ``progress``)."""
+
+    budgets: list[PoolBudget]
+    waiting_on_budget: bool
+    remaining: int
+    eta_seconds: float | None
+    eta_basis: Literal["measured", "assumed"]
 
 
 def marked(claim: NodeClaim) -> bool:
@@ -55,11 +69,11 @@ def _ready(nodes: dict[str, Node], claim: NodeClaim) -> bool:
 
 def pool_budgets(
     world: AgentRuntime, pools: list[str], claims: list[NodeClaim], now: datetime
-) -> list[dict[str, Any]]:
+) -> list[PoolBudget]:
     """Each NodePool's budget as Karpenter counts it now (module docstring)."""
     nodes = {n.metadata.name or "": n for n in world.cluster.list(Node)}
     found = {p.name: p for p in world.cluster.list(NodePool)}
-    rows: list[dict[str, Any]] = []
+    rows: list[PoolBudget] = []
     for name in pools:
         pool = found.get(name)
         if pool is None:
@@ -73,22 +87,20 @@ def pool_budgets(
         allowed = max(0, limit - disrupting)
         waiting = sum(1 for c in mine if is_true(c, "Drifted") and not marked(c))
         rows.append(
-            {
-                "nodePool": name,
-                "nodes": len(counted),
-                "disrupting": disrupting,
-                "limit": limit,
-                "allowed": allowed,
-                "driftedWaiting": waiting,
-                "waitingOnBudget": waiting > 0 and allowed == 0,
-            }
+            PoolBudget(
+                node_pool=name,
+                nodes=len(counted),
+                disrupting=disrupting,
+                limit=limit,
+                allowed=allowed,
+                drifted_waiting=waiting,
+                waiting_on_budget=waiting > 0 and allowed == 0,
+            )
         )
     return rows
 
 
-def pacing(
-    world: AgentRuntime, wave: Wave, claims: list[NodeClaim], images: set[str]
-) -> dict[str, Any]:
+def pacing(world: AgentRuntime, wave: Wave, claims: list[NodeClaim], images: set[str]) -> Pacing:
     """The budgets, whether the wave waits on one, and its ETA (module docstring)."""
     now = world.clock.now()
     budgets = pool_budgets(world, wave.pools, claims, now)
@@ -97,9 +109,9 @@ def pacing(
         for c in claims
         if not c.metadata.deletion_timestamp and (c.status.image_id or "") not in images
     )
-    limit = min((b["limit"] for b in budgets), default=0)
+    limit = min((b.limit for b in budgets), default=0)
     per_round = world.replace_seconds()
-    basis = "assumed"
+    basis: Literal["measured", "assumed"] = "assumed"
     done = math.ceil(wave.nodes_replaced / limit) if limit > 0 else 0
     if done:
         per_round = max((now - wave.applied_at).total_seconds(), 0.0) / done
@@ -111,10 +123,10 @@ def pacing(
         eta = None
     else:
         eta = round(math.ceil(remaining / limit) * per_round, 1)
-    return {
-        "budgets": budgets,
-        "waitingOnBudget": any(b["waitingOnBudget"] for b in budgets),
-        "remaining": remaining,
-        "etaSeconds": eta,
-        "etaBasis": basis,
-    }
+    return Pacing(
+        budgets=budgets,
+        waiting_on_budget=any(b.waiting_on_budget for b in budgets),
+        remaining=remaining,
+        eta_seconds=eta,
+        eta_basis=basis,
+    )

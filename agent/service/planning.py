@@ -24,10 +24,11 @@ from agent.service.requests import canonical, parse_request
 from agent.service.runtime import AgentRuntime
 from agent.service.status import images_of, rfc3339
 from agent.service.targets import Resolution, covers_every_class, resolve_target, select_classes
-from common.wire.plan import PlanRequest
+from common.wire.plan import PlanDocument, PlannedClass, PlanRequest
+from common.wire.target import WaveTarget
 
 
-def plan(world: AgentRuntime, request: Any) -> dict[str, Any]:
+def plan(world: AgentRuntime, request: Any) -> PlanDocument:
     """The plan for ``request`` (see the module docstring); raises InvalidRequest."""
     from agent.disruption.candidates import pool_nodes
     from agent.disruption.preview import budget_waves, drift_preview
@@ -36,14 +37,10 @@ def plan(world: AgentRuntime, request: Any) -> dict[str, Any]:
     parsed = parse_request(PlanRequest, request, doing)
     step = world.replace_seconds()
     now = world.clock.now()
-    result: dict[str, Any] = {
-        "time": rfc3339(now),
-        "kubernetesVersion": world.kubernetes_version,
-        "preview": drift_preview(world.disruption, replace_seconds=step),
-        "target": None,
-    }
+    time, version = rfc3339(now), world.kubernetes_version
+    preview = drift_preview(world.disruption, replace_seconds=step)
     if parsed.target is None:
-        return result
+        return PlanDocument(time=time, kubernetes_version=version, preview=preview, target=None)
     names = select_classes(world, parsed.node_classes, doing)
     if parsed.target.kubernetes_version is not None:
         covers_every_class(world, names, doing)
@@ -54,35 +51,35 @@ def plan(world: AgentRuntime, request: Any) -> dict[str, Any]:
     waves = budget_waves(rows, snapshot.pools, counts, now, timedelta(seconds=step))
     unbounded = any(w["endSeconds"] is None for w in waves)
     eta = max((w["endSeconds"] for w in waves if w["endSeconds"] is not None), default=0.0)
-    result.update(
-        {
-            "target": canonical(parsed)["target"],
-            "kubernetesVersionTarget": resolution.kubernetes_version,
-            "nodeClasses": [_class_row(world, name, resolution) for name in names],
-            "targetImages": resolution.image_ids(),
-            "error": resolution.failure(),
-            "wouldDrift": dict(sorted(Counter(r["nodePool"] for r in rows).items())),
-            "drifting": rows,
-            "waves": waves,
-            "etaSeconds": None if unbounded else eta,
-            "eta": None if unbounded else rfc3339(now + timedelta(seconds=eta)),
-            "replaceSecondsAssumed": step,
-        }
+    return PlanDocument(
+        time=time,
+        kubernetes_version=version,
+        preview=preview,
+        target=WaveTarget.model_validate(canonical(parsed)["target"]),
+        kubernetes_version_target=resolution.kubernetes_version,
+        node_classes=[_class_row(world, name, resolution) for name in names],
+        target_images=resolution.image_ids(),
+        error=resolution.failure(),
+        would_drift=dict(sorted(Counter(r["nodePool"] for r in rows).items())),
+        drifting=rows,
+        waves=waves,
+        eta_seconds=None if unbounded else eta,
+        eta=None if unbounded else rfc3339(now + timedelta(seconds=eta)),
+        replace_seconds_assumed=step,
     )
-    return result
 
 
-def _class_row(world: AgentRuntime, name: str, resolution: Resolution) -> dict[str, Any]:
+def _class_row(world: AgentRuntime, name: str, resolution: Resolution) -> PlannedClass:
     current = world.cluster.get(EC2NodeClass, name)
     changed = resolution.classes.get(name, current)
-    return {
-        "name": name,
-        "amiSelectorTerms": [t.to_manifest() for t in current.spec.ami_selector_terms],
-        "images": images_of(current),
-        "targetAmiSelectorTerms": [t.to_manifest() for t in changed.spec.ami_selector_terms],
-        "targetImages": list(dict.fromkeys(a.id for a in resolution.images.get(name, []))),
-        "error": resolution.errors.get(name),
-    }
+    return PlannedClass(
+        name=name,
+        ami_selector_terms=[t.to_manifest() for t in current.spec.ami_selector_terms],
+        images=images_of(current),
+        target_ami_selector_terms=[t.to_manifest() for t in changed.spec.ami_selector_terms],
+        target_images=list(dict.fromkeys(a.id for a in resolution.images.get(name, []))),
+        error=resolution.errors.get(name),
+    )
 
 
 def _drifting(world: AgentRuntime, resolution: Resolution) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclass_status import ResolvedAMI
 from agent.clock import Clock
 from agent.kube.port import Cluster
+from common.wire.status import Event
 
 if TYPE_CHECKING:
     from agent.disruption.controller import DisruptionController
@@ -56,7 +57,7 @@ class AgentRuntime(Protocol):
         """Call ``listener(kind, obj, reason, details)`` for every later event (metrics)."""
         ...
 
-    def recent_events(self, limit: int) -> list[dict[str, Any]]:
+    def recent_events(self, limit: int) -> list[Event]:
         """The last ``limit`` events, oldest first: ``time`` (RFC 3339 UTC), ``type``,
         ``object``, ``reason``, ``details``."""
         ...
@@ -87,7 +88,7 @@ class AgentRuntime(Protocol):
 
 def event_document(
     at: datetime, kind: str, obj: str, reason: str, details: dict[str, Any]
-) -> dict[str, Any]:
+) -> Event:
     """One event as ``GET /v1/events`` lists it."""
     stamp = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    return {"time": stamp, "type": kind, "object": obj, "reason": reason, "details": details}
+    return Event(time=stamp, type=kind, object=obj, reason=reason, details=details)

@@ -51,7 +51,9 @@ from agent.service.waves import (
     wave_claims,
 )
 from common.wire.phases import MOVING, Phase
-from common.wire.waves import RollbackRequest, WaveRequest
+from common.wire.plan import PlanDocument
+from common.wire.status import EventsDocument, StatusDocument
+from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
 
 TRACER = "driftwave.agent"
 
@@ -96,7 +98,7 @@ class AgentService:
 
     # Reading
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> StatusDocument:
         """The cluster now: ``cluster``, ``kubernetesVersion``, ``time`` (RFC 3339 UTC, the
         agent's clock), ``nodes`` (registered NodeClaims), ``nodesByImage`` {amiId: count},
         ``drifted``, ``disrupting`` (NodeClaims being deleted or in a disruption under way),
@@ -110,13 +112,15 @@ class AgentService:
             self._sync()
             self.refresh()
             active = [w.id for w in self._waves.values() if w.moving]
-            status = cluster_status(
-                self.world, self.name, self._log, active[-1] if active else None
+            return cluster_status(
+                self.world,
+                self.name,
+                self._log,
+                active[-1] if active else None,
+                clock_document(self.speed),
             )
-            status["clock"] = clock_document(self.speed)
-            return status
 
-    def plan(self, request: Any = None) -> dict[str, Any]:
+    def plan(self, request: Any = None) -> PlanDocument:
         """The drift preview, and with a ``target`` what applying it would do (per selected
         EC2NodeClass the current and target terms and images, nodes that would drift per
         NodePool, the waves and ETA the Drifted budgets allow): :mod:`agent.service.planning`.
@@ -124,13 +128,13 @@ class AgentService:
         with self.lock:
             return plan(self.world, request)
 
-    def events(self, limit: int = 200) -> dict[str, Any]:
+    def events(self, limit: int = 200) -> EventsDocument:
         """``events``: the agent's last ``limit`` events, oldest first (launches, registrations,
         drift, disruptions with their reasons, evictions, terminations, halts)."""
         with self.lock:
-            return {"cluster": self.name, "events": self.world.recent_events(limit)}
+            return EventsDocument(cluster=self.name, events=self.world.recent_events(limit))
 
-    def wave(self, wave_id: str) -> dict[str, Any]:
+    def wave(self, wave_id: str) -> WaveDocument:
         """The wave document: ``id``, ``phase``, ``target``, ``nodeClasses``, ``previous``
         {class: {amiSelectorTerms, amiFamily}}, ``kubernetesVersionBefore``, ``imagesBefore``,
         ``targetImages``, ``appliedAt``, ``convergedAt``, ``finishedAt``, ``reason``,
@@ -157,7 +161,7 @@ class AgentService:
 
     # Changing
 
-    def apply_wave(self, wave_id: str, request: Any) -> tuple[bool, dict[str, Any]]:
+    def apply_wave(self, wave_id: str, request: Any) -> tuple[bool, WaveDocument]:
         """Apply a wave; return (created, wave document).
 
         ``request``: ``{"target": {"amiSelectorTerms": [...]} | {"kubernetesVersion": "1.31"},
@@ -208,7 +212,7 @@ class AgentService:
                 span.set_attribute("driftwave.wave.phase", wave.phase)
             return True, self._document(wave)
 
-    def rollback_wave(self, wave_id: str, request: Any = None) -> dict[str, Any]:
+    def rollback_wave(self, wave_id: str, request: Any = None) -> WaveDocument:
         """Roll a wave back; return the wave document.
 
         Each class gets its previous ``amiSelectorTerms`` (and ``amiFamily``) back. A
@@ -268,14 +272,11 @@ class AgentService:
         for wave_id, wave in wavestore.load(classes).items():
             self._waves.setdefault(wave_id, wave)
 
-    def _document(self, wave: Wave) -> dict[str, Any]:
+    def _document(self, wave: Wave) -> WaveDocument:
         """The wave document, its observation with the failures in the wave's NodePools since
         it was applied (live: after convergence too)."""
-        document = as_document(self.world, wave)
-        document["clock"] = clock_document(self.speed)
-        launch, registration = self._log.failures(wave.applied_at, wave.pools)
-        document["observed"].update(launchFailures=launch, registrationFailures=registration)
-        return document
+        failures = self._log.failures(wave.applied_at, wave.pools)
+        return as_document(self.world, wave, clock_document(self.speed), failures)
 
     def _get(self, wave_id: str) -> Wave:
         if wave_id not in self._waves:

@@ -21,7 +21,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Literal
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Pod
@@ -33,6 +33,8 @@ from agent.kube.port import Cluster, WatchEvent
 from agent.lifecycle.conditions import is_true
 from agent.service.runtime import AgentRuntime
 from agent.termination.podrules import is_daemon
+from common.wire.status import Clock as ClockDocument
+from common.wire.status import HaltedPool, NodeClassState, StatusDocument
 from common.wire.version import identity
 
 FAILURE_WINDOW = timedelta(minutes=30)
@@ -118,11 +120,11 @@ def pending_pods(world: AgentRuntime) -> int:
     )
 
 
-def drift_halted(world: AgentRuntime, pools: Iterable[str] | None = None) -> list[dict[str, str]]:
+def drift_halted(world: AgentRuntime, pools: Iterable[str] | None = None) -> list[HaltedPool]:
     """The NodePools whose drift is halted (in ``pools`` if given), with the condition's
     reason and message."""
     wanted = set(pools) if pools is not None else None
-    out: list[dict[str, str]] = []
+    out: list[HaltedPool] = []
     for name in world.disruption.halts.halted():
         if wanted is not None and name not in wanted:
             continue
@@ -132,7 +134,7 @@ def drift_halted(world: AgentRuntime, pools: Iterable[str] | None = None) -> lis
                 for found in pool.status.conditions:
                     if found.type == "DriftHalted":
                         reason, message = found.reason or reason, found.message or ""
-        out.append({"nodePool": name, "reason": reason, "message": message})
+        out.append(HaltedPool(node_pool=name, reason=reason, message=message))
     return out
 
 
@@ -160,14 +162,14 @@ def status_behind(nodeclass: EC2NodeClass) -> bool:
     return False
 
 
-def node_classes(world: AgentRuntime) -> list[dict[str, Any]]:
+def node_classes(world: AgentRuntime) -> list[NodeClassState]:
     """Every EC2NodeClass: its name, ``amiSelectorTerms`` and the images they resolve to."""
     return [
-        {
-            "name": nodeclass.name,
-            "amiSelectorTerms": [t.to_manifest() for t in nodeclass.spec.ami_selector_terms],
-            "images": images_of(nodeclass),
-        }
+        NodeClassState(
+            name=nodeclass.name,
+            ami_selector_terms=[t.to_manifest() for t in nodeclass.spec.ami_selector_terms],
+            images=images_of(nodeclass),
+        )
         for nodeclass in world.cluster.list(EC2NodeClass)
     ]
 
@@ -188,28 +190,34 @@ def disrupting(world: AgentRuntime, claims: Iterable[NodeClaim]) -> int:
 
 
 def cluster_status(
-    world: AgentRuntime, name: str, log: LifecycleLog, active_wave: str | None
-) -> dict[str, Any]:
-    """The status document (see :meth:`agent.service.AgentService.status`)."""
+    world: AgentRuntime,
+    name: str,
+    log: LifecycleLog,
+    active_wave: str | None,
+    clock: ClockDocument,
+) -> StatusDocument:
+    """The status document (see :meth:`agent.service.AgentService.status`); ``clock`` says
+    whose time it carries."""
     now = world.clock.now()
     claims = world.cluster.list(NodeClaim)
     registered = [c for c in claims if c.status.node_name and is_true(c, "Registered")]
     by_image = Counter(c.status.image_id or "" for c in registered)
     launch, registration = log.failures(now - FAILURE_WINDOW)
-    return {
-        "cluster": name,
-        "kubernetesVersion": world.kubernetes_version,
-        "time": rfc3339(now),
-        "nodes": len(registered),
-        "nodesByImage": dict(sorted(by_image.items())),
-        "drifted": sum(1 for c in claims if is_true(c, "Drifted")),
-        "disrupting": disrupting(world, claims),
-        "pendingPods": pending_pods(world),
-        "launchFailures": launch,
-        "registrationFailures": registration,
-        "driftHalted": drift_halted(world),
-        "nodeClasses": node_classes(world),
-        "activeWave": active_wave,
-        "costPerHour": round(world.cost_per_hour(), 4),
-        "agent": identity().model_dump(mode="json"),
-    }
+    return StatusDocument(
+        cluster=name,
+        kubernetes_version=world.kubernetes_version,
+        time=rfc3339(now),
+        nodes=len(registered),
+        nodes_by_image=dict(sorted(by_image.items())),
+        drifted=sum(1 for c in claims if is_true(c, "Drifted")),
+        disrupting=disrupting(world, claims),
+        pending_pods=pending_pods(world),
+        launch_failures=launch,
+        registration_failures=registration,
+        drift_halted=drift_halted(world),
+        node_classes=node_classes(world),
+        active_wave=active_wave,
+        cost_per_hour=round(world.cost_per_hour(), 4),
+        clock=clock,
+        agent=identity(),
+    )

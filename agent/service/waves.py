@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
@@ -49,8 +50,11 @@ from agent.service.status import (
     rfc3339,
     status_behind,
 )
-from common.wire.observation import CODE_STATE, Expected, VerdictCode, VerdictState
+from common.wire.observation import CODE_STATE, Expected, Observation, VerdictCode, VerdictState
 from common.wire.phases import FINISHED, MOVING, ROLLED, Phase
+from common.wire.status import Clock
+from common.wire.target import WaveTarget
+from common.wire.waves import PhaseChange, PreviousClass, Progress, WaveDocument
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,7 @@ class Wave:
     launch_failures: int = 0
     registration_failures: int = 0
     nodes_replaced: int = 0
-    final_progress: dict[str, Any] | None = None
+    final_progress: Progress | None = None
     applied: dict[str, Selection] = field(default_factory=dict)
     """The selection the wave put on each class (empty for a Kubernetes-version wave)."""
     restored: dict[str, Selection] = field(default_factory=dict)
@@ -117,6 +121,15 @@ class Wave:
         """The wave's target as requested."""
         target: dict[str, Any] = self.request["target"]
         return target
+
+    @cached_property
+    def wire_target(self) -> WaveTarget:
+        """The wave's target as the wave document carries it (read once: a wave's request
+        never changes). A wave rolled back from a caller's record that named no target has
+        none: its document carries ``target: {}``, as the record does."""
+        if not self.target:
+            return WaveTarget.model_construct()
+        return WaveTarget.model_validate(self.target)
 
     @property
     def moving(self) -> bool:
@@ -206,7 +219,7 @@ def unresolved(world: AgentRuntime, classes: list[str]) -> list[str]:
     return behind
 
 
-def progress(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
+def progress(world: AgentRuntime, wave: Wave) -> Progress:
     """How far the wave's NodePools are, now (the ``progress`` of the wave document)."""
     claims = wave_claims(world, wave.pools)
     images, _ = resolved_images(world, wave.node_classes)
@@ -217,18 +230,23 @@ def progress(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
         and not c.metadata.deletion_timestamp
         and (c.status.image_id or "") in images
     )
-    return {
-        "nodes": len(claims),
-        "onTarget": on_target,
-        "drifted": sum(1 for c in claims if is_true(c, "Drifted")),
-        "disrupting": disrupting(world, claims),
-        "pendingPods": pending_pods(world),
-        "launchFailures": wave.launch_failures,
-        "registrationFailures": wave.registration_failures,
-        "driftHalted": drift_halted(world, wave.pools),
-        "nodesReplaced": wave.nodes_replaced,
-        **pacing(world, wave, claims, images),
-    }
+    paced = pacing(world, wave, claims, images)
+    return Progress(
+        nodes=len(claims),
+        on_target=on_target,
+        drifted=sum(1 for c in claims if is_true(c, "Drifted")),
+        disrupting=disrupting(world, claims),
+        pending_pods=pending_pods(world),
+        launch_failures=wave.launch_failures,
+        registration_failures=wave.registration_failures,
+        drift_halted=drift_halted(world, wave.pools),
+        nodes_replaced=wave.nodes_replaced,
+        budgets=paced.budgets,
+        waiting_on_budget=paced.waiting_on_budget,
+        remaining=paced.remaining,
+        eta_seconds=paced.eta_seconds,
+        eta_basis=paced.eta_basis,
+    )
 
 
 def emptied(world: AgentRuntime, claims: list[NodeClaim]) -> bool:
@@ -254,14 +272,16 @@ def is_converged(world: AgentRuntime, wave: Wave) -> bool:
     )
 
 
-def observe(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
+def observe(world: AgentRuntime, wave: Wave, failures: tuple[int, int]) -> Observation:
     """What the cluster shows of the wave now, read afresh on every call (the ``observed``
     block of the wave document): whether the wave's classes still carry the selection the wave
     set (``expected: target``), or, once it is rolled back, the one its rollback put back
     (``expected: previous``); the control plane's version against a version target; and how
     many nodes of its NodePools are initialized on the images those classes resolve to, with
     none drifted or being disrupted. ``holds`` is True when all of that is so; ``reason`` says
-    what is not. The fleet verifies a step only on ``holds`` (never on the phase's history)."""
+    what is not. The fleet verifies a step only on ``holds`` (never on the phase's history).
+    ``failures``: the launch and registration failures in the wave's NodePools since it was
+    applied (:meth:`agent.service.status.LifecycleLog.failures`)."""
     rolled = wave.phase in ROLLED
     expected = wave.restored if rolled else wave.applied
     problems: list[tuple[VerdictCode, str]] = []
@@ -324,20 +344,22 @@ def observe(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
     if busy:
         problems.append((VerdictCode.NODES_DISRUPTING, f"{busy} node(s) being disrupted"))
     code = verdict_code(problems)
-    return {
-        "expected": Expected.PREVIOUS if rolled else Expected.TARGET,
-        "holds": not problems,
-        "state": CODE_STATE[code],
-        "code": code,
-        "reason": "; ".join(reason for _, reason in problems),
-        "kubernetesVersion": world.kubernetes_version,
-        "images": sorted(images),
-        "nodes": len(claims),
-        "onExpected": on,
-        "drifted": drifted,
-        "disrupting": busy,
-        "at": rfc3339(world.clock.now()),
-    }
+    return Observation(
+        expected=Expected.PREVIOUS if rolled else Expected.TARGET,
+        holds=not problems,
+        state=CODE_STATE[code],
+        code=code,
+        reason="; ".join(reason for _, reason in problems),
+        kubernetes_version=world.kubernetes_version,
+        images=sorted(images),
+        nodes=len(claims),
+        on_expected=on,
+        drifted=drifted,
+        disrupting=busy,
+        launch_failures=failures[0],
+        registration_failures=failures[1],
+        at=rfc3339(world.clock.now()),
+    )
 
 
 def verdict_code(problems: list[tuple[VerdictCode, str]]) -> VerdictCode:
@@ -360,8 +382,7 @@ def evaluate(world: AgentRuntime, wave: Wave) -> bool:
     _, empty = resolved_images(world, wave.node_classes)
     if halted or empty:
         why = (
-            "drift halted on NodePool "
-            + ", ".join(f"{h['nodePool']} ({h['message']})" for h in halted)
+            "drift halted on NodePool " + ", ".join(f"{h.node_pool} ({h.message})" for h in halted)
             if halted
             else f"EC2NodeClass {', '.join(empty)} resolves to no image"
         )
@@ -374,11 +395,11 @@ def evaluate(world: AgentRuntime, wave: Wave) -> bool:
     return True
 
 
-def clock_document(speed: float | None) -> dict[str, Any]:
+def clock_document(speed: float | None) -> Clock:
     """Whose time the agent's documents carry: ``simulated`` (the world is a simulation
     advanced at ``speed`` simulated seconds per real second, when the machine keeps up) or not
     (the wall clock; ``speed`` 1)."""
-    return {"simulated": speed is not None, "speed": float(speed) if speed is not None else 1.0}
+    return Clock(simulated=speed is not None, speed=float(speed) if speed is not None else 1.0)
 
 
 def elapsed(world: AgentRuntime, wave: Wave) -> float:
@@ -393,36 +414,43 @@ def elapsed(world: AgentRuntime, wave: Wave) -> float:
     return max((end - wave.applied_at).total_seconds(), 0.0)
 
 
-def as_document(world: AgentRuntime, wave: Wave) -> dict[str, Any]:
-    """The wave as JSON-ready data (see :meth:`agent.service.AgentService.wave`)."""
-    live = wave.moving or wave.phase is Phase.FAILED or wave.final_progress is None
-    return {
-        "id": wave.id,
-        "phase": wave.phase,
-        "target": wave.target,
-        "nodeClasses": list(wave.node_classes),
-        "nodePools": list(wave.pools),
-        "previous": {
-            name: {"amiSelectorTerms": before.terms, "amiFamily": before.ami_family}
+def as_document(
+    world: AgentRuntime, wave: Wave, clock: Clock, failures: tuple[int, int]
+) -> WaveDocument:
+    """The wave document (see :meth:`agent.service.AgentService.wave`): ``clock`` says whose
+    time it carries, ``failures`` are the wave's launch and registration failures since it was
+    applied (:func:`observe`)."""
+    kept = None if wave.moving or wave.phase is Phase.FAILED else wave.final_progress
+    # built from parts already checked (the target when the wave was applied), so not checked
+    # again: a wave rolled back from a record without a target carries the empty one
+    return WaveDocument.model_construct(
+        id=wave.id,
+        phase=wave.phase,
+        target=wave.wire_target,
+        node_classes=list(wave.node_classes),
+        node_pools=list(wave.pools),
+        previous={
+            name: PreviousClass(ami_selector_terms=before.terms, ami_family=before.ami_family)
             for name, before in wave.before.items()
         },
-        "kubernetesVersionBefore": wave.kubernetes_version_before,
-        "imagesBefore": wave.images_before(),
-        "targetImages": list(wave.target_images),
-        "appliedAt": rfc3339(wave.applied_at),
-        "convergedAt": rfc3339(wave.converged_at) if wave.converged_at else None,
-        "finishedAt": rfc3339(wave.finished_at) if wave.finished_at else None,
-        "elapsedSeconds": round(elapsed(world, wave), 3),
-        "reason": wave.reason,
-        "rollout": wave.request.get("rollout"),
-        "release": wave.request.get("release"),
-        "history": [
-            {"phase": phase, "at": rfc3339(at), "reason": reason}
+        kubernetes_version_before=wave.kubernetes_version_before,
+        images_before=wave.images_before(),
+        target_images=list(wave.target_images),
+        applied_at=rfc3339(wave.applied_at),
+        converged_at=rfc3339(wave.converged_at) if wave.converged_at else None,
+        finished_at=rfc3339(wave.finished_at) if wave.finished_at else None,
+        elapsed_seconds=round(elapsed(world, wave), 3),
+        reason=wave.reason,
+        rollout=wave.request.get("rollout"),
+        release=wave.request.get("release"),
+        history=[
+            PhaseChange(phase=phase, at=rfc3339(at), reason=reason)
             for phase, at, reason in wave.history
         ],
-        "progress": progress(world, wave) if live else wave.final_progress,
-        "observed": observe(world, wave),
-    }
+        progress=kept if kept is not None else progress(world, wave),
+        observed=observe(world, wave, failures),
+        clock=clock,
+    )
 
 
 def watch_waves(log: LifecycleLog, waves: dict[str, Wave]) -> None:

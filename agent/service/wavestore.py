@@ -30,6 +30,7 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.kube.port import Cluster, ClusterError, NotFound
 from agent.service.waves import ClassBefore, Selection, Wave
 from common.wire.phases import Phase
+from common.wire.waves import Progress
 
 ANNOTATION = "driftwave.io/waves"
 KEEP = 8
@@ -52,6 +53,15 @@ def _selection(value: Selection) -> dict[str, Any]:
 
 def _load_selection(value: dict[str, Any]) -> Selection:
     return Selection(list(value["amiSelectorTerms"]), value.get("amiFamily"))
+
+
+def _document(progress: Progress) -> dict[str, Any]:
+    dumped: dict[str, Any] = progress.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return dumped
+
+
+def _progress(value: Any) -> Progress | None:
+    return Progress.model_validate(value) if isinstance(value, dict) else None
 
 
 def to_record(wave: Wave) -> dict[str, Any]:
@@ -82,7 +92,7 @@ def to_record(wave: Wave) -> dict[str, Any]:
         "phaseSince": _time(wave.phase_since),
         "history": [[p, _time(at), why] for p, at, why in wave.history],
         "counts": [wave.launch_failures, wave.registration_failures, wave.nodes_replaced],
-        "finalProgress": wave.final_progress,
+        "finalProgress": (None if wave.final_progress is None else _document(wave.final_progress)),
     }
 
 
@@ -123,7 +133,7 @@ def from_record(data: dict[str, Any]) -> Wave:
         launch_failures=int(counts[0]),
         registration_failures=int(counts[1]),
         nodes_replaced=int(counts[2]),
-        final_progress=data.get("finalProgress"),
+        final_progress=_progress(data.get("finalProgress")),
     )
 
 

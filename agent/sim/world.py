@@ -41,6 +41,7 @@ from agent.scheduling.strategy import Strategy
 from agent.service.runtime import Listener, event_document
 from agent.sim.metrics import DisruptionMetrics
 from common.kubemodel import Condition
+from common.wire.status import Event
 
 
 @dataclass(slots=True)
@@ -136,7 +137,7 @@ class World:
         """Call ``listener`` for every later event (the agent's Prometheus metrics)."""
         self.listeners.append(listener)
 
-    def recent_events(self, limit: int) -> list[dict[str, Any]]:
+    def recent_events(self, limit: int) -> list[Event]:
         """The last ``limit`` timeline events (see the AgentRuntime port)."""
         return (
             [

@@ -74,13 +74,13 @@ def test_every_0_1_wave_document_is_read_and_judged_and_never_verified_unless_it
     holds = wave.observed.holds
     assert given == (("holds", "holds") if holds else ("unknown", "unknown"))
     for expected in (Expected.TARGET, Expected.PREVIOUS):
-        verdict = judge(wave, expected)
-        assert verdict.verdict in ("holds", "regressed", "settling")
-        if verdict.verdict == "holds":
+        judged = judge(wave, expected)
+        assert judged.verdict in ("holds", "regressed", "settling")
+        if judged.verdict == "holds":
             assert holds
             assert wave.observed.expected == expected
         else:
-            assert verdict.reason
+            assert judged.reason
     if holds:
         assert judge(wave, wave.observed.expected).verdict == "holds"
 

@@ -194,7 +194,7 @@ def test_the_dashboard_shows_and_drives_a_rollout(tmp_path: Path, browser: Brows
         approver.click("[data-action=approve]")
         expect(approver.locator("#toast")).to_contain_text("approved prod")
         harness.run_until(
-            lambda: harness.agents["prod-1"].status()["drifted"] > 0, limit=timedelta(hours=1)
+            lambda: harness.agents["prod-1"].status().drifted > 0, limit=timedelta(hours=1)
         )
         expect(viewer.locator("#preview")).to_be_visible()  # prod-1 drifted: what drift would do
         honest = r"^(no replacement left to start|no ETA from the agent|done in .* cluster's clock)"
@@ -412,11 +412,11 @@ def test_after_a_rollback_the_overview_and_cluster_page_show_what_the_cluster_ru
 ) -> None:
     harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=6)
     harness.now = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
-    (old,) = harness.agents["can-1"].status()["nodesByImage"]
+    (old,) = harness.agents["can-1"].status().nodes_by_image
     ring = [{"name": "canary", "soak": "1m"}]
     rid = str(start_rollout(harness.ctx, harness.release(ring), "otto")["id"])
     harness.run_until(lambda: state(harness, rid) == "succeeded", limit=timedelta(hours=1))
-    (new,) = harness.agents["can-1"].status()["nodesByImage"]
+    (new,) = harness.agents["can-1"].status().nodes_by_image
     with serving(harness.ctx, access=access()) as url:
         page = signed_in(browser, url, "vera")
         card = page.locator(".cluster[data-cluster=can-1]")
@@ -425,7 +425,7 @@ def test_after_a_rollback_the_overview_and_cluster_page_show_what_the_cluster_ru
 
         rollback(harness.ctx, rid, "otto")
         harness.run_until(lambda: state(harness, rid) == "rolled-back", limit=timedelta(hours=1))
-        assert harness.agents["can-1"].status()["nodesByImage"] == {old: 6}
+        assert harness.agents["can-1"].status().nodes_by_image == {old: 6}
         page.goto(f"{url}/ui/#/")
         page.reload()
         card = page.locator(".cluster[data-cluster=can-1]")

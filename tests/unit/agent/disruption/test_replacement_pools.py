@@ -33,17 +33,17 @@ def test_an_upgrade_replaces_each_node_once_and_every_claim_is_of_one_pool() -> 
     service.apply_wave("w1", {"target": {"amiSelectorTerms": [{"alias": "al2023@v20251216"}]}})
     for _ in range(120):
         sim.step(30)
-        progress = service.wave("w1")["progress"]
-        if progress["onTarget"] == progress["nodes"] and not progress["disrupting"]:
+        progress = service.wave("w1").progress
+        if progress.on_target == progress.nodes and not progress.disrupting:
             break
     sim.step(1800)  # half an hour more: a claim of mixed pools would drift and be replaced
-    progress = service.wave("w1")["progress"]
-    assert progress["drifted"] == 0, progress
-    assert progress["onTarget"] == progress["nodes"], progress
+    progress = service.wave("w1").progress
+    assert progress.drifted == 0, progress
+    assert progress.on_target == progress.nodes, progress
     mixed = [
         (c.name, c.metadata.labels.get(NODEPOOL), _pool_of_requirements(c))
         for c in world.cluster.list(NodeClaim)
         if _pool_of_requirements(c) not in (None, c.metadata.labels.get(NODEPOOL))
     ]
     assert mixed == []
-    assert progress["nodesReplaced"] <= before, progress  # each node once, no churn
+    assert progress.nodes_replaced <= before, progress  # each node once, no churn

@@ -64,16 +64,16 @@ def test_a_wave_through_the_service_replaces_every_node_on_the_native_driver() -
         "w1", {"target": {"amiSelectorTerms": [{"alias": f"al2023@{NEW}"}]}}
     )
     assert created
-    assert wave["phase"] in {"progressing", "converged"}
+    assert wave.phase in {"progressing", "converged"}
     for _ in range(120):
         harness.run(15)
-        if service.wave("w1")["phase"] == "converged":
+        if service.wave("w1").phase == "converged":
             break
     document = service.wave("w1")
-    assert document["phase"] == "converged", document
+    assert document.phase == "converged", document
     images = {c.status.image_id for c in harness.claims() if not c.metadata.deletion_timestamp}
     assert images.isdisjoint(old_images)
-    assert set(document["targetImages"]) >= images
+    assert set(document.target_images) >= images
     assert all(p.spec.node_name for p in harness.inner.list(Pod)), "no pod left pending"
     assert any(e.type == "NodeClassPatched" for e in harness.agent.events)
 
@@ -89,12 +89,12 @@ def test_the_karpenter_driver_never_launches_and_patches_only_the_node_class() -
         "w1", {"target": {"amiSelectorTerms": [{"alias": f"al2023@{NEW}"}]}}
     )
     assert created
-    assert wave["targetImages"], "the target resolves through the runtime's image resolver"
+    assert wave.target_images, "the target resolves through the runtime's image resolver"
     terms = harness.inner.get(EC2NodeClass, "default").spec.ami_selector_terms
     assert [t.alias for t in terms] == [f"al2023@{NEW}"]
     harness.run(120)
     assert harness.claims() == []
-    assert service.status()["nodes"] == 0
+    assert service.status().nodes == 0
 
 
 def test_a_kubernetes_version_wave_asks_the_control_plane() -> None:

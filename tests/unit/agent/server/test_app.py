@@ -142,7 +142,7 @@ def test_an_invalid_request_is_422_with_field_paths(client: httpx.Client, agent:
     plan = client.post("/v1/plan", headers=AUTH, json={"target": {"kubernetesVersion": "2"}})
     assert plan.status_code == 422
     assert plan.json()["error"]["fields"][0]["path"] == "target.kubernetesVersion"
-    assert agent.service.status()["activeWave"] is None
+    assert agent.service.status().active_wave is None
 
 
 def test_a_body_that_is_not_json_is_400(client: httpx.Client) -> None:
@@ -289,3 +289,16 @@ def test_events_lists_the_agents_last_events(client: httpx.Client) -> None:
     assert all({"time", "type", "object", "reason", "details"} <= set(e) for e in events)
     assert [e["time"] for e in events] == sorted(e["time"] for e in events)
     assert client.get("/v1/events?limit=0", headers=AUTH).status_code == 422
+
+
+def test_answers_are_the_services_documents_with_the_fields_it_set(
+    fresh: tuple[Traced, httpx.Client],
+) -> None:
+    agent, client = fresh
+    put = client.put("/v1/waves/w1", headers=AUTH, json=WAVE)
+    assert put.status_code == 201
+    wave = client.get("/v1/waves/w1", headers=AUTH).json()
+    assert wave == agent.service.wave("w1").model_dump(mode="json", exclude_unset=True)
+    plan = client.post("/v1/plan", headers=AUTH).json()
+    assert set(plan) == {"time", "kubernetesVersion", "preview", "target"}  # no unset field
+    assert plan["target"] is None

@@ -43,7 +43,7 @@ def test_a_wave_moves_the_counters_and_the_gauges_follow_the_status() -> None:
             for (name, labels), value in before.items()
             if name == "driftwave_agent_nodes"
         }
-        assert images == {k: float(v) for k, v in status["nodesByImage"].items()}
+        assert images == {k: float(v) for k, v in status.nodes_by_image.items()}
         assert before[("driftwave_agent_wave_active", ())] == 0.0
         assert total(before, "karpenter_nodeclaims_disrupted_total") == 0
 
@@ -53,7 +53,7 @@ def test_a_wave_moves_the_counters_and_the_gauges_follow_the_status() -> None:
             world.run_until(world.clock.now() + timedelta(hours=2))
         after = scrape(http)
 
-    nodes = status["nodes"]
+    nodes = status.nodes
     drifted = {
         labels: v for (n, labels), v in after.items() if n == "karpenter_nodeclaims_disrupted_total"
     }
@@ -67,7 +67,7 @@ def test_a_wave_moves_the_counters_and_the_gauges_follow_the_status() -> None:
     )
     assert total(after, "karpenter_nodeclaims_terminated_total") >= nodes
     assert after[("karpenter_nodes_eviction_requests_total", (("code", "200"),))] > 0
-    assert agent.service.status()["nodesByImage"] == {
+    assert agent.service.status().nodes_by_image == {
         labels[0][1]: int(v)
         for (name, labels), v in after.items()
         if name == "driftwave_agent_nodes"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.lifecycle.conditions import is_true
@@ -12,6 +14,7 @@ from agent.service import AgentService
 from agent.sim.member import member_world
 from agent.sim.realtime import RealTimeSimulation
 from agent.sim.world import World
+from common.wire.waves import WaveDocument
 
 NEWEST = "v20251216"
 START = "v20251202"
@@ -31,11 +34,11 @@ class Rig:
     service: AgentService
     sim: RealTimeSimulation
 
-    def run_until_not(self, wave_id: str, phase: str, limit: float = 3600.0) -> dict[str, Any]:
+    def run_until_not(self, wave_id: str, phase: str, limit: float = 3600.0) -> WaveDocument:
         """Step until the wave leaves ``phase`` (or ``limit`` virtual seconds); the wave."""
         waited = 0.0
         wave = self.service.wave(wave_id)
-        while wave["phase"] == phase and waited < limit:
+        while wave.phase == phase and waited < limit:
             self.sim.step(STEP)
             waited += STEP
             wave = self.service.wave(wave_id)
@@ -62,3 +65,10 @@ def rig(nodes: int = 20, speed: float | None = None, **member: Any) -> Rig:
     service = AgentService(world, name="test-member", speed=speed)
     sim = RealTimeSimulation(world, speed=1.0, lock=service.lock, on_step=service.refresh)
     return Rig(world, service, sim)
+
+
+def wire(document: BaseModel) -> dict[str, Any]:
+    """A document of the service as the agent's HTTP API writes it (camelCase, the fields the
+    service set): what a test compares whole."""
+    dumped: dict[str, Any] = document.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return dumped

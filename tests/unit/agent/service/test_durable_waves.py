@@ -15,7 +15,7 @@ from agent.sim.realtime import RealTimeSimulation
 from common.kubemodel import parse_manifest
 from common.wire.waves import WaveDocument
 
-from .helpers import NEWEST, START, Rig, alias, rig
+from .helpers import NEWEST, START, Rig, alias, rig, wire
 
 
 def _restart(r: Rig) -> Rig:
@@ -54,12 +54,12 @@ def test_a_restarted_agent_knows_a_wave_under_way_and_follows_it_to_the_end() ->
     r.sim.step(60)
     again = _restart(r)
     wave = again.service.wave("wave-1")
-    assert wave["phase"] == "progressing"
-    assert wave["previous"]["default"]["amiSelectorTerms"] == [{"alias": f"al2023@{START}"}]
-    assert again.service.status()["activeWave"] == "wave-1"
+    assert wave.phase == "progressing"
+    assert wave.previous["default"].ami_selector_terms == [{"alias": f"al2023@{START}"}]
+    assert again.service.status().active_wave == "wave-1"
     wave = again.run_until_not("wave-1", "progressing")
-    assert wave["phase"] == "converged"
-    assert wave["observed"]["holds"] is True
+    assert wave.phase == "converged"
+    assert wave.observed.holds is True
     # applying the same wave again on the new agent changes nothing
     created, _ = again.service.apply_wave("wave-1", alias(NEWEST))
     assert created is False
@@ -69,35 +69,35 @@ def test_a_failed_over_agent_rolls_back_what_its_predecessor_applied() -> None:
     r = rig(nodes=8)
     before = r.images()
     r.service.apply_wave("wave-1", alias(NEWEST))
-    assert r.run_until_not("wave-1", "progressing")["phase"] == "converged"
+    assert r.run_until_not("wave-1", "progressing").phase == "converged"
     again = _restart(r)
-    assert again.service.rollback_wave("wave-1")["phase"] == "rolling-back"
+    assert again.service.rollback_wave("wave-1").phase == "rolling-back"
     wave = again.run_until_not("wave-1", "rolling-back")
-    assert wave["phase"] == "rolled-back"
-    assert wave["observed"] == {**wave["observed"], "expected": "previous", "holds": True}
+    assert wave.phase == "rolled-back"
+    assert wave.observed.expected == "previous"
+    assert wave.observed.holds is True
     assert again.terms() == [{"alias": f"al2023@{START}"}]
     assert again.images() == before
     # and a third agent reads the rolled-back phase from the cluster
-    assert _restart(again).service.wave("wave-1")["phase"] == "rolled-back"
+    assert _restart(again).service.wave("wave-1").phase == "rolled-back"
 
 
 def test_the_observation_shows_a_class_edited_after_the_wave_converged() -> None:
     r = rig(nodes=6)
     r.service.apply_wave("wave-1", alias(NEWEST))
     wave = r.run_until_not("wave-1", "progressing")
-    assert wave["phase"] == "converged"
-    assert wave["observed"]["holds"] is True
-    assert wave["observed"]["onExpected"] == wave["observed"]["nodes"] == 6
+    assert wave.phase == "converged"
+    assert wave.observed.holds is True
+    assert wave.observed.on_expected == wave.observed.nodes == 6
     _set_terms(r, [{"alias": f"al2023@{START}"}])
     r.sim.step(30)
     wave = r.service.wave("wave-1")
-    WaveDocument.model_validate(wave, extra="forbid")
-    assert wave["phase"] == "converged"  # the history does not change ...
-    observed = wave["observed"]  # ... but the observation does
-    assert observed["holds"] is False
-    assert (
-        "EC2NodeClass default no longer carries the amiSelectorTerms the wave set"
-        in (observed["reason"])
+    WaveDocument.model_validate(wire(wave), extra="forbid")
+    assert wave.phase == "converged"  # the history does not change ...
+    observed = wave.observed  # ... but the observation does
+    assert observed.holds is False
+    assert "EC2NodeClass default no longer carries the amiSelectorTerms the wave set" in (
+        observed.reason
     )
 
 
@@ -105,7 +105,7 @@ def test_an_agent_without_the_record_rolls_back_from_the_callers_record() -> Non
     r = rig(nodes=6)
     before = r.images()
     r.service.apply_wave("wave-1", alias(NEWEST))
-    assert r.run_until_not("wave-1", "progressing")["phase"] == "converged"
+    assert r.run_until_not("wave-1", "progressing").phase == "converged"
     # the record is lost (say, the class was re-created from git without the annotation)
     stored = r.world.cluster.get(EC2NodeClass, "default")
     annotations = {k: v for k, v in stored.metadata.annotations.items() if k != ANNOTATION}
@@ -120,9 +120,9 @@ def test_an_agent_without_the_record_rolls_back_from_the_callers_record() -> Non
         "kubernetesVersionBefore": r.world.kubernetes_version,
     }
     wave = lost.service.rollback_wave("wave-1", recorded)
-    assert wave["phase"] == "rolling-back"
-    assert wave["reason"] == "restored the previous amiSelectorTerms"
-    assert lost.run_until_not("wave-1", "rolling-back")["phase"] == "rolled-back"
+    assert wave.phase == "rolling-back"
+    assert wave.reason == "restored the previous amiSelectorTerms"
+    assert lost.run_until_not("wave-1", "rolling-back").phase == "rolled-back"
     assert lost.terms() == [{"alias": f"al2023@{START}"}]
     assert lost.images() == before
 
@@ -131,10 +131,10 @@ def test_a_rollback_where_the_wave_never_landed_says_so_from_the_cluster() -> No
     r = rig(nodes=4)
     recorded = {"previous": {"default": {"amiSelectorTerms": [{"alias": f"al2023@{START}"}]}}}
     wave = r.service.rollback_wave("never-here", recorded)
-    assert "already carried the previous amiSelectorTerms: nothing to put back" in wave["reason"]
+    assert "already carried the previous amiSelectorTerms: nothing to put back" in wave.reason
     wave = r.run_until_not("never-here", "rolling-back")
-    assert wave["phase"] == "rolled-back"
-    assert wave["observed"]["holds"] is True
+    assert wave.phase == "rolled-back"
+    assert wave.observed.holds is True
 
 
 def test_a_rollback_record_naming_a_missing_class_is_refused_and_changes_nothing() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent.api.nodepool import Budget, NodePool
 from common.wire.waves import WaveDocument
 
-from .helpers import NEWEST, STEP, alias, rig
+from .helpers import NEWEST, STEP, alias, rig, wire
 
 
 def _budget(r: object, nodes: str) -> None:
@@ -24,25 +24,26 @@ def test_each_report_counts_the_budget_as_karpenter_does_until_the_wave_converge
     seen_waiting = False
     for _ in range(400):
         wave = r.service.wave("wave-1")
-        WaveDocument.model_validate({**wave}, extra="forbid")
-        progress = wave["progress"]
-        for pool in progress["budgets"]:
-            assert pool["limit"] == 1
-            assert pool["disrupting"] <= 1, pool
-            assert pool["allowed"] == max(0, 1 - pool["disrupting"])
-            assert pool["waitingOnBudget"] is (pool["driftedWaiting"] > 0 and pool["allowed"] == 0)
-        seen_waiting = seen_waiting or progress["waitingOnBudget"]
-        if wave["phase"] != "progressing":
+        WaveDocument.model_validate(wire(wave), extra="forbid")
+        progress = wave.progress
+        for pool in progress.budgets:
+            assert pool.limit == 1
+            assert pool.disrupting <= 1, pool
+            assert pool.allowed == max(0, 1 - pool.disrupting)
+            assert pool.waiting_on_budget is (pool.drifted_waiting > 0 and pool.allowed == 0)
+        seen_waiting = seen_waiting or progress.waiting_on_budget
+        if wave.phase != "progressing":
             break
-        assert progress["remaining"] > 0
-        assert progress["etaSeconds"] is not None
-        assert progress["etaSeconds"] > 0
+        assert progress.remaining is not None
+        assert progress.remaining > 0
+        assert progress.eta_seconds is not None
+        assert progress.eta_seconds > 0
         r.sim.step(STEP)
-    assert wave["phase"] == "converged"
+    assert wave.phase == "converged"
     assert seen_waiting
-    assert wave["progress"]["remaining"] == 0
-    assert wave["progress"]["etaSeconds"] == 0
-    assert wave["progress"]["etaBasis"] == "measured"
+    assert wave.progress.remaining == 0
+    assert wave.progress.eta_seconds == 0
+    assert wave.progress.eta_basis == "measured"
 
 
 def test_a_budget_that_allows_nothing_holds_the_wave_with_no_eta() -> None:
@@ -51,8 +52,9 @@ def test_a_budget_that_allows_nothing_holds_the_wave_with_no_eta() -> None:
     r.service.apply_wave("wave-1", alias(NEWEST))
     for _ in range(5):
         r.sim.step(STEP)
-    progress = r.service.wave("wave-1")["progress"]
-    assert progress["remaining"] > 0
-    assert progress["etaSeconds"] is None
-    assert progress["waitingOnBudget"] is True
-    assert all(p["limit"] == 0 and p["allowed"] == 0 for p in progress["budgets"])
+    progress = r.service.wave("wave-1").progress
+    assert progress.remaining is not None
+    assert progress.remaining > 0
+    assert progress.eta_seconds is None
+    assert progress.waiting_on_budget is True
+    assert all(p.limit == 0 and p.allowed == 0 for p in progress.budgets)

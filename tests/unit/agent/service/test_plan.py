@@ -11,7 +11,7 @@ from agent.api.kinds import agent_kinds
 from agent.service import InvalidRequest
 from common.wire.plan import PlanDocument
 
-from .helpers import NEWEST, Rig, alias, rig
+from .helpers import NEWEST, Rig, alias, rig, wire
 
 
 def _state(r: Rig) -> tuple[Any, ...]:
@@ -28,11 +28,11 @@ def _state(r: Rig) -> tuple[Any, ...]:
 def test_a_plan_without_target_is_the_drift_preview() -> None:
     r = rig(nodes=5)
     result = r.service.plan({})
-    PlanDocument.model_validate(result, extra="forbid")
-    assert result["target"] is None
-    assert result["preview"]["drifted"] == []
-    assert result["preview"]["haltedNodePools"] == []
-    assert r.service.plan(None)["preview"]["replace"] == 0
+    PlanDocument.model_validate(wire(result), extra="forbid")
+    assert result.target is None
+    assert result.preview["drifted"] == []
+    assert result.preview["haltedNodePools"] == []
+    assert r.service.plan(None).preview["replace"] == 0
 
 
 def test_a_plan_with_a_target_says_what_would_drift_and_changes_nothing() -> None:
@@ -40,40 +40,42 @@ def test_a_plan_with_a_target_says_what_would_drift_and_changes_nothing() -> Non
     before = _state(r)
     result = r.service.plan(alias(NEWEST))
     assert _state(r) == before
-    PlanDocument.model_validate(result, extra="forbid")
-    assert result["target"] == alias(NEWEST)["target"]
-    assert result["error"] is None
-    assert result["wouldDrift"] == {"batch": 6, "general": 14}
-    assert len(result["drifting"]) == 20
-    (row,) = result["nodeClasses"]
-    assert row["targetAmiSelectorTerms"] == [{"alias": f"al2023@{NEWEST}"}]
-    assert set(row["targetImages"]).isdisjoint(row["images"])
+    PlanDocument.model_validate(wire(result), extra="forbid")
+    assert wire(result)["target"] == alias(NEWEST)["target"]
+    assert result.error is None
+    assert result.would_drift == {"batch": 6, "general": 14}
+    assert result.drifting is not None
+    assert result.waves is not None
+    assert len(result.drifting) == 20
+    (row,) = result.node_classes or []
+    assert row.target_ami_selector_terms == [{"alias": f"al2023@{NEWEST}"}]
+    assert set(row.target_images).isdisjoint(row.images)
     for pool, nodes, share in (("general", 14, 10), ("batch", 6, 20)):
-        sizes = [len(w["nodes"]) for w in result["waves"] if w["nodePool"] == pool]
+        sizes = [len(w["nodes"]) for w in result.waves if w["nodePool"] == pool]
         allowed = math.ceil(nodes * share / 100)
         assert sum(sizes) == nodes
         assert max(sizes) <= allowed
         assert len(sizes) == math.ceil(nodes / allowed)
-    assert result["etaSeconds"] == max(w["endSeconds"] for w in result["waves"])
+    assert result.eta_seconds == max(w["endSeconds"] for w in result.waves)
     _, wave = r.service.apply_wave("wave-1", alias(NEWEST))
-    assert wave["targetImages"] == result["targetImages"]
+    assert wave.target_images == result.target_images
 
 
 def test_a_kubernetes_version_plan_re_resolves_the_alias_without_moving_anything() -> None:
     r = rig(nodes=5)
     result = r.service.plan({"target": {"kubernetesVersion": "1.31"}})
-    assert result["kubernetesVersionTarget"] == "1.31"
-    assert sum(result["wouldDrift"].values()) == 5
-    assert {r.world.amis.get(i).kubernetes_version for i in result["targetImages"]} == {"1.31"}
+    assert result.kubernetes_version_target == "1.31"
+    assert sum((result.would_drift or {}).values()) == 5
+    assert {r.world.amis.get(i).kubernetes_version for i in result.target_images or []} == {"1.31"}
     assert r.world.kubernetes_version == "1.30"
 
 
 def test_a_plan_for_an_unresolvable_target_says_why_and_drifts_nothing() -> None:
     r = rig(nodes=3)
     result = r.service.plan({"target": {"amiSelectorTerms": [{"id": "ami-0000000000dead"}]}})
-    assert result["error"].startswith("the target resolves to no image")
-    assert result["wouldDrift"] == {}
-    assert result["nodeClasses"][0]["error"] == "amiSelectorTerms did not match any AMIs"
+    assert (result.error or "").startswith("the target resolves to no image")
+    assert result.would_drift == {}
+    assert (result.node_classes or [])[0].error == "amiSelectorTerms did not match any AMIs"
 
 
 def test_an_invalid_plan_request_names_the_field() -> None:

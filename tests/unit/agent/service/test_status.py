@@ -18,28 +18,28 @@ from agent.service.status import (
 from common.kubemodel import Condition
 from common.wire.status import StatusDocument
 
-from .helpers import START, rig
+from .helpers import START, rig, wire
 
 
 def test_the_status_describes_the_cluster_now() -> None:
     r = rig(nodes=10)
     status = r.service.status()
-    StatusDocument.model_validate(status, extra="forbid")
+    StatusDocument.model_validate(wire(status), extra="forbid")
     (image,) = r.images()
-    assert status["cluster"] == "test-member"
-    assert status["kubernetesVersion"] == "1.30"
-    assert status["time"] == rfc3339(r.world.clock.now())
-    assert status["nodes"] == 10
-    assert status["nodesByImage"] == {image: 10}
-    assert status["drifted"] == status["disrupting"] == status["pendingPods"] == 0
-    assert status["launchFailures"] == status["registrationFailures"] == 0
-    assert status["driftHalted"] == []
-    (nodeclass,) = status["nodeClasses"]
-    assert nodeclass["name"] == "default"
-    assert nodeclass["amiSelectorTerms"] == [{"alias": f"al2023@{START}"}]
-    assert image in nodeclass["images"]
-    assert status["activeWave"] is None
-    assert status["costPerHour"] > 0
+    assert status.cluster == "test-member"
+    assert status.kubernetes_version == "1.30"
+    assert status.time == rfc3339(r.world.clock.now())
+    assert status.nodes == 10
+    assert status.nodes_by_image == {image: 10}
+    assert status.drifted == status.disrupting == status.pending_pods == 0
+    assert status.launch_failures == status.registration_failures == 0
+    assert status.drift_halted == []
+    (nodeclass,) = status.node_classes
+    assert nodeclass.name == "default"
+    assert nodeclass.ami_selector_terms == [{"alias": f"al2023@{START}"}]
+    assert image in nodeclass.images
+    assert status.active_wave is None
+    assert status.cost_per_hour > 0
 
 
 def test_rfc3339_is_utc_with_milliseconds() -> None:
@@ -72,14 +72,14 @@ def test_nodeclaims_are_classified_by_how_far_they_got_before_deletion() -> None
 def test_failures_leave_the_status_after_thirty_minutes() -> None:
     r = rig(nodes=10, faulty_releases=("v20251216",))
     r.service.apply_wave("bad", {"target": {"amiSelectorTerms": [{"alias": "al2023@v20251216"}]}})
-    assert r.run_until_not("bad", "progressing", limit=7200)["phase"] == "failed"
-    assert r.service.status()["registrationFailures"] >= 3
+    assert r.run_until_not("bad", "progressing", limit=7200).phase == "failed"
+    assert r.service.status().registration_failures >= 3
     r.service.rollback_wave("bad")
-    assert r.run_until_not("bad", "rolling-back")["phase"] == "rolled-back"
+    assert r.run_until_not("bad", "rolling-back").phase == "rolled-back"
     r.sim.step(FAILURE_WINDOW.total_seconds() + 60)
     status = r.service.status()
-    assert status["registrationFailures"] == status["launchFailures"] == 0
-    assert r.service.wave("bad")["progress"]["registrationFailures"] >= 3
+    assert status.registration_failures == status.launch_failures == 0
+    assert r.service.wave("bad").progress.registration_failures >= 3
 
 
 def _class_resolved_for(generation: int, observed: int | None) -> EC2NodeClass:

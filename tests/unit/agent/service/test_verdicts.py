@@ -12,21 +12,21 @@ from common.wire.observation import CODE_STATE, Observation, VerdictCode, Verdic
 from common.wire.waves import WaveDocument
 from tests.support.kubeobjects import pod
 
-from .helpers import NEWEST, Rig, alias, rig
+from .helpers import NEWEST, Rig, alias, rig, wire
 
 
 def _converged(nodes: int = 4) -> Rig:
     r = rig(nodes=nodes)
     r.service.apply_wave("wave-1", alias(NEWEST))
-    assert r.run_until_not("wave-1", "progressing")["phase"] == "converged"
+    assert r.run_until_not("wave-1", "progressing").phase == "converged"
     return r
 
 
 def _verdict(r: Rig, wave_id: str = "wave-1") -> Observation:
     """The observation of the wave as the agent wrote it (its verdict written, not read in)."""
     document = r.service.wave(wave_id)
-    assert {"state", "code"} <= set(document["observed"])
-    return WaveDocument.model_validate(document, extra="forbid").observed
+    assert {"state", "code"} <= set(wire(document)["observed"])
+    return WaveDocument.model_validate(wire(document), extra="forbid").observed
 
 
 def _mark(r: Rig, condition: str) -> None:
@@ -50,7 +50,7 @@ def test_a_converged_wave_holds() -> None:
 def test_nodes_still_on_the_old_images_are_settling() -> None:
     r = rig(nodes=4)
     _, wave = r.service.apply_wave("wave-1", alias(NEWEST))
-    seen = Observation.model_validate(wave["observed"])
+    seen = Observation.model_validate(wave.observed)
     assert (seen.state, seen.code) == (VerdictState.SETTLING, VerdictCode.NODES_NOT_ON_TARGET)
     assert "nodes run the images their classes select" in seen.reason
 
@@ -59,7 +59,7 @@ def test_no_node_while_pods_wait_is_settling() -> None:
     r = rig(nodes=0)
     r.world.cluster.create(Pod.model_validate(pod("waiting", "default", {})))
     _, wave = r.service.apply_wave("wave-1", alias(NEWEST))
-    seen = Observation.model_validate(wave["observed"])
+    seen = Observation.model_validate(wave.observed)
     assert (seen.state, seen.code) == (VerdictState.SETTLING, VerdictCode.NODES_MISSING)
     assert seen.reason == "no node in the wave's NodePools while pods wait for one"
 

@@ -22,7 +22,7 @@ def test_the_agent_view_of_a_cluster(tmp_path: Path) -> None:
         view = api.get(f"/v1/fleets/{fleet}/clusters/prod-1/agent")
         assert view.status_code == 200, view.text
         body = view.json()
-        assert body["status"] == harness.agents["prod-1"].status() | {
+        assert body["status"] == harness.agents["prod-1"].status().model_dump(mode="json") | {
             "time": body["status"]["time"]
         }
         assert body["preview"]["drifted"] == []

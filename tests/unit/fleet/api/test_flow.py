@@ -24,7 +24,7 @@ PEOPLE = AccessControl(
 
 def test_a_rollout_started_over_http_is_approved_over_http_and_succeeds(tmp_path: Path) -> None:
     harness = FleetHarness(tmp_path, RINGS, nodes=20)
-    before = set(harness.agents["prod-1"].status()["nodesByImage"])
+    before = set(harness.agents["prod-1"].status().nodes_by_image)
 
     def state(rid: str) -> str:
         with harness.ctx.reading() as uow:
@@ -40,7 +40,7 @@ def test_a_rollout_started_over_http_is_approved_over_http_and_succeeds(tmp_path
         assert started.status_code == 201, started.text
         rid = started.json()["id"]
         harness.run_until(lambda: state(rid) == "awaiting-approval", limit=timedelta(hours=2))
-        assert set(harness.agents["prod-1"].status()["nodesByImage"]) == before
+        assert set(harness.agents["prod-1"].status().nodes_by_image) == before
 
         wrong = api.post(
             f"/v1/rollouts/{rid}/approve",
@@ -70,7 +70,7 @@ def test_a_rollout_started_over_http_is_approved_over_http_and_succeeds(tmp_path
         ("prod", "bob", "canary looks good")
     ]
     assert status.finished_at is not None
-    assert set(harness.agents["prod-1"].status()["nodesByImage"]).isdisjoint(before)
+    assert set(harness.agents["prod-1"].status().nodes_by_image).isdisjoint(before)
     actors = {(e["action"], e["actor"]) for e in audit}
     assert {("rollout.start", "alice"), ("rollout.approve", "bob")} <= actors
     assert active == []

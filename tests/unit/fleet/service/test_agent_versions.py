@@ -114,7 +114,7 @@ def test_an_agent_outside_the_range_fails_the_step_and_nothing_is_applied(
     assert rows[-1].reason == step.error
     assert gateway.calls == ["status"]  # read, never changed
     assert _terms(harness) == OLD_TERMS
-    assert harness.agents["can-1"].status()["activeWave"] is None
+    assert harness.agents["can-1"].status().active_wave is None
 
 
 @pytest.mark.parametrize("version", [None, "0.1.0", "0.2.0", "0.3.5"])

@@ -45,7 +45,7 @@ def steps_of(harness: FleetHarness, rid: str) -> dict[str, Any]:
 
 
 def images(harness: FleetHarness, cluster: str) -> set[str]:
-    return set(harness.agents[cluster].status()["nodesByImage"])
+    return set(harness.agents[cluster].status().nodes_by_image)
 
 
 def test_a_release_rolls_ring_by_ring_waits_for_approval_and_succeeds(tmp_path: Path) -> None:
@@ -99,7 +99,7 @@ def test_a_faulty_image_halts_the_first_wave_rolls_it_back_and_never_touches_pro
     for cluster in RINGS["prod"]:
         assert steps[cluster].state == "pending"
         assert images(harness, cluster) == before[cluster]
-        assert harness.agents[cluster].status()["activeWave"] is None
+        assert harness.agents[cluster].status().active_wave is None
 
 
 def test_pause_holds_the_rollout_where_it_stands_and_resume_goes_on(tmp_path: Path) -> None:
@@ -137,7 +137,7 @@ def test_every_message_delivered_three_times_applies_each_wave_once(tmp_path: Pa
         mine = [state for sid, state in moves if sid == step.id]
         assert mine == ["dispatched", "progressing", "converged", "verifying", "verified"]
         wave = harness.agents[step.cluster.name].wave(step.id)
-        assert [h["phase"] for h in wave["history"]].count("progressing") == 1
+        assert [str(h.phase) for h in wave.history].count("progressing") == 1
 
 
 def test_a_cluster_added_during_the_rollout_joins_its_ring_when_the_policy_says_include(
@@ -196,7 +196,7 @@ def test_a_kubernetes_version_release_moves_each_control_plane_and_its_nodes(
         lambda: state_of(harness, rid) == RolloutState.SUCCEEDED, limit=timedelta(hours=2)
     )
     status = harness.agents["can-1"].status()
-    assert status["kubernetesVersion"] == "1.31"
+    assert status.kubernetes_version == "1.31"
     assert images(harness, "can-1").isdisjoint(before)
 
 

@@ -132,7 +132,7 @@ def test_verification_reads_the_cluster_as_it_is_not_the_frozen_wave_progress(
         result = uow.steps.get(message.step_id).result
     assert result is not None
     assert result["progress"]["pendingPods"] == 7
-    assert result["observedAt"] == live["time"]
+    assert result["observedAt"] == live.time
 
 
 @dataclass

@@ -142,7 +142,7 @@ def test_a_failed_over_agent_keeps_the_rollout_true_to_the_end(harness: FleetHar
         assert _terms(agent) == [{"alias": f"al2023@{NEW}"}]
         assert _node_images(agent) <= set(step.result["observed"]["images"])
         status = agent.status()
-        assert status["drifted"] == status["disrupting"] == 0
+        assert status.drifted == status.disrupting == 0
 
 
 def test_a_failed_rollback_is_rollback_failed_and_rolling_back_again_retries_it(
@@ -286,7 +286,7 @@ def test_a_release_right_after_a_failed_one_is_not_failed_by_the_earlier_failure
     harness.run_until(lambda: _ended(harness, bad["id"]), limit=timedelta(hours=3))
     assert _state(harness, bad["id"]) == "rolled-back"
     status = harness.agents["can-1"].status()
-    assert status["registrationFailures"] + status["launchFailures"] > 0  # still in the window
+    assert status.registration_failures + status.launch_failures > 0  # still in the window
     good = start_rollout(harness.ctx, harness.release(RINGS[:1]), "alice")["id"]
     harness.run_until(lambda: _ended(harness, good), limit=timedelta(hours=3))
     assert _state(harness, good) == "succeeded"

@@ -58,7 +58,7 @@ def _cluster(status: dict[str, Any], name: str) -> dict[str, Any]:
 
 def _runs(harness: FleetHarness, cluster: str) -> dict[str, int]:
     """What the cluster's own agent says its nodes run."""
-    return dict(harness.agents[cluster].status()["nodesByImage"])
+    return dict(harness.agents[cluster].status().nodes_by_image)
 
 
 def _probe(harness: FleetHarness) -> Any:
@@ -183,4 +183,4 @@ def test_a_wave_applied_again_after_its_agent_lost_it_is_audited(harness: FleetH
         f"the agent no longer knew wave {step.id} (restarted or reset); applied again"
     )
     assert row["before"]["agentKnewWave"] is False
-    assert harness.agents["can-1"].wave(step.id)["phase"] == "converged"  # it knows it again
+    assert harness.agents["can-1"].wave(step.id).phase == "converged"  # it knows it again
