@@ -7,6 +7,9 @@ Bounded: a fixed number of examples per operation, no shrinking past a deadline.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import pkgutil
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,27 @@ from fleet.api.app import create_app as fleet_app
 from tests.unit.agent.server.helpers import traced_agent
 from tests.unit.fleet.api.helpers import traced_context
 
+
+def _import_plugin_modules() -> None:
+    """Import now, while the session collects on one thread, every module schemathesis (and the
+    few of hypothesis) would import lazily mid-test. Both are pytest plugins, so pytest's
+    assertion rewriting parses their modules with ``ast.parse`` on first import; Python 3.11's
+    AST state is shared between threads, and a parse while another thread of the test process
+    parses fails with "AST constructor recursion depth mismatch" (seen once in a full run)."""
+    for module in pkgutil.walk_packages(schemathesis.__path__, "schemathesis."):
+        if not module.name.endswith("__main__"):
+            with contextlib.suppress(Exception):
+                importlib.import_module(module.name)
+    for name in (
+        "hypothesis.internal.conjecture.optimiser",
+        "hypothesis.strategies._internal.flatmapped",
+        "hypothesis.strategies._internal.random",
+        "hypothesis.strategies._internal.regex",
+    ):
+        importlib.import_module(name)
+
+
+_import_plugin_modules()
 TOKEN = "fuzz-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 EXAMPLES = 15
