@@ -97,6 +97,9 @@ def test_events_arrive_in_order_retried_while_a_hanging_webhook_delays_nothing(
             approve(harness.ctx, rid, "bob", ring="prod")
             harness.run_until(lambda: _state(harness, rid) == "succeeded", limit=HOURS)
             wait_for(lambda: len(receiver.accepted("/chat")) >= len(EXPECTED), 30)
+            # a delivery is recorded once the notifier reads its answer; one stopped before
+            # that is sent again by the next notifier (at least once), so wait for the record
+            wait_for(lambda: _recorded(harness, "demo/chat") >= len(EXPECTED), 30)
         finally:
             notifier.stop()
             sender.close()
@@ -131,6 +134,13 @@ def test_events_arrive_in_order_retried_while_a_hanging_webhook_delays_nothing(
 
 
 HOURS = timedelta(hours=3)
+
+
+def _recorded(harness: FleetHarness, webhook: str) -> int:
+    """How many deliveries to ``webhook`` the audit records."""
+    with harness.ctx.reading() as uow:
+        rows = uow.audit.list(object_type="webhook", object_id=webhook)
+    return sum(1 for row in rows if row.action == "notification.delivered")
 
 
 def _state(harness: FleetHarness, rid: str) -> str:
