@@ -8,17 +8,19 @@ the record as it stands after the change; the optimistic lock of a rollout compa
 record's ``version`` with the row this unit of work holds.
 
 JSON columns the fleet itself writes are typed (:class:`FreezeDoc`, :class:`WindowDoc`,
-:data:`~fleet.domain.json.JSONObject`); the documents an agent wrote (a step's ``result`` and
-``previous``, a cluster's ``last_status``) keep the plain dict they were stored as: the wire's
-models read them.
+:data:`~fleet.domain.json.JSONObject`); a cluster's ``last_status`` is read into the agent's
+:class:`~common.wire.status.StatusDocument` when loaded; the wave documents a step keeps (its
+``result`` and ``previous``) stay the JSON objects they were stored as: the wire's models read
+them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
+from common.wire.status import StatusDocument
 from fleet.domain.json import JSONObject
 
 
@@ -55,6 +57,26 @@ class WaveChange(TypedDict, total=False):
     soak_until: datetime | None
     gate_started_at: datetime | None
     finished_at: datetime | None
+
+
+class StepFields(TypedDict, total=False):
+    """The fields of a step a transition may set beside its state (``version`` follows); a
+    step's ``result`` and ``previous`` are the wave documents the step keeps, as JSON."""
+
+    attempts: int
+    dispatched_at: datetime
+    started_at: datetime
+    finished_at: datetime
+    heartbeat_at: datetime
+    result: JSONObject | None
+    previous: JSONObject | None
+    image_before: str | None
+    image_after: str | None
+    nodes: int
+    nodes_replaced: int
+    error: str | None
+    span_id: str | None
+    rollback_state: str | None
 
 
 class WindowDoc(TypedDict):
@@ -121,7 +143,8 @@ class ClusterRecord:
     created_at: datetime
     updated_at: datetime
     removed_at: datetime | None
-    last_status: dict[str, Any] | None
+    last_status: StatusDocument | None
+    """The agent's last status document, read once when loaded (None: none, or unreadable)."""
     last_seen_at: datetime | None
     last_contact_attempt: datetime | None
     last_contact_error: str | None
@@ -203,7 +226,7 @@ class StepRecord:
     heartbeat_at: datetime | None
     started_at: datetime | None
     finished_at: datetime | None
-    result: dict[str, Any] | None
+    result: JSONObject | None
     image_before: str | None
     image_after: str | None
     nodes: int | None
@@ -212,7 +235,7 @@ class StepRecord:
     span_id: str | None
     rollback_state: str | None
     version: int
-    previous: dict[str, Any] | None
+    previous: JSONObject | None
     cluster: ClusterRecord
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import cast
 
+from pydantic import ValidationError
 from sqlalchemy import inspect
 
+from common.wire.status import StatusDocument
 from fleet.db.models import (
     Account,
     ApiToken,
@@ -92,7 +94,7 @@ def cluster_record(cluster: Cluster) -> ClusterRecord:
         created_at=cluster.created_at,
         updated_at=cluster.updated_at,
         removed_at=cluster.removed_at,
-        last_status=cluster.last_status,
+        last_status=kept_status(cluster.last_status),
         last_seen_at=cluster.last_seen_at,
         last_contact_attempt=cluster.last_contact_attempt,
         last_contact_error=cluster.last_contact_error,
@@ -242,3 +244,15 @@ def token_record(token: ApiToken) -> TokenRecord:
         revoked_at=token.revoked_at,
         last_used_at=token.last_used_at,
     )
+
+
+def kept_status(stored: JSONObject | None) -> StatusDocument | None:
+    """A cluster's last status as stored, read once into the agent's status document, the way
+    the fleet reads an answer (fields a newer agent added are ignored; a release-0.1 status
+    without ``agent`` reads); None when none is stored or the stored JSON is no status."""
+    if stored is None:
+        return None
+    try:
+        return StatusDocument.model_validate(stored)
+    except ValidationError:
+        return None

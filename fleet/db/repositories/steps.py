@@ -8,37 +8,21 @@ import builtins
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import selectinload
 
 from fleet.db.errors import NotFound
 from fleet.db.models import Account, Cluster, Fleet, Release, Rollout, Step, Wave
-from fleet.db.records import RolloutRecord, StepRecord, WaveRecord, WindowDoc
+from fleet.db.records import RolloutRecord, StepFields, StepRecord, WaveRecord, WindowDoc
 from fleet.db.repositories.base import Repository, aware, checked_fields, states_of
 from fleet.db.repositories.convert import rollout_record, step_record, wave_record
 from fleet.db.repositories.rollouts import WITHOUT_FLEET_SPEC
 from fleet.db.translate import boundary
+from fleet.domain.json import JSONObject
 
-UPDATABLE = frozenset(
-    {
-        "attempts",
-        "dispatched_at",
-        "heartbeat_at",
-        "started_at",
-        "finished_at",
-        "result",
-        "image_before",
-        "image_after",
-        "nodes",
-        "nodes_replaced",
-        "error",
-        "previous",
-        "span_id",
-        "rollback_state",
-    }
-)
+UPDATABLE = frozenset(StepFields.__annotations__)
 """Fields :meth:`StepRepository.transition` may set beside the state."""
 
 
@@ -55,8 +39,8 @@ class StepContext:
     dispatched_at: datetime | None
     heartbeat_at: datetime | None
     started_at: datetime | None
-    previous: dict[str, Any] | None
-    result: dict[str, Any] | None
+    previous: JSONObject | None
+    result: JSONObject | None
     wave_id: str
     ring: str
     wave_span_id: str | None
@@ -123,7 +107,7 @@ class StepRow:
     heartbeat_at: datetime | None
     started_at: datetime | None
     finished_at: datetime | None
-    result: dict[str, Any] | None
+    result: JSONObject | None
     error: str | None
     cluster: str
     removed_at: datetime | None
@@ -327,7 +311,7 @@ class StepRepository(Repository):
         to_state: str,
         *,
         count_attempt: bool = False,
-        **fields: Any,
+        **fields: Unpack[StepFields],
     ) -> bool:
         """Set step ``step_id`` to ``to_state`` (and ``fields``, names in :data:`UPDATABLE`)
         only if it is in one of ``from_states``, in one ``UPDATE ... WHERE state IN (...)``.
@@ -344,7 +328,11 @@ class StepRepository(Repository):
 
     @boundary("moving steps to {to_state}")
     def transition_many(
-        self, step_ids: Iterable[str], from_states: Iterable[str], to_state: str, **fields: Any
+        self,
+        step_ids: Iterable[str],
+        from_states: Iterable[str],
+        to_state: str,
+        **fields: Unpack[StepFields],
     ) -> builtins.list[str]:
         """:meth:`transition` for many steps, by chunks of ids (one ``UPDATE ... WHERE id IN
         (...) AND state IN (...) RETURNING id`` each); the ids of the steps that moved."""
@@ -356,7 +344,9 @@ class StepRepository(Repository):
         return self._update_many(sorted(set(step_ids)), states, values)
 
     @boundary("touching steps")
-    def touch_many(self, step_ids: Iterable[str], **fields: Any) -> builtins.list[str]:
+    def touch_many(
+        self, step_ids: Iterable[str], **fields: Unpack[StepFields]
+    ) -> builtins.list[str]:
         """Set ``fields`` on the steps of ``step_ids`` whatever their state; the ids found."""
         values = checked_fields(fields, UPDATABLE, "touching steps")
         values["version"] = Step.__table__.c.version + 1

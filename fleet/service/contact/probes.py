@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -95,23 +95,20 @@ def queue_probes(
     return len(ids)
 
 
-def problems(status: Mapping[str, object] | None) -> list[str]:
+def problems(status: StatusDocument | None) -> list[str]:
     """The problems an agent's status, as the fleet kept it (``last_status``), names (none for
     a healthy cluster)."""
-    if not status:
+    if status is None:
         return []
-    found: list[str] = []
-    halts = status.get("driftHalted")
-    for halt in halts if isinstance(halts, list) else []:
-        if isinstance(halt, Mapping):
-            pool, why = halt.get("nodePool", "?"), halt.get("reason", "")
-            found.append(f"drift halted on NodePool {pool}" + (f" ({why})" if why else ""))
-    for key, words in (
-        ("launchFailures", "failed launch(es)"),
-        ("registrationFailures", "failed registration(s)"),
+    found = [
+        f"drift halted on NodePool {halt.node_pool}" + (f" ({halt.reason})" if halt.reason else "")
+        for halt in status.drift_halted
+    ]
+    for count, words in (
+        (status.launch_failures, "failed launch(es)"),
+        (status.registration_failures, "failed registration(s)"),
     ):
-        count = status.get(key)
-        if isinstance(count, int) and count > 0:
+        if count > 0:
             found.append(f"{count} {words} in the last 30 minutes")
     return found
 
@@ -121,7 +118,7 @@ def health(
     last_seen: datetime | None,
     last_attempt: datetime | None,
     error: str | None,
-    status: Mapping[str, object] | None,
+    status: StatusDocument | None,
     now: datetime,
     stale_after: timedelta,
     latest: ClusterNow | None = None,
@@ -165,8 +162,8 @@ class ContactRecord(Protocol):
         """Why the last attempt failed (None when it did not)."""
 
     @property
-    def last_status(self) -> Mapping[str, object] | None:
-        """The agent's last status document, as kept (:func:`status_of`)."""
+    def last_status(self) -> StatusDocument | None:
+        """The agent's last status document, as kept (:func:`status_of`) and read back."""
 
 
 def contact_of(

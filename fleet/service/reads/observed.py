@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
+from common.wire.status import StatusDocument
 from fleet.db.records import ClusterRecord, StepRecord
 from fleet.db.uow import UnitOfWork
 from fleet.domain.json import JSONObject
@@ -72,21 +72,12 @@ class Seen:
     disrupting: int
 
     @classmethod
-    def of(cls, status: Mapping[str, Any] | None, at: datetime | None) -> Seen | None:
+    def of(cls, status: StatusDocument | None, at: datetime | None) -> Seen | None:
         """The observation in an agent's status document seen at ``at`` (None without one)."""
-        if not status or at is None:
+        if status is None or at is None:
             return None
-        raw = status.get("nodesByImage")
-        by_image = {
-            str(k): int(v) for k, v in (raw.items() if isinstance(raw, Mapping) else ()) if v
-        }
-        return cls(
-            at,
-            _count(status.get("nodes"), sum(by_image.values())),
-            by_image,
-            _count(status.get("drifted"), 0),
-            _count(status.get("disrupting"), 0),
-        )
+        by_image = {image: count for image, count in status.nodes_by_image.items() if count}
+        return cls(at, status.nodes, by_image, status.drifted, status.disrupting)
 
     def runs(self) -> str:
         """``40/40 on ami-0a1``, or ``28/40 on ami-new, 12/40 on ami-old`` (most first)."""
@@ -94,10 +85,6 @@ class Seen:
             return f"{self.nodes} node(s), none on a known image"
         ranked = sorted(self.by_image.items(), key=lambda kv: (-kv[1], kv[0]))
         return ", ".join(f"{count}/{self.nodes} on {image}" for image, count in ranked)
-
-
-def _count(value: object, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,9 @@ is judged on."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
+from common.wire.status import StatusDocument
 from fleet.db.uow import UnitOfWork
 from fleet.domain.pace import RECENT, FinishedWave, Pace, SeenClock
 from fleet.domain.plan import ring_soak
@@ -26,19 +25,16 @@ def finished_waves(uow: UnitOfWork, fleet: str) -> list[FinishedWave]:
     ]
 
 
-def seen_clock(status: Mapping[str, Any] | None, at: datetime | None) -> SeenClock | None:
+def seen_clock(status: StatusDocument | None, at: datetime | None) -> SeenClock | None:
     """The clock an agent's status document says its cluster runs on, seen at ``at``: None
-    without a status; a status that names no usable clock (an older agent, or a speed that is
-    not a positive number) counts as a real cluster's, so its time is real time."""
-    if not isinstance(status, Mapping) or at is None:
+    without a status; a status that names no usable clock (a speed that is not a positive
+    number) counts as a real cluster's, so its time is real time."""
+    if status is None or at is None:
         return None
-    clock = status.get("clock")
-    if not isinstance(clock, Mapping) or clock.get("simulated") is not True:
+    clock = status.clock
+    if not clock.simulated or not clock.speed > 0:
         return SeenClock(False, 1.0, at)
-    speed = clock.get("speed")
-    if isinstance(speed, bool) or not isinstance(speed, int | float) or not speed > 0:
-        return SeenClock(False, 1.0, at)
-    return SeenClock(True, float(speed), at)
+    return SeenClock(True, float(clock.speed), at)
 
 
 def observed_clocks(uow: UnitOfWork, fleet: str) -> dict[str, SeenClock]:

@@ -18,8 +18,9 @@ from common.wire.observation import Observation
 from common.wire.phases import Phase, ReadPhase
 from common.wire.status import StatusDocument
 from common.wire.waves import WaveDocument
+from fleet.domain.json import JSONObject, JSONValue
 
-Result = dict[str, object]
+Result = JSONObject
 """A step's ``result`` as stored."""
 
 LIVE = ("pendingPods", "driftHalted")
@@ -32,7 +33,7 @@ wave was applied (not the cluster's last 30 minutes, which may hold an earlier r
 _PHASE: TypeAdapter[Phase] = TypeAdapter(ReadPhase)
 
 
-def result_of(wave: WaveDocument, **notes: object) -> Result:
+def result_of(wave: WaveDocument, **notes: JSONValue) -> Result:
     """The wave document as a step keeps it, with ``notes`` (see the module docstring)."""
     return {**wave.model_dump(mode="json"), **notes}
 

@@ -39,6 +39,7 @@ from common.wire.phases import Phase
 from common.wire.status import StatusDocument
 from common.wire.waves import WaveDocument
 from fleet.db.errors import DatabaseError
+from fleet.db.records import StepFields
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
 from fleet.domain.waits import span
 from fleet.gateway import AgentGateway, AgentRejected, AgentUnreachable, WaveUnknown
@@ -62,7 +63,7 @@ from fleet.service.steps.truth import (
     record_of,
     rollback_body,
 )
-from fleet.service.steps.writes import StepFields, StepWrites
+from fleet.service.steps.writes import StepWrites
 from fleet.telemetry import context_from_traceparent, parent_context
 
 RETRY_AFTER = 1.0

@@ -12,6 +12,7 @@ from common.wire.waves import WaveRequest
 from fleet.agenttls import AgentTLS
 from fleet.credentials import AccountAccess
 from fleet.db.repositories.steps import StepContext
+from fleet.domain.json import JSONObject
 from fleet.domain.machine import RollbackState, RolloutState, StepState
 from fleet.domain.model import ReleaseInfo, TargetInfo
 from fleet.domain.release import Release
@@ -39,10 +40,10 @@ class StepSnapshot:
     deadline: timedelta
     trace_id: str | None
     wave_span: str
-    previous: dict[str, object] | None = None
+    previous: JSONObject | None = None
     """What the wave replaced on the cluster, as the agent reported when it applied it
     (:func:`fleet.service.steps.truth.record_of`)."""
-    result: dict[str, object] | None = None
+    result: JSONObject | None = None
     """The step's last result (the wave document, with the fleet's notes:
     :mod:`fleet.service.steps.recorded`)."""
 

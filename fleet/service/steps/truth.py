@@ -33,11 +33,12 @@ from typing import Literal
 from common.wire.observation import Expected, VerdictState
 from common.wire.status import StatusDocument
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
+from fleet.domain.json import JSONObject
 from fleet.gateway import body_of
 
 Verdict = Literal["holds", "regressed", "settling"]
 
-Record = dict[str, object]
+Record = JSONObject
 """What the fleet keeps per step of what a wave replaced (``previous``,
 ``kubernetesVersionBefore``, ``imagesBefore``), as stored JSON."""
 

@@ -4,32 +4,18 @@ row (and, once a step ends, its span), so a redelivered or late message changes 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TypedDict, Unpack
+from typing import Unpack
 
 from opentelemetry.trace import Status, StatusCode
 
 from common.wire.waves import WaveDocument
+from fleet.db.records import StepFields
 from fleet.domain.machine import RollbackState, StepState
 from fleet.service.context import FleetContext, audit
 from fleet.service.scheduling.views import derived_span_id
 from fleet.service.steps.recorded import Result, result_of
 from fleet.service.steps.snapshot import StepSnapshot
 from fleet.telemetry import nanos, parent_context, preset_ids
-
-
-class StepFields(TypedDict, total=False):
-    """The columns of a step the runner sets beside its state."""
-
-    started_at: datetime
-    finished_at: datetime
-    heartbeat_at: datetime
-    result: Result
-    previous: Result
-    image_before: str | None
-    image_after: str | None
-    nodes: int
-    nodes_replaced: int
-    error: str | None
 
 
 class StepWrites:
@@ -90,14 +76,9 @@ class StepWrites:
             step = uow.steps.get(snap.step_id, for_update=True)
             if step.rollback_state != (str(snap.rollback) if snap.rollback else None):
                 return False
-            uow.steps.transition(
-                step.id,
-                [step.state],
-                step.state,
-                rollback_state=str(to_state),
-                heartbeat_at=now,
-                **fields,
-            )
+            values = StepFields(rollback_state=str(to_state), heartbeat_at=now)
+            values.update(fields)
+            uow.steps.transition(step.id, [step.state], step.state, **values)
             if snap.rollback is not to_state:
                 audit(
                     uow,
@@ -124,14 +105,9 @@ class StepWrites:
         now = self.ctx.now()
         reason = f"the agent no longer knew wave {snap.step_id} (restarted or reset); applied again"
         with self.ctx.writing() as uow:
-            moved = uow.steps.transition(
-                snap.step_id,
-                [snap.state],
-                snap.state,
-                heartbeat_at=now,
-                result=result_of(wave),
-                **fields,
-            )
+            values = StepFields(heartbeat_at=now, result=result_of(wave))
+            values.update(fields)
+            moved = uow.steps.transition(snap.step_id, [snap.state], snap.state, **values)
             if moved:
                 audit(
                     uow,

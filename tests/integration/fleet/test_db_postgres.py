@@ -32,6 +32,7 @@ from fleet.db import (
 )
 from fleet.db.engine import schema_differences, schema_revision
 from fleet.db.translate import translate
+from tests.support.statuses import agent_status
 from tests.unit.fleet.db.factories import NOW, check_latest_steps, seed
 from tests.unit.fleet.db.test_steps_and_waves import check_passed_waves
 
@@ -150,7 +151,8 @@ def test_repositories_round_trip(pg: Engine, rollout: str) -> None:
         uow.rollouts.update(found, now=LATER, state="running", started_at=LATER)
         assert uow.steps.transition(step_id, ["pending"], "dispatched", count_attempt=True)
         assert not uow.steps.transition(step_id, ["pending"], "dispatched", count_attempt=True)
-        uow.clusters.record_status(fleet, "c-canary", {"nodes": 2, "ok": True}, LATER)
+        kept = agent_status(nodes=2).model_dump(mode="json") | {"addedLater": True}
+        uow.clusters.record_status(fleet, "c-canary", kept, LATER)
         uow.audit.append(
             at=LATER,
             actor="scheduler",
@@ -172,7 +174,7 @@ def test_repositories_round_trip(pg: Engine, rollout: str) -> None:
     assert again.started_at.tzinfo is UTC
     assert [s.cluster.name for s in steps] == ["c-canary", "d-dev-1", "d-dev-2", "p-prod"]
     assert (steps[0].state, steps[0].attempts) == ("dispatched", 1)
-    assert (status.last_status, status.last_seen_at) == ({"nodes": 2, "ok": True}, LATER)
+    assert (status.last_status, status.last_seen_at) == (agent_status(nodes=2), LATER)
     assert [(a.action, a.after) for a in audit] == [("start", {"state": "running"})]
     assert active == [rollout]
 

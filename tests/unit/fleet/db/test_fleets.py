@@ -18,7 +18,9 @@ from fleet.db import (
     UnitOfWork,
     fleet_spec_from_manifest,
 )
+from fleet.db.repositories.convert import kept_status
 from fleet.domain.manifests import load_fleet
+from tests.support.statuses import agent_status
 from tests.unit.fleet.db.factories import NOW, cluster, fleet_spec
 
 LATER = NOW + timedelta(hours=1)
@@ -180,13 +182,25 @@ def test_clusters_filter_by_ring_and_fleet(engine: Engine) -> None:
 def test_an_agent_status_is_recorded_and_an_older_one_ignored(engine: Engine) -> None:
     with UnitOfWork(engine, write=True) as uow:
         uow.fleets.apply(fleet_spec(cluster("a")), NOW)
-        uow.clusters.record_status("payments", "a", {"nodes": 3, "drifted": 1}, LATER)
-        uow.clusters.record_status("payments", "a", {"nodes": 9}, NOW)
+        kept = agent_status(nodes=3, drifted=1).model_dump(mode="json")
+        uow.clusters.record_status("payments", "a", kept, LATER)
+        uow.clusters.record_status(
+            "payments", "a", agent_status(nodes=9).model_dump(mode="json"), NOW
+        )
         uow.commit()
     with UnitOfWork(engine) as uow:
         found = uow.clusters.get("payments", "a")
-    assert found.last_status == {"nodes": 3, "drifted": 1}
+    assert found.last_status == agent_status(nodes=3, drifted=1)
     assert found.last_seen_at == LATER
+
+
+def test_a_kept_status_reads_tolerantly_and_an_unreadable_one_as_none() -> None:
+    older = agent_status(nodes=3).model_dump(mode="json", exclude={"agent"})
+    newer = {**older, "addedLater": {"x": 1}}
+    assert kept_status(older) == agent_status(nodes=3)
+    assert kept_status(newer) == agent_status(nodes=3)
+    assert kept_status({"nodes": 3}) is None
+    assert kept_status(None) is None
 
 
 def test_a_fleet_manifest_reads_into_a_spec() -> None:

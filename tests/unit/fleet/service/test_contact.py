@@ -23,6 +23,7 @@ from fleet.service.contact.probes import ContactProber, ProbePolicy, health, que
 from fleet.service.ports import ProbeMessage
 from fleet.service.scheduling.scheduler import Scheduler
 from tests.support.fleetsim import START, FixedMetrics, FleetHarness, ListBroker, fleet_manifest
+from tests.support.statuses import agent_status
 from tests.unit.agent.server.helpers import TOKEN, app_for, serving, traced_agent
 from tests.unit.fleet.api.helpers import Traced, traced_context
 
@@ -46,24 +47,25 @@ def test_health_rules_on_a_virtual_clock() -> None:
     assert _health() == ("unknown", "never contacted")
     state, message = _health(last_attempt=seen, error="reading the agent's status: refused")
     assert (state, message) == ("unreachable", "reading the agent's status: refused")
-    assert _health(last_seen=seen, last_attempt=seen, status={"nodes": 3}) == (
+    assert _health(last_seen=seen, last_attempt=seen, status=agent_status(nodes=3)) == (
         "healthy",
         "agent answered 30 s ago",
     )
-    halted = {"driftHalted": [{"nodePool": "default", "reason": "ReplacementsFailing"}]}
+    halt = {"nodePool": "default", "reason": "ReplacementsFailing", "message": "3 failed"}
+    halted = agent_status(driftHalted=[halt])
     state, message = _health(last_seen=seen, last_attempt=seen, status=halted)
     assert state == "degraded"
     assert message == "drift halted on NodePool default (ReplacementsFailing)"
-    failing = {"launchFailures": 2, "registrationFailures": 0}
+    failing = agent_status(launchFailures=2, registrationFailures=0)
     assert _health(last_seen=seen, last_attempt=seen, status=failing) == (
         "degraded",
         "2 failed launch(es) in the last 30 minutes",
     )
     # three intervals of silence: stale, exactly at the boundary still fresh
     edge = START - 3 * MINUTE
-    assert _health(last_seen=edge, last_attempt=edge, status={})[0] == "healthy"
+    assert _health(last_seen=edge, last_attempt=edge, status=agent_status())[0] == "healthy"
     late = edge - timedelta(seconds=1)
-    state, message = _health(last_seen=late, last_attempt=late, status={})
+    state, message = _health(last_seen=late, last_attempt=late, status=agent_status())
     assert state == "stale"
     assert message == "no answer from the agent for more than 180 s (last answer 3 min ago)"
     # an attempt failing after an earlier answer: unreachable wins over stale
@@ -206,7 +208,7 @@ def test_probes_reach_a_real_agent_and_name_the_unreachable_one(
     with traced.ctx.reading() as uow:
         status = uow.clusters.get("demo", "up").last_status
     assert status is not None
-    assert status["cluster"] == "http-member"
+    assert status.cluster == "http-member"
     # the agent comes back on the next probe: the error is cleared
     traced.clock.advance(61)
     tokens["refused"] = TOKEN

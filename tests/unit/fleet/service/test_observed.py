@@ -10,13 +10,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from fleet.service.reads.observed import Holding, Seen, ago, cluster_now, images, observation
+from tests.support.statuses import agent_status
 
 NOW = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 OLD, NEW, GPU = "ami-old", "ami-new", "ami-gpu"
 
 
 def seen(by_image: dict[str, int], *, drifted: int = 0, age: float = 12.0) -> Seen:
-    status = {"nodes": sum(by_image.values()), "nodesByImage": by_image, "drifted": drifted}
+    status = agent_status(nodes=sum(by_image.values()), nodesByImage=by_image, drifted=drifted)
     found = Seen.of(status, NOW - timedelta(seconds=age))
     assert found is not None
     return found
@@ -111,8 +112,8 @@ def test_a_cluster_observation_reads_as_a_line() -> None:
     assert doc is not None
     assert doc["text"] == "28/40 on ami-new, 12/40 on ami-old (observed 90 s ago)"
     assert observation(None, NOW) is None
-    assert Seen.of({}, NOW) is None
-    assert Seen.of({"nodes": 3}, None) is None
+    assert Seen.of(None, NOW) is None
+    assert Seen.of(agent_status(nodes=3), None) is None
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from fleet.service.contact.probes import ContactProber
 from fleet.service.ports import ProbeMessage
 from fleet.service.scheduling.pacing import fleet_pace, observed_clocks, seen_clock
 from tests.support.fleetsim import START, FleetHarness
+from tests.support.statuses import agent_status
 
 M = timedelta(minutes=1)
 
@@ -58,11 +59,10 @@ def test_probed_clusters_that_are_not_simulated_are_real(tmp_path: Path) -> None
 
 def test_a_status_without_a_usable_clock_is_a_real_clusters() -> None:
     assert seen_clock(None, START) is None
-    assert seen_clock({"nodes": 3}, None) is None
-    assert seen_clock({"nodes": 3}, START) == SeenClock(False, 1.0, START)  # an older agent
-    for speed in (0, -5, True, "600", None):
-        odd = {"clock": {"simulated": True, "speed": speed}}
+    assert seen_clock(agent_status(nodes=3), None) is None
+    assert seen_clock(agent_status(nodes=3), START) == SeenClock(False, 1.0, START)
+    for speed in (0, -5):
+        odd = agent_status(clock={"simulated": True, "speed": speed})
         assert seen_clock(odd, START) == SeenClock(False, 1.0, START), speed
-    assert seen_clock({"clock": {"simulated": True, "speed": 60}}, START) == SeenClock(
-        True, 60.0, START
-    )
+    simulated = agent_status(clock={"simulated": True, "speed": 60})
+    assert seen_clock(simulated, START) == SeenClock(True, 60.0, START)

@@ -131,7 +131,9 @@ def test_verification_reads_the_cluster_as_it_is_not_the_frozen_wave_progress(
     with harness.ctx.reading() as uow:
         result = uow.steps.get(message.step_id).result
     assert result is not None
-    assert result["progress"]["pendingPods"] == 7
+    progress = result["progress"]
+    assert isinstance(progress, dict)
+    assert progress["pendingPods"] == 7
     assert result["observedAt"] == live.time
 
 
