@@ -4,8 +4,8 @@
 * :mod:`~driftwave.client.config`: the config file of contexts (server, CA, credentials), as
   kubectl has; read, checked and written (mode 0600) here only.
 * :mod:`~driftwave.client.port`: :class:`~driftwave.client.port.FleetPort`, what the fleet
-  commands ask of the fleet, in typed documents (:mod:`fleet.api.documents`,
-  :mod:`fleet.api.rollout_documents`), and :func:`~driftwave.client.port.open_port`, which picks
+  commands ask of the fleet, in typed documents (:mod:`fleet.documents`,
+  :mod:`fleet.api.documents`), and :func:`~driftwave.client.port.open_port`, which picks
   the implementation for the context in use;
 * :mod:`~driftwave.client.embedded`: the port over the fleet's service layer (the database);
 * :mod:`~driftwave.client.remote`: the port over the REST API (httpx, timeouts, the context's

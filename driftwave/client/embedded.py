@@ -3,8 +3,8 @@
 The database is the one ``DRIFTWAVE_DATABASE_URL`` names (default the SQLite file
 ``.driftwave/fleet.db``); every change is recorded as the OS user marked ``(embedded)``
 (:func:`embedded_actor`), so the audit says that no API, and no role, stood between. The
-services' documents are read into the API's (:mod:`fleet.api.documents`), the same the remote
-port answers; a service's refusal becomes a :class:`~driftwave.client.errors.ClientError`
+services return the fleet's documents (:mod:`fleet.documents`), the same the remote port
+reads from the API; a service's refusal becomes a :class:`~driftwave.client.errors.ClientError`
 carrying its message.
 """
 
@@ -20,16 +20,17 @@ from driftwave.client.errors import ClientError
 from driftwave.client.port import Command
 
 if TYPE_CHECKING:
-    from fleet.api.documents import ApplyDocument, ClusterDocument, PlanDocument
-    from fleet.api.history_documents import ClusterHistory
-    from fleet.api.rollout_documents import (
-        AuditEntry,
+    from fleet.api.documents import ApplyDocument, PlanDocument
+    from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
+    from fleet.documents.audit import AuditEntry
+    from fleet.documents.clusters import ClusterDocument
+    from fleet.documents.history import ClusterHistory
+    from fleet.documents.rollouts import (
         CommandResult,
         RolloutStarted,
         RolloutStatus,
         RolloutSummary,
     )
-    from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
     from fleet.service.context import FleetContext
@@ -94,7 +95,7 @@ class EmbeddedPort:
 
     def clusters(self, fleet: str | None) -> list[ClusterDocument]:
         """The active clusters (:func:`fleet.service.commands.fleets.list_clusters`)."""
-        from fleet.api.documents import ClusterDocument
+        from fleet.documents.clusters import ClusterDocument
         from fleet.service.commands.fleets import list_clusters
 
         rows = self._run(lambda: list_clusters(self._ctx, fleet))
@@ -131,7 +132,7 @@ class EmbeddedPort:
 
     def start(self, release: Release, queue: bool) -> RolloutStarted:
         """Start the rollout (:func:`fleet.service.commands.rollouts.start_rollout`)."""
-        from fleet.api.rollout_documents import RolloutStarted
+        from fleet.documents.rollouts import RolloutStarted
         from fleet.service.commands.rollouts import start_rollout
 
         started = self._run(lambda: start_rollout(self._ctx, release, self._actor, queue=queue))
@@ -139,14 +140,14 @@ class EmbeddedPort:
 
     def status(self, rollout: str) -> RolloutStatus:
         """The rollout's status (:func:`fleet.service.reads.queries.rollout_status`)."""
-        from fleet.api.rollout_documents import RolloutStatus
+        from fleet.documents.rollouts import RolloutStatus
         from fleet.service.reads.queries import rollout_status
 
         return RolloutStatus.model_validate(self._run(lambda: rollout_status(self._ctx, rollout)))
 
     def rollouts(self, active: bool, limit: int) -> list[RolloutSummary]:
         """The rollouts (:func:`fleet.service.reads.queries.list_rollouts`)."""
-        from fleet.api.rollout_documents import RolloutSummary
+        from fleet.documents.rollouts import RolloutSummary
         from fleet.service.reads.queries import list_rollouts
 
         rows = self._run(lambda: list_rollouts(self._ctx, active=active, limit=limit))
@@ -154,7 +155,7 @@ class EmbeddedPort:
 
     def command(self, name: Command, rollout: str) -> CommandResult:
         """Pause, resume, abort or roll back (:mod:`fleet.service.commands.rollouts`)."""
-        from fleet.api.rollout_documents import CommandResult
+        from fleet.documents.rollouts import CommandResult
         from fleet.service.commands import rollouts
 
         call = {
@@ -168,7 +169,7 @@ class EmbeddedPort:
 
     def approve(self, rollout: str, ring: str, comment: str) -> CommandResult:
         """Approve the waiting ring (:func:`fleet.service.commands.rollouts.approve`)."""
-        from fleet.api.rollout_documents import CommandResult
+        from fleet.documents.rollouts import CommandResult
         from fleet.service.commands import rollouts
 
         result = self._run(lambda: rollouts.approve(self._ctx, rollout, self._actor, ring, comment))
@@ -176,7 +177,7 @@ class EmbeddedPort:
 
     def audit(self, rollout: str) -> list[AuditEntry]:
         """The audit trail (:func:`fleet.service.reads.queries.audit_trail`)."""
-        from fleet.api.rollout_documents import AuditEntry
+        from fleet.documents.audit import AuditEntry
         from fleet.service.reads.queries import audit_trail
 
         rows = self._run(lambda: audit_trail(self._ctx, rollout))
@@ -184,7 +185,7 @@ class EmbeddedPort:
 
     def cluster_history(self, name: str, fleet: str | None) -> ClusterHistory:
         """The cluster's steps (:func:`fleet.service.reads.history.cluster_history`)."""
-        from fleet.api.history_documents import ClusterHistory
+        from fleet.documents.history import ClusterHistory
         from fleet.service.reads.history import cluster_history
 
         found = self._run(lambda: cluster_history(self._ctx, name, fleet))

@@ -20,16 +20,17 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-    from fleet.api.documents import ApplyDocument, ClusterDocument, PlanDocument
-    from fleet.api.history_documents import ClusterHistory
-    from fleet.api.rollout_documents import (
-        AuditEntry,
+    from fleet.api.documents import ApplyDocument, PlanDocument
+    from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
+    from fleet.documents.audit import AuditEntry
+    from fleet.documents.clusters import ClusterDocument
+    from fleet.documents.history import ClusterHistory
+    from fleet.documents.rollouts import (
         CommandResult,
         RolloutStarted,
         RolloutStatus,
         RolloutSummary,
     )
-    from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
     from fleet.service.reads.audit_chain import AuditVerification

@@ -4,7 +4,7 @@ One httpx client per command, to the context's server: TLS verified against the 
 (else the system's), a timeout on every request (:data:`TIMEOUT`), the context's credentials as
 ``Authorization: Bearer`` (:class:`~driftwave.client.credentials.Bearer`: an automation token,
 or the ID token of ``driftwave login``, refreshed when it has expired). Every answer is read
-into the API's documents (:mod:`fleet.api.documents`, :mod:`fleet.api.rollout_documents`); an
+into the fleet's documents (:mod:`fleet.documents`, :mod:`fleet.api.documents`); an
 error answer becomes :class:`~driftwave.client.errors.ApiError` with the API's message (401:
 :class:`~driftwave.client.errors.NotSignedIn`, saying to sign in).
 """
@@ -25,16 +25,17 @@ from driftwave.client.port import Command
 if TYPE_CHECKING:
     from driftwave.client.config import Context
     from driftwave.client.credentials import Bearer
-    from fleet.api.documents import ApplyDocument, ClusterDocument, PlanDocument
-    from fleet.api.history_documents import ClusterHistory
-    from fleet.api.rollout_documents import (
-        AuditEntry,
+    from fleet.api.documents import ApplyDocument, PlanDocument
+    from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
+    from fleet.documents.audit import AuditEntry
+    from fleet.documents.clusters import ClusterDocument
+    from fleet.documents.history import ClusterHistory
+    from fleet.documents.rollouts import (
         CommandResult,
         RolloutStarted,
         RolloutStatus,
         RolloutSummary,
     )
-    from fleet.api.tokens import CreatedTokenDocument, CreateTokenRequest, TokenDocument
     from fleet.domain.fleet import Fleet
     from fleet.domain.release import Release
     from fleet.service.reads.audit_chain import AuditVerification
@@ -139,7 +140,8 @@ class RemotePort:
 
     def clusters(self, fleet: str | None) -> list[ClusterDocument]:
         """``GET /v1/fleets/{name}/clusters`` of ``fleet``, or of every fleet."""
-        from fleet.api.documents import ClustersDocument, FleetsDocument
+        from fleet.api.documents import FleetsDocument
+        from fleet.documents.clusters import ClustersDocument
 
         if fleet is not None:
             names = [fleet]
@@ -161,7 +163,7 @@ class RemotePort:
 
     def start(self, release: Release, queue: bool) -> RolloutStarted:
         """``POST /v1/rollouts``."""
-        from fleet.api.rollout_documents import RolloutStarted
+        from fleet.documents.rollouts import RolloutStarted
 
         body: dict[str, Any] = {"release": release.to_manifest(), "queue": True}
         data = self._send("POST", "/v1/rollouts", json=body if queue else release.to_manifest())
@@ -169,13 +171,13 @@ class RemotePort:
 
     def status(self, rollout: str) -> RolloutStatus:
         """``GET /v1/rollouts/{id}``."""
-        from fleet.api.rollout_documents import RolloutStatus
+        from fleet.documents.rollouts import RolloutStatus
 
         return self._read(RolloutStatus, self._send("GET", f"/v1/rollouts/{_seg(rollout)}"))
 
     def rollouts(self, active: bool, limit: int) -> list[RolloutSummary]:
         """``GET /v1/rollouts``."""
-        from fleet.api.rollout_documents import RolloutsDocument
+        from fleet.documents.rollouts import RolloutsDocument
 
         params = {"active": "true" if active else "false", "limit": str(min(limit, 1000))}
         data = self._send("GET", "/v1/rollouts", params=params)
@@ -183,14 +185,14 @@ class RemotePort:
 
     def command(self, name: Command, rollout: str) -> CommandResult:
         """``POST /v1/rollouts/{id}/{pause|resume|abort|rollback}``."""
-        from fleet.api.rollout_documents import CommandResult
+        from fleet.documents.rollouts import CommandResult
 
         data = self._send("POST", f"/v1/rollouts/{_seg(rollout)}/{name}")
         return self._read(CommandResult, data)
 
     def approve(self, rollout: str, ring: str, comment: str) -> CommandResult:
         """``POST /v1/rollouts/{id}/approve``."""
-        from fleet.api.rollout_documents import CommandResult
+        from fleet.documents.rollouts import CommandResult
 
         body = {"ring": ring, "comment": comment}
         data = self._send("POST", f"/v1/rollouts/{_seg(rollout)}/approve", json=body)
@@ -198,7 +200,7 @@ class RemotePort:
 
     def audit(self, rollout: str) -> list[AuditEntry]:
         """``GET /v1/rollouts/{id}/audit``, page after page."""
-        from fleet.api.rollout_documents import AuditDocument
+        from fleet.documents.audit import AuditDocument
 
         entries: list[AuditEntry] = []
         after: int | None = None
@@ -213,7 +215,7 @@ class RemotePort:
 
     def cluster_history(self, name: str, fleet: str | None) -> ClusterHistory:
         """``GET /v1/clusters/{name}/history``."""
-        from fleet.api.history_documents import ClusterHistory
+        from fleet.documents.history import ClusterHistory
 
         params = {"fleet": fleet} if fleet is not None else {}
         data = self._send("GET", f"/v1/clusters/{_seg(name)}/history", params=params)

@@ -53,7 +53,7 @@ from fleet.api.fleets import add_fleet_routes
 from fleet.api.identity import Authenticator
 from fleet.api.rbac import SINGLE_TOKEN_NAME, AccessControl, Grant
 from fleet.api.releases import add_release_routes
-from fleet.api.rollout_documents import ApproveRequest
+from fleet.api.requests import ApproveRequest
 from fleet.api.rollouts import add_rollout_routes
 from fleet.api.signin import add_signin_routes
 from fleet.api.tokens import add_token_routes

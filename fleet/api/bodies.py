@@ -29,7 +29,7 @@ from fleet.api.errors import (
     PayloadTooLarge,
     UnsupportedMediaType,
 )
-from fleet.api.rollout_documents import ApproveRequest
+from fleet.api.requests import ApproveRequest
 from fleet.domain.fleet import Fleet
 from fleet.domain.manifests import Loaded, parse_one
 from fleet.domain.release import Release

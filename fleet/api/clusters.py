@@ -14,7 +14,7 @@ from common.names import DNS_SUBDOMAIN
 from fleet.api.deps import V1, V1_AUTH, Ctx, v1_responses
 from fleet.api.documents import ErrorDocument
 from fleet.api.errors import ConflictError, NotFoundError
-from fleet.api.history_documents import ClusterHistory
+from fleet.documents.history import ClusterHistory
 from fleet.service.reads.history import ClusterAmbiguous, ClusterUnknown, cluster_history
 
 FleetQuery = Annotated[

@@ -1,45 +1,30 @@
-"""The documents the fleet's REST API returns and the bodies it reads, as pydantic models:
-here health, identity and the fleets, clusters and plans; the rollouts' (status, audit,
-commands) are :mod:`fleet.api.rollout_documents`.
+"""The documents only the fleet's REST API returns, as pydantic models: health, readiness,
+identity, a fleet applied, the fleets and a plan.
 
-The handlers send the fleet services' plain JSON-ready dicts; these models describe them for the
-OpenAPI schema and for clients that want typed access (``RolloutStatus.model_validate(data)``).
-Field names are camelCase on the wire; times are RFC 3339 UTC strings. The error format is the
-agent's (:class:`common.wire.ErrorDocument`), so both APIs fail alike.
+The documents the fleet's services build (rollouts, clusters, audit trails, a cluster's
+history) are :mod:`fleet.documents`, which the services return and the handlers send. Field
+names are camelCase on the wire; times are RFC 3339 UTC strings. The error format is the agent's
+(:class:`common.wire.ErrorDocument`), so both APIs fail alike.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from common.wire.base import Document, ErrorDocument, ErrorField
+from fleet.documents.notices import Warnings
 
 __all__ = [
     "ApplyDocument",
-    "ClusterDocument",
-    "ClustersDocument",
     "ErrorDocument",
     "ErrorField",
     "FleetsDocument",
     "Health",
-    "Notice",
     "PlanDocument",
     "Readiness",
     "WhoAmI",
-]
-
-
-class Notice(Document):
-    """A warning about an accepted manifest: the field's path and what is risky about it."""
-
-    path: str
-    message: str
-
-
-Warnings = Annotated[
-    list[Notice], Field(description="Warnings about the manifest (it was accepted).")
 ]
 
 
@@ -101,95 +86,6 @@ class FleetsDocument(Document):
     """``GET /v1/fleets``: the names of the applied fleets."""
 
     fleets: list[str]
-
-
-class MaintenanceWindowDocument(Document):
-    """A cluster's maintenance window: a cron schedule read in a time zone, open for a
-    duration after each firing."""
-
-    schedule: str | None = Field(description='Five cron fields, e.g. "0 22 * * 1-5".')
-    duration: str | None = Field(description='How long it stays open, e.g. "4h".')
-    time_zone: str = Field(description='IANA time zone, e.g. "Europe/Paris".')
-
-
-class ContactDocument(Document):
-    """The fleet's contact with the cluster's agent (probes and steps)."""
-
-    last_contact: str | None = Field(description="When the agent last answered (null: never).")
-    health: Literal["healthy", "regressed", "degraded", "unreachable", "stale", "unknown"] = Field(
-        description="healthy: answered, no problem; regressed: answered, and the cluster no "
-        "longer holds the target its latest step converged or was verified on; degraded: "
-        "answered, a problem named; "
-        "unreachable: the last attempt failed; stale: no answer within three probe intervals; "
-        "unknown: never attempted."
-    )
-    message: str = Field(description="Why: the problem, the gateway's error, or the age.")
-    last_attempt: str | None = Field(description="When the fleet last tried (null: never).")
-
-
-class ClusterNow(Document):
-    """How a step's cluster stands now, on the fleet's last observation of it (its last status,
-    from a contact probe or a step), whatever the step's stored state says."""
-
-    holding: Literal[
-        "on-target", "regressed", "rolled-back", "observed", "superseded", "unobserved"
-    ] = Field(
-        description="on-target: every node on the wave's target, none drifted (a converged or "
-        "verified step); regressed: not any more; rolled-back: the rollback is done; observed: "
-        "a step under way or failed; superseded: a later rollout's step reached the cluster; "
-        "unobserved: no observation since the wave was applied."
-    )
-    message: str = Field(description='E.g. "rolled back: 40/40 on ami-0a1".')
-    text: str = Field(description='The message with the age: "... (observed 12 s ago)".')
-    observed_at: str | None = Field(description="When observed (the fleet's clock; RFC 3339).")
-    age_seconds: float | None = Field(description="The observation's age when read.")
-    nodes: int | None
-    nodes_by_image: dict[str, int] | None
-    drifted: int | None
-    superseded_by: str | None = Field(description="The later rollout (superseded only).")
-
-
-class ObservationDocument(Document):
-    """The fleet's last observation of a cluster (its agent's status, by a probe or a step)."""
-
-    observed_at: str = Field(description="When (the fleet's clock; RFC 3339 UTC).")
-    age_seconds: float = Field(description="Its age when read.")
-    nodes: int
-    nodes_by_image: dict[str, int]
-    drifted: int
-    disrupting: int
-    text: str = Field(description='"40/40 on ami-0a1 (observed 12 s ago)".')
-
-
-class ClusterDocument(Document):
-    """An active cluster of a fleet, where it lives and when its agent was last heard from."""
-
-    fleet: str
-    name: str
-    ring: str
-    ring_index: int = Field(description="The ring's place in the promotion order (from 0).")
-    account: str
-    region: str
-    labels: dict[str, str]
-    endpoint: str
-    windows: int = Field(description="How many maintenance windows it has.")
-    maintenance_windows: list[MaintenanceWindowDocument]
-    last_seen: str | None
-    contact: ContactDocument
-    observed: ObservationDocument | None = Field(
-        description="What the cluster runs, as the fleet last observed it (null: never)."
-    )
-    now: ClusterNow | None = Field(
-        description="How it stands against its latest step (null: no step reached it)."
-    )
-
-
-class ClustersDocument(Document):
-    """``GET /v1/fleets/{name}/clusters``."""
-
-    fleet: str
-    rings: list[str] = Field(description="The fleet's rings in promotion order.")
-    clusters: list[ClusterDocument]
 
 
 class WindowState(Document):

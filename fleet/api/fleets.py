@@ -20,10 +20,11 @@ from common.http import error_response
 from common.wire.plan import PlanRequest
 from fleet.api.bodies import manifest
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, api_state, needs, v1_responses
-from fleet.api.documents import ApplyDocument, ClustersDocument, ErrorDocument, FleetsDocument
+from fleet.api.documents import ApplyDocument, ErrorDocument, FleetsDocument
 from fleet.api.errors import InvalidRequest, NotFoundError
-from fleet.api.rollout_documents import FleetAuditDocument
 from fleet.db.specs import ApplyResult
+from fleet.documents.audit import FleetAuditDocument
+from fleet.documents.clusters import ClustersDocument
 from fleet.domain.fleet import Fleet
 from fleet.gateway import GatewayError
 from fleet.service.commands.fleets import (

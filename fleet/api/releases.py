@@ -37,7 +37,8 @@ from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, needs, v1_responses
 from fleet.api.documents import ErrorDocument, PlanDocument
 from fleet.api.errors import InvalidRequest, NotFoundError
 from fleet.api.fleets import manifest_body, notices
-from fleet.api.rollout_documents import RolloutStarted, StartRequest
+from fleet.api.requests import StartRequest
+from fleet.documents.rollouts import RolloutStarted
 from fleet.domain.errors import ManifestError
 from fleet.domain.fields import parse_time
 from fleet.domain.manifests import Loaded, release_fleet_findings

@@ -17,13 +17,9 @@ from fastapi.responses import JSONResponse
 from fleet.api.bodies import approve_request
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, Who, api_state, needs, v1_responses
 from fleet.api.documents import ErrorDocument
-from fleet.api.rollout_documents import (
-    ApproveRequest,
-    AuditDocument,
-    CommandResult,
-    RolloutsDocument,
-    RolloutStatus,
-)
+from fleet.api.requests import ApproveRequest
+from fleet.documents.audit import AuditDocument
+from fleet.documents.rollouts import CommandResult, RolloutsDocument, RolloutStatus
 from fleet.service.commands.rollouts import abort, approve, pause, resume, rollback
 from fleet.service.context import FleetContext
 from fleet.service.reads.queries import (

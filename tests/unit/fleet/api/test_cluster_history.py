@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from fleet.api.app import create_app
 from fleet.api.discovery import AuthDiscovery, SignIn
 from fleet.api.documents import ErrorDocument
-from fleet.api.history_documents import ClusterHistory
+from fleet.documents.history import ClusterHistory
 
 from .helpers import TOKEN_HASHES, Traced, fleet_doc, release_doc, traced_context
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from common.auth import hash_token
 from fleet.api.app import create_app
-from fleet.api.documents import ClustersDocument, ErrorDocument
+from fleet.api.documents import ErrorDocument
 from fleet.api.rbac import AccessControl, Grant
-from fleet.api.rollout_documents import FleetAuditDocument
+from fleet.documents.audit import FleetAuditDocument
+from fleet.documents.clusters import ClustersDocument
 from fleet.service.contact.probes import ProbePolicy
 from tests.unit.agent.server.helpers import serving as agent_serving
 

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from fleet.api.bodies import MAX_BODY
-from fleet.api.documents import ApplyDocument, ClustersDocument, ErrorDocument, FleetsDocument
+from fleet.api.documents import ApplyDocument, ErrorDocument, FleetsDocument
+from fleet.documents.clusters import ClustersDocument
 from fleet.service.commands.fleets import fleet_names
 
 from .helpers import YAML, Traced, fleet_doc, release_doc

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from common.auth import hash_token
 from fleet.api.rbac import AccessControl, Grant
-from fleet.api.rollout_documents import CommandResult, RolloutStatus
+from fleet.documents.rollouts import CommandResult, RolloutStatus
 from tests.support.fleetsim import FleetHarness
 
 from .helpers import STRATEGY, client, release_doc, serving

@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from fleet.api.documents import WhoAmI
-from fleet.api.rollout_documents import RolloutStatus
+from fleet.documents.rollouts import RolloutStatus
 from tests.support.fleetsim import FleetHarness
 
 from .helpers import STRATEGY, client, release_doc, serving

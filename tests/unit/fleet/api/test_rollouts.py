@@ -9,12 +9,8 @@ import httpx
 import pytest
 
 from fleet.api.documents import ErrorDocument
-from fleet.api.rollout_documents import (
-    AuditDocument,
-    CommandResult,
-    RolloutsDocument,
-    RolloutStatus,
-)
+from fleet.documents.audit import AuditDocument
+from fleet.documents.rollouts import CommandResult, RolloutsDocument, RolloutStatus
 
 from .helpers import Traced, fleet_doc, release_doc
 

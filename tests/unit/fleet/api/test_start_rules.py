@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from fleet.api.documents import ErrorDocument
-from fleet.api.rollout_documents import RolloutStarted, RolloutStatus
+from fleet.documents.rollouts import RolloutStarted, RolloutStatus
 
 from .helpers import YAML, Traced, fleet_doc, release_doc
 

@@ -1,28 +1,36 @@
-"""The rollout documents of the fleet's REST API, as pydantic models: a rollout started,
-listed, its status (rings, waves, steps, approvals, position, progress, the actions it allows),
-its audit trail and the fleet's, and the commands on it (see :mod:`fleet.api.documents`).
-"""
+"""The rollout documents, as pydantic models: a rollout started, listed, its status (rings,
+waves, steps, approvals, position, progress, the actions it allows), and the result of a
+command on it (the audit trails are :mod:`fleet.documents.audit`)."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from common.wire.base import Document
-from fleet.api.documents import ClusterNow, Warnings
+from fleet.documents.clusters import ClusterNow
+from fleet.documents.notices import Warnings
 
 __all__ = [
-    "ApproveRequest",
-    "AuditDocument",
-    "AuditEntry",
+    "ActionDocument",
+    "ActionsDocument",
+    "ApprovalDocument",
+    "ApprovalWait",
+    "ApproveAction",
     "CommandResult",
-    "FleetAuditDocument",
+    "GateDocument",
+    "NextEvent",
+    "PositionDocument",
+    "ProgressDocument",
+    "RingStatus",
     "RolloutStarted",
     "RolloutStatus",
     "RolloutSummary",
     "RolloutsDocument",
-    "StartRequest",
+    "StepStatus",
+    "WaitDocument",
+    "WaveStatus",
 ]
 
 
@@ -39,18 +47,6 @@ class RolloutStarted(Document):
     )
     reason: str | None = Field(default=None, description="What a queued rollout waits for.")
     warnings: Warnings
-
-
-class StartRequest(Document):
-    """``POST /v1/rollouts`` as a request: the Release manifest and whether to queue it.
-
-    ``queue: true``: when live rollouts hold some of its clusters, the rollout is stored
-    ``queued`` behind them instead of being refused (409)."""
-
-    model_config = ConfigDict(strict=True)
-
-    release: dict[str, Any] = Field(description="A driftwave.io/v1alpha1 Release manifest.")
-    queue: bool = False
 
 
 class RolloutSummary(Document):
@@ -265,44 +261,6 @@ class RolloutStatus(Document):
     actions: ActionsDocument
 
 
-class AuditEntry(Document):
-    """One audit row: who did what to which object, when, why, in which span."""
-
-    id: int
-    at: str | None
-    actor: str
-    action: str
-    object: str = Field(description="TYPE/ID, e.g. rollout/r-20261102-ab12.")
-    before: Any
-    after: Any
-    reason: str | None = Field(
-        description="Why the change was made: a transition's reason, an apply's --reason."
-    )
-    trace_id: str | None
-    span_id: str | None
-
-
-class AuditDocument(Document):
-    """``GET /v1/rollouts/{id}/audit``: the rollout's audit rows, oldest first."""
-
-    rollout: str
-    entries: list[AuditEntry]
-    last_id: int | None = Field(
-        description="The last entry's id: pass it as ?after= to read only newer ones."
-    )
-
-
-class FleetAuditDocument(Document):
-    """``GET /v1/fleets/{name}/audit``: the fleet's applies and its clusters' changes, oldest
-    first."""
-
-    fleet: str
-    entries: list[AuditEntry]
-    last_id: int | None = Field(
-        description="The last entry's id: pass it as ?after= to read only newer ones."
-    )
-
-
 class CommandResult(Document):
     """The result of pause, resume, abort, approve or rollback."""
 
@@ -311,16 +269,3 @@ class CommandResult(Document):
     paused: bool | None = None
     approved: str | None = Field(default=None, description="The ring approved (approve).")
     clusters: int | None = Field(default=None, description="Clusters to roll back (rollback).")
-
-
-class ApproveRequest(Document):
-    """``POST /v1/rollouts/{id}/approve``: the ring approved (required) and a comment."""
-
-    model_config = ConfigDict(strict=True)
-
-    ring: str = Field(
-        min_length=1,
-        max_length=63,
-        description="The ring approved (required): it must be the ring the rollout waits for.",
-    )
-    comment: str = Field(default="", max_length=2000)

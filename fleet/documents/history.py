@@ -1,5 +1,5 @@
 """The documents of a cluster's history across rollouts (``GET /v1/clusters/{name}/history``),
-as pydantic models (see :mod:`fleet.api.documents`)."""
+as pydantic models (see :mod:`fleet.documents`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from common.wire.base import Document
-from fleet.api.documents import ClusterNow, ObservationDocument
+from fleet.documents.clusters import ClusterNow, ObservationDocument
 
 __all__ = ["ClusterHistory", "HistoryStep"]
 
