@@ -132,11 +132,9 @@ class EmbeddedPort:
 
     def start(self, release: Release, queue: bool) -> RolloutStarted:
         """Start the rollout (:func:`fleet.service.commands.rollouts.start_rollout`)."""
-        from fleet.documents.rollouts import RolloutStarted
         from fleet.service.commands.rollouts import start_rollout
 
-        started = self._run(lambda: start_rollout(self._ctx, release, self._actor, queue=queue))
-        return RolloutStarted.model_validate({**started, "warnings": []})
+        return self._run(lambda: start_rollout(self._ctx, release, self._actor, queue=queue))
 
     def status(self, rollout: str) -> RolloutStatus:
         """The rollout's status (:func:`fleet.service.reads.queries.rollout_status`)."""
@@ -155,7 +153,6 @@ class EmbeddedPort:
 
     def command(self, name: Command, rollout: str) -> CommandResult:
         """Pause, resume, abort or roll back (:mod:`fleet.service.commands.rollouts`)."""
-        from fleet.documents.rollouts import CommandResult
         from fleet.service.commands import rollouts
 
         call = {
@@ -164,16 +161,13 @@ class EmbeddedPort:
             "abort": rollouts.abort,
             "rollback": rollouts.rollback,
         }[name]
-        result = self._run(lambda: call(self._ctx, rollout, self._actor))
-        return CommandResult.model_validate(result)
+        return self._run(lambda: call(self._ctx, rollout, self._actor))
 
     def approve(self, rollout: str, ring: str, comment: str) -> CommandResult:
         """Approve the waiting ring (:func:`fleet.service.commands.rollouts.approve`)."""
-        from fleet.documents.rollouts import CommandResult
         from fleet.service.commands import rollouts
 
-        result = self._run(lambda: rollouts.approve(self._ctx, rollout, self._actor, ring, comment))
-        return CommandResult.model_validate(result)
+        return self._run(lambda: rollouts.approve(self._ctx, rollout, self._actor, ring, comment))
 
     def audit(self, rollout: str) -> list[AuditEntry]:
         """The audit trail (:func:`fleet.service.reads.queries.audit_trail`)."""

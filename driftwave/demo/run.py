@@ -243,7 +243,7 @@ def _rollout(
         apply_fleet(ctx, fleet, "demo")
         release_data = release_manifest(options.soak, "2m")
         write_yaml(workdir / "release.yaml", release_data)
-        rid = str(start_rollout(ctx, parse_manifest(Release, release_data), "demo")["id"])
+        rid = str(start_rollout(ctx, parse_manifest(Release, release_data), "demo").id)
         broker = BrokerSettings(url="embedded", folder=Path(env["DRIFTWAVE_BROKER_FOLDER"]))
         scheduler = Scheduler(
             ctx,

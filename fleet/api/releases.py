@@ -38,6 +38,8 @@ from fleet.api.documents import ErrorDocument, PlanDocument
 from fleet.api.errors import InvalidRequest, NotFoundError
 from fleet.api.fleets import manifest_body, notices
 from fleet.api.requests import StartRequest
+from fleet.api.responses import sent
+from fleet.documents.notices import Notice
 from fleet.documents.rollouts import RolloutStarted
 from fleet.domain.errors import ManifestError
 from fleet.domain.fields import parse_time
@@ -178,12 +180,10 @@ def add_release_routes(app: FastAPI) -> None:
         server_span = trace.get_current_span()
         with own_trace():
             started = start_rollout(ctx, release.loaded.obj, actor, queue=queue)
-        server_span.set_attribute("driftwave.rollout", started["id"])
-        server_span.set_attribute("driftwave.rollout.trace_id", started["traceId"])
-        started["warnings"] = notices(release.warnings)
-        return JSONResponse(
-            started, status_code=201, headers={"Location": f"/v1/rollouts/{started['id']}"}
-        )
+        server_span.set_attribute("driftwave.rollout", started.id)
+        server_span.set_attribute("driftwave.rollout.trace_id", started.trace_id)
+        started.warnings = [Notice.model_validate(n) for n in notices(release.warnings)]
+        return sent(started, status_code=201, headers={"Location": f"/v1/rollouts/{started.id}"})
 
 
 def _start_body() -> dict[str, Any]:

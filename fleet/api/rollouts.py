@@ -18,6 +18,7 @@ from fleet.api.bodies import approve_request
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, Who, api_state, needs, v1_responses
 from fleet.api.documents import ErrorDocument
 from fleet.api.requests import ApproveRequest
+from fleet.api.responses import sent
 from fleet.documents.audit import AuditDocument
 from fleet.documents.rollouts import CommandResult, RolloutsDocument, RolloutStatus
 from fleet.service.commands.rollouts import abort, approve, pause, resume, rollback
@@ -112,11 +113,11 @@ def _reading(app: FastAPI) -> None:
 
 
 def _command_route(command: Any) -> Any:
-    """The handler of one rollout command (``command(ctx, rollout_id, actor) -> dict``)."""
+    """The handler of one rollout command (``command(ctx, rollout_id, actor) -> CommandResult``)."""
 
     def route(rollout_id: str, ctx: Ctx, actor: Actor) -> JSONResponse:
         known(ctx, rollout_id)
-        return JSONResponse(command(ctx, rollout_id, actor))
+        return sent(command(ctx, rollout_id, actor))
 
     return route
 
@@ -168,4 +169,4 @@ def _commands(app: FastAPI) -> None:
             comment=request.comment,
             may_approve=who.may_approve,
         )
-        return JSONResponse(result)
+        return sent(result)

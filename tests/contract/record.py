@@ -105,7 +105,7 @@ def _rollout(tmp: Path, *, faulty: bool) -> tuple[FleetHarness, RecordingGateway
     harness = FleetHarness(tmp, {"canary": ["can-1"]}, nodes=6, faulty=faulty_releases)
     recorder = RecordingGateway(InProcessAgentGateway(harness.agents))
     harness.runner = StepRunner(harness.ctx, recorder, poll_interval=10)
-    rid = str(start_rollout(harness.ctx, harness.release(RINGS), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(RINGS), "alice").id)
 
     def ended() -> bool:
         with harness.ctx.reading() as uow:

@@ -67,7 +67,7 @@ def test_a_phase_the_fleet_does_not_know_never_converges_or_verifies_a_step(
     harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=4)
     newer = Newer(harness.runner.gateway)
     harness.runner = StepRunner(harness.ctx, newer, poll_interval=10)
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id)
 
     def ended() -> bool:
         with harness.ctx.reading() as uow:

@@ -73,7 +73,7 @@ def _state(harness: FleetHarness, rid: str) -> str:
 @pytest.fixture
 def remote(tmp_path: Path) -> Iterator[Remote]:
     harness = FleetHarness(tmp_path, RINGS, nodes=6)
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id)
     harness.run_until(lambda: _state(harness, rid) == "awaiting-approval", limit=timedelta(hours=2))
     harness.engine.dispose()
     (tmp_path / "fleet.yaml").write_text(yaml.safe_dump(fleet_manifest(RINGS)))

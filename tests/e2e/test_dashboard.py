@@ -414,7 +414,7 @@ def test_after_a_rollback_the_overview_and_cluster_page_show_what_the_cluster_ru
     harness.now = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
     (old,) = harness.agents["can-1"].status().nodes_by_image
     ring = [{"name": "canary", "soak": "1m"}]
-    rid = str(start_rollout(harness.ctx, harness.release(ring), "otto")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(ring), "otto").id)
     harness.run_until(lambda: state(harness, rid) == "succeeded", limit=timedelta(hours=1))
     (new,) = harness.agents["can-1"].status().nodes_by_image
     with serving(harness.ctx, access=access()) as url:

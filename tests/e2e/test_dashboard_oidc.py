@@ -70,7 +70,7 @@ def test_a_person_signs_in_with_oidc_and_approves(
     hydra: Hydra, browser: Browser, tmp_path: Path
 ) -> None:
     harness = FleetHarness(tmp_path, RINGS, nodes=4)
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "otto")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "otto").id)
     harness.run_until(lambda: state(harness, rid) == "awaiting-approval", limit=timedelta(hours=1))
     hydra.add_person(Person("ada", groups=("engineers", "release-approvers")))
     hydra.add_person(Person("vic", groups=("engineers",)))

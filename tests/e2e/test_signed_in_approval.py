@@ -78,7 +78,7 @@ def _state(harness: FleetHarness, rid: str) -> str:
 @pytest.fixture
 def signed(tmp_path: Path) -> Iterator[Signed]:
     harness = FleetHarness(tmp_path, RINGS, nodes=6)
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id)
     harness.run_until(lambda: _state(harness, rid) == "awaiting-approval", limit=timedelta(hours=2))
     with running_hydra(tmp_path) as hydra:
         hydra.register_client(CLIENT, ["http://127.0.0.1/callback"])  # any loopback port

@@ -65,7 +65,7 @@ def bearer(token: str) -> dict[str, str]:
 def awaiting_prod(harness: FleetHarness) -> str:
     from fleet.service.commands.rollouts import start_rollout
 
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "otto")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "otto").id)
 
     def state() -> str:
         with harness.ctx.reading() as uow:

@@ -83,7 +83,7 @@ def release_doc(version: str, ring: str, **strategy: Any) -> dict[str, Any]:
 def start(harness: FleetHarness, version: str, ring: str, **strategy: Any) -> str:
     """Start a rollout of ``release_doc(version, ring, **strategy)`` as otto; its id."""
     release = parse_manifest(Release, release_doc(version, ring, **strategy))
-    return str(start_rollout(harness.ctx, release, "otto")["id"])
+    return str(start_rollout(harness.ctx, release, "otto").id)
 
 
 def state(harness: FleetHarness, rid: str) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind
@@ -27,6 +26,7 @@ from opentelemetry.trace import SpanKind
 from fleet.db.errors import NotFound
 from fleet.db.records import RolloutRecord
 from fleet.db.uow import UnitOfWork
+from fleet.documents.rollouts import CommandResult, RolloutStarted
 from fleet.domain.json import JSONObject
 from fleet.domain.machine import (
     RollbackState,
@@ -91,7 +91,7 @@ stands after the change)``."""
 @boundary
 def start_rollout(
     ctx: FleetContext, release: Release, actor: str, *, queue: bool = False
-) -> dict[str, Any]:
+) -> RolloutStarted:
     """Store ``release``, plan it through its fleet and create the rollout: ``planned``, or
     ``queued`` behind the live rollout holding its clusters when ``queue`` is set.
 
@@ -154,14 +154,17 @@ def start_rollout(
             reason=reason,
         )
         uow.commit()
-    started: JSONObject = {"id": rid, "state": str(state), "waves": len(waves), "traceId": trace_id}
-    queued: JSONObject = {"queuedBehind": behind, "reason": reason} if behind else {}
-    return started | queued
+    started = RolloutStarted(
+        id=rid, state=str(state), waves=len(waves), trace_id=trace_id, warnings=[]
+    )
+    if behind:  # set only on a queued rollout: a planned one's document has neither field
+        started.queued_behind, started.reason = behind, reason
+    return started
 
 
 def _command(
     ctx: FleetContext, rid: str, actor: str, action: str, change: Change, reason: str | None = None
-) -> dict[str, Any]:
+) -> CommandResult:
     """Run ``change`` on the rollout in one transaction; the audit row's reason is ``reason``,
     or the rollout's own once changed (abort, rollback)."""
     now = ctx.now()
@@ -188,7 +191,7 @@ def _command(
                 reason=reason or str(rollout.reason),
             )
             uow.commit()
-    return {"id": rid, **after}
+    return CommandResult.model_validate({"id": rid, **after})
 
 
 def _state(rollout: RolloutRecord) -> RolloutState:
@@ -196,7 +199,7 @@ def _state(rollout: RolloutRecord) -> RolloutState:
 
 
 @boundary
-def pause(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
+def pause(ctx: FleetContext, rid: str, actor: str) -> CommandResult:
     """Stop forward progress (no new step, no next wave); steps already out continue."""
 
     def change(
@@ -210,7 +213,7 @@ def pause(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
 
 
 @boundary
-def resume(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
+def resume(ctx: FleetContext, rid: str, actor: str) -> CommandResult:
     """Let a paused rollout go on exactly where it stood."""
 
     def change(
@@ -224,7 +227,7 @@ def resume(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
 
 
 @boundary
-def abort(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
+def abort(ctx: FleetContext, rid: str, actor: str) -> CommandResult:
     """End the rollout now: no new step starts; clusters keep what they have (roll back with
     ``rollback`` if needed)."""
 
@@ -263,7 +266,7 @@ def approve(
     ring: str,
     comment: str = "",
     may_approve: Callable[[str], str | None] | None = None,
-) -> dict[str, Any]:
+) -> CommandResult:
     """Approve ``ring`` of the rollout: it must be the ring the rollout waits for.
 
     A rollout not waiting, or waiting for another ring, is refused (:class:`CommandRefused`,
@@ -308,7 +311,7 @@ def _ring_name(uow: UnitOfWork, rollout: RolloutRecord) -> str:
 
 
 @boundary
-def rollback(ctx: FleetContext, rid: str, actor: str) -> dict[str, Any]:
+def rollback(ctx: FleetContext, rid: str, actor: str) -> CommandResult:
     """Roll back every cluster the rollout has touched, whatever it stands at (rollbacks ignore
     pauses, freezes and maintenance windows). On a ``rollback-failed`` rollout, the clusters
     whose rollback failed are tried again. Refused when there is nothing to roll back."""

@@ -90,7 +90,7 @@ def test_events_arrive_in_order_retried_while_a_hanging_webhook_delays_nothing(
 
         harness.scheduler.tick = timed_tick  # type: ignore[method-assign]
         try:
-            rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
+            rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id)
             harness.step(10)
             wait_for(lambda: receiver.received, 10)  # the slow webhook is now hanging
             harness.run_until(lambda: _state(harness, rid) == "awaiting-approval", limit=HOURS)

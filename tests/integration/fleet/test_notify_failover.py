@@ -62,7 +62,7 @@ def test_only_the_lease_holder_posts_and_the_standby_resumes_after_it(
                 lambda: holder() == f"{socket.gethostname()}:{first.pid}", "first leads", 60
             )
             release = release_manifest([{"name": "canary"}], fleet="it")
-            rid = str(start_rollout(ctx, parse_manifest(Release, release), "alice")["id"])
+            rid = str(start_rollout(ctx, parse_manifest(Release, release), "alice").id)
             procs.wait_for(lambda: receiver.types() == ["rollout.started"], "started told", 30)
             procs.start("second", "scheduler")
             procs.wait_for(lambda: "standby" in procs.log("second"), "second stands by", 60)

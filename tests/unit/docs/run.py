@@ -119,7 +119,7 @@ def approval_rollout(tmp: Path) -> str:
     release = harness.release(
         [{"name": "canary", "soak": "1m"}, {"name": "prod", "soak": "1m", "requireApproval": True}]
     )
-    rid = str(rollouts.start_rollout(harness.ctx, release, "docs")["id"])
+    rid = str(rollouts.start_rollout(harness.ctx, release, "docs").id)
 
     def waiting() -> bool:
         return bool(rollout_status(harness.ctx, rid)["state"] == "awaiting-approval")

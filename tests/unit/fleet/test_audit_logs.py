@@ -22,7 +22,7 @@ RING = [{"name": "canary", "soak": "2m", "gates": {"convergenceTimeout": "10m"}}
 def test_a_rollouts_audit_rows_become_log_records_in_its_trace(tmp_path: Path) -> None:
     harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=5)
     harness.ctx.tracer = TracerProvider(id_generator=PresetIds()).get_tracer("test")
-    rid = str(start_rollout(harness.ctx, harness.release(RING), "ada")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(RING), "ada").id)
 
     def ended() -> bool:
         with harness.ctx.reading() as uow:

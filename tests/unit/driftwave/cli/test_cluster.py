@@ -43,9 +43,9 @@ def ageless(doc: Any) -> Any:
 def two_rollouts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[FleetHarness, str, str]:
     """A good image rolled to can-1, then a faulty one rolled back; the CLI reads this database."""
     harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=5, faulty=(BAD,))
-    first = str(start_rollout(harness.ctx, harness.release(RING, release=GOOD), "t")["id"])
+    first = str(start_rollout(harness.ctx, harness.release(RING, release=GOOD), "t").id)
     harness.run_until(lambda: ended(harness, first), limit=timedelta(hours=2))
-    second = str(start_rollout(harness.ctx, harness.release(RING, release=BAD), "t")["id"])
+    second = str(start_rollout(harness.ctx, harness.release(RING, release=BAD), "t").id)
     harness.run_until(lambda: ended(harness, second), limit=timedelta(hours=2))
     monkeypatch.setenv("DRIFTWAVE_DATABASE_URL", f"sqlite:///{tmp_path / 'fleet.db'}")
     return harness, first, second

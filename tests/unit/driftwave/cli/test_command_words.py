@@ -42,7 +42,7 @@ def test_the_approval_comment_is_the_audit_reason_and_a_rollback_says_it_started
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     harness = FleetHarness(tmp_path, RINGS, nodes=6)
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id)
     harness.run_until(lambda: state(harness, rid) == "awaiting-approval", limit=timedelta(hours=2))
     monkeypatch.setenv("DRIFTWAVE_DATABASE_URL", f"sqlite:///{tmp_path / 'fleet.db'}")
     command("approve", rid, "--ring", "prod", "--comment", "canary clean for 2m")

@@ -55,7 +55,7 @@ def test_the_plan_learns_from_the_waves_that_finished(
     )
     assert [t["source"] for t in before["waveTimes"]] == ["assumed", "assumed"]
 
-    rid = rollouts.start_rollout(harness.ctx, harness.release(RINGS), "t")["id"]
+    rid = rollouts.start_rollout(harness.ctx, harness.release(RINGS), "t").id
     harness.run_until(
         lambda: rollout_status(harness.ctx, rid)["state"] == "succeeded",
         limit=timedelta(hours=2),
@@ -81,7 +81,7 @@ def test_the_plan_learns_from_the_waves_that_finished(
     assert text.exit_code == 0, text.stderr
     assert f"Estimated from: {basis}" in text.stdout.splitlines()
 
-    again = rollouts.start_rollout(harness.ctx, harness.release(RINGS), "t")["id"]
+    again = rollouts.start_rollout(harness.ctx, harness.release(RINGS), "t").id
     status = rollout_status(harness.ctx, again)
     assert status["plan"]["estimateBasis"] == basis  # the plan stored at start learnt too
     progress = status["progress"]
@@ -126,7 +126,7 @@ def test_the_first_plan_counts_the_assumption_on_simulated_clusters_clocks(
     assert "estimated 7m 3s" in text.stdout
     assert f"Estimated from: {basis}" in text.stdout.splitlines()
 
-    rid = rollouts.start_rollout(harness.ctx, harness.release(RINGS), "t")["id"]
+    rid = rollouts.start_rollout(harness.ctx, harness.release(RINGS), "t").id
     status = rollout_status(harness.ctx, rid)
     assert status["plan"]["estimateBasis"] == basis  # the plan stored at start: the same
     assert status["progress"]["etaSeconds"] == 3 + 7 * 60  # and the running rollout's ETA

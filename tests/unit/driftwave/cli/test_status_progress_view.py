@@ -139,7 +139,7 @@ def test_rollout_status_through_the_cli(tmp_path: Path, monkeypatch: pytest.Monk
     release = harness.release(
         [{"name": "canary", "soak": "2m"}, {"name": "prod", "soak": "2m", "requireApproval": True}]
     )
-    rid = str(start_rollout(harness.ctx, release, "t")["id"])
+    rid = str(start_rollout(harness.ctx, release, "t").id)
 
     def waits() -> bool:
         with harness.ctx.reading() as uow:

@@ -88,7 +88,7 @@ def frozen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         }
     ]
     apply_fleet(harness.ctx, parse_manifest(Fleet, manifest), "test")
-    rid = str(start_rollout(harness.ctx, harness.release([{"name": "canary"}]), "test")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release([{"name": "canary"}]), "test").id)
     harness.step(1)
     monkeypatch.setenv("DRIFTWAVE_DATABASE_URL", f"sqlite:///{tmp_path / 'fleet.db'}")
     return rid

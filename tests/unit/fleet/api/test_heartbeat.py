@@ -37,7 +37,7 @@ def scheduler(fleet: Traced, holder: str = "sched-a:4242") -> Scheduler:
 
 def live_rollout(fleet: Traced) -> str:
     apply_fleet(fleet.ctx, parse_manifest(Fleet, fleet_doc()), "test")
-    return str(start_rollout(fleet.ctx, parse_manifest(Release, release_doc()), "test")["id"])
+    return str(start_rollout(fleet.ctx, parse_manifest(Release, release_doc()), "test").id)
 
 
 def test_no_scheduler_and_nothing_live_is_healthy_and_says_so(anonymous: httpx.Client) -> None:

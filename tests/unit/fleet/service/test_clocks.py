@@ -36,7 +36,7 @@ def strategy(timeout: str) -> list[dict[str, Any]]:
 
 
 def run(harness: FleetHarness, timeout: str) -> tuple[str, dict[str, Any]]:
-    rid = str(start_rollout(harness.ctx, harness.release(strategy(timeout)), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(strategy(timeout)), "alice").id)
     harness.run_until(
         lambda: rollout_status(harness.ctx, rid)["state"] in ("succeeded", "rolled-back"),
         limit=timedelta(hours=3),

@@ -48,7 +48,7 @@ def test_a_window_removed_mid_rollout_is_in_the_fleet_audit_and_the_rollout_trai
     assert prod1["maintenanceWindows"] == [WINDOW]
     assert prod1["windows"] == 1
     assert [c["ringIndex"] for c in list_clusters(harness.ctx, "demo")] == [0, 1, 1]
-    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"]
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id
     harness.step(10)
     result = _apply(harness, _manifest(windows=False), "INC-7: window blocks the fix")
     assert result.changed == ("prod-1",)
@@ -99,7 +99,7 @@ def test_a_window_removed_mid_rollout_is_in_the_fleet_audit_and_the_rollout_trai
 
 def test_rings_freezes_and_removals_are_audited_with_the_live_rollout(tmp_path: Path) -> None:
     harness = FleetHarness(tmp_path, RINGS, nodes=3)
-    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"]
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id
     data = _manifest(windows=False, freeze=True)
     data["spec"]["clusters"] = [c for c in data["spec"]["clusters"] if c["name"] != "prod-2"]
     _apply(harness, data, "prod-2 decommissioned; year-end freeze")
@@ -136,7 +136,7 @@ def test_a_bad_reason_changes_nothing_and_an_unknown_fleet_has_no_audit(tmp_path
 def test_the_trail_names_the_ring_and_counts_the_wave_from_1(tmp_path: Path) -> None:
     harness = FleetHarness(tmp_path, RINGS, nodes=3)
     _apply(harness, _manifest(windows=False))
-    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"]
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id
     harness.step(10)
     moves = [e for e in audit_trail(harness.ctx, rid) if e["action"] == "rollout.transition"]
     assert moves, "the scheduler moved the rollout"

@@ -122,7 +122,7 @@ def test_a_rollout_tells_its_webhooks_it_started_waits_passes_gates_and_ends(
     )
     sender = Recorder()
     note = notifier(harness, sender, public_url="https://driftwave.example.com")
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id)
     drive(harness, note, "awaiting-approval", rid)
     pause(harness.ctx, rid, "carol")
     resume(harness.ctx, rid, "carol")
@@ -172,7 +172,7 @@ def test_a_failed_gate_lists_its_checks_and_the_rollback_is_told(tmp_path: Path)
     with_hooks(harness, [{"name": "all", "url": "http://all.example/hook"}])
     sender = Recorder()
     note = notifier(harness, sender)
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id)
     drive(harness, note, "rolled-back", rid)
     assert sender.types() == [
         "rollout.started",
@@ -206,7 +206,7 @@ def test_a_failed_gate_that_halts_says_halted_and_nothing_rolls_back(tmp_path: P
     sender = Recorder()
     note = notifier(harness, sender)
     halting = [STRATEGY[0] | {"onFailure": "halt"}, STRATEGY[1]]
-    rid = str(start_rollout(harness.ctx, harness.release(halting), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(halting), "alice").id)
     drive(harness, note, "halted", rid)
     assert sender.types() == ["rollout.started", "wave.gate-failed", "rollout.finished"]
     failed = sender.posts[1][1]
@@ -224,7 +224,7 @@ def test_a_failed_rollback_is_told(tmp_path: Path) -> None:
     with_hooks(harness, [hook])
     sender = Recorder()
     note = notifier(harness, sender)
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id)
     drive(harness, note, "rollback-failed", rid)
     assert sender.types() == ["rollback.failed"]
     assert "bad gateway" in sender.posts[0][1]["data"]["reason"]
@@ -248,7 +248,7 @@ def test_retries_back_off_and_a_4xx_is_given_up_at_once(tmp_path: Path) -> None:
     sender = Recorder([Answer(503, "HTTP 503"), Answer(None, "no answer"), Answer(200)])
     clock = Clock()
     note = notifier(harness, sender, clock=clock, policy=RetryPolicy(first=1, cap=4))
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id)
     harness.step(10)
     note.pump()
     assert len(sender.posts) == 1
@@ -285,7 +285,7 @@ def test_a_restarted_notifier_sends_nothing_twice_and_loses_nothing(tmp_path: Pa
     with_hooks(harness, [{"name": "all", "url": "http://all.example/hook"}])
     first = Recorder()
     note = notifier(harness, first)
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id)
     drive(harness, note, "awaiting-approval", rid)
     assert first.types() == ["rollout.started", "wave.gate-passed", "ring.awaiting-approval"]
     # one more event whose delivery fails and is still being retried when the process dies
@@ -318,7 +318,7 @@ def test_a_standby_notifier_delivers_nothing_until_it_holds_the_lease(tmp_path: 
     leader, standby = Recorder(), Recorder()
     mine = notifier(harness, leader)
     other = notifier(harness, standby, holder="standby")
-    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id)
     harness.run_until(lambda: state(harness, rid) == "awaiting-approval", limit=timedelta(hours=2))
     other.pump()
     assert standby.posts == []

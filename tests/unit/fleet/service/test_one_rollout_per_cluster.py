@@ -68,7 +68,7 @@ def actions(harness: FleetHarness, rid: str) -> list[tuple[str, dict[str, Any] |
 def test_a_second_release_on_held_clusters_is_refused_naming_the_rollout_and_clusters(
     harness: FleetHarness,
 ) -> None:
-    first = start_rollout(harness.ctx, release(), "alice")["id"]
+    first = start_rollout(harness.ctx, release(), "alice").id
     before = counts(harness)
     with pytest.raises(ClustersHeld) as refused:
         start_rollout(harness.ctx, release("v20251118"), "bob")
@@ -82,7 +82,7 @@ def test_a_second_release_on_held_clusters_is_refused_naming_the_rollout_and_clu
 
 @pytest.mark.parametrize("queue", [False, True], ids=["plain", "queue"])
 def test_the_same_release_twice_is_refused_even_queued(harness: FleetHarness, queue: bool) -> None:
-    first = start_rollout(harness.ctx, release(), "alice")["id"]
+    first = start_rollout(harness.ctx, release(), "alice").id
     before = counts(harness)
     with pytest.raises(ReleaseLive, match=f"already being rolled out by rollout {first}"):
         start_rollout(harness.ctx, release(), "bob", queue=queue)
@@ -92,14 +92,14 @@ def test_the_same_release_twice_is_refused_even_queued(harness: FleetHarness, qu
 def test_a_queued_release_cannot_be_started_again(harness: FleetHarness) -> None:
     start_rollout(harness.ctx, release(), "alice")
     queued = start_rollout(harness.ctx, release("v20251118"), "bob", queue=True)
-    with pytest.raises(ReleaseLive, match=f"rollout {queued['id']} \\(queued\\)"):
+    with pytest.raises(ReleaseLive, match=f"rollout {queued.id} \\(queued\\)"):
         start_rollout(harness.ctx, release("v20251118"), "bob", queue=True)
 
 
 def test_an_ended_rollout_holds_nothing(harness: FleetHarness) -> None:
-    first = start_rollout(harness.ctx, release(), "alice")["id"]
+    first = start_rollout(harness.ctx, release(), "alice").id
     abort(harness.ctx, first, "alice")
-    assert start_rollout(harness.ctx, release(), "alice")["state"] == "planned"
+    assert start_rollout(harness.ctx, release(), "alice").state == "planned"
 
 
 def test_other_clusters_are_not_held(harness: FleetHarness) -> None:
@@ -107,7 +107,7 @@ def test_other_clusters_are_not_held(harness: FleetHarness) -> None:
     apply_fleet(harness.ctx, parse_manifest(Fleet, labelled_fleet()), "test")
     start_rollout(harness.ctx, canary_only, "alice")
     prod_only = release("v20251118", clusters={"matchLabels": {"ring": "prod"}})
-    assert start_rollout(harness.ctx, prod_only, "bob")["state"] == "planned"
+    assert start_rollout(harness.ctx, prod_only, "bob").state == "planned"
 
 
 def labelled_fleet() -> dict[str, Any]:
@@ -133,7 +133,7 @@ def test_node_classes_are_apart_only_when_both_name_disjoint_classes(
     start_rollout(harness.ctx, on_classes("v20251216", *first), "alice")
     later = on_classes("v20251118", *second, **({} if second else {"team": "web"}))
     if apart:
-        assert start_rollout(harness.ctx, later, "bob")["state"] == "planned"
+        assert start_rollout(harness.ctx, later, "bob").state == "planned"
     else:
         with pytest.raises(ClustersHeld):
             start_rollout(harness.ctx, later, "bob")
@@ -162,11 +162,12 @@ def test_a_release_selecting_no_cluster_is_refused_and_stores_nothing(
 
 
 def test_a_queued_rollout_waits_then_is_planned_again_and_runs(harness: FleetHarness) -> None:
-    first = start_rollout(harness.ctx, release(), "alice")["id"]
+    first = start_rollout(harness.ctx, release(), "alice").id
     queued = start_rollout(harness.ctx, release("v20251118"), "bob", queue=True)
-    rid = queued["id"]
-    assert (queued["state"], queued["queuedBehind"]) == ("queued", first)
-    assert queued["reason"].startswith(f"waiting for rollout {first} to end (it holds can-1")
+    rid = queued.id
+    assert (queued.state, queued.queued_behind) == ("queued", first)
+    assert queued.reason is not None
+    assert queued.reason.startswith(f"waiting for rollout {first} to end (it holds can-1")
     status = rollout_status(harness.ctx, rid)
     assert (status["state"], status["queuedBehind"], status["clusters"]) == ("queued", first, [])
     listed = {r["id"]: r for r in list_rollouts(harness.ctx)}
@@ -194,10 +195,10 @@ def promoted_reason(first: str) -> str:
 def test_queued_rollouts_are_promoted_oldest_first_and_the_next_follows_the_new_holder(
     harness: FleetHarness,
 ) -> None:
-    first = start_rollout(harness.ctx, release(), "alice")["id"]
-    second = start_rollout(harness.ctx, release("v20251118"), "bob", queue=True)["id"]
+    first = start_rollout(harness.ctx, release(), "alice").id
+    second = start_rollout(harness.ctx, release("v20251118"), "bob", queue=True).id
     harness.now += timedelta(seconds=1)
-    third = start_rollout(harness.ctx, release("v20251202"), "carol", queue=True)["id"]
+    third = start_rollout(harness.ctx, release("v20251202"), "carol", queue=True).id
     abort(harness.ctx, first, "alice")
     assert promote_queued(harness.ctx, harness.now) == [second]
     waiting = rollout(harness, third)
@@ -209,10 +210,11 @@ def test_queued_rollouts_are_promoted_oldest_first_and_the_next_follows_the_new_
 
 
 def test_a_queued_rollout_can_be_aborted_and_a_paused_one_waits(harness: FleetHarness) -> None:
-    first = start_rollout(harness.ctx, release(), "alice")["id"]
-    second = start_rollout(harness.ctx, release("v20251118"), "bob", queue=True)["id"]
-    third = start_rollout(harness.ctx, release("v20251202"), "carol", queue=True)["id"]
-    assert abort(harness.ctx, second, "bob") == {"id": second, "state": "aborted"}
+    first = start_rollout(harness.ctx, release(), "alice").id
+    second = start_rollout(harness.ctx, release("v20251118"), "bob", queue=True).id
+    third = start_rollout(harness.ctx, release("v20251202"), "carol", queue=True).id
+    aborted = abort(harness.ctx, second, "bob").model_dump(mode="json", exclude_unset=True)
+    assert aborted == {"id": second, "state": "aborted"}
     pause(harness.ctx, third, "carol")
     abort(harness.ctx, first, "alice")
     assert promote_queued(harness.ctx, harness.now) == []
@@ -224,8 +226,8 @@ def test_a_queued_rollout_can_be_aborted_and_a_paused_one_waits(harness: FleetHa
 def test_a_queued_rollout_that_would_roll_nothing_when_promoted_is_aborted_with_the_reason(
     harness: FleetHarness,
 ) -> None:
-    first = start_rollout(harness.ctx, release(), "alice")["id"]
-    second = start_rollout(harness.ctx, release("v20251118"), "bob", queue=True)["id"]
+    first = start_rollout(harness.ctx, release(), "alice").id
+    second = start_rollout(harness.ctx, release("v20251118"), "bob", queue=True).id
     abort(harness.ctx, first, "alice")
     apply_fleet(harness.ctx, parse_manifest(Fleet, fleet_manifest({"canary": [], "prod": []})), "t")
     assert promote_queued(harness.ctx, harness.now) == []
@@ -237,7 +239,7 @@ def test_a_queued_rollout_that_would_roll_nothing_when_promoted_is_aborted_with_
 
 
 def test_approve_names_the_ring_and_a_ring_not_waiting_is_refused(harness: FleetHarness) -> None:
-    rid = start_rollout(harness.ctx, release(), "alice")["id"]
+    rid = start_rollout(harness.ctx, release(), "alice").id
     with pytest.raises(CommandRefused, match="ring is required"):
         approve(harness.ctx, rid, "bob", "")
     with pytest.raises(CommandRefused, match="no ring waits, so ring prod cannot be approved"):
@@ -248,19 +250,19 @@ def test_approve_names_the_ring_and_a_ring_not_waiting_is_refused(harness: Fleet
     )
     with pytest.raises(CommandRefused, match="waits for approval of ring prod, not canary"):
         approve(harness.ctx, rid, "bob", "canary")
-    assert approve(harness.ctx, rid, "bob", "prod")["approved"] == "prod"
+    assert approve(harness.ctx, rid, "bob", "prod").approved == "prod"
 
 
 def test_an_ended_rollout_is_not_rolled_back_onto_clusters_another_live_rollout_holds(
     harness: FleetHarness,
 ) -> None:
-    first = start_rollout(harness.ctx, release(), "alice")["id"]
+    first = start_rollout(harness.ctx, release(), "alice").id
     harness.run_until(
         lambda: rollout(harness, first).state == RolloutState.AWAITING_APPROVAL,
         limit=timedelta(hours=2),
     )
     abort(harness.ctx, first, "alice")
-    second = start_rollout(harness.ctx, release("v20251118"), "bob")["id"]
+    second = start_rollout(harness.ctx, release("v20251118"), "bob").id
     before = counts(harness)
     with pytest.raises(ClustersHeld) as refused:
         rollback(harness.ctx, first, "alice")
@@ -272,4 +274,4 @@ def test_an_ended_rollout_is_not_rolled_back_onto_clusters_another_live_rollout_
     assert rollout(harness, first).state == RolloutState.ABORTED
     assert counts(harness) == before
     abort(harness.ctx, second, "bob")
-    assert rollback(harness.ctx, first, "alice")["state"] == "rolling-back"
+    assert rollback(harness.ctx, first, "alice").state == "rolling-back"

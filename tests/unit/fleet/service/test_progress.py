@@ -266,7 +266,7 @@ def test_each_action_says_what_the_command_would_answer(tmp_path: Path) -> None:
     release = harness.release(
         [{"name": "canary", "soak": "2m"}, {"name": "prod", "soak": "2m", "requireApproval": True}]
     )
-    rid = rollouts.start_rollout(harness.ctx, release, "t")["id"]
+    rid = rollouts.start_rollout(harness.ctx, release, "t").id
     planned = _agree(harness, tmp_path, rid)
     assert not planned["rollback"]["allowed"]
     assert planned["pause"]["allowed"]
@@ -305,7 +305,7 @@ def test_each_action_says_what_the_command_would_answer(tmp_path: Path) -> None:
 def test_a_real_halted_rollout_gives_its_gates_failing_checks_with_units(tmp_path: Path) -> None:
     harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=5, faulty=("v20251216",))
     ring = {"name": "canary", "onFailure": "halt", "gates": {"convergenceTimeout": "10m"}}
-    rid = rollouts.start_rollout(harness.ctx, harness.release([ring]), "t")["id"]
+    rid = rollouts.start_rollout(harness.ctx, harness.release([ring]), "t").id
     harness.run_until(
         lambda: rollout_status(harness.ctx, rid)["state"] == "halted", limit=timedelta(hours=1)
     )

@@ -51,7 +51,7 @@ def images(harness: FleetHarness, cluster: str) -> set[str]:
 def test_a_release_rolls_ring_by_ring_waits_for_approval_and_succeeds(tmp_path: Path) -> None:
     harness = FleetHarness(tmp_path, RINGS)
     before = {c: images(harness, c) for c in ["can-1", "prod-1", "prod-2"]}
-    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"]
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id
     harness.run_until(
         lambda: state_of(harness, rid) == RolloutState.AWAITING_APPROVAL,
         limit=timedelta(hours=2),
@@ -88,7 +88,7 @@ def test_a_faulty_image_halts_the_first_wave_rolls_it_back_and_never_touches_pro
 ) -> None:
     harness = FleetHarness(tmp_path, RINGS, faulty=("v20251216",))
     before = {c: images(harness, c) for c in RINGS["canary"] + RINGS["prod"]}
-    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"]
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id
     harness.run_until(
         lambda: state_of(harness, rid) == RolloutState.ROLLED_BACK, limit=timedelta(hours=2)
     )
@@ -104,7 +104,7 @@ def test_a_faulty_image_halts_the_first_wave_rolls_it_back_and_never_touches_pro
 
 def test_pause_holds_the_rollout_where_it_stands_and_resume_goes_on(tmp_path: Path) -> None:
     harness = FleetHarness(tmp_path, {"canary": ["can-1"]})
-    rid = start_rollout(harness.ctx, harness.release(STRATEGY[:1]), "alice")["id"]
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY[:1]), "alice").id
     pause(harness.ctx, rid, "alice")
     for _ in range(30):
         harness.step()
@@ -118,7 +118,7 @@ def test_pause_holds_the_rollout_where_it_stands_and_resume_goes_on(tmp_path: Pa
 
 def test_every_message_delivered_three_times_applies_each_wave_once(tmp_path: Path) -> None:
     harness = FleetHarness(tmp_path, RINGS, copies=3)
-    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice")["id"]
+    rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id
     harness.run_until(
         lambda: state_of(harness, rid) == RolloutState.AWAITING_APPROVAL,
         limit=timedelta(hours=2),
@@ -156,7 +156,7 @@ def test_a_cluster_added_during_the_rollout_joins_its_ring_when_the_policy_says_
     data["spec"]["strategy"]["onClusterAdded"] = "include"
     from fleet.domain.release import Release
 
-    rid = start_rollout(harness.ctx, parse_manifest(Release, data), "alice")["id"]
+    rid = start_rollout(harness.ctx, parse_manifest(Release, data), "alice").id
     harness.step()
     world = member_world("prod-2", nodes=20, seed=9)
     harness.agents["prod-2"] = AgentService(world, name="prod-2")
@@ -191,7 +191,7 @@ def test_a_kubernetes_version_release_moves_each_control_plane_and_its_nodes(
     data = release_manifest(STRATEGY[:1])
     data["spec"]["target"] = {"kubernetesVersion": "1.31"}
     before = images(harness, "can-1")
-    rid = start_rollout(harness.ctx, parse_manifest(Release, data), "alice")["id"]
+    rid = start_rollout(harness.ctx, parse_manifest(Release, data), "alice").id
     harness.run_until(
         lambda: state_of(harness, rid) == RolloutState.SUCCEEDED, limit=timedelta(hours=2)
     )
@@ -213,7 +213,7 @@ def test_a_cluster_another_live_rollout_holds_does_not_join(tmp_path: Path) -> N
     harness = FleetHarness(tmp_path, {"canary": ["can-1"], "prod": ["prod-1"]})
     data = release_manifest(STRATEGY)
     data["spec"]["strategy"]["onClusterAdded"] = "include"
-    first = start_rollout(harness.ctx, parse_manifest(Release, data), "alice")["id"]
+    first = start_rollout(harness.ctx, parse_manifest(Release, data), "alice").id
     harness.step()
     world = member_world("prod-2", nodes=20, seed=9)
     harness.agents["prod-2"] = AgentService(world, name="prod-2")
@@ -226,7 +226,7 @@ def test_a_cluster_another_live_rollout_holds_does_not_join(tmp_path: Path) -> N
     apply_fleet(harness.ctx, parse_manifest(Fleet, grown), "alice")
     other = release_manifest([{"name": "prod"}], release="v20251118")
     other["spec"]["clusters"] = {"matchLabels": {"new": "yes"}}
-    second = start_rollout(harness.ctx, parse_manifest(Release, other), "carol")["id"]
+    second = start_rollout(harness.ctx, parse_manifest(Release, other), "carol").id
     harness.step()
     assert "prod-2" not in steps_of(harness, first)
     assert "prod-2" in steps_of(harness, second)

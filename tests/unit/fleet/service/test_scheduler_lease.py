@@ -16,7 +16,7 @@ def test_a_standby_takes_over_once_the_lease_lapses_and_the_old_holder_writes_no
     tmp_path: Path,
 ) -> None:
     harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=5)
-    rid = str(start_rollout(harness.ctx, harness.release([{"name": "canary"}]), "test")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release([{"name": "canary"}]), "test").id)
     old = Scheduler(harness.ctx, ListBroker(lambda: harness.now), FixedMetrics(), holder="old")
     new = Scheduler(harness.ctx, ListBroker(lambda: harness.now), FixedMetrics(), holder="new")
     assert old.tick().leader

@@ -41,7 +41,7 @@ def harness(tmp_path: Path) -> FleetHarness:
 
 
 def _rollout(harness: FleetHarness) -> str:
-    return str(start_rollout(harness.ctx, harness.release(RINGS), "alice")["id"])
+    return str(start_rollout(harness.ctx, harness.release(RINGS), "alice").id)
 
 
 def _state(harness: FleetHarness, rid: str) -> str:
@@ -154,7 +154,7 @@ def test_a_failed_rollback_is_rollback_failed_and_rolling_back_again_retries_it(
     flaky.failing["rollback_wave"] = refused
     flaky.once.add("rollback_wave")
     harness.runner = StepRunner(harness.ctx, flaky, poll_interval=10)
-    rid = str(start_rollout(harness.ctx, harness.release(RINGS[:1]), "alice")["id"])
+    rid = str(start_rollout(harness.ctx, harness.release(RINGS[:1]), "alice").id)
     harness.run_until(lambda: _ended(harness, rid), limit=timedelta(hours=3))
     assert _state(harness, rid) == "rollback-failed"
     with harness.ctx.reading() as uow:
@@ -163,7 +163,7 @@ def test_a_failed_rollback_is_rollback_failed_and_rolling_back_again_retries_it(
     assert "bad gateway" in reason
     assert _terms(harness.agents["can-1"]) == [{"alias": f"al2023@{NEW}"}]  # not restored yet
 
-    assert rollback(harness.ctx, rid, "bob")["clusters"] == 1
+    assert rollback(harness.ctx, rid, "bob").clusters == 1
     harness.run_until(lambda: _ended(harness, rid), limit=timedelta(hours=3))
     assert _state(harness, rid) == "rolled-back"
     assert _terms(harness.agents["can-1"]) == [{"alias": f"al2023@{OLD}"}]
@@ -283,11 +283,11 @@ def test_a_release_right_after_a_failed_one_is_not_failed_by_the_earlier_failure
 ) -> None:
     harness = FleetHarness(tmp_path, {"canary": ["can-1"]}, nodes=6, faulty=("v20251118",))
     bad = start_rollout(harness.ctx, harness.release(RINGS[:1], release="v20251118"), "alice")
-    harness.run_until(lambda: _ended(harness, bad["id"]), limit=timedelta(hours=3))
-    assert _state(harness, bad["id"]) == "rolled-back"
+    harness.run_until(lambda: _ended(harness, bad.id), limit=timedelta(hours=3))
+    assert _state(harness, bad.id) == "rolled-back"
     status = harness.agents["can-1"].status()
     assert status.registration_failures + status.launch_failures > 0  # still in the window
-    good = start_rollout(harness.ctx, harness.release(RINGS[:1]), "alice")["id"]
+    good = start_rollout(harness.ctx, harness.release(RINGS[:1]), "alice").id
     harness.run_until(lambda: _ended(harness, good), limit=timedelta(hours=3))
     assert _state(harness, good) == "succeeded"
     step = _steps(harness, good)["can-1"]

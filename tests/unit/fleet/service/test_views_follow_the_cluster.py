@@ -44,7 +44,7 @@ def harness(tmp_path: Path) -> FleetHarness:
 
 
 def _start(harness: FleetHarness, rings: list[dict[str, Any]] = RINGS) -> str:
-    return str(start_rollout(harness.ctx, harness.release(rings), "alice")["id"])
+    return str(start_rollout(harness.ctx, harness.release(rings), "alice").id)
 
 
 def _state(harness: FleetHarness, rid: str) -> str:

@@ -97,7 +97,7 @@ def windowed(tmp_path: Path, clusters: list[str], nodes: int = 5) -> tuple[Fleet
     ]
     apply_fleet(harness.ctx, parse_manifest(Fleet, manifest), "test")
     release = harness.release([{"name": "canary", "soak": "2m"}])
-    return harness, str(start_rollout(harness.ctx, release, "test")["id"])
+    return harness, str(start_rollout(harness.ctx, release, "test").id)
 
 
 def test_the_scheduler_stores_the_current_wait_as_the_rollouts_reason(tmp_path: Path) -> None:
