@@ -71,7 +71,7 @@ class FleetCollector(Collector):
             "driftwave_rollouts", "Rollouts by state.", labels=["state", "paused"]
         )
         for (state, paused), count in sorted(
-            Counter((r["state"], str(r["paused"]).lower()) for r in rollouts).items()
+            Counter((r.state, str(r.paused).lower()) for r in rollouts).items()
         ):
             by_state.add_metric([state, paused], count)
         yield by_state
@@ -80,13 +80,13 @@ class FleetCollector(Collector):
         waves: Counter[str] = Counter()
         failed_gates = 0
         for rollout in active:
-            steps.update(rollout["steps"])
-            status = rollout_status(self._ctx, rollout["id"])
-            for ring in status["rings"]:
-                for wave in ring["waves"]:
-                    waves[wave["state"]] += 1
-                    gate = wave.get("gate")
-                    failed_gates += int(bool(gate) and not gate["passed"])
+            steps.update(rollout.steps)
+            status = rollout_status(self._ctx, rollout.id)
+            for rolled in status.rings:
+                for wave in rolled.waves:
+                    waves[wave.state] += 1
+                    gate = wave.gate
+                    failed_gates += int(gate is not None and not gate.passed)
         yield _by("driftwave_rollout_steps", "Cluster steps of the active rollouts.", steps)
         yield _by("driftwave_waves", "Waves of the active rollouts.", waves)
         yield GaugeMetricFamily(
@@ -94,7 +94,7 @@ class FleetCollector(Collector):
             "Active rollouts' waves whose latest gate evaluation did not pass.",
             value=failed_gates,
         )
-        waiting = sum(1 for r in active if r["state"] == "awaiting-approval")
+        waiting = sum(1 for r in active if r.state == "awaiting-approval")
         yield GaugeMetricFamily(
             "driftwave_rollouts_awaiting_approval",
             "Rollouts waiting for an approval.",
@@ -104,7 +104,7 @@ class FleetCollector(Collector):
             "driftwave_fleet_clusters", "Clusters per fleet and ring.", labels=["fleet", "ring"]
         )
         listed = list_clusters(self._ctx, probes=self._probes)
-        rings = Counter((c["fleet"], c["ring"]) for c in listed)
+        rings = Counter((c.fleet, c.ring) for c in listed)
         for (fleet, ring), count in sorted(rings.items()):
             clusters.add_metric([fleet, ring], count)
         yield clusters
@@ -113,7 +113,7 @@ class FleetCollector(Collector):
             "Clusters per fleet, ring and contact health (what the agent last answered).",
             labels=["fleet", "ring", "health"],
         )
-        healths = Counter((c["fleet"], c["ring"], c["contact"]["health"]) for c in listed)
+        healths = Counter[tuple[str, str, str]]((c.fleet, c.ring, c.contact.health) for c in listed)
         for fleet, ring in sorted(rings):
             for state in HEALTHS:
                 contact.add_metric([fleet, ring, state], healths[(fleet, ring, state)])

@@ -95,11 +95,9 @@ class EmbeddedPort:
 
     def clusters(self, fleet: str | None) -> list[ClusterDocument]:
         """The active clusters (:func:`fleet.service.commands.fleets.list_clusters`)."""
-        from fleet.documents.clusters import ClusterDocument
         from fleet.service.commands.fleets import list_clusters
 
-        rows = self._run(lambda: list_clusters(self._ctx, fleet))
-        return [ClusterDocument.model_validate(row) for row in rows]
+        return self._run(lambda: list_clusters(self._ctx, fleet))
 
     def plan(self, release: Release, at: datetime | None) -> PlanDocument:
         """Plan against the stored fleet
@@ -138,18 +136,15 @@ class EmbeddedPort:
 
     def status(self, rollout: str) -> RolloutStatus:
         """The rollout's status (:func:`fleet.service.reads.queries.rollout_status`)."""
-        from fleet.documents.rollouts import RolloutStatus
         from fleet.service.reads.queries import rollout_status
 
-        return RolloutStatus.model_validate(self._run(lambda: rollout_status(self._ctx, rollout)))
+        return self._run(lambda: rollout_status(self._ctx, rollout))
 
     def rollouts(self, active: bool, limit: int) -> list[RolloutSummary]:
         """The rollouts (:func:`fleet.service.reads.queries.list_rollouts`)."""
-        from fleet.documents.rollouts import RolloutSummary
         from fleet.service.reads.queries import list_rollouts
 
-        rows = self._run(lambda: list_rollouts(self._ctx, active=active, limit=limit))
-        return [RolloutSummary.model_validate(row) for row in rows]
+        return self._run(lambda: list_rollouts(self._ctx, active=active, limit=limit))
 
     def command(self, name: Command, rollout: str) -> CommandResult:
         """Pause, resume, abort or roll back (:mod:`fleet.service.commands.rollouts`)."""
@@ -171,19 +166,15 @@ class EmbeddedPort:
 
     def audit(self, rollout: str) -> list[AuditEntry]:
         """The audit trail (:func:`fleet.service.reads.queries.audit_trail`)."""
-        from fleet.documents.audit import AuditEntry
         from fleet.service.reads.queries import audit_trail
 
-        rows = self._run(lambda: audit_trail(self._ctx, rollout))
-        return [AuditEntry.model_validate(row) for row in rows]
+        return self._run(lambda: audit_trail(self._ctx, rollout))
 
     def cluster_history(self, name: str, fleet: str | None) -> ClusterHistory:
         """The cluster's steps (:func:`fleet.service.reads.history.cluster_history`)."""
-        from fleet.documents.history import ClusterHistory
         from fleet.service.reads.history import cluster_history
 
-        found = self._run(lambda: cluster_history(self._ctx, name, fleet))
-        return ClusterHistory.model_validate(found)
+        return self._run(lambda: cluster_history(self._ctx, name, fleet))
 
     def verify_audit(self) -> AuditVerification:
         """The chain walked (:func:`fleet.service.reads.audit_chain.verify_audit`)."""

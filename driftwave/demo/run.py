@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from pydantic import BaseModel
 from rich.console import Console
 from rich.live import Live
 
@@ -260,7 +261,7 @@ def _rollout(
             while True:
                 children.check()
                 scheduler.tick()
-                status = rollout_status(ctx, rid)
+                status = _shown(rollout_status(ctx, rid))
                 sampler.watch(status)
                 progress.update(status)
                 state = RolloutState(status["state"])
@@ -371,8 +372,8 @@ def _finish(
         TelemetrySettings(),
     )
     try:
-        status = rollout_status(ctx, rid)
-        audit = audit_trail(ctx, rid)
+        status = _shown(rollout_status(ctx, rid))
+        audit = [_shown(entry) for entry in audit_trail(ctx, rid)]
     finally:
         close_context(ctx)
     result = summary(status, before, after, workdir / "traces.jsonl", workdir / "report.html")
@@ -381,3 +382,8 @@ def _finish(
     write_report(workdir / "report.html", result, audit, samples)
     print_summary(console, result)
     return result
+
+
+def _shown(document: BaseModel) -> dict[str, Any]:
+    """A service's document as the API sends it (the samplers and the report read the JSON)."""
+    return document.model_dump(mode="json", exclude_unset=True)

@@ -14,6 +14,7 @@ from common.names import DNS_SUBDOMAIN
 from fleet.api.deps import V1, V1_AUTH, Ctx, v1_responses
 from fleet.api.documents import ErrorDocument
 from fleet.api.errors import ConflictError, NotFoundError
+from fleet.api.responses import sent
 from fleet.documents.history import ClusterHistory
 from fleet.service.reads.history import ClusterAmbiguous, ClusterUnknown, cluster_history
 
@@ -52,7 +53,7 @@ def add_cluster_routes(app: FastAPI) -> None:
         wave, state, rollback, images before and after, nodes, outcome and how the cluster
         stands now on the fleet's last observation."""
         try:
-            return JSONResponse(cluster_history(ctx, name, fleet))
+            return sent(cluster_history(ctx, name, fleet))
         except ClusterUnknown as exc:
             raise NotFoundError(str(exc.args[0]), code="cluster_not_found") from exc
         except ClusterAmbiguous as exc:

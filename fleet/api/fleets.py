@@ -22,6 +22,7 @@ from fleet.api.bodies import manifest
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, api_state, needs, v1_responses
 from fleet.api.documents import ApplyDocument, ErrorDocument, FleetsDocument
 from fleet.api.errors import InvalidRequest, NotFoundError
+from fleet.api.responses import sent
 from fleet.db.specs import ApplyResult
 from fleet.documents.audit import FleetAuditDocument
 from fleet.documents.clusters import ClustersDocument
@@ -149,7 +150,7 @@ def add_fleet_routes(app: FastAPI) -> None:
             clusters = list_clusters(ctx, name, api_state(request).probes)
         except Unknown as exc:
             raise fleet_missing(name) from exc
-        return JSONResponse({"fleet": name, "rings": rings, "clusters": clusters})
+        return sent(ClustersDocument(fleet=name, rings=rings, clusters=clusters))
 
     @app.get(
         f"{V1}/fleets/{{name}}/audit",
@@ -167,8 +168,8 @@ def add_fleet_routes(app: FastAPI) -> None:
             entries = fleet_audit(ctx, name, after_id=after, limit=limit)
         except Unknown as exc:
             raise fleet_missing(name) from exc
-        last = entries[-1]["id"] if entries else after
-        return JSONResponse({"fleet": name, "entries": entries, "lastId": last})
+        last = entries[-1].id if entries else after
+        return sent(FleetAuditDocument(fleet=name, entries=entries, last_id=last))
 
     @app.get(
         f"{V1}/fleets/{{name}}/clusters/{{cluster}}/agent",

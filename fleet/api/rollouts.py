@@ -74,7 +74,7 @@ def _reading(app: FastAPI) -> None:
     def get_rollouts(ctx: Ctx, active: ActiveQuery = False, limit: LimitQuery = 50) -> JSONResponse:
         """The newest ``limit`` rollouts, oldest first (``?active=true``: only those not
         finished)."""
-        return JSONResponse({"rollouts": list_rollouts(ctx, active=active, limit=limit)})
+        return sent(RolloutsDocument(rollouts=list_rollouts(ctx, active=active, limit=limit)))
 
     @app.get(
         ROLLOUT,
@@ -91,10 +91,10 @@ def _reading(app: FastAPI) -> None:
         is off)."""
         status = rollout_status(ctx, rollout_id)
         auth = api_state(request).auth
-        waiting = status["progress"]["approval"]
+        waiting = status.progress.approval
         if waiting is not None and auth.enabled:
-            waiting["approvers"] = auth.approvers(waiting["ring"])
-        return JSONResponse(status)
+            waiting.approvers = auth.approvers(waiting.ring)
+        return sent(status)
 
     @app.get(
         f"{ROLLOUT}/audit",
@@ -108,8 +108,8 @@ def _reading(app: FastAPI) -> None:
     ) -> JSONResponse:
         """The rollout's audit trail, oldest first: who did what, when, in which span."""
         entries = audit_trail(ctx, rollout_id, after_id=after, limit=limit)
-        last = entries[-1]["id"] if entries else after
-        return JSONResponse({"rollout": rollout_id, "entries": entries, "lastId": last})
+        last = entries[-1].id if entries else after
+        return sent(AuditDocument(rollout=rollout_id, entries=entries, last_id=last))
 
 
 def _command_route(command: Any) -> Any:

@@ -14,9 +14,19 @@ __all__ = [
     "ClusterNow",
     "ClustersDocument",
     "ContactDocument",
+    "ContactHealth",
+    "HoldingName",
     "MaintenanceWindowDocument",
     "ObservationDocument",
 ]
+
+
+ContactHealth = Literal["healthy", "regressed", "degraded", "unreachable", "stale", "unknown"]
+"""A cluster's contact health (see :class:`ContactDocument`)."""
+HoldingName = Literal[
+    "on-target", "regressed", "rolled-back", "observed", "superseded", "unobserved"
+]
+"""How a step's cluster stands now (see :class:`ClusterNow`)."""
 
 
 class MaintenanceWindowDocument(Document):
@@ -32,7 +42,7 @@ class ContactDocument(Document):
     """The fleet's contact with the cluster's agent (probes and steps)."""
 
     last_contact: str | None = Field(description="When the agent last answered (null: never).")
-    health: Literal["healthy", "regressed", "degraded", "unreachable", "stale", "unknown"] = Field(
+    health: ContactHealth = Field(
         description="healthy: answered, no problem; regressed: answered, and the cluster no "
         "longer holds the target its latest step converged or was verified on; degraded: "
         "answered, a problem named; "
@@ -47,9 +57,7 @@ class ClusterNow(Document):
     """How a step's cluster stands now, on the fleet's last observation of it (its last status,
     from a contact probe or a step), whatever the step's stored state says."""
 
-    holding: Literal[
-        "on-target", "regressed", "rolled-back", "observed", "superseded", "unobserved"
-    ] = Field(
+    holding: HoldingName = Field(
         description="on-target: every node on the wave's target, none drifted (a converged or "
         "verified step); regressed: not any more; rolled-back: the rollback is done; observed: "
         "a step under way or failed; superseded: a later rollout's step reached the cluster; "

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, overload
 
 from fleet.domain.gates import GateSpec
 from fleet.domain.model import RingSpec, TargetInfo
@@ -15,6 +15,10 @@ from fleet.domain.pace import WaveTime
 from fleet.domain.windows import Freeze
 
 
+@overload
+def iso(at: datetime) -> str: ...
+@overload
+def iso(at: datetime | None) -> str | None: ...
 def iso(at: datetime | None) -> str | None:
     """An aware time as RFC 3339 in UTC (``2026-01-05T21:00:00Z``), None stays None."""
     if at is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import TracerProvider
@@ -18,6 +17,7 @@ from opentelemetry.trace import NoOpTracer, Tracer
 from fleet.db.engine import Engine
 from fleet.db.records import AuditRecord, RolloutRecord
 from fleet.db.uow import UnitOfWork
+from fleet.documents.audit import AuditEntry
 from fleet.domain.json import JSONObject, JSONValue
 from fleet.telemetry import current_ids, parent_context
 
@@ -119,24 +119,24 @@ def audit_many(
     )
 
 
-def audit_entry(row: AuditRecord) -> dict[str, Any]:
+def audit_entry(row: AuditRecord) -> AuditEntry:
     """An audit row as the API and the CLI show it (contract C): ``reason`` is the row's, or
     for rows written before it had one, ``after["reason"]``."""
     at = row.at.astimezone(UTC).isoformat().replace("+00:00", "Z") if row.at else None
     after: JSONObject = row.after if isinstance(row.after, dict) else {}
     reason = row.reason if row.reason is not None else after.get("reason")
-    return {
-        "id": row.id,
-        "at": at,
-        "actor": row.actor,
-        "action": row.action,
-        "object": f"{row.object_type}/{row.object_id}",
-        "before": row.before,
-        "after": row.after,
-        "reason": str(reason) if reason else None,
-        "traceId": row.trace_id,
-        "spanId": row.span_id,
-    }
+    return AuditEntry(
+        id=row.id,
+        at=at,
+        actor=row.actor,
+        action=row.action,
+        object=f"{row.object_type}/{row.object_id}",
+        before=row.before,
+        after=row.after,
+        reason=str(reason) if reason else None,
+        trace_id=row.trace_id,
+        span_id=row.span_id,
+    )
 
 
 def rollout_context(rollout: RolloutRecord) -> Context | None:

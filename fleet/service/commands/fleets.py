@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from fleet.agenttls import AgentTLS
 from fleet.credentials import AccountAccess
@@ -23,6 +22,8 @@ from fleet.db.errors import InvalidInput, NotFound
 from fleet.db.records import FleetRecord, WindowDoc
 from fleet.db.specs import ApplyResult, fleet_spec_from_manifest
 from fleet.db.uow import UnitOfWork
+from fleet.documents.audit import AuditEntry
+from fleet.documents.clusters import ClusterDocument, MaintenanceWindowDocument
 from fleet.domain.fleet import Fleet
 from fleet.domain.json import JSONObject, JSONValue
 from fleet.domain.model import FleetInfo, fleet_info
@@ -145,7 +146,7 @@ def _plain(value: Mapping[str, JSONValue] | None) -> JSONObject | None:
 @boundary
 def fleet_audit(
     ctx: FleetContext, name: str, *, after_id: int | None = None, limit: int = 1000
-) -> list[dict[str, Any]]:
+) -> list[AuditEntry]:
     """The audit rows of fleet ``name`` (its applies and its clusters' changes), oldest first;
     raises :class:`fleet.db.errors.NotFound` for a fleet never applied."""
     with ctx.reading() as uow:
@@ -178,7 +179,7 @@ def fleet_names(ctx: FleetContext) -> list[str]:
 @boundary
 def list_clusters(
     ctx: FleetContext, fleet: str | None = None, probes: ProbePolicy | None = None
-) -> list[dict[str, Any]]:
+) -> list[ClusterDocument]:
     """Every active cluster (of ``fleet``), with its ring (and the ring's place in the
     promotion order), where it lives, its maintenance windows, its last status and its contact
     (contract B; stale after three of ``probes``' intervals), its last observation and how it
@@ -190,22 +191,22 @@ def list_clusters(
         rows = uow.clusters.list(fleet)
         latest = latest_of(uow, rows)
         return [
-            {
-                "fleet": c.fleet.name,
-                "name": c.name,
-                "ring": c.ring,
-                "ringIndex": _ring_index(c.fleet.rings, c.ring),
-                "account": c.account.name,
-                "region": c.region.name,
-                "labels": dict(c.labels),
-                "endpoint": c.agent_endpoint,
-                "windows": len(c.maintenance_windows),
-                "maintenanceWindows": [_window(w) for w in c.maintenance_windows],
-                "lastSeen": c.last_seen_at.isoformat() if c.last_seen_at else None,
-                "contact": contact_of(c, now, probes, latest.get(c.id)),
-                "observed": observation(Seen.of(c.last_status, c.last_seen_at), now),
-                "now": latest[c.id].document(now) if c.id in latest else None,
-            }
+            ClusterDocument(
+                fleet=c.fleet.name,
+                name=c.name,
+                ring=c.ring,
+                ring_index=_ring_index(c.fleet.rings, c.ring),
+                account=c.account.name,
+                region=c.region.name,
+                labels=dict(c.labels),
+                endpoint=c.agent_endpoint,
+                windows=len(c.maintenance_windows),
+                maintenance_windows=[_window(w) for w in c.maintenance_windows],
+                last_seen=c.last_seen_at.isoformat() if c.last_seen_at else None,
+                contact=contact_of(c, now, probes, latest.get(c.id)),
+                observed=observation(Seen.of(c.last_status, c.last_seen_at), now),
+                now=latest[c.id].document(now) if c.id in latest else None,
+            )
             for c in rows
         ]
 
@@ -221,13 +222,13 @@ def _ring_index(rings: list[str], ring: str) -> int:
     return rings.index(ring) if ring in rings else len(rings)
 
 
-def _window(window: WindowDoc) -> JSONObject:
+def _window(window: WindowDoc) -> MaintenanceWindowDocument:
     """A stored maintenance window as contract B shows it."""
-    return {
-        "schedule": window.get("schedule"),
-        "duration": window.get("duration"),
-        "timeZone": window.get("timeZone") or "UTC",
-    }
+    return MaintenanceWindowDocument(
+        schedule=window.get("schedule"),
+        duration=window.get("duration"),
+        time_zone=window.get("timeZone") or "UTC",
+    )
 
 
 __all__ = [

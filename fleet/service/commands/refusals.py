@@ -111,7 +111,7 @@ class ReleaseLive(CommandRefused):
 
 
 Command = Literal["pause", "resume", "abort", "rollback", "approve"]
-ROLES: dict[Command, str] = {
+ROLES: dict[Command, Literal["operator", "approver"]] = {
     "pause": "operator",
     "resume": "operator",
     "abort": "operator",

@@ -35,6 +35,7 @@ from typing import Protocol
 from common.wire.status import StatusDocument
 from fleet.agenttls import AgentTLS
 from fleet.credentials import AccountAccess
+from fleet.documents.clusters import ContactDocument, ContactHealth
 from fleet.gateway import AgentGateway, AgentTarget, GatewayError
 from fleet.service.context import FleetContext
 from fleet.service.ports import ProbeMessage, StepDispatcher
@@ -122,7 +123,7 @@ def health(
     now: datetime,
     stale_after: timedelta,
     latest: ClusterNow | None = None,
-) -> tuple[str, str]:
+) -> tuple[ContactHealth, str]:
     """(health, message) of a cluster from its recorded contact and, in ``latest``, how it
     stands against its latest step (see the module docstring)."""
     if last_attempt is None and last_seen is None:
@@ -171,7 +172,7 @@ def contact_of(
     now: datetime,
     policy: ProbePolicy | None = None,
     latest: ClusterNow | None = None,
-) -> dict[str, str | None]:
+) -> ContactDocument:
     """A cluster row's ``contact`` document (contract B); ``latest``: how it stands against
     its latest step (:func:`fleet.service.reads.observed.latest_of`)."""
     state, message = health(
@@ -183,12 +184,12 @@ def contact_of(
         stale_after=(policy or ProbePolicy()).stale_after,
         latest=latest,
     )
-    return {
-        "lastContact": _iso(cluster.last_seen_at),
-        "health": state,
-        "message": message,
-        "lastAttempt": _iso(cluster.last_contact_attempt),
-    }
+    return ContactDocument(
+        last_contact=_iso(cluster.last_seen_at),
+        health=state,
+        message=message,
+        last_attempt=_iso(cluster.last_contact_attempt),
+    )
 
 
 def scrub(message: str) -> str:

@@ -1,7 +1,7 @@
 """One cluster's history across rollouts: every step any rollout took on it, newest first, with
 the images before and after, the nodes replaced, the outcome and how the cluster stands now on
-the fleet's last observation of it (:mod:`fleet.service.reads.observed`; read-only; JSON-ready dicts
-with RFC 3339 UTC times).
+the fleet's last observation of it (:mod:`fleet.service.reads.observed`; read-only; the
+:mod:`fleet.documents.history` documents, with RFC 3339 UTC times).
 
 A cluster is named by its name; when several applied fleets have a cluster of that name the
 fleet must be named too. A cluster removed from its fleet keeps its history.
@@ -10,15 +10,18 @@ fleet must be named too. A cluster removed from its fleet keeps its history.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from fleet.db.records import RolloutRecord, StepRecord, WaveRecord
 from fleet.db.uow import UnitOfWork
-from fleet.domain.json import JSONObject
+from fleet.documents.clusters import ClusterNow
+from fleet.documents.history import ClusterHistory, HistoryStep
 from fleet.service.context import FleetContext
 from fleet.service.errors import boundary
 from fleet.service.reads.observed import Seen, observation, of_step
 from fleet.service.reads.queries import iso, step_outcome
+
+_Order = tuple[datetime | None, str, int, bool, datetime | None]
+"""How a cluster's steps are ordered: the rollout's creation and id, the wave, then the start."""
 
 
 class ClusterUnknown(LookupError):
@@ -50,9 +53,9 @@ def _fleet_of(uow: UnitOfWork, name: str, fleet: str | None) -> str:
 
 
 @boundary
-def cluster_history(ctx: FleetContext, name: str, fleet: str | None = None) -> dict[str, Any]:
-    """Every step of cluster ``name`` (of ``fleet``) across all rollouts, newest first:
-    ``{"cluster", "fleet", "steps": [...]}``. Raises :class:`ClusterUnknown` or
+def cluster_history(ctx: FleetContext, name: str, fleet: str | None = None) -> ClusterHistory:
+    """Every step of cluster ``name`` (of ``fleet``) across all rollouts, newest first, and
+    the fleet's last observation of it. Raises :class:`ClusterUnknown` or
     :class:`ClusterAmbiguous`."""
     with ctx.reading() as uow:
         found = _fleet_of(uow, name, fleet)
@@ -61,20 +64,20 @@ def cluster_history(ctx: FleetContext, name: str, fleet: str | None = None) -> d
         seen = Seen.of(cluster.last_status, cluster.last_seen_at)
         taken = uow.steps.of_cluster(found, name)
         latest = uow.steps.latest_of([cluster.id]).get(cluster.id)
-        rows: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+        rows: list[tuple[_Order, HistoryStep]] = []
         for step, wave, rollout in taken:
             began = _began(step)
             key = (rollout.created_at, rollout.id, wave.seq, began is not None, began)
             later = latest[1].id if latest is not None and latest[0].id != step.id else None
             standing = of_step(step, cluster, later)
-            rows.append((key, _row(rollout, wave, step) | {"now": standing.document(now)}))
+            rows.append((key, _row(rollout, wave, step, standing.document(now))))
         rows.sort(key=lambda row: row[0], reverse=True)
-        return {
-            "cluster": name,
-            "fleet": found,
-            "observed": observation(seen, now),
-            "steps": [row for _, row in rows],
-        }
+        return ClusterHistory(
+            cluster=name,
+            fleet=found,
+            observed=observation(seen, now),
+            steps=[row for _, row in rows],
+        )
 
 
 def _began(step: StepRecord) -> datetime | None:
@@ -83,12 +86,15 @@ def _began(step: StepRecord) -> datetime | None:
     return min(known) if known else None
 
 
-def _row(rollout: RolloutRecord, wave: WaveRecord, step: StepRecord) -> JSONObject:
-    return {
-        "rollout": rollout.id,
-        "release": rollout.release.name,
-        "rolloutState": rollout.state,
+def _row(
+    rollout: RolloutRecord, wave: WaveRecord, step: StepRecord, now: ClusterNow
+) -> HistoryStep:
+    return HistoryStep(
+        rollout=rollout.id,
+        release=rollout.release.name,
+        rollout_state=rollout.state,
         **step_outcome(step, wave),
-        "startedAt": iso(_began(step)),
-        "finishedAt": iso(step.finished_at),
-    }
+        started_at=iso(_began(step)),
+        finished_at=iso(step.finished_at),
+        now=now,
+    )

@@ -30,7 +30,8 @@ from enum import StrEnum
 from common.wire.status import StatusDocument
 from fleet.db.records import ClusterRecord, StepRecord
 from fleet.db.uow import UnitOfWork
-from fleet.domain.json import JSONObject
+from fleet.documents.clusters import ClusterNow as NowDocument
+from fleet.documents.clusters import HoldingName, ObservationDocument
 from fleet.domain.machine import RollbackState, StepState
 from fleet.domain.plan import iso
 from fleet.service.commands.refusals import ClustersRegressed, Unheld
@@ -46,6 +47,16 @@ class Holding(StrEnum):
     SUPERSEDED = "superseded"
     UNOBSERVED = "unobserved"
 
+
+_NAMES: dict[Holding, HoldingName] = {
+    Holding.ON_TARGET: "on-target",
+    Holding.REGRESSED: "regressed",
+    Holding.ROLLED_BACK: "rolled-back",
+    Holding.OBSERVED: "observed",
+    Holding.SUPERSEDED: "superseded",
+    Holding.UNOBSERVED: "unobserved",
+}
+"""Each holding as the documents name it (the same words)."""
 
 JUDGED = frozenset({StepState.CONVERGED, StepState.VERIFYING, StepState.VERIFIED})
 """The step states whose target the cluster should still hold."""
@@ -103,39 +114,39 @@ class ClusterNow:
             return self.message
         return f"{self.message} (observed {ago((now - self.seen.at).total_seconds())})"
 
-    def document(self, now: datetime) -> JSONObject:
-        """JSON-ready: ``holding``, ``message``, ``text`` (with the age), ``observedAt``,
-        ``ageSeconds``, ``nodes``, ``nodesByImage``, ``drifted`` and ``supersededBy``."""
+    def document(self, now: datetime) -> NowDocument:
+        """As the views show it: the holding, the message, its text with the age, and the
+        observation's time, age, nodes, images, drift and the rollout that superseded it."""
         seen = self.seen
-        return {
-            "holding": str(self.holding),
-            "message": self.message,
-            "text": self.text(now),
-            "observedAt": iso(seen.at) if seen else None,
-            "ageSeconds": round(max(0.0, (now - seen.at).total_seconds()), 1) if seen else None,
-            "nodes": seen.nodes if seen else None,
-            "nodesByImage": dict(seen.by_image) if seen else None,
-            "drifted": seen.drifted if seen else None,
-            "supersededBy": self.superseded_by,
-        }
+        return NowDocument(
+            holding=_NAMES[self.holding],
+            message=self.message,
+            text=self.text(now),
+            observed_at=iso(seen.at) if seen else None,
+            age_seconds=round(max(0.0, (now - seen.at).total_seconds()), 1) if seen else None,
+            nodes=seen.nodes if seen else None,
+            nodes_by_image=dict(seen.by_image) if seen else None,
+            drifted=seen.drifted if seen else None,
+            superseded_by=self.superseded_by,
+        )
 
 
-def observation(seen: Seen | None, now: datetime) -> JSONObject | None:
-    """A cluster's last observation as JSON: ``observedAt``, ``ageSeconds``, ``nodes``,
-    ``nodesByImage``, ``drifted``, ``disrupting`` and ``text`` (``40/40 on ami-0a1 (observed
-    12 s ago)``); None when the fleet never observed it."""
+def observation(seen: Seen | None, now: datetime) -> ObservationDocument | None:
+    """A cluster's last observation as the views show it: when, its age, the nodes, images,
+    drift and disruptions, and ``text`` (``40/40 on ami-0a1 (observed 12 s ago)``); None when
+    the fleet never observed it."""
     if seen is None:
         return None
     age = max(0.0, (now - seen.at).total_seconds())
-    return {
-        "observedAt": iso(seen.at),
-        "ageSeconds": round(age, 1),
-        "nodes": seen.nodes,
-        "nodesByImage": dict(seen.by_image),
-        "drifted": seen.drifted,
-        "disrupting": seen.disrupting,
-        "text": f"{seen.runs()} (observed {ago(age)})",
-    }
+    return ObservationDocument(
+        observed_at=iso(seen.at),
+        age_seconds=round(age, 1),
+        nodes=seen.nodes,
+        nodes_by_image=dict(seen.by_image),
+        drifted=seen.drifted,
+        disrupting=seen.disrupting,
+        text=f"{seen.runs()} (observed {ago(age)})",
+    )
 
 
 def images(*values: object) -> frozenset[str]:

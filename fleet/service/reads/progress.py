@@ -22,9 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
-from fleet.domain.json import JSONObject
+from fleet.documents.rollouts import (
+    ActionDocument,
+    ActionsDocument,
+    ApprovalWait,
+    ApproveAction,
+    NextEvent,
+    PositionDocument,
+    ProgressDocument,
+)
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState, WaveState
 from fleet.domain.pace import FinishedWave, SeenClock
 from fleet.domain.plan import iso
@@ -49,20 +56,20 @@ CONVERGED = frozenset({StepState.CONVERGED, StepState.VERIFYING, StepState.VERIF
 FAILED = frozenset({StepState.FAILED, StepState.TIMED_OUT, StepState.UNREACHABLE})
 
 
-def position(view: RolloutView) -> JSONObject | None:
+def position(view: RolloutView) -> PositionDocument | None:
     """The ring and wave under way, numbered from 1 (None before a ring started)."""
     if view.state in (RolloutState.QUEUED, RolloutState.PLANNED) or not view.rings:
         return None
     wave = view.wave(view.ring_index, view.wave_index)
     if wave is None:
         return None
-    return {
-        "ring": wave.ring,
-        "ringNumber": wave.ring_index + 1,
-        "rings": len(view.rings),
-        "wave": wave.index + 1,
-        "waves": len(view.ring_waves(wave.ring_index)),
-    }
+    return PositionDocument(
+        ring=wave.ring,
+        ring_number=wave.ring_index + 1,
+        rings=len(view.rings),
+        wave=wave.index + 1,
+        waves=len(view.ring_waves(wave.ring_index)),
+    )
 
 
 def where(view: RolloutView, wave: WaveView) -> str:
@@ -218,7 +225,7 @@ def next_event(
     active: timedelta | None,
     timing: Timing,
     queued_behind: str | None,
-) -> dict[str, Any] | None:
+) -> NextEvent | None:
     """The next expected event (``event``, ``at``, ``inSeconds``), or None once ended.
     ``active``: the estimated active time of a wave (to say when a running one converges)."""
     state = view.state
@@ -252,19 +259,19 @@ def next_event(
         event = f"{where(view, wave)} converges (estimated), then soaks"
         when = (wave.started_at or now) + active if active is not None else None
     at, left = _at(when, now)
-    return {"event": event, "at": at, "inSeconds": left}
+    return NextEvent(event=event, at=at, in_seconds=left)
 
 
-def approval(view: RolloutView) -> JSONObject | None:
+def approval(view: RolloutView) -> ApprovalWait | None:
     """The ring waiting for approval and who may give it (``approvers`` filled by the API)."""
     if view.state is not RolloutState.AWAITING_APPROVAL or not view.rings:
         return None
     ring = view.rings[view.ring_index].name
-    return {
-        "ring": ring,
-        "requires": f"{APPROVER}, with ring {ring} in its rings (or no rings list)",
-        "approvers": None,
-    }
+    return ApprovalWait(
+        ring=ring,
+        requires=f"{APPROVER}, with ring {ring} in its rings (or no rings list)",
+        approvers=None,
+    )
 
 
 def actions(
@@ -272,7 +279,7 @@ def actions(
     steps: Sequence[tuple[str, str | None]],
     taken: Callable[[], str | None],
     regressed: Callable[[], CommandRefused | None] = lambda: None,
-) -> dict[str, dict[str, Any]]:
+) -> ActionsDocument:
     """Each operator command: ``allowed``, ``role`` and, when refused, ``why`` (the command's
     own refusal) and ``code`` (its kind, for scripts); ``approve`` also names the ``ring`` it
     would approve. ``regressed()``: the refusal of an approval while an earlier ring's cluster
@@ -283,7 +290,7 @@ def actions(
         else None
     )
     standing = Standing(view.id, view.state, view.paused, waiting, tuple(steps))
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[Command, ActionDocument] = {}
     commands: tuple[Command, ...] = ("pause", "resume", "abort", "rollback", "approve")
     for command in commands:
         why = refusal(command, standing, taken=taken)
@@ -292,14 +299,16 @@ def actions(
             code = AlreadyDone.code
         if why is None and command == "approve" and (unheld := regressed()) is not None:
             why, code = str(unheld), unheld.code
-        out[command] = {
-            "allowed": why is None,
-            "role": ROLES[command],
-            "why": why or "",
-            "code": code,
-        }
-    out["approve"]["ring"] = waiting
-    return out
+        out[command] = ActionDocument(
+            allowed=why is None, role=ROLES[command], why=why or "", code=code
+        )
+    return ActionsDocument(
+        pause=out["pause"],
+        resume=out["resume"],
+        abort=out["abort"],
+        rollback=out["rollback"],
+        approve=ApproveAction(**out["approve"].model_dump(), ring=waiting),
+    )
 
 
 def progress_of(
@@ -314,7 +323,7 @@ def progress_of(
     timing: Timing | None = None,
     history: Sequence[FinishedWave] = (),
     clocks: Mapping[str, SeenClock] | None = None,
-) -> dict[str, Any]:
+) -> ProgressDocument:
     """The ``progress`` document (module docstring); ``history``: the fleet's finished waves
     (:func:`fleet.service.scheduling.pacing.finished_waves`), which the wave times learn from;
     ``clocks``:
@@ -326,11 +335,11 @@ def progress_of(
     wave = view.wave(view.ring_index, view.wave_index)
     active = wave_time(pace, view.rings[wave.ring_index], view).active if wave is not None else None
     eta = estimate(view, now, pace, queued_behind)
-    return {
-        "reason": reason(view, now, stored, wait, gates),
-        "next": next_event(view, now, wait, active, timing, queued_behind),
-        "eta": iso(eta.at),
-        "etaSeconds": eta.seconds,
-        "etaBasis": eta.basis,
-        "approval": approval(view),
-    }
+    return ProgressDocument(
+        reason=reason(view, now, stored, wait, gates),
+        next=next_event(view, now, wait, active, timing, queued_behind),
+        eta=iso(eta.at),
+        eta_seconds=eta.seconds,
+        eta_basis=eta.basis,
+        approval=approval(view),
+    )

@@ -1,17 +1,29 @@
 """Reading rollouts for people and scripts: one rollout's status (rings, waves, gates, each
-cluster's step), the list of rollouts, and the audit trail. Read-only; JSON-ready dicts with
-RFC 3339 UTC timestamps."""
+cluster's step), the list of rollouts, and the audit trail. Read-only; the documents of
+:mod:`fleet.documents`, with RFC 3339 UTC timestamps."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
 from fleet.db.errors import NotFound
 from fleet.db.records import GateRecord, RolloutRecord, StepRecord, WaveRecord
 from fleet.db.uow import UnitOfWork
-from fleet.domain.json import JSONObject
+from fleet.documents.audit import AuditEntry
+from fleet.documents.clusters import ClusterNow
+from fleet.documents.rollouts import (
+    ApprovalDocument,
+    GateDocument,
+    RingStatus,
+    RolloutStatus,
+    RolloutSummary,
+    StepStatus,
+    WaveStatus,
+)
+from fleet.domain.json import JSONObject, JSONValue
 from fleet.domain.plan import rolled_rings
+from fleet.domain.waits import Wait
 from fleet.service.commands.holds import taken
 from fleet.service.context import FleetContext, audit_entry
 from fleet.service.errors import boundary
@@ -34,51 +46,69 @@ def iso(at: datetime | None) -> str | None:
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def step_outcome(step: StepRecord, wave: WaveRecord) -> JSONObject:
+class StepOutcome(TypedDict):
+    """Where a step stood and what it did, as a rollout's status and a cluster's history both
+    show it."""
+
+    ring: str
+    wave: int
+    step: str
+    state: str
+    rollback: str | None
+    image_before: str | None
+    image_after: str | None
+    nodes: int | None
+    nodes_replaced: int | None
+    attempts: int
+    error: str | None
+
+
+def step_outcome(step: StepRecord, wave: WaveRecord) -> StepOutcome:
     """Where a step stood and what it did: its ring and wave (from 1), state, rollback,
     images before and after, nodes, nodes replaced, attempts and error."""
-    return {
-        "ring": wave.ring,
-        "wave": wave.index + 1,
-        "step": step.id,
-        "state": step.state,
-        "rollback": step.rollback_state,
-        "imageBefore": step.image_before,
-        "imageAfter": step.image_after,
-        "nodes": step.nodes,
-        "nodesReplaced": step.nodes_replaced,
-        "attempts": step.attempts,
-        "error": step.error,
-    }
+    return StepOutcome(
+        ring=wave.ring,
+        wave=wave.index + 1,
+        step=step.id,
+        state=step.state,
+        rollback=step.rollback_state,
+        image_before=step.image_before,
+        image_after=step.image_after,
+        nodes=step.nodes,
+        nodes_replaced=step.nodes_replaced,
+        attempts=step.attempts,
+        error=step.error,
+    )
 
 
-def _step(step: StepRecord, wave: WaveRecord, now: dict[str, Any]) -> dict[str, Any]:
+def _step(
+    step: StepRecord, wave: WaveRecord, now: ClusterNow, waiting: Wait | None, at: datetime
+) -> StepStatus:
     result = step.result or {}
-    return {
-        "cluster": step.cluster.name,
+    return StepStatus(
+        cluster=step.cluster.name,
         **step_outcome(step, wave),
-        "now": now,
-        "phase": recorded_phase(result),
-        "progress": result.get("progress"),
-        "dispatchedAt": iso(step.dispatched_at),
-        "startedAt": iso(step.started_at),
-        "finishedAt": iso(step.finished_at),
-        "heartbeatAt": iso(step.heartbeat_at),
-    }
+        now=now,
+        waiting=document(waiting, at),
+        phase=recorded_phase(result),
+        progress=result.get("progress"),
+        dispatched_at=iso(step.dispatched_at),
+        started_at=iso(step.started_at),
+        finished_at=iso(step.finished_at),
+        heartbeat_at=iso(step.heartbeat_at),
+    )
 
 
-def _gate(latest: GateRecord | None) -> JSONObject | None:
+def _gate(latest: GateRecord | None) -> GateDocument | None:
     if latest is None:
         return None
-    return {
-        "passed": latest.passed,
-        "evaluatedAt": iso(latest.evaluated_at),
-        "checks": latest.checks,
-    }
+    return GateDocument(
+        passed=latest.passed, evaluated_at=iso(latest.evaluated_at), checks=latest.checks
+    )
 
 
 @boundary
-def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
+def rollout_status(ctx: FleetContext, rid: str) -> RolloutStatus:
     """Everything about one rollout; raises :class:`RolloutNotFound`."""
     with ctx.reading() as uow:
         try:
@@ -91,39 +121,38 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
         by_wave: dict[str, list[StepRecord]] = {}
         for step in steps:
             by_wave.setdefault(step.wave_id, []).append(step)
-        rings: list[dict[str, Any]] = []
-        clusters: list[dict[str, Any]] = []
-        gates: dict[str, list[JSONObject] | None] = {}
         now = ctx.now()
+        view = load_view(uow, rollout, now)
+        waiting, held = waits(view, now)
+        rings: list[RingStatus] = []
+        clusters: list[StepStatus] = []
+        gates: dict[str, list[JSONObject] | None] = {}
         standings = of_steps(uow, steps)
         for wave in waves:
             evaluation = uow.gates.latest(wave.id)
-            gate = _gate(evaluation)
             gates[wave.id] = evaluation.checks if evaluation is not None else None
-            if not rings or rings[-1]["name"] != wave.ring:
-                rings.append({"name": wave.ring, "index": wave.ring_index, "waves": []})
+            if not rings or rings[-1].name != wave.ring:
+                rings.append(RingStatus(name=wave.ring, index=wave.ring_index, waves=[]))
             members = sorted(by_wave.get(wave.id, []), key=lambda s: s.cluster.name)
-            rings[-1]["waves"].append(
-                {
-                    "id": wave.id,
-                    "index": wave.index + 1,
-                    "state": wave.state,
-                    "clusters": [s.cluster.name for s in members],
-                    "startedAt": iso(wave.started_at),
-                    "soakUntil": iso(wave.soak_until),
-                    "finishedAt": iso(wave.finished_at),
-                    "gate": gate,
-                }
+            rings[-1].waves.append(
+                WaveStatus(
+                    id=wave.id,
+                    index=wave.index + 1,
+                    state=wave.state,
+                    clusters=[s.cluster.name for s in members],
+                    started_at=iso(wave.started_at),
+                    soak_until=iso(wave.soak_until),
+                    finished_at=iso(wave.finished_at),
+                    gate=_gate(evaluation),
+                )
             )
-            clusters.extend(_step(s, wave, standings[s.id].document(now)) for s in members)
+            clusters.extend(
+                _step(s, wave, standings[s.id].document(now), held.get(s.id), now) for s in members
+            )
         approvals = [
-            {"ring": a.ring, "actor": a.actor, "at": iso(a.at), "comment": a.comment}
+            ApprovalDocument(ring=a.ring, actor=a.actor, at=iso(a.at), comment=a.comment)
             for a in uow.approvals.list(rid)
         ]
-        view = load_view(uow, rollout, now)
-        waiting, held = waits(view, now)
-        for cluster in clusters:
-            cluster["waiting"] = document(held.get(cluster["step"]), now)
         rolled = progress_of(
             view,
             now,
@@ -141,31 +170,31 @@ def rollout_status(ctx: FleetContext, rid: str) -> dict[str, Any]:
             lambda: _taken(uow, rollout),
             lambda: unheld(uow, rollout.id, rollout.ring_index, now),
         )
-        return {
-            "id": rollout.id,
-            "state": rollout.state,
-            "paused": rollout.paused,
-            "reason": rollout.reason,
-            "waiting": document(waiting, now),
-            "queuedBehind": rollout.queued_behind,
-            "release": release.name,
-            "fleet": rollout.fleet.name,
-            "target": release.spec.target.to_manifest(),
-            "ringIndex": rollout.ring_index,
-            "waveIndex": rollout.wave_index,
-            "createdAt": iso(rollout.created_at),
-            "startedAt": iso(rollout.started_at),
-            "updatedAt": iso(rollout.updated_at),
-            "finishedAt": iso(rollout.finished_at),
-            "traceId": rollout.trace_id,
-            "plan": rollout.plan,
-            "rings": rings,
-            "clusters": clusters,
-            "approvals": approvals,
-            "position": position(view),
-            "progress": rolled,
-            "actions": refusals,
-        }
+        return RolloutStatus(
+            id=rollout.id,
+            state=rollout.state,
+            paused=rollout.paused,
+            reason=rollout.reason,
+            waiting=document(waiting, now),
+            queued_behind=rollout.queued_behind,
+            release=release.name,
+            fleet=rollout.fleet.name,
+            target=release.spec.target.to_manifest(),
+            ring_index=rollout.ring_index,
+            wave_index=rollout.wave_index,
+            created_at=iso(rollout.created_at),
+            started_at=iso(rollout.started_at),
+            updated_at=iso(rollout.updated_at),
+            finished_at=iso(rollout.finished_at),
+            trace_id=rollout.trace_id,
+            plan=rollout.plan,
+            rings=rings,
+            clusters=clusters,
+            approvals=approvals,
+            position=position(view),
+            progress=rolled,
+            actions=refusals,
+        )
 
 
 def _taken(uow: UnitOfWork, rollout: RolloutRecord) -> str | None:
@@ -183,35 +212,32 @@ def rollout_exists(ctx: FleetContext, rid: str) -> bool:
 @boundary
 def list_rollouts(
     ctx: FleetContext, *, active: bool = False, limit: int = 50
-) -> list[dict[str, Any]]:
+) -> list[RolloutSummary]:
     """The newest ``limit`` rollouts, oldest first (only those not finished with
     ``active``)."""
     with ctx.reading() as uow:
         rows = uow.rollouts.list(active=active or None, limit=limit)
-        out = []
-        for rollout in rows:
-            counts = uow.steps.counts(rollout.id)
-            out.append(
-                {
-                    "id": rollout.id,
-                    "state": rollout.state,
-                    "paused": rollout.paused,
-                    "release": rollout.release.name,
-                    "fleet": rollout.fleet.name,
-                    "reason": rollout.reason,
-                    "queuedBehind": rollout.queued_behind,
-                    "createdAt": iso(rollout.created_at),
-                    "finishedAt": iso(rollout.finished_at),
-                    "steps": counts,
-                }
+        return [
+            RolloutSummary(
+                id=rollout.id,
+                state=rollout.state,
+                paused=rollout.paused,
+                release=rollout.release.name,
+                fleet=rollout.fleet.name,
+                reason=rollout.reason,
+                queued_behind=rollout.queued_behind,
+                created_at=iso(rollout.created_at),
+                finished_at=iso(rollout.finished_at),
+                steps=uow.steps.counts(rollout.id),
             )
-        return out
+            for rollout in rows
+        ]
 
 
 @boundary
 def audit_trail(
     ctx: FleetContext, rid: str, *, after_id: int | None = None, limit: int = 10_000
-) -> list[dict[str, Any]]:
+) -> list[AuditEntry]:
     """The audit rows of a rollout, oldest first, each with its reason (contract C); raises
     :class:`RolloutNotFound`."""
     with ctx.reading() as uow:
@@ -225,22 +251,25 @@ def audit_trail(
         ]
 
 
-def counted(entry: dict[str, Any], rings: tuple[str, ...]) -> dict[str, Any]:
+def counted(entry: AuditEntry, rings: tuple[str, ...]) -> AuditEntry:
     """An audit entry of a rollout with its ring and wave positions as people count them: the
     ring by name, the wave from 1 (a rollout's transitions store both as indexes from 0, the
     facts the scheduler and the notifier work from)."""
-    if not entry["object"].startswith("rollout/"):
+    if not entry.object.startswith("rollout/"):
         return entry
-    out = dict(entry)
-    for side in ("before", "after"):
-        doc = entry.get(side)
-        if not isinstance(doc, dict):
-            continue
-        doc = dict(doc)
-        ring, wave = doc.get("ring"), doc.get("wave")
-        if isinstance(ring, int) and not isinstance(ring, bool) and 0 <= ring < len(rings):
-            doc["ring"] = rings[ring]
-        if isinstance(wave, int) and not isinstance(wave, bool):
-            doc["wave"] = wave + 1
-        out[side] = doc
+    return entry.model_copy(
+        update={"before": _counted(entry.before, rings), "after": _counted(entry.after, rings)}
+    )
+
+
+def _counted(doc: JSONValue, rings: tuple[str, ...]) -> JSONValue:
+    """A side of a rollout's audit row with its ring named and its wave counted from 1."""
+    if not isinstance(doc, dict):
+        return doc
+    out = dict(doc)
+    ring, wave = out.get("ring"), out.get("wave")
+    if isinstance(ring, int) and not isinstance(ring, bool) and 0 <= ring < len(rings):
+        out["ring"] = rings[ring]
+    if isinstance(wave, int) and not isinstance(wave, bool):
+        out["wave"] = wave + 1
     return out

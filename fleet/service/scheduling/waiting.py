@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from fleet.domain.json import JSONObject
+from fleet.documents.rollouts import WaitDocument
 from fleet.domain.machine import RolloutState, StepState
 from fleet.domain.plan import iso
 from fleet.domain.waits import (
@@ -112,9 +112,9 @@ def _step_wait(
     return None
 
 
-def document(wait: Wait | None, now: datetime) -> JSONObject | None:
-    """A wait as JSON (None stays None): ``reason``, ``until`` (RFC 3339 UTC or null) and
-    ``message``, the reason with the time left at ``now`` ("... (in 3h12m)")."""
+def document(wait: Wait | None, now: datetime) -> WaitDocument | None:
+    """A wait as the views show it (None stays None): ``reason``, ``until`` (RFC 3339 UTC or
+    null) and ``message``, the reason with the time left at ``now`` ("... (in 3h12m)")."""
     if wait is None:
         return None
-    return {"reason": wait.reason, "until": iso(wait.until), "message": wait.message(now)}
+    return WaitDocument(reason=wait.reason, until=iso(wait.until), message=wait.message(now))

@@ -50,7 +50,7 @@ def test_the_scheduler_and_a_worker_record_each_clusters_contact(
 
     def recorded() -> bool:
         contact.clear()
-        contact.update({c["name"]: c["contact"] for c in list_clusters(ctx, "it")})
+        contact.update({c.name: c.contact for c in list_clusters(ctx, "it")})
         return {n: c["health"] for n, c in contact.items()} == {
             "can-1": "healthy",
             "prod-1": "healthy",

@@ -73,7 +73,7 @@ def _write(folder: Path, ports: dict[str, int]) -> None:
 def _canary(ctx: FleetContext, rid: str) -> dict[str, Any]:
     """The canary's entry of the rollout's status (read from the database: what ``rollout
     status --json`` prints, without a process per poll), with the whole status."""
-    status = rollout_status(ctx, rid)
+    status = rollout_status(ctx, rid).model_dump(mode="json", exclude_unset=True)
     found: dict[str, Any] = next(c for c in status["clusters"] if c["cluster"] == "can-1")
     return found | {"rollout": status}
 
@@ -140,9 +140,9 @@ def test_a_reset_canary_is_flagged_blocks_prod_and_its_rollback_is_shown(
             canary = _canary(ctx, rid)
             assert canary["state"] == "verified"  # the record stays; the view follows the cluster
             assert canary["now"]["message"] == f"regressed: 6/6 nodes on {old} (target {new})"
-            health = {c["name"]: c["contact"] for c in list_clusters(ctx, "vw")}
-            assert health["can-1"]["health"] == "regressed"
-            assert health["prod-1"]["health"] == "healthy"
+            health = {c.name: c.contact for c in list_clusters(ctx, "vw")}
+            assert health["can-1"].health == "regressed"
+            assert health["prod-1"].health == "healthy"
 
             refused = procs.run("rollout", "approve", rid, "--ring", "prod")
             assert refused.returncode == 1, refused.stdout

@@ -122,7 +122,7 @@ def approval_rollout(tmp: Path) -> str:
     rid = str(rollouts.start_rollout(harness.ctx, release, "docs").id)
 
     def waiting() -> bool:
-        return bool(rollout_status(harness.ctx, rid)["state"] == "awaiting-approval")
+        return bool(rollout_status(harness.ctx, rid).state == "awaiting-approval")
 
     harness.run_until(waiting, limit=timedelta(hours=2))
     harness.engine.dispose()

@@ -18,6 +18,7 @@ from fleet.domain.fleet import Fleet
 from fleet.service.commands.fleets import apply_fleet
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.reads.history import ClusterAmbiguous, ClusterUnknown, cluster_history
+from tests.support.documents import wire
 from tests.support.fleetsim import FleetHarness, fleet_manifest
 
 GOOD, BAD = "v20251216", "v20251118"
@@ -56,28 +57,29 @@ def test_every_step_of_the_cluster_newest_first(
 ) -> None:
     harness, first, second = two_rollouts
     found = cluster_history(harness.ctx, "can-1")
-    assert (found["cluster"], found["fleet"]) == ("can-1", "demo")
-    newest, oldest = found["steps"]
-    assert (newest["rollout"], oldest["rollout"]) == (second, first)
-    assert (newest["release"], newest["ring"], newest["wave"]) == (f"al2023-{BAD}", "canary", 1)
-    assert newest["state"] in ("failed", "timed-out")
-    assert newest["rollback"] == "rolled-back"
-    assert newest["error"]
-    assert oldest["state"] == "verified"
-    assert oldest["imageBefore"] != oldest["imageAfter"]
-    assert newest["imageBefore"] == oldest["imageAfter"]
-    assert oldest["nodes"]
-    assert oldest["nodesReplaced"]
+    assert (found.cluster, found.fleet) == ("can-1", "demo")
+    newest, oldest = found.steps
+    assert (newest.rollout, oldest.rollout) == (second, first)
+    assert (newest.release, newest.ring, newest.wave) == (f"al2023-{BAD}", "canary", 1)
+    assert newest.state in ("failed", "timed-out")
+    assert newest.rollback == "rolled-back"
+    assert newest.error
+    assert oldest.state == "verified"
+    assert oldest.image_before != oldest.image_after
+    assert newest.image_before == oldest.image_after
+    assert oldest.nodes
+    assert oldest.nodes_replaced
     # how the cluster stands now, on the fleet's last observation: the rollback's outcome
     # (back on the first rollout's image), never the stored "verified" of the older step
-    good = oldest["imageAfter"]
-    assert newest["now"]["holding"] == "rolled-back"
-    assert newest["now"]["message"] == f"rolled back: 5/5 on {good}"
-    assert newest["now"]["nodesByImage"] == {good: 5}
-    assert oldest["now"]["holding"] == "superseded"
-    assert oldest["now"]["supersededBy"] == second
-    assert found["observed"]["nodesByImage"] == {good: 5}
-    assert found["observed"]["text"].startswith(f"5/5 on {good} (observed ")
+    good = oldest.image_after
+    assert newest.now.holding == "rolled-back"
+    assert newest.now.message == f"rolled back: 5/5 on {good}"
+    assert newest.now.nodes_by_image == {good: 5}
+    assert oldest.now.holding == "superseded"
+    assert oldest.now.superseded_by == second
+    assert found.observed is not None
+    assert found.observed.nodes_by_image == {good: 5}
+    assert found.observed.text.startswith(f"5/5 on {good} (observed ")
 
     result = CliRunner().invoke(app, ["cluster", "history", "can-1"], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
@@ -87,22 +89,22 @@ def test_every_step_of_the_cluster_newest_first(
     assert "on target" not in result.output
     rows = [line.strip() for line in lines if line.strip().startswith("ro-")]
     assert [row.split()[0] for row in rows] == [second, first]
-    assert f"{oldest['imageBefore']} → {oldest['imageAfter']}" in rows[1]
-    assert rows[0].endswith(newest["error"])
+    assert f"{oldest.image_before} → {oldest.image_after}" in rows[1]
+    assert rows[0].endswith(newest.error)
     assert rows[0].split()[5:7] == ["rolled-back", "rolled-back"]  # ROLLBACK, then NOW
     assert rows[1].split()[4:6] == ["verified", "superseded"]
 
     as_json = CliRunner().invoke(app, ["cluster", "history", "can-1", "-o", "json"])
-    assert ageless(json.loads(as_json.stdout)) == ageless(found)
+    assert ageless(json.loads(as_json.stdout)) == ageless(wire(found))
     as_yaml = CliRunner().invoke(app, ["cluster", "history", "can-1", "-o", "yaml"])
-    assert ageless(yaml.safe_load(as_yaml.stdout)) == ageless(found)
+    assert ageless(yaml.safe_load(as_yaml.stdout)) == ageless(wire(found))
     wide = CliRunner().invoke(
         app, ["cluster", "history", "can-1", "-o", "wide"], env={"COLUMNS": "400"}
     )
     assert "ATTEMPTS" in wide.output
     assert "rolled back: 5/5 on" in wide.output  # the message in full (the image may wrap)
     assert "superseded by" in wide.output
-    assert newest["step"] in wide.output
+    assert newest.step in wide.output
 
 
 def test_an_unknown_or_ambiguous_cluster_exits_1_saying_why(

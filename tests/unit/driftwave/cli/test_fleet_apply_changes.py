@@ -73,10 +73,11 @@ def test_a_webhook_added_changed_or_removed_is_a_change_and_a_no_op_keeps_the_ge
     )
     assert data["fleetChanged"] == ["notifications"]
     with fleet_context() as ctx:
-        rows = [r for r in fleet_audit(ctx, "payments") if r["action"] == "fleet.apply"]
-    assert "secret-path-token" not in json.dumps(rows), "a webhook's URL path is never audited"
+        rows = [r for r in fleet_audit(ctx, "payments") if r.action == "fleet.apply"]
+    audited = [r.model_dump(mode="json") for r in rows]
+    assert "secret-path-token" not in json.dumps(audited), "a webhook's URL path is never audited"
     assert len(rows) == 7, "every apply is audited, the no-ops too"
     last = rows[-1]
-    assert [h["name"] for h in last["after"]["notifications"]] == ["platform-chat", "on-call"]
-    assert last["after"]["notifications"][0]["host"] == "hooks.example.com"
-    assert last["after"]["notifications"][1]["secretRef"] == "(set)"
+    assert [h["name"] for h in last.after["notifications"]] == ["platform-chat", "on-call"]
+    assert last.after["notifications"][0]["host"] == "hooks.example.com"
+    assert last.after["notifications"][1]["secretRef"] == "(set)"

@@ -18,6 +18,7 @@ from driftwave.cli.fleet import fleet_app, windows_text
 from driftwave.cli.output import stamp
 from driftwave.cli.rollout import rollout_app
 from driftwave.cli.rollout_ops import audit_reason
+from fleet.documents.audit import AuditEntry
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "fleet" / "examples"
 FLEET = str(EXAMPLES / "fleet.yaml")
@@ -226,18 +227,20 @@ def test_rollout_audit_wraps_long_values_instead_of_cutting_them(
     import fleet.service.reads.queries as queries
 
     note = " ".join(f"word{n}" for n in range(60))  # 5x longer than the old 80-character cut
-    entry = {
-        "id": 1,
-        "at": "2026-01-05T09:00:00Z",
-        "actor": "ada",
-        "action": "fleet.apply",
-        "object": "cluster/pay-prod-euc1",
-        "before": {"windows": [{"schedule": "0 22 * * *", "duration": "4h"}]},
-        "after": {"windows": [], "note": note},
-        "reason": "maintenance window removed mid-rollout: " + note,
-        "traceId": "a" * 32,
-        "spanId": "b" * 16,
-    }
+    entry = AuditEntry.model_validate(
+        {
+            "id": 1,
+            "at": "2026-01-05T09:00:00Z",
+            "actor": "ada",
+            "action": "fleet.apply",
+            "object": "cluster/pay-prod-euc1",
+            "before": {"windows": [{"schedule": "0 22 * * *", "duration": "4h"}]},
+            "after": {"windows": [], "note": note},
+            "reason": "maintenance window removed mid-rollout: " + note,
+            "traceId": "a" * 32,
+            "spanId": "b" * 16,
+        }
+    )
     monkeypatch.setattr(queries, "audit_trail", lambda *_: [entry])
     result = runner.invoke(rollout_app, ["audit", rollout], env={"COLUMNS": "120"})
     assert result.exit_code == 0, result.output

@@ -46,14 +46,14 @@ def test_fleet_apply_keeps_the_reason_in_the_audit(
         entries = fleet_audit(FleetContext(engine), manifest["metadata"]["name"])
     finally:
         engine.dispose()
-    applies = [e for e in entries if e["action"] == "fleet.apply"]
-    assert [(e["actor"], e["reason"]) for e in applies] == [
+    applies = [e for e in entries if e.action == "fleet.apply"]
+    assert [(e.actor, e.reason) for e in applies] == [
         (EMBEDDED, None),
         (EMBEDDED, "CHG-9 label the team"),
     ], "the refused apply stored nothing"
     last = entries[-1]
-    assert last["action"] == "cluster.changed"
-    assert last["object"] == f"cluster/{manifest['metadata']['name']}/{cluster['name']}"
-    assert last["after"]["labels"]["owner"] == "ada"
-    assert "owner" not in last["before"]["labels"]
-    assert last["reason"] == "CHG-9 label the team"
+    assert last.action == "cluster.changed"
+    assert last.object == f"cluster/{manifest['metadata']['name']}/{cluster['name']}"
+    assert last.after["labels"]["owner"] == "ada"
+    assert "owner" not in last.before["labels"]
+    assert last.reason == "CHG-9 label the team"

@@ -57,12 +57,12 @@ def test_the_plan_learns_from_the_waves_that_finished(
 
     rid = rollouts.start_rollout(harness.ctx, harness.release(RINGS), "t").id
     harness.run_until(
-        lambda: rollout_status(harness.ctx, rid)["state"] == "succeeded",
+        lambda: rollout_status(harness.ctx, rid).state == "succeeded",
         limit=timedelta(hours=2),
     )
-    waves = [w for r in rollout_status(harness.ctx, rid)["rings"] for w in r["waves"]]
+    waves = [w for r in rollout_status(harness.ctx, rid).rings for w in r.waves]
     durations = [
-        parse_time(w["finishedAt"]) - parse_time(w["startedAt"]) - SOAKS[ring]
+        parse_time(str(w.finished_at)) - parse_time(str(w.started_at)) - SOAKS[ring]
         for w, ring in zip(waves, ("canary", "prod"), strict=True)
     ]
     active = median(durations)
@@ -83,10 +83,11 @@ def test_the_plan_learns_from_the_waves_that_finished(
 
     again = rollouts.start_rollout(harness.ctx, harness.release(RINGS), "t").id
     status = rollout_status(harness.ctx, again)
-    assert status["plan"]["estimateBasis"] == basis  # the plan stored at start learnt too
-    progress = status["progress"]
-    assert progress["etaSeconds"] == (2 * active + timedelta(minutes=7)).total_seconds()
-    assert progress["etaBasis"] == basis.replace("2 wave(s);", "2 wave(s) left;")
+    assert status.plan is not None
+    assert status.plan["estimateBasis"] == basis  # the plan stored at start learnt too
+    progress = status.progress
+    assert progress.eta_seconds == (2 * active + timedelta(minutes=7)).total_seconds()
+    assert progress.eta_basis == basis.replace("2 wave(s);", "2 wave(s) left;")
 
 
 def test_the_first_plan_counts_the_assumption_on_simulated_clusters_clocks(
@@ -128,9 +129,10 @@ def test_the_first_plan_counts_the_assumption_on_simulated_clusters_clocks(
 
     rid = rollouts.start_rollout(harness.ctx, harness.release(RINGS), "t").id
     status = rollout_status(harness.ctx, rid)
-    assert status["plan"]["estimateBasis"] == basis  # the plan stored at start: the same
-    assert status["progress"]["etaSeconds"] == 3 + 7 * 60  # and the running rollout's ETA
-    assert status["progress"]["etaBasis"] == basis.replace("2 wave(s);", "2 wave(s) left;")
+    assert status.plan is not None
+    assert status.plan["estimateBasis"] == basis  # the plan stored at start: the same
+    assert status.progress.eta_seconds == 3 + 7 * 60  # and the running rollout's ETA
+    assert status.progress.eta_basis == basis.replace("2 wave(s);", "2 wave(s) left;")
 
 
 def test_a_plan_from_files_creates_no_database(

@@ -72,7 +72,7 @@ def check_upgrade(engine: Engine) -> None:
         "state": "running",
         "reason": "started by ada",
     }
-    assert contact["health"] == "healthy", "a cluster seen before the upgrade counts as contacted"
+    assert contact.health == "healthy", "a cluster seen before the upgrade counts as contacted"
     with pytest.raises(IntegrityError, match="append-only"), engine.begin() as connection:
         connection.execute(text("UPDATE audit_log SET reason = 'rewritten'"))
     migrate(engine, "0003")

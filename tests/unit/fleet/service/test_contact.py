@@ -22,6 +22,7 @@ from fleet.service.commands.fleets import apply_fleet, list_clusters
 from fleet.service.contact.probes import ContactProber, ProbePolicy, health, queue_probes
 from fleet.service.ports import ProbeMessage
 from fleet.service.scheduling.scheduler import Scheduler
+from tests.support.documents import wire
 from tests.support.fleetsim import START, FixedMetrics, FleetHarness, ListBroker, fleet_manifest
 from tests.support.statuses import agent_status
 from tests.unit.agent.server.helpers import TOKEN, app_for, serving, traced_agent
@@ -128,10 +129,10 @@ def test_a_cluster_a_step_just_read_is_not_probed(traced: Traced) -> None:
     with traced.ctx.reading() as uow:
         (probed,) = uow.clusters.by_ids(list(broker.probes[0].clusters))
     assert probed.name == "b"
-    contact = {c["name"]: c["contact"] for c in list_clusters(traced.ctx, "demo")}
-    assert contact["a"]["health"] == "healthy", "a step's reading counts as contact"
-    assert contact["a"]["lastAttempt"] == contact["a"]["lastContact"] == "2026-11-02T09:00:00Z"
-    assert contact["b"] == {
+    contact = {c.name: c.contact for c in list_clusters(traced.ctx, "demo")}
+    assert contact["a"].health == "healthy", "a step's reading counts as contact"
+    assert contact["a"].last_attempt == contact["a"].last_contact == "2026-11-02T09:00:00Z"
+    assert wire(contact["b"]) == {
         "lastContact": None,
         "health": "unknown",
         "message": "never contacted",
@@ -149,8 +150,8 @@ def test_the_scheduler_tick_queues_probes_and_workers_record_contact(tmp_path: P
     assert sorted(done.reached) == ["can-1", "prod-1", "prod-2"]
     assert done.failed == ()
     clusters = list_clusters(harness.ctx, "demo")
-    assert {c["contact"]["health"] for c in clusters} == {"healthy"}
-    assert {c["lastSeen"] for c in clusters} == {START.isoformat()}
+    assert {c.contact.health for c in clusters} == {"healthy"}
+    assert {c.last_seen for c in clusters} == {START.isoformat()}
     assert harness.scheduler.tick().probed == 0, "contacted within the interval"
     harness.now += timedelta(minutes=2)
     assert harness.scheduler.tick().probed == 3, "due again after the interval"
@@ -193,16 +194,16 @@ def test_probes_reach_a_real_agent_and_name_the_unreachable_one(
     gateway.close()
     assert report.reached == ("up",)
     assert sorted(report.failed) == ["down", "refused"]
-    contact = {c["name"]: c["contact"] for c in list_clusters(traced.ctx, "demo")}
-    assert contact["up"]["health"] == "healthy"
-    assert contact["up"]["lastContact"] == "2026-11-02T09:00:00Z"
-    assert contact["down"]["health"] == "unreachable"
-    assert contact["down"]["lastContact"] is None
-    assert contact["down"]["lastAttempt"] == "2026-11-02T09:00:00Z"
-    assert contact["down"]["message"].startswith("reading the agent's status on cluster down: ")
-    assert closed in contact["down"]["message"]
-    assert contact["refused"]["health"] == "unreachable"
-    assert "HTTP 401" in contact["refused"]["message"]
+    contact = {c.name: c.contact for c in list_clusters(traced.ctx, "demo")}
+    assert contact["up"].health == "healthy"
+    assert contact["up"].last_contact == "2026-11-02T09:00:00Z"
+    assert contact["down"].health == "unreachable"
+    assert contact["down"].last_contact is None
+    assert contact["down"].last_attempt == "2026-11-02T09:00:00Z"
+    assert contact["down"].message.startswith("reading the agent's status on cluster down: ")
+    assert closed in contact["down"].message
+    assert contact["refused"].health == "unreachable"
+    assert "HTTP 401" in contact["refused"].message
     assert "not-the-token" not in str(contact)
     assert TOKEN not in str(contact)
     with traced.ctx.reading() as uow:
@@ -215,11 +216,11 @@ def test_probes_reach_a_real_agent_and_name_the_unreachable_one(
     gateway = HttpAgentGateway(NoOpTracer(), timeout=2, token_of=lambda t: tokens[t.cluster])
     ContactProber(traced.ctx, gateway).probe(ProbeMessage((3,)))
     gateway.close()
-    contact = {c["name"]: c["contact"] for c in list_clusters(traced.ctx, "demo")}
-    assert contact["refused"]["health"] == "healthy"
-    assert contact["up"]["health"] == "healthy"
+    contact = {c.name: c.contact for c in list_clusters(traced.ctx, "demo")}
+    assert contact["refused"].health == "healthy"
+    assert contact["up"].health == "healthy"
     traced.clock.advance(180)  # up: no answer for more than three intervals
-    assert {c["name"]: c["contact"]["health"] for c in list_clusters(traced.ctx, "demo")} == {
+    assert {c.name: c.contact.health for c in list_clusters(traced.ctx, "demo")} == {
         "up": "stale",
         "down": "unreachable",
         "refused": "healthy",

@@ -16,6 +16,7 @@ from fleet.service.commands.fleets import apply_fleet, fleet_audit, list_cluster
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.errors import BadInput, Unknown
 from fleet.service.reads.queries import audit_trail
+from tests.support.documents import wire
 from tests.support.fleetsim import FleetHarness, fleet_manifest
 
 RINGS = {"canary": ["can-1"], "prod": ["prod-1", "prod-2"]}
@@ -44,35 +45,35 @@ def test_a_window_removed_mid_rollout_is_in_the_fleet_audit_and_the_rollout_trai
 ) -> None:
     harness = FleetHarness(tmp_path, RINGS, nodes=3)
     _apply(harness, _manifest(windows=True), "CHG-1: prod-1 patches at night")
-    (prod1,) = [c for c in list_clusters(harness.ctx, "demo") if c["name"] == "prod-1"]
-    assert prod1["maintenanceWindows"] == [WINDOW]
-    assert prod1["windows"] == 1
-    assert [c["ringIndex"] for c in list_clusters(harness.ctx, "demo")] == [0, 1, 1]
+    (prod1,) = [c for c in list_clusters(harness.ctx, "demo") if c.name == "prod-1"]
+    assert [wire(w) for w in prod1.maintenance_windows] == [WINDOW]
+    assert prod1.windows == 1
+    assert [c.ring_index for c in list_clusters(harness.ctx, "demo")] == [0, 1, 1]
     rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id
     harness.step(10)
     result = _apply(harness, _manifest(windows=False), "INC-7: window blocks the fix")
     assert result.changed == ("prod-1",)
 
     trail = audit_trail(harness.ctx, rid)
-    (changed,) = [e for e in trail if e["action"] == "fleet.changed"]
-    assert changed["object"] == "cluster/demo/prod-1"
-    assert changed["actor"] == "ada"
-    assert changed["before"] == {"maintenanceWindows": [WINDOW]}
-    assert changed["after"] == {"maintenanceWindows": []}
-    assert changed["reason"] == "INC-7: window blocks the fix"
-    transitions = [e for e in trail if e["action"] == "rollout.transition"]
+    (changed,) = [e for e in trail if e.action == "fleet.changed"]
+    assert changed.object == "cluster/demo/prod-1"
+    assert changed.actor == "ada"
+    assert changed.before == {"maintenanceWindows": [WINDOW]}
+    assert changed.after == {"maintenanceWindows": []}
+    assert changed.reason == "INC-7: window blocks the fix"
+    transitions = [e for e in trail if e.action == "rollout.transition"]
     assert transitions
-    assert all(e["reason"] for e in transitions), "transitions carry reasons"
+    assert all(e.reason for e in transitions), "transitions carry reasons"
 
     entries = fleet_audit(harness.ctx, "demo")
-    applies = [e for e in entries if e["action"] == "fleet.apply"]
-    assert [e["reason"] for e in applies] == [
+    applies = [e for e in entries if e.action == "fleet.apply"]
+    assert [e.reason for e in applies] == [
         None,
         "CHG-1: prod-1 patches at night",
         "INC-7: window blocks the fix",
     ]
-    assert applies[-1]["after"]["changed"] == ["prod-1"]
-    cluster_rows = [(e["action"], e["object"], e["before"], e["after"]) for e in entries]
+    assert applies[-1].after["changed"] == ["prod-1"]
+    cluster_rows = [(e.action, e.object, e.before, e.after) for e in entries]
     assert (
         "cluster.changed",
         "cluster/demo/prod-1",
@@ -85,16 +86,16 @@ def test_a_window_removed_mid_rollout_is_in_the_fleet_audit_and_the_rollout_trai
         {"maintenanceWindows": [WINDOW]},
         {"maintenanceWindows": []},
     )
-    added = [e for e in entries if e["action"] == "cluster.added"]
-    assert sorted(e["object"] for e in added) == [
+    added = [e for e in entries if e.action == "cluster.added"]
+    assert sorted(e.object for e in added) == [
         "cluster/demo/can-1",
         "cluster/demo/prod-1",
         "cluster/demo/prod-2",
     ]
-    assert added[0]["before"] is None
-    assert added[0]["after"]["ring"] == "canary"
-    assert added[0]["after"]["credentialsRef"] == "(set)", "a credentials reference is not shown"
-    assert fleet_audit(harness.ctx, "demo", after_id=entries[-2]["id"]) == entries[-1:]
+    assert added[0].before is None
+    assert added[0].after["ring"] == "canary"
+    assert added[0].after["credentialsRef"] == "(set)", "a credentials reference is not shown"
+    assert fleet_audit(harness.ctx, "demo", after_id=entries[-2].id) == entries[-1:]
 
 
 def test_rings_freezes_and_removals_are_audited_with_the_live_rollout(tmp_path: Path) -> None:
@@ -104,20 +105,20 @@ def test_rings_freezes_and_removals_are_audited_with_the_live_rollout(tmp_path: 
     data["spec"]["clusters"] = [c for c in data["spec"]["clusters"] if c["name"] != "prod-2"]
     _apply(harness, data, "prod-2 decommissioned; year-end freeze")
     entries = fleet_audit(harness.ctx, "demo")
-    (last_apply,) = [e for e in entries if e["action"] == "fleet.apply"][-1:]
-    assert last_apply["actor"] == "ada"
-    assert last_apply["before"] == {"freezes": []}
-    assert last_apply["after"]["freezes"][0]["reason"] == "year-end"
-    assert last_apply["after"]["removed"] == ["prod-2"]
-    (removed,) = [e for e in entries if e["action"] == "cluster.removed"]
-    assert removed["object"] == "cluster/demo/prod-2"
-    assert removed["after"] is None
-    assert removed["before"]["ring"] == "prod"
-    trail = {(e["action"], e["object"]): e for e in audit_trail(harness.ctx, rid)}
-    assert trail[("fleet.changed", "cluster/demo/prod-2")]["after"] == {"removed": True}
+    (last_apply,) = [e for e in entries if e.action == "fleet.apply"][-1:]
+    assert last_apply.actor == "ada"
+    assert last_apply.before == {"freezes": []}
+    assert last_apply.after["freezes"][0]["reason"] == "year-end"
+    assert last_apply.after["removed"] == ["prod-2"]
+    (removed,) = [e for e in entries if e.action == "cluster.removed"]
+    assert removed.object == "cluster/demo/prod-2"
+    assert removed.after is None
+    assert removed.before["ring"] == "prod"
+    trail = {(e.action, e.object): e for e in audit_trail(harness.ctx, rid)}
+    assert trail[("fleet.changed", "cluster/demo/prod-2")].after == {"removed": True}
     frozen = trail[("fleet.changed", "fleet/demo")]
-    assert frozen["before"] == {"freezes": []}
-    assert frozen["reason"] == "prod-2 decommissioned; year-end freeze"
+    assert frozen.before == {"freezes": []}
+    assert frozen.reason == "prod-2 decommissioned; year-end freeze"
 
 
 def test_a_bad_reason_changes_nothing_and_an_unknown_fleet_has_no_audit(tmp_path: Path) -> None:
@@ -128,7 +129,7 @@ def test_a_bad_reason_changes_nothing_and_an_unknown_fleet_has_no_audit(tmp_path
     with pytest.raises(BadInput, match="reason: must not contain control characters"):
         _apply(harness, _manifest(windows=True), "a\x1b[31m")
     assert fleet_audit(harness.ctx, "demo") == before
-    assert all(c["windows"] == 0 for c in list_clusters(harness.ctx, "demo"))
+    assert all(c.windows == 0 for c in list_clusters(harness.ctx, "demo"))
     with pytest.raises(Unknown):
         fleet_audit(harness.ctx, "nope")
 
@@ -138,14 +139,14 @@ def test_the_trail_names_the_ring_and_counts_the_wave_from_1(tmp_path: Path) -> 
     _apply(harness, _manifest(windows=False))
     rid = start_rollout(harness.ctx, harness.release(STRATEGY), "alice").id
     harness.step(10)
-    moves = [e for e in audit_trail(harness.ctx, rid) if e["action"] == "rollout.transition"]
+    moves = [e for e in audit_trail(harness.ctx, rid) if e.action == "rollout.transition"]
     assert moves, "the scheduler moved the rollout"
     with harness.ctx.reading() as uow:
         stored = [
-            r.after or {} for r in uow.audit.list(rollout_id=rid) if r.action == moves[0]["action"]
+            r.after or {} for r in uow.audit.list(rollout_id=rid) if r.action == moves[0].action
         ]
     assert (stored[0]["ring"], stored[0]["wave"]) == (0, 0), "stored as indexes from 0"
-    assert moves[0]["after"]["ring"] == "canary"
-    assert moves[0]["after"]["wave"] == 1
-    rings = {e["after"]["ring"] for e in moves}
+    assert moves[0].after["ring"] == "canary"
+    assert moves[0].after["wave"] == 1
+    rings = {e.after["ring"] for e in moves}
     assert rings <= {"canary", "prod"}

@@ -29,10 +29,10 @@ def test_a_rolled_back_step_says_what_the_cluster_runs_with_the_age() -> None:
     assert now.message == "rolled back: 40/40 on ami-old"
     assert now.text(NOW) == "rolled back: 40/40 on ami-old (observed 12 s ago)"
     doc = now.document(NOW)
-    assert doc["holding"] == "rolled-back"
-    assert doc["ageSeconds"] == 12.0
-    assert doc["observedAt"] == "2026-11-02T08:59:48Z"
-    assert doc["nodesByImage"] == {OLD: 40}
+    assert doc.holding == "rolled-back"
+    assert doc.age_seconds == 12.0
+    assert doc.observed_at == "2026-11-02T08:59:48Z"
+    assert doc.nodes_by_image == {OLD: 40}
 
 
 def test_a_verified_step_is_on_target_only_while_every_node_runs_it() -> None:
@@ -81,7 +81,7 @@ def test_steps_under_way_or_failed_say_what_the_cluster_runs_without_judging() -
 
 def test_no_observation_or_one_older_than_the_wave_judges_nothing() -> None:
     never = cluster_now("verified", None, target=[NEW], before=[OLD], seen=None)
-    assert (never.holding, never.message, never.document(NOW)["ageSeconds"]) == (
+    assert (never.holding, never.message, never.document(NOW).age_seconds) == (
         Holding.UNOBSERVED,
         "never observed",
         None,
@@ -104,13 +104,13 @@ def test_a_later_rollout_supersedes_the_step() -> None:
     )
     assert now.holding is Holding.SUPERSEDED
     assert now.message == "since changed by rollout ro-2; runs 40/40 on ami-old"
-    assert now.document(NOW)["supersededBy"] == "ro-2"
+    assert now.document(NOW).superseded_by == "ro-2"
 
 
 def test_a_cluster_observation_reads_as_a_line() -> None:
     doc = observation(seen({OLD: 12, NEW: 28}, age=90), NOW)
     assert doc is not None
-    assert doc["text"] == "28/40 on ami-new, 12/40 on ami-old (observed 90 s ago)"
+    assert doc.text == "28/40 on ami-new, 12/40 on ami-old (observed 90 s ago)"
     assert observation(None, NOW) is None
     assert Seen.of(None, NOW) is None
     assert Seen.of(agent_status(nodes=3), None) is None

@@ -169,9 +169,9 @@ def test_a_queued_rollout_waits_then_is_planned_again_and_runs(harness: FleetHar
     assert queued.reason is not None
     assert queued.reason.startswith(f"waiting for rollout {first} to end (it holds can-1")
     status = rollout_status(harness.ctx, rid)
-    assert (status["state"], status["queuedBehind"], status["clusters"]) == ("queued", first, [])
-    listed = {r["id"]: r for r in list_rollouts(harness.ctx)}
-    assert listed[rid]["reason"].startswith(f"waiting for rollout {first} to end")
+    assert (status.state, status.queued_behind, status.clusters) == ("queued", first, [])
+    listed = {r.id: r for r in list_rollouts(harness.ctx)}
+    assert str(listed[rid].reason).startswith(f"waiting for rollout {first} to end")
     for _ in range(3):
         harness.step()
     assert rollout(harness, rid).state == RolloutState.QUEUED, "held while the first is live"

@@ -22,6 +22,7 @@ from fleet.service.context import FleetContext
 from fleet.service.reads.progress import actions, position, progress_of
 from fleet.service.reads.queries import rollout_status
 from fleet.service.scheduling.views import RolloutView
+from tests.support.documents import wire
 from tests.support.fleetsim import FleetHarness
 
 from .test_advance import NOW, ring, rollout, wave
@@ -70,19 +71,25 @@ def test_a_running_rollout_estimates_its_end_from_its_own_finished_waves() -> No
     doc = progress_of(view, NOW, stored="", wait=None, finished=finished, gates={})
     # wave 3: started 2 min ago, 7 min active -> converged at +5, soaked at +15;
     # prod: +15 + 7 + 10 = +32 minutes
-    assert doc["etaSeconds"] == 32 * 60.0
-    assert doc["eta"] == "2026-11-02T12:32:00Z"
-    assert doc["etaBasis"] == (
+    assert doc.eta_seconds == 32 * 60.0
+    assert doc.eta == "2026-11-02T12:32:00Z"
+    assert doc.eta_basis == (
         "2 wave(s) left; 7m per wave: the median of the fleet's last 2 finished waves, each less "
         "its soak; soaks 20m as the release says; excludes approvals (ring prod needs one)"
     )
-    assert doc["reason"] == "running wave 3 of 3 of ring canary: 0 of 1 cluster(s) converged"
-    assert doc["next"] == {
+    assert doc.reason == "running wave 3 of 3 of ring canary: 0 of 1 cluster(s) converged"
+    assert wire(doc.next) == {
         "event": "wave 3 of 3 of ring canary converges (estimated), then soaks",
         "at": "2026-11-02T12:05:00Z",
         "inSeconds": 300.0,
     }
-    assert position(view) == {"ring": "canary", "ringNumber": 1, "rings": 2, "wave": 3, "waves": 3}
+    assert wire(position(view)) == {
+        "ring": "canary",
+        "ringNumber": 1,
+        "rings": 2,
+        "wave": 3,
+        "waves": 3,
+    }
 
 
 def test_the_fleets_finished_waves_inform_the_estimate_before_this_rollouts_do() -> None:
@@ -94,8 +101,8 @@ def test_the_fleets_finished_waves_inform_the_estimate_before_this_rollouts_do()
     ]
     doc = progress_of(view, NOW, stored="", wait=None, finished={}, gates={}, history=earlier)
     # the median of 3m, 4m and 7m active, then canary's 10m soak
-    assert doc["etaSeconds"] == (4 + 10) * 60.0
-    assert doc["etaBasis"] == (
+    assert doc.eta_seconds == (4 + 10) * 60.0
+    assert doc.eta_basis == (
         "1 wave(s) left; 4m per wave: the median of the fleet's last 3 finished waves, each less "
         "its soak; soaks 10m as the release says; excludes approvals"
     )
@@ -107,18 +114,18 @@ def test_a_closed_maintenance_window_of_a_later_wave_delays_the_estimate() -> No
     prod.windows = (Window("0 13 * * *", timedelta(hours=1), "UTC"),)
     doc = progress_of(view, NOW, stored="", wait=None, finished=finished, gates={})
     # prod may start at 13:00 (+60), then 7 + 10 minutes
-    assert doc["etaSeconds"] == 77 * 60.0
-    assert "maintenance window and freeze waits 45m" in doc["etaBasis"]
-    assert doc["etaBasis"].endswith("excludes approvals")
+    assert doc.eta_seconds == 77 * 60.0
+    assert "maintenance window and freeze waits 45m" in doc.eta_basis
+    assert doc.eta_basis.endswith("excludes approvals")
 
 
 def test_before_any_wave_finished_the_estimate_uses_half_the_convergence_timeout() -> None:
     view = rollout(ring("canary"), waves=[wave(0, 0, "canary", "a")])
     doc = progress_of(view, NOW, stored="", wait=None, finished={}, gates={})
-    assert doc["etaSeconds"] == (15 + 10) * 60.0  # half of 30m, then the 10m soak
-    assert "half its ring's convergenceTimeout" in doc["etaBasis"]
+    assert doc.eta_seconds == (15 + 10) * 60.0  # half of 30m, then the 10m soak
+    assert "half its ring's convergenceTimeout" in doc.eta_basis
     assert position(view) is None
-    assert doc["reason"] == "planned: 1 wave(s) in 1 ring(s); the scheduler starts ring canary"
+    assert doc.reason == "planned: 1 wave(s) in 1 ring(s); the scheduler starts ring canary"
 
 
 def test_a_soaking_wave_says_when_its_soak_ends() -> None:
@@ -129,13 +136,13 @@ def test_a_soaking_wave_says_when_its_soak_ends() -> None:
     soaking.steps[0].state = StepState.CONVERGED
     wait = Wait("soaking until 12:04:10 UTC", soaking.soak_until)
     doc = progress_of(view, NOW, stored="", wait=wait, finished={}, gates={})
-    assert doc["next"] == {
+    assert wire(doc.next) == {
         "event": "soak of wave 1 of 1 of ring canary ends",
         "at": "2026-11-02T12:04:10Z",
         "inSeconds": 250.0,
     }
-    assert doc["etaSeconds"] == 250.0
-    assert doc["reason"] == (
+    assert doc.eta_seconds == 250.0
+    assert doc.reason == (
         "wave 1 of 1 of ring canary converged on its 1 cluster(s); "
         "soaking until 12:04:10 UTC (in 4m)"
     )
@@ -153,19 +160,21 @@ def test_a_ring_awaiting_approval_names_it_and_who_may_give_it() -> None:
     doc = progress_of(
         view, NOW, stored="", wait=None, finished={"w00": NOW - timedelta(minutes=5)}, gates={}
     )
-    assert doc["approval"] == {
+    assert wire(doc.approval) == {
         "ring": "prod",
         "requires": "role approver or admin, with ring prod in its rings (or no rings list)",
         "approvers": None,
     }
-    assert doc["next"] == {"event": "an approver approves ring prod", "at": None, "inSeconds": None}
-    assert (
-        doc["reason"] == "ring prod (ring 2 of 2) waits for approval before its first wave starts"
-    )
-    assert doc["etaSeconds"] == (15 + 10) * 60.0  # observed: 25 - 10 = 15 active, then soak
-    assert doc["etaBasis"].endswith("excludes approvals (ring prod needs one)")
+    assert wire(doc.next) == {
+        "event": "an approver approves ring prod",
+        "at": None,
+        "inSeconds": None,
+    }
+    assert doc.reason == "ring prod (ring 2 of 2) waits for approval before its first wave starts"
+    assert doc.eta_seconds == (15 + 10) * 60.0  # observed: 25 - 10 = 15 active, then soak
+    assert doc.eta_basis.endswith("excludes approvals (ring prod needs one)")
     allowed = actions(view, [("verified", None)], lambda: None)
-    assert allowed["approve"] == {
+    assert wire(allowed.approve) == {
         "allowed": True,
         "role": "approver",
         "why": "",
@@ -201,14 +210,14 @@ def test_a_halted_rollout_names_its_failing_checks_with_units_and_has_no_eta() -
     doc = progress_of(
         view, NOW, stored="gate failed", wait=None, finished={}, gates={"w00": checks}
     )
-    assert doc["reason"] == (
+    assert doc.reason == (
         "halted: the gate of wave 1 of 1 of ring canary failed: convergence: observed 2400 s, "
         "threshold 1800 s (a not converged after 40m (timeout 30m)); failureBudget: "
         "observed 1 cluster, threshold 0 clusters (1 failed cluster(s) in the ring, budget 0: "
         "over budget (a)) (onFailure: halt)"
     )
-    assert (doc["eta"], doc["etaSeconds"], doc["next"]) == (None, None, None)
-    assert doc["etaBasis"] == "finished (halted): nothing left to estimate"
+    assert (doc.eta, doc.eta_seconds, doc.next) == (None, None, None)
+    assert doc.eta_basis == "finished (halted): nothing left to estimate"
 
 
 def test_a_failed_rollback_names_each_cluster_and_its_error() -> None:
@@ -219,11 +228,11 @@ def test_a_failed_rollback_names_each_cluster_and_its_error() -> None:
     a.state, a.rollback, a.error = StepState.FAILED, RollbackState.FAILED, "agent unreachable"
     b.state, b.rollback = StepState.CONVERGED, RollbackState.ROLLED_BACK
     doc = progress_of(view, NOW, stored="", wait=None, finished={}, gates={})
-    assert doc["reason"] == (
+    assert doc.reason == (
         "rollback failed on 1 cluster(s): a: agent unreachable "
         "(driftwave rollout rollback tries them again)"
     )
-    assert doc["eta"] is None
+    assert doc.eta is None
 
 
 def _copy(harness: FleetHarness, tmp: Path) -> FleetContext:
@@ -247,7 +256,7 @@ def _command(ctx: FleetContext, name: str, rid: str, ring: str | None) -> None:
 
 def _agree(harness: FleetHarness, tmp: Path, rid: str) -> dict[str, dict[str, Any]]:
     """Every action the status reports agrees with what the command does on a copy."""
-    said: dict[str, dict[str, Any]] = rollout_status(harness.ctx, rid)["actions"]
+    said: dict[str, dict[str, Any]] = rollout_status(harness.ctx, rid).actions.model_dump()
     for name, action in said.items():
         ctx = _copy(harness, tmp)
         if action["allowed"]:
@@ -272,7 +281,7 @@ def test_each_action_says_what_the_command_would_answer(tmp_path: Path) -> None:
     assert planned["pause"]["allowed"]
 
     def state() -> str:
-        return str(rollout_status(harness.ctx, rid)["state"])
+        return str(rollout_status(harness.ctx, rid).state)
 
     harness.step(10)
     running = _agree(harness, tmp_path, rid)
@@ -292,8 +301,8 @@ def test_each_action_says_what_the_command_would_answer(tmp_path: Path) -> None:
     done = _agree(harness, tmp_path, rid)
     assert [n for n, a in done.items() if a["allowed"]] == ["rollback"]
     status = rollout_status(harness.ctx, rid)
-    assert status["progress"]["eta"] is None
-    assert status["position"] == {
+    assert status.progress.eta is None
+    assert wire(status.position) == {
         "ring": "prod",
         "ringNumber": 2,
         "rings": 2,
@@ -307,16 +316,16 @@ def test_a_real_halted_rollout_gives_its_gates_failing_checks_with_units(tmp_pat
     ring = {"name": "canary", "onFailure": "halt", "gates": {"convergenceTimeout": "10m"}}
     rid = rollouts.start_rollout(harness.ctx, harness.release([ring]), "t").id
     harness.run_until(
-        lambda: rollout_status(harness.ctx, rid)["state"] == "halted", limit=timedelta(hours=1)
+        lambda: rollout_status(harness.ctx, rid).state == "halted", limit=timedelta(hours=1)
     )
     status = rollout_status(harness.ctx, rid)
-    reason = status["progress"]["reason"]
+    reason = status.progress.reason
     assert reason.startswith("halted: the gate of wave 1 of 1 of ring canary failed: ")
     assert "failureBudget: observed 1 cluster, threshold 0 clusters (" in reason
     assert reason.endswith("(onFailure: halt)")
-    assert status["progress"]["next"] is None
-    assert status["progress"]["eta"] is None
-    assert status["actions"]["rollback"]["allowed"]
-    assert status["actions"]["abort"]["why"] == (
+    assert status.progress.next is None
+    assert status.progress.eta is None
+    assert status.actions.rollback.allowed
+    assert status.actions.abort.why == (
         f"rollout {rid} has already ended (halted): there is nothing to abort"
     )

@@ -21,6 +21,7 @@ import pytest
 from rich.console import Console
 
 from driftwave.cli.status_view import render_status
+from fleet.documents.rollouts import RolloutStatus
 from fleet.gateway import InProcessAgentGateway
 from fleet.service.commands.fleets import list_clusters
 from fleet.service.commands.refusals import ClustersRegressed
@@ -28,6 +29,7 @@ from fleet.service.commands.rollouts import approve, rollback, start_rollout
 from fleet.service.contact.probes import ContactProber
 from fleet.service.ports import ProbeMessage
 from fleet.service.reads.queries import audit_trail, rollout_status
+from tests.support.documents import wire
 from tests.support.fleetsim import FleetHarness
 from tests.unit.fleet.api.helpers import AUTH, serving
 
@@ -52,8 +54,11 @@ def _state(harness: FleetHarness, rid: str) -> str:
         return str(uow.rollouts.get(rid).state)
 
 
-def _cluster(status: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(c for c in status["clusters"] if c["cluster"] == name)
+def _cluster(status: RolloutStatus, name: str) -> dict[str, Any]:
+    """The cluster's step in the status, as the API sends it."""
+    shown = wire(status)
+    assert shown is not None
+    return next(c for c in shown["clusters"] if c["cluster"] == name)
 
 
 def _runs(harness: FleetHarness, cluster: str) -> dict[str, int]:
@@ -69,9 +74,9 @@ def _probe(harness: FleetHarness) -> Any:
     )
 
 
-def _text(status: dict[str, Any]) -> str:
+def _text(status: RolloutStatus) -> str:
     out = io.StringIO()
-    Console(width=300, file=out).print(render_status(status))
+    Console(width=300, file=out).print(render_status(status.model_dump(mode="json")))
     return out.getvalue()
 
 
@@ -106,10 +111,12 @@ def test_after_a_rollback_every_view_says_what_the_cluster_runs_now(
     assert f"rolled back: 8/8 on {old} (observed" in shown
     assert "on target" not in shown
 
-    (listed,) = [c for c in list_clusters(harness.ctx) if c["name"] == "can-1"]
-    assert listed["now"]["holding"] == "rolled-back"
-    assert listed["observed"]["nodesByImage"] == {old: 8}
-    assert listed["contact"]["health"] != "regressed"
+    (listed,) = [c for c in list_clusters(harness.ctx) if c.name == "can-1"]
+    assert listed.now is not None
+    assert listed.observed is not None
+    assert listed.now.holding == "rolled-back"
+    assert listed.observed.nodes_by_image == {old: 8}
+    assert listed.contact.health != "regressed"
 
 
 def test_a_cluster_reset_after_its_gate_is_flagged_and_blocks_the_next_approval(
@@ -120,24 +127,24 @@ def test_a_cluster_reset_after_its_gate_is_flagged_and_blocks_the_next_approval(
     assert _probe(harness).regressed == ()
     verified = rollout_status(harness.ctx, rid)
     assert _cluster(verified, "can-1")["now"]["holding"] == "on-target"
-    assert verified["actions"]["approve"]["allowed"] is True
+    assert verified.actions.approve.allowed is True
 
     harness.restart_agent("can-1", reset=True)  # the canary starts again on its old image
     (old,) = _runs(harness, "can-1")
     report = _probe(harness)  # the next probe: one interval at most
     assert report.regressed == ("can-1",)
-    (listed,) = [c for c in list_clusters(harness.ctx) if c["name"] == "can-1"]
-    assert listed["contact"]["health"] == "regressed"
-    assert listed["contact"]["message"].startswith(f"8/8 nodes on {old} (target ")
-    assert listed["contact"]["message"].endswith("(observed 0 s ago)")
+    (listed,) = [c for c in list_clusters(harness.ctx) if c.name == "can-1"]
+    assert listed.contact.health == "regressed"
+    assert listed.contact.message.startswith(f"8/8 nodes on {old} (target ")
+    assert listed.contact.message.endswith("(observed 0 s ago)")
 
     status = rollout_status(harness.ctx, rid)
     canary = _cluster(status, "can-1")
     assert canary["state"] == "verified"  # the record...
     assert canary["now"]["holding"] == "regressed"  # ...and what the cluster shows
-    refused = status["actions"]["approve"]
-    assert (refused["allowed"], refused["code"]) == (False, "cluster_regressed")
-    assert "can-1 (ring canary): regressed: 8/8 nodes on" in refused["why"]
+    refused = status.actions.approve
+    assert (refused.allowed, refused.code) == (False, "cluster_regressed")
+    assert "can-1 (ring canary): regressed: 8/8 nodes on" in refused.why
     shown = _text(status)
     assert "approval refused now: " in shown
     assert "approve with:" not in shown
@@ -174,13 +181,13 @@ def test_a_wave_applied_again_after_its_agent_lost_it_is_audited(harness: FleetH
         (step,) = uow.steps.list(rid)
     harness.restart_agent("can-1", reset=True)  # mid-wave: the agent forgets the wave
     harness.run_until(lambda: _state(harness, rid) == "succeeded", limit=timedelta(hours=2))
-    rows = [r for r in audit_trail(harness.ctx, rid) if r["action"] == "step.reapplied"]
+    rows = [r for r in audit_trail(harness.ctx, rid) if r.action == "step.reapplied"]
     assert len(rows) == 1, rows
     (row,) = rows
-    assert row["object"] == f"step/{step.id}"
-    assert row["actor"] == "worker"
-    assert row["reason"] == (
+    assert row.object == f"step/{step.id}"
+    assert row.actor == "worker"
+    assert row.reason == (
         f"the agent no longer knew wave {step.id} (restarted or reset); applied again"
     )
-    assert row["before"]["agentKnewWave"] is False
+    assert row.before["agentKnewWave"] is False
     assert harness.agents["can-1"].wave(step.id).phase == "converged"  # it knows it again

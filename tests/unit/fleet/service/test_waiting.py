@@ -16,6 +16,7 @@ from fleet.service.reads.queries import rollout_status
 from fleet.service.scheduling.advance import decide
 from fleet.service.scheduling.gating import gate
 from fleet.service.scheduling.waiting import PAUSED, waits
+from tests.support.documents import wire
 from tests.support.fleetsim import START, FleetHarness, fleet_manifest
 
 from .test_advance import ring, rollout, wave
@@ -105,20 +106,22 @@ def test_the_scheduler_stores_the_current_wait_as_the_rollouts_reason(tmp_path: 
     harness.step(60)
     status = rollout_status(harness.ctx, rid)
     reason = "waiting for maintenance window of can-1, opens 22:00 Europe/Berlin"
-    assert status["reason"] == reason  # not "ring canary starts"
-    assert status["waiting"] == {
+    assert status.reason == reason  # not "ring canary starts"
+    assert wire(status.waiting) == {
         "reason": reason,
         "until": "2026-11-02T21:00:00Z",
         "message": f"{reason} (in 11h59m)",
     }
-    (cluster,) = status["clusters"]
-    assert (cluster["state"], cluster["waiting"]) == ("pending", status["waiting"])
+    (cluster,) = status.clusters
+    assert (cluster.state, cluster.waiting) == ("pending", status.waiting)
     assert START.hour == 9
     harness.run_until(
-        lambda: rollout_status(harness.ctx, rid)["state"] == "soaking",
+        lambda: rollout_status(harness.ctx, rid).state == "soaking",
         limit=timedelta(hours=13),
         seconds=600,
     )
     status = rollout_status(harness.ctx, rid)
-    assert status["reason"].startswith("soaking until 2")
-    assert status["waiting"]["message"].startswith(status["reason"] + " (in ")
+    assert status.reason is not None
+    assert status.waiting is not None
+    assert status.reason.startswith("soaking until 2")
+    assert status.waiting.message.startswith(status.reason + " (in ")
