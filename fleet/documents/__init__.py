@@ -8,7 +8,8 @@ schema from them, and the command line's embedded client hands them on as the re
 - :mod:`fleet.documents.clusters`: a fleet's clusters, the contact with their agents, what they
   run and how they stand against their latest step;
 - :mod:`fleet.documents.history`: a cluster's history across rollouts;
-- :mod:`fleet.documents.notices`: the warnings about an accepted manifest.
+- :mod:`fleet.documents.notices`: the warnings about an accepted manifest;
+- :mod:`fleet.documents.events`: the CloudEvents the notifier posts to webhooks.
 
 Field names are camelCase on the wire; times are RFC 3339 UTC strings.
 """

@@ -77,6 +77,7 @@ def watching() -> Iterator[Sightings]:
     from starlette.responses import JSONResponse
     from typer.testing import CliRunner
 
+    from fleet.documents.events import CloudEvent
     from fleet.service.notifications.events import Event
 
     seen = Sightings()
@@ -105,12 +106,12 @@ def watching() -> Iterator[Sightings]:
         seen.look(f"driftwave {shown} printed", result.output)
         return result
 
-    envelope: Callable[[Event], dict[str, Any]] = Event.envelope
+    envelope: Callable[[Event], CloudEvent] = Event.envelope
 
-    def enveloped(self: Event) -> dict[str, Any]:
+    def enveloped(self: Event) -> CloudEvent:
         body = envelope(self)
-        seen.look(f"webhook event {self.type} text", str(body.get("text", "")))
-        seen.walk(f"webhook event {self.type}", body.get("data"))
+        seen.look(f"webhook event {self.type} text", body.text)
+        seen.walk(f"webhook event {self.type}", body.data.model_dump(mode="json"))
         return body
 
     event.listen(Engine, "before_execute", written)

@@ -22,11 +22,12 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit
 
+from fleet.documents.events import CloudEvent, EventData, FailedCheck
 from fleet.domain.fleet import EVENT_PREFIX
-from fleet.domain.json import JSONObject
+from fleet.domain.json import JSONValue
 
 CONTENT_TYPE = "application/cloudevents+json"
 DELIVERED = "notification.delivered"
@@ -55,6 +56,8 @@ CARRIES: Mapping[str, tuple[str, ...]] = {
 exception: an operator's command on a rollout whose first wave has not started yet (planned,
 queued) is about no ring nor wave, and says so with nulls. ``rollback.started`` asked for by
 ``rollout rollback`` adds ``clusters`` (how many roll back)."""
+Where = tuple[str | None, int | None]
+"""The ring an event is about and the wave's place in it, from 1 (nulls: none yet)."""
 NEXT = {
     "rolling-back": "rolling the wave back",
     "halted": "halted (onFailure: halt); nothing is rolled back",
@@ -73,8 +76,8 @@ class AuditRow:
     object_type: str
     object_id: str
     rollout_id: str | None = None
-    before: Mapping[str, Any] | None = None
-    after: Mapping[str, Any] | None = None
+    before: Mapping[str, JSONValue] | None = None
+    after: Mapping[str, JSONValue] | None = None
     reason: str | None = None
     """Why the change was made (rows written before audit rows had a reason keep it in
     ``after["reason"]``)."""
@@ -108,7 +111,7 @@ class Event:
     fleet: str
     rollout: str
     time: datetime
-    data: Mapping[str, Any]
+    data: EventData
     text: str
 
     @property
@@ -116,19 +119,24 @@ class Event:
         """Stable per event: the source audit row's id and the type (a row may mean two)."""
         return f"driftwave-audit-{self.source_id}-{self.type}"
 
-    def envelope(self) -> dict[str, Any]:
-        """The structured-mode CloudEvent (JSON object) with its ``text`` line."""
-        return {
-            "specversion": "1.0",
-            "id": self.id,
-            "source": f"/driftwave/fleets/{self.fleet}",
-            "type": EVENT_PREFIX + self.type,
-            "time": rfc3339(self.time),
-            "subject": self.rollout,
-            "datacontenttype": "application/json",
-            "data": dict(self.data),
-            "text": self.text,
-        }
+    def envelope(self) -> CloudEvent:
+        """The structured-mode CloudEvent with its ``text`` line."""
+        return CloudEvent(
+            specversion="1.0",
+            id=self.id,
+            source=f"/driftwave/fleets/{self.fleet}",
+            type=EVENT_PREFIX + self.type,
+            time=rfc3339(self.time),
+            subject=self.rollout,
+            datacontenttype="application/json",
+            data=self.data,
+            text=self.text,
+        )
+
+    def body(self) -> bytes:
+        """The envelope as posted: its JSON, the fields the event carries (UTF-8)."""
+        sent = self.envelope().model_dump(mode="json", exclude_unset=True)
+        return json.dumps(sent).encode("utf-8")
 
 
 def rfc3339(at: datetime) -> str:
@@ -144,24 +152,25 @@ def _number(value: object) -> str:
     return str(value) if isinstance(value, int | float | str) else json.dumps(value)
 
 
-def failing_checks(checks: Iterable[Mapping[str, object]]) -> list[dict[str, object]]:
+def failing_checks(checks: Iterable[Mapping[str, object]]) -> list[FailedCheck]:
     """The checks of a gate evaluation that failed (not pending), as events list them."""
     return [
-        {
-            "name": c.get("name"),
-            "observed": c.get("observed"),
-            "threshold": c.get("threshold"),
-            "message": c.get("message", ""),
-        }
+        FailedCheck.model_validate(
+            {
+                "name": c.get("name"),
+                "observed": c.get("observed"),
+                "threshold": c.get("threshold"),
+                "message": c.get("message", ""),
+            }
+        )
         for c in checks
         if c.get("passed") is False and not c.get("pending")
     ]
 
 
-def _checks_line(failing: list[dict[str, object]]) -> str:
+def _checks_line(failing: list[FailedCheck]) -> str:
     return "; ".join(
-        f"{c['name']} {_number(c['observed'])} (threshold {_number(c['threshold'])})"
-        for c in failing
+        f"{c.name} {_number(c.observed)} (threshold {_number(c.threshold)})" for c in failing
     )
 
 
@@ -187,50 +196,72 @@ def events_of(
     last transition before it)."""
     after, before = dict(row.after or {}), dict(row.before or {})
     head = f"rollout {facts.id} of release {facts.release}"
-    base: dict[str, Any] = {
-        "rollout": facts.id,
-        "release": facts.release,
-        "fleet": facts.fleet,
-        "ring": None,
-        "wave": None,
-        "state": after.get("state") or after.get("rolloutState"),
-        "reason": row.reason or after.get("reason"),
-        "actor": row.actor,
-    }
-    if link:
-        base["link"] = link
+    state = after.get("state") or after.get("rolloutState")
+    said = row.reason or after.get("reason")
+    reason = str(said) if said else None
     out: list[Event] = []
 
-    def add(kind: str, text: str, **data: Any) -> None:
-        out.append(Event(kind, row.id, facts.fleet, facts.id, row.at, base | data, text))
+    def add(
+        kind: str,
+        text: str,
+        where: Where = (None, None),
+        *,
+        wave_id: str | None = None,
+        checks: list[FailedCheck] | None = None,
+        failed_clusters: list[str] | None = None,
+        clusters: int | None = None,
+    ) -> None:
+        data = EventData(
+            rollout=facts.id,
+            release=facts.release,
+            fleet=facts.fleet,
+            ring=where[0],
+            wave=where[1],
+            state=str(state) if state is not None else None,
+            reason=reason,
+            actor=row.actor,
+        )
+        # only what the event carries is set: the rest stays absent from its JSON
+        if link:
+            data.link = link
+        if wave_id is not None:
+            data.wave_id = wave_id
+        if checks is not None:
+            data.checks = checks
+        if failed_clusters is not None:
+            data.failed_clusters = failed_clusters
+        if clusters is not None:
+            data.clusters = clusters
+        out.append(Event(kind, row.id, facts.fleet, facts.id, row.at, data, text))
 
     if row.action == "rollout.transition":
         ring = facts.ring(after.get("ring"))
-        wave = after["wave"] + 1 if isinstance(after.get("wave"), int) else None
-        where, state = {"ring": ring, "wave": wave}, str(after.get("state"))
-        reason = base["reason"] or ""
+        index = after.get("wave")
+        wave = index + 1 if isinstance(index, int) and not isinstance(index, bool) else None
+        where, now = (ring, wave), str(after.get("state"))
+        why = reason or ""
         if before.get("state") == "planned":
-            add("rollout.started", f":rocket: {head} started{_where(ring, None)}", **where)
-        if state == "awaiting-approval":
+            add("rollout.started", f":rocket: {head} started{_where(ring, None)}", where)
+        if now == "awaiting-approval":
             add(
                 "ring.awaiting-approval",
                 f":raised_hand: {head} waits for approval of ring {ring} "
                 f"(driftwave rollout approve {facts.id} --ring {ring})",
-                **where,
+                where,
             )
-        elif state == "rolling-back":
+        elif now == "rolling-back":
             add(
                 "rollback.started",
-                f":leftwards_arrow_with_hook: {head} rolling back{_where(ring, wave)}: {reason}",
-                **where,
+                f":leftwards_arrow_with_hook: {head} rolling back{_where(ring, wave)}: {why}",
+                where,
             )
-        elif state == "rolled-back":
-            add("rollback.finished", f":leftwards_arrow_with_hook: {head} rolled back", **where)
-        elif state == "rollback-failed":
-            add("rollback.failed", f":rotating_light: {head} rollback failed: {reason}", **where)
-        if state in FINISHED:
-            icon = ":white_check_mark:" if state == "succeeded" else ":x:"
-            add("rollout.finished", f"{icon} {head} {state}{_where(ring, wave)}", **where)
+        elif now == "rolled-back":
+            add("rollback.finished", f":leftwards_arrow_with_hook: {head} rolled back", where)
+        elif now == "rollback-failed":
+            add("rollback.failed", f":rotating_light: {head} rollback failed: {why}", where)
+        if now in FINISHED:
+            icon = ":white_check_mark:" if now == "succeeded" else ":x:"
+            add("rollout.finished", f"{icon} {head} {now}{_where(ring, wave)}", where)
     elif row.action in ("rollout.pause", "rollout.resume", "rollout.abort"):
         kind, icon = {
             "rollout.pause": ("rollout.paused", ":double_vertical_bar:"),
@@ -238,51 +269,54 @@ def events_of(
             "rollout.abort": ("rollout.aborted", ":no_entry:"),
         }[row.action]
         text = f"{icon} {head} {kind.split('.')[1]} by {row.actor}"
-        base["reason"] = base["reason"] or f"{kind.split('.')[1]} by {row.actor}"
-        add(kind, text, **_at(facts, position))
+        reason = reason or f"{kind.split('.')[1]} by {row.actor}"
+        add(kind, text, _at(facts, position))
     elif row.action == "rollout.rollback":
-        clusters = after.get("clusters", 0)
-        base["reason"] = base["reason"] or f"rollback requested by {row.actor}"
+        asked = after.get("clusters", 0)
+        clusters = asked if isinstance(asked, int) and not isinstance(asked, bool) else 0
+        reason = reason or f"rollback requested by {row.actor}"
         add(
             "rollback.started",
             f":leftwards_arrow_with_hook: {head} rolling back "
             f"{clusters} cluster(s), asked by {row.actor}",
-            **_at(facts, position),
+            _at(facts, position),
             clusters=clusters,
         )
     elif row.action == "gate.evaluated":
-        ring_name, index = facts.waves.get(row.object_id, (None, None))
-        wave = index + 1 if index is not None else None
-        where = {"ring": ring_name, "wave": wave, "waveId": row.object_id}
-        clusters = list(after.get("failedClusters") or [])
+        ring_name, at = facts.waves.get(row.object_id, (None, None))
+        wave = at + 1 if at is not None else None
+        named = after.get("failedClusters")
+        failed = [str(c) for c in named] if isinstance(named, list) else []
         if after.get("passed"):
             add(
                 "wave.gate-passed",
                 f":large_green_circle: {head}: {ring_name} wave {wave} passed its gate",
-                **where,
+                (ring_name, wave),
+                wave_id=row.object_id,
                 checks=[],
-                failedClusters=clusters,
+                failed_clusters=failed,
             )
         else:
             failing = failing_checks(checks or [])
-            detail = _checks_line(failing) or ", ".join(clusters) or "see the gate's checks"
-            then = NEXT.get(str(base["state"]))
+            detail = _checks_line(failing) or ", ".join(failed) or "see the gate's checks"
+            then = NEXT.get(str(state))
             add(
                 "wave.gate-failed",
                 f":rotating_light: {head} failed its gate{_where(ring_name, wave)}: {detail}"
                 + (f"; {then}" if then else ""),
-                **where,
+                (ring_name, wave),
+                wave_id=row.object_id,
                 checks=failing,
-                failedClusters=clusters,
+                failed_clusters=failed,
             )
     return out
 
 
-def _at(facts: RolloutFacts, position: tuple[int, int] | None) -> JSONObject:
-    """``ring`` and ``wave`` (from 1) of a position given as indexes (nothing when unknown)."""
+def _at(facts: RolloutFacts, position: tuple[int, int] | None) -> Where:
+    """``ring`` and ``wave`` (from 1) of a position given as indexes (nulls when unknown)."""
     if position is None or facts.ring(position[0]) is None:
-        return {}
-    return {"ring": facts.ring(position[0]), "wave": position[1] + 1}
+        return None, None
+    return facts.ring(position[0]), position[1] + 1
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ in a background thread of the scheduler's process, never in a scheduler tick.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -31,7 +30,6 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from common.secrets import OpenSecrets
 from fleet.credentials import CredentialsError, TokenResolver
@@ -304,7 +302,7 @@ class Notifier:
         try:
             if hook.secret_ref:
                 headers["Authorization"] = "Bearer " + read_token(hook.secret_ref, self._tokens)
-            body = json.dumps(event.envelope()).encode("utf-8")
+            body = event.body()
             return self.sender.post(hook.url, body, headers, self.timeout)
         except CredentialsError as exc:
             return Answer(None, str(exc))
@@ -338,7 +336,7 @@ class Notifier:
 
     def _record(self, hook: Webhook, pending: _Pending, answer: Answer, ok: bool) -> None:
         event = pending.event
-        after: dict[str, Any] = {
+        after: JSONObject = {
             "event": "io.driftwave." + event.type,
             "eventId": event.id,
             "target": hook.name,

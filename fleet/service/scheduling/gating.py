@@ -12,9 +12,11 @@ too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from fleet.domain.gates import ClusterObservation, Observations, StepPhase, evaluate
+from fleet.domain.json import JSONObject, JSONValue
 from fleet.domain.machine import StepState
 from fleet.service.scheduling.views import GateOutcome, Readings, RolloutView, StepView, WaveView
 from fleet.service.steps.clocks import step_time
@@ -37,7 +39,8 @@ _PHASES: dict[StepState, StepPhase] = {
 def observe(step: StepView, now: datetime) -> ClusterObservation:
     """What the gate knows about one cluster's step."""
     result = step.result or {}
-    progress = result.get("progress") or {}
+    kept = result.get("progress")
+    progress: Mapping[str, JSONValue] = kept if isinstance(kept, Mapping) else {}
     if step.state is StepState.VERIFIED and "pendingPods" not in progress:
         return ClusterObservation(
             step.cluster, "unreachable", message="no observation after the soak"
@@ -45,8 +48,9 @@ def observe(step: StepView, now: datetime) -> ClusterObservation:
     converged = step.state in (StepState.CONVERGED, StepState.VERIFYING, StepState.VERIFIED)
     timed = step_time(step, now, converged=converged)
     failures = progress.get("launchFailures")
-    if isinstance(failures, int):
-        failures += int(progress.get("registrationFailures") or 0)
+    registrations = progress.get("registrationFailures")
+    if isinstance(failures, int) and isinstance(registrations, int):
+        failures += registrations
     observed = step.state in (StepState.VERIFIED, StepState.FAILED)
     pending = progress.get("pendingPods") if observed else None
     return ClusterObservation(
@@ -88,7 +92,7 @@ def gate(
         approved=ring.name in view.approvals or not ring.require_approval,
     )
     result = evaluate(ring.spec.policy(view.on_unreachable), observations)
-    checks: list[dict[str, object]] = [
+    checks: list[JSONObject] = [
         {
             "name": c.name,
             "passed": c.passed,

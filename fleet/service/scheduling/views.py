@@ -12,9 +12,10 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
+from fleet.db.records import StepFields
 from fleet.domain.gates import MetricReading, OnUnreachable
+from fleet.domain.json import JSONObject
 from fleet.domain.machine import RollbackState, RolloutState, StepState, WaveState
 from fleet.domain.model import RingSpec
 from fleet.domain.windows import Freeze, Window
@@ -69,7 +70,7 @@ class StepView:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     """When the apply phase ended (converged, failed...), in the fleet's time."""
-    result: dict[str, Any] | None = None
+    result: JSONObject | None = None
     error: str | None = None
     removed: bool = False
     window_open: bool = True
@@ -164,7 +165,7 @@ class SetStep:
     step_id: str
     from_states: frozenset[StepState]
     state: StepState
-    fields: dict[str, Any] = field(default_factory=dict)
+    fields: StepFields = field(default_factory=lambda: StepFields())
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,7 @@ class RecordGate:
 
     wave_id: str
     passed: bool
-    checks: list[dict[str, Any]]
+    checks: list[JSONObject]
     failed_clusters: tuple[str, ...]
     then: RolloutState = RolloutState.GATING
     """The rollout's state the verdict leads to (``rolling-back`` or ``halted`` after a failed
@@ -242,7 +243,7 @@ class GateOutcome:
     as JSON-ready data, and the clusters that failed."""
 
     passed: bool | None
-    checks: list[dict[str, object]]
+    checks: list[JSONObject]
     failed_clusters: tuple[str, ...]
 
 
