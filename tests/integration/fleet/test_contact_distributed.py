@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from common.ports import free_ports
 from fleet.db import make_engine
+from fleet.documents.clusters import ContactDocument
 from fleet.service.commands.fleets import list_clusters
 from fleet.service.context import FleetContext
 from tests.integration.fleet.test_distributed import CLUSTERS, write_manifests
@@ -46,12 +46,12 @@ def test_the_scheduler_and_a_worker_record_each_clusters_contact(
     }
     engine = make_engine(database_url, schema=schema)
     ctx = FleetContext(engine)
-    contact: dict[str, Any] = {}
+    contact: dict[str, ContactDocument] = {}
 
     def recorded() -> bool:
         contact.clear()
         contact.update({c.name: c.contact for c in list_clusters(ctx, "it")})
-        return {n: c["health"] for n, c in contact.items()} == {
+        return {n: c.health for n, c in contact.items()} == {
             "can-1": "healthy",
             "prod-1": "healthy",
             "prod-2": "healthy",
@@ -68,7 +68,7 @@ def test_the_scheduler_and_a_worker_record_each_clusters_contact(
             procs.wait_for(recorded, "every cluster's contact recorded", 90)
     finally:
         engine.dispose()
-    assert contact["can-1"]["lastContact"] is not None
-    assert contact["gone"]["lastContact"] is None
-    assert f"127.0.0.1:{closed}" in contact["gone"]["message"]
-    assert contact["gone"]["message"].startswith("reading the agent's status on cluster gone")
+    assert contact["can-1"].last_contact is not None
+    assert contact["gone"].last_contact is None
+    assert f"127.0.0.1:{closed}" in contact["gone"].message
+    assert contact["gone"].message.startswith("reading the agent's status on cluster gone")

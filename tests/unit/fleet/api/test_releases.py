@@ -112,6 +112,8 @@ def test_a_rollout_starts_as_planned_with_its_location_and_audit(api: httpx.Clie
     assert response.status_code == 201, response.text
     started = RolloutStarted.model_validate(response.json())
     assert (started.state, started.waves, started.warnings) == ("planned", 3, [])
+    # a planned rollout's answer names no rollout it waits for: the fields are absent, not null
+    assert sorted(response.json()) == ["id", "state", "traceId", "warnings", "waves"]
     assert response.headers["location"] == f"/v1/rollouts/{started.id}"
     status = RolloutStatus.model_validate(api.get(response.headers["location"]).json())
     assert (status.id, status.state, status.release) == (started.id, "planned", "al2023-v20251216")
