@@ -26,11 +26,11 @@ from agent.clock import Clock
 from agent.cloud.port import CloudProvider, InstanceTypeOfferings
 from agent.disruption.controller import DisruptionController
 from agent.disruption.pacing import Pacing
+from agent.hashing.stamps import SpecMemo
 from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, NotFound, WatchEvent
 from agent.lifecycle.drift import DriftController
 from agent.lifecycle.expiration import Expiration
-from agent.lifecycle.hashing import SpecMemo
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle
 from agent.provisioning.provisioner import Provisioner
 from agent.scheduling.strategy import Strategy

@@ -91,13 +91,13 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from agent.api.conditions import is_true
 from agent.api.kube import Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.cloud.simulated import cloud as simulated_cloud
 from agent.cloud.simulated.amis import AMI
 from agent.disruption.pacing import PACINGS, Pacing
 from agent.kube.simulated import kubelet as simulated_kubelet
-from agent.lifecycle.conditions import is_true
 from agent.sim.heap import tune_for_large_simulations
 from agent.sim.scenario_run import build_world, load_scenario
 from agent.sim.world import World

@@ -1,1 +1,2 @@
-"""Manifest models (Karpenter v1, the Kubernetes objects the agent reads), checks, migration."""
+"""Manifest models (Karpenter v1, the Kubernetes objects the agent reads), status conditions,
+checks, migration."""

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from agent.api.conditions import ConditionMemo
 from agent.api.kube import Node, Pod, PodDisruptionBudget
 from agent.api.labels import DO_NOT_DISRUPT_ANNOTATION, NODEPOOL_LABEL
 from agent.api.nodeclaim import NodeClaim
@@ -41,8 +42,7 @@ from agent.disruption.budgets import PoolNodes
 from agent.kube.pdb import is_healthy
 from agent.kube.pdbindex import BudgetIndex
 from agent.kube.podindex import PodsByNode
-from agent.lifecycle.conditions import ConditionMemo
-from agent.termination.podrules import (
+from agent.podrules import (
     do_not_disrupt_active,
     do_not_disrupt_until,
     is_active,

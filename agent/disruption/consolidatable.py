@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from agent.api.conditions import condition
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.clock import Clock
 from agent.disruption.candidates import Candidate
-from agent.lifecycle.conditions import condition
 from common.durations import parse_duration
 
 

@@ -34,9 +34,9 @@ from agent.disruption.candidates import Candidate, DisruptionClass
 from agent.disruption.commands import Command, PassContext, fits_budget, spend
 from agent.disruption.consolidatable import Consolidatable
 from agent.disruption.simulation import reschedule
+from agent.podrules import eviction_cost
 from agent.scheduling.plans import NewClaim, min_values_unmet
 from agent.scheduling.strategy import Strategy
-from agent.termination.podrules import eviction_cost
 
 MAX_MULTI_CANDIDATES = 100
 CAPACITY_TYPE = "karpenter.sh/capacity-type"

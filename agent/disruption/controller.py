@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from agent.api.conditions import ConditionMemo, is_true
 from agent.api.kube import Node, Pod, PodDisruptionBudget
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -71,11 +72,10 @@ from agent.kube.pdb import owner_replicas
 from agent.kube.pdbindex import BudgetIndex
 from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, WatchEvent
-from agent.lifecycle.conditions import ConditionMemo, is_true
+from agent.podrules import is_daemon
 from agent.provisioning.provisioner import Provisioner
 from agent.provisioning.view import cluster_view
 from agent.scheduling.strategy import Strategy
-from agent.termination.podrules import is_daemon
 
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
 PriceOf = Callable[[NodeClaim], float]

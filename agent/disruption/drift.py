@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from agent.api.conditions import condition, is_true
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.disruption.candidates import Candidate, DisruptionClass
 from agent.disruption.commands import Command, PassContext, spend
 from agent.disruption.simulation import commit, reschedule
-from agent.lifecycle.conditions import condition, is_true
 from agent.scheduling.strategy import Strategy
 
 

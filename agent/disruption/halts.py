@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from agent.api.conditions import stamp
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodepool import NodePool
 from agent.api.status import NodePoolStatus
 from agent.clock import Clock
 from agent.kube.port import Cluster, NotFound
-from agent.lifecycle.conditions import stamp
 from common.kubemodel import Condition
 
 THRESHOLD = 3

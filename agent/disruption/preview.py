@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from agent.api.conditions import condition, is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -40,7 +41,6 @@ from agent.disruption.candidates import (
 )
 from agent.disruption.commands import PassContext
 from agent.disruption.controller import DisruptionController
-from agent.lifecycle.conditions import condition, is_true
 from common.durations import parse_duration
 
 DEFAULT_REPLACE_SECONDS = 60.0

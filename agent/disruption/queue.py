@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
+from agent.api.conditions import is_true, with_condition, without_condition
 from agent.api.kube import Node
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -29,7 +30,6 @@ from agent.clock import Clock
 from agent.disruption.commands import Command
 from agent.disruption.halts import DriftHalts
 from agent.kube.port import Cluster, NotFound
-from agent.lifecycle.conditions import is_true, with_condition, without_condition
 from agent.provisioning.provisioner import Provisioner
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.taints import DISRUPTED_NO_SCHEDULE_TAINT

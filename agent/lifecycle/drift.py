@@ -20,7 +20,7 @@ This is Karpenter's order: its core drift controller checks static drift, then r
 then (when due) the instance type, then asks the cloud provider, whose AWS provider checks the
 EC2NodeClass hash before its image, security-group, subnet and reservation checks. Checks 4 and 5
 are made against the EC2NodeClass the NodePool names (as Karpenter resolves it); the agent hashes
-the EC2NodeClass itself (:mod:`agent.lifecycle.hashing`), so check 4 stays here, beside check 1.
+the EC2NodeClass itself (:mod:`agent.hashing.stamps`), so check 4 stays here, beside check 1.
 
 :class:`DriftController` keeps the ``Drifted`` condition of every launched NodeClaim current: it
 sets it (reason = the drift reason) or removes it, re-checking every 5 minutes and whenever the
@@ -35,15 +35,15 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from agent.api.conditions import condition, is_true, with_condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.labels import CAPACITY_TYPE_LABEL
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.clock import Clock
 from agent.cloud.port import DriftReason, InstanceTypeOfferings
+from agent.hashing.stamps import SpecMemo, restamp_versions, static_drift
 from agent.kube.port import Cluster, NotFound
-from agent.lifecycle.conditions import condition, is_true, with_condition
-from agent.lifecycle.hashing import SpecMemo, restamp_versions, static_drift
 from agent.scheduling.requirements import Requirements
 from common.kubemodel import Condition
 

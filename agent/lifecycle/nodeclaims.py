@@ -30,6 +30,7 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
+from agent.api.conditions import condition, is_true, with_condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Node, Taint
 from agent.api.labels import TERMINATION_FINALIZER
@@ -37,7 +38,6 @@ from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
 from agent.cloud.port import CloudError, CloudProvider, InsufficientCapacity, NodeClassNotReady
 from agent.kube.port import Cluster, NotFound, WatchEvent
-from agent.lifecycle.conditions import condition, is_true, with_condition
 from common.durations import span
 from common.kubemodel import Condition, OwnerReference
 

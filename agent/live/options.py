@@ -41,7 +41,7 @@ class LiveOptions:
 
 def check_live_options(options: LiveOptions) -> list[str]:
     """The problems with ``options``, each naming its option and the rule (none: valid)."""
-    from agent.lifecycle.hashing import ca_bundle_problem  # the hash's imports, only when run
+    from agent.hashing.stamps import ca_bundle_problem  # the hash's imports, only when run
 
     problems: list[str] = []
     bundle = options.cluster_ca_bundle

@@ -33,8 +33,8 @@ from agent.api.nodepool import NodePool
 from agent.api.requirements import Requirement as ApiRequirement
 from agent.catalog import Catalog
 from agent.clock import Clock
+from agent.hashing.stamps import SpecMemo, stamped
 from agent.kube.port import Cluster, NotFound
-from agent.lifecycle.hashing import SpecMemo, stamped
 from agent.provisioning.view import InstanceTypes, ViewCache, cluster_view, simulate
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import HOSTNAME, PodRef

@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from agent.api.conditions import is_true
 from agent.api.kube import Node
 from agent.api.labels import NODEPOOL_LABEL
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.disruption.budgets import allowed_by_budgets
-from agent.lifecycle.conditions import is_true
 from agent.service.runtime import AgentRuntime
 from common.wire.waves import PoolBudget
 

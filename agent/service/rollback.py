@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.api.conditions import is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.kube.port import ClusterError, NotFound
-from agent.lifecycle.conditions import is_true
 from agent.service.errors import AgentError, InvalidRequest
 from agent.service.requests import canonical
 from agent.service.runtime import AgentRuntime

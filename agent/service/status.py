@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
+from agent.api.conditions import is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Pod
 from agent.api.labels import NODEPOOL_LABEL
@@ -30,9 +31,8 @@ from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.clock import Clock
 from agent.kube.port import Cluster, WatchEvent
-from agent.lifecycle.conditions import is_true
+from agent.podrules import is_daemon
 from agent.service.runtime import AgentRuntime
-from agent.termination.podrules import is_daemon
 from common.wire.status import Clock as ClockDocument
 from common.wire.status import HaltedPool, NodeClassState, StatusDocument
 from common.wire.version import identity

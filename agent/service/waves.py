@@ -32,12 +32,12 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+from agent.api.conditions import is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.labels import NODEPOOL_LABEL
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.kube.port import NotFound
-from agent.lifecycle.conditions import is_true
 from agent.service.pacing import pacing
 from agent.service.runtime import AgentRuntime
 from agent.service.status import (

@@ -25,12 +25,12 @@ from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
+from agent.api.conditions import is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Deployment, Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import EPOCH
 from agent.cloud.simulated.amis import AMICatalog
-from agent.lifecycle.conditions import is_true
 from agent.sim.scenario_run import load_scenario
 from agent.sim.world import World
 from common.kubemodel import KubeModel

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from agent.api.conditions import is_true
 from agent.api.kube import Node, Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
-from agent.lifecycle.conditions import is_true
 from agent.sim.world import World
 
 IT = "node.kubernetes.io/instance-type"

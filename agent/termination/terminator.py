@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from agent.api.conditions import is_true, with_condition
 from agent.api.kube import Node, Pod
 from agent.api.labels import TERMINATION_FINALIZER
 from agent.api.nodeclaim import NodeClaim
@@ -35,9 +36,8 @@ from agent.clock import Clock
 from agent.cloud.port import CloudError, CloudProvider, NodeClaimNotFound
 from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, EvictionBlocked, NotFound, WatchEvent
-from agent.lifecycle.conditions import is_true, with_condition
+from agent.podrules import do_not_disrupt_active, drain_group, drainable
 from agent.scheduling.taints import DISRUPTED_NO_SCHEDULE_TAINT
-from agent.termination.podrules import do_not_disrupt_active, drain_group, drainable
 from common.durations import parse_duration
 from common.kubemodel import Condition
 

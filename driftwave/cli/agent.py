@@ -172,8 +172,8 @@ def agent_hash(
     --kubeconfig ~/.kube/config
     """
     from agent.api.kinds import agent_kinds
-    from agent.lifecycle import hashreport as hashes
-    from agent.lifecycle.hashing import ca_bundle_problem
+    from agent.hashing import report as hashes
+    from agent.hashing.stamps import ca_bundle_problem
     from driftwave.cli.kinds import check_scenario
 
     chosen = output_format(output, as_json)

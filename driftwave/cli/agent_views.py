@@ -1,7 +1,7 @@
 """How ``driftwave agent``'s reports read on a terminal: the simulation's and the drift
 preview's tables, the AMI report's lines, the hash table. The agent computes the reports
 (:mod:`agent.sim.simulate`, :mod:`agent.sim.plan`, :mod:`agent.cloud.aws.amireport`,
-:mod:`agent.lifecycle.hashreport`); ``-o json`` and ``-o yaml`` print them as data instead."""
+:mod:`agent.hashing.report`); ``-o json`` and ``-o yaml`` print them as data instead."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from rich.table import Table
 from common.durations import span
 
 if TYPE_CHECKING:
-    from agent.lifecycle.hashreport import Stamp
+    from agent.hashing.report import Stamp
 
 
 def render_simulation(console: Console, result: dict[str, Any]) -> None:

@@ -10,9 +10,9 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.clock import VirtualClock
+from agent.hashing.stamps import SpecMemo
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.lifecycle.drift import DriftController
-from agent.lifecycle.hashing import SpecMemo
 from common.kubemodel import KubeModel, parse_manifest
 from tests.support.clouddrift import UNDESCRIBED
 

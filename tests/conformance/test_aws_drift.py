@@ -24,8 +24,8 @@ from agent.api.nodeclass_status import (
     ResolvedSubnet,
 )
 from agent.api.nodepool import NodePool
+from agent.hashing.stamps import stamped
 from agent.lifecycle.drift import drift_reason
-from agent.lifecycle.hashing import stamped
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_nodeclaim_disruption import Bench, nodeclaim, nodepool
 from tests.support.clouddrift import UNDESCRIBED, cloud_describing

@@ -15,7 +15,7 @@ from typing import Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
-from agent.lifecycle.hashing import NODECLASS_HASH, NODECLASS_HASH_VERSION
+from agent.hashing.stamps import NODECLASS_HASH, NODECLASS_HASH_VERSION
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_aws_drift import DRIFT, SOURCE, ec2nodeclass, launched, reason
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent.lifecycle.hashing import nodeclass_manifest_hash
+from agent.hashing.stamps import nodeclass_manifest_hash
 from tests.conformance.karpenter import mirrors
 
 SUITE = "aws-apis"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent.api.ec2nodeclass import EC2NodeClass
-from agent.lifecycle.hashing import NODECLASS_HASH, NODECLASS_HASH_VERSION, nodeclass_hash
+from agent.hashing.stamps import NODECLASS_HASH, NODECLASS_HASH_VERSION, nodeclass_hash
 from common.kubemodel import parse_manifest
 from tests.conformance.hashkit import (
     STATIC_DEPARTURE,

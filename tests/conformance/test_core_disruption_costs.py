@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent.api.kube import Pod
-from agent.termination.podrules import eviction_cost
+from agent.podrules import eviction_cost
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_disruption_kit import SUITE
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from agent.api.conditions import condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodeclass_status import (
@@ -29,10 +30,9 @@ from agent.catalog import Catalog
 from agent.catalog.types import CapacityType, Offering
 from agent.clock import VirtualClock
 from agent.cloud.port import InstanceTypeOfferings
+from agent.hashing.stamps import stamped
 from agent.kube.simulated.cluster import SimulatedCluster
-from agent.lifecycle.conditions import condition
 from agent.lifecycle.drift import DriftController
-from agent.lifecycle.hashing import stamped
 from common.kubemodel import Condition
 from tests.conformance.karpenter import mirrors
 from tests.support.clouddrift import cloud_describing

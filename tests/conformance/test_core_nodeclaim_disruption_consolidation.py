@@ -20,8 +20,8 @@ from agent.api.nodepool import NodePool
 from agent.clock import VirtualClock
 from agent.disruption.candidates import Candidate, Snapshot, candidates, node_blocker
 from agent.disruption.consolidatable import Consolidatable
+from agent.hashing.stamps import stamped
 from agent.kube.pdbindex import BudgetIndex
-from agent.lifecycle.hashing import stamped
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_nodeclaim_disruption import Bench, nodeclaim, nodeclass, nodepool
 

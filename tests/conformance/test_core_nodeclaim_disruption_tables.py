@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent.api.nodeclaim import NodeClaim
-from agent.lifecycle.hashing import NODEPOOL_HASH, NODEPOOL_HASH_VERSION, stamped
+from agent.hashing.stamps import NODEPOOL_HASH, NODEPOOL_HASH_VERSION, stamped
 from tests.conformance.karpenter import mirrors
 from tests.conformance.test_core_nodeclaim_disruption import (
     ARCH,

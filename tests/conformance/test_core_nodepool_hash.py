@@ -5,7 +5,7 @@ re-stamped (a drifted one keeps its hash)."""
 from __future__ import annotations
 
 from agent.api.nodepool import NodePool
-from agent.lifecycle.hashing import NODEPOOL_HASH, NODEPOOL_HASH_VERSION, nodepool_hash
+from agent.hashing.stamps import NODEPOOL_HASH, NODEPOOL_HASH_VERSION, nodepool_hash
 from common.kubemodel import parse_manifest
 from tests.conformance.hashkit import (
     STATIC_DEPARTURE,

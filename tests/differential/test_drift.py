@@ -24,8 +24,8 @@ from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.cloud.port import InstanceTypeOfferings
+from agent.hashing.stamps import stamped
 from agent.lifecycle.drift import drift_reason
-from agent.lifecycle.hashing import stamped
 from common.kubemodel import parse_manifest
 from tests.differential.objects import (
     Manifest,

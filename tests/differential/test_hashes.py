@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodepool import NodePool
-from agent.lifecycle.hashing import (
+from agent.hashing.stamps import (
     NODECLASS_VERSION,
     NODEPOOL_VERSION,
     nodeclass_hash,

@@ -14,20 +14,20 @@ from typing import Any
 
 from hypothesis import given, settings
 
+from agent.api.conditions import condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.clock import VirtualClock
-from agent.kube.simulated.cluster import SimulatedCluster
-from agent.lifecycle.conditions import condition
-from agent.lifecycle.drift import DriftController
-from agent.lifecycle.hashing import (
+from agent.hashing.stamps import (
     NODECLASS_HASH,
     NODECLASS_HASH_VERSION,
     NODEPOOL_HASH,
     NODEPOOL_HASH_VERSION,
     SpecMemo,
 )
+from agent.kube.simulated.cluster import SimulatedCluster
+from agent.lifecycle.drift import DriftController
 from common.kubemodel import parse_manifest
 from tests.differential.objects import (
     Manifest,

@@ -39,12 +39,12 @@ import yaml
 from hypothesis import HealthCheck, Phase, example, given, seed, settings
 from hypothesis import strategies as st
 
+from agent.api.conditions import is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.cloud.amirules import first_fitting_image
 from agent.kube.port import WatchEvent
-from agent.lifecycle.conditions import is_true
 from agent.sim.report import report
 from agent.sim.scenario_run import build_world, load_scenario, run
 from agent.sim.world import World

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from agent.api.conditions import condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodeclass_status import (
@@ -19,10 +20,7 @@ from agent.catalog import Catalog
 from agent.catalog.types import Offering
 from agent.clock import VirtualClock
 from agent.cloud.port import DriftReason, InstanceTypeOfferings
-from agent.kube.simulated.cluster import SimulatedCluster
-from agent.lifecycle.conditions import condition
-from agent.lifecycle.drift import DriftController, IsDrifted, drift_reason
-from agent.lifecycle.hashing import (
+from agent.hashing.stamps import (
     NODECLASS_HASH,
     NODEPOOL_HASH,
     NODEPOOL_HASH_VERSION,
@@ -31,6 +29,8 @@ from agent.lifecycle.hashing import (
     restamp_versions,
     stamped,
 )
+from agent.kube.simulated.cluster import SimulatedCluster
+from agent.lifecycle.drift import DriftController, IsDrifted, drift_reason
 from common.kubemodel import Condition
 from tests.support.clouddrift import UNDESCRIBED, cloud_describing
 

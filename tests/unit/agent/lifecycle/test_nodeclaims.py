@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from agent.api.conditions import condition, is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Node
 from agent.api.nodeclaim import NodeClaim
@@ -19,7 +20,6 @@ from agent.kube.port import NotFound
 from agent.kube.simulated.binder import is_ready
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.kubelet import SimulatedKubelet
-from agent.lifecycle.conditions import condition, is_true
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle, synced_taints
 from tests.unit.agent.cloud.helpers import (
     CAPACITY_TYPE,

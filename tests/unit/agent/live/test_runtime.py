@@ -13,9 +13,9 @@ from datetime import timedelta
 
 import pytest
 
+from agent.api.conditions import is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Pod
-from agent.lifecycle.conditions import is_true
 from agent.live.loop import UNHEALTHY_AFTER, AgentLoop
 from agent.live.runtime import Recorder
 from agent.service import AgentService

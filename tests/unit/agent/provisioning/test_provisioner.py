@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agent.api.conditions import is_true
 from agent.api.kube import DaemonSet, Node, Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
@@ -18,7 +19,6 @@ from agent.cloud.simulated import AMICatalog, SimulatedCloud
 from agent.kube.port import WatchEvent
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.kube.simulated.kubelet import SimulatedKubelet
-from agent.lifecycle.conditions import is_true
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle
 from agent.provisioning.provisioner import Provisioner
 from common.kubemodel import parse_manifest

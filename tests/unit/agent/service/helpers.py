@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent.api.conditions import is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
-from agent.lifecycle.conditions import is_true
 from agent.service import AgentService
 from agent.sim.member import member_world
 from agent.sim.realtime import RealTimeSimulation

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from agent.api.conditions import without_condition
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.clock import EPOCH
-from agent.lifecycle.conditions import without_condition
 from agent.service.status import (
     FAILURE_WINDOW,
     LifecycleLog,

@@ -7,11 +7,11 @@ import math
 
 import pytest
 
+from agent.api.conditions import is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.kube.port import ClusterError
-from agent.lifecycle.conditions import is_true
 from agent.service import InvalidRequest, WaveConflict, WaveNotFound
 from common.kubemodel import Condition
 from common.wire.waves import WaveDocument

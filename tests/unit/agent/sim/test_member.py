@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
+from agent.api.conditions import is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Pod
 from agent.api.nodeclaim import NodeClaim
-from agent.lifecycle.conditions import is_true
 from agent.sim.member import MemberError, member_world, replicas
 
 

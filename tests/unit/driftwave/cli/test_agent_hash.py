@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodepool import NodePool
-from agent.lifecycle.hashing import nodeclass_hash, nodepool_hash
+from agent.hashing.stamps import nodeclass_hash, nodepool_hash
 from common.kubemodel import parse_manifest
 from driftwave.cli import app
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from agent.api.conditions import is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
-from agent.lifecycle.conditions import is_true
 from agent.service import AgentService
 from common.kubemodel import parse_manifest
 from fleet.domain.machine import RolloutState

@@ -24,7 +24,7 @@ import yaml
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodepool import NodePool
 from agent.api.validate import ScenarioCheck, expand, validate_paths
-from agent.lifecycle.hashing import (
+from agent.hashing.stamps import (
     NODECLASS_HASH,
     NODECLASS_HASH_VERSION,
     NODECLASS_VERSION,

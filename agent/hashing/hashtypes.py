@@ -7,7 +7,7 @@ and ``hash`` tags all change the hash, so each follows the Karpenter release the
 
 from __future__ import annotations
 
-from agent.lifecycle.gohash import (
+from agent.hashing.gohash import (
     Bool,
     Field,
     Int,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.lifecycle.gohash import (
+from agent.hashing.gohash import (
     Bool,
     Field,
     GoHashError,

@@ -11,8 +11,8 @@ the hash controller re-stamps the version, and the hash too unless the NodeClaim
 The values and versions are Karpenter's (``karpenter.sh/nodepool-hash`` version ``v3``,
 ``karpenter.k8s.aws/ec2nodeclass-hash`` version ``v5``, as in the release the agent follows):
 the object is defaulted as the API server stores it (:mod:`agent.api.defaulting`) and hashed as
-the Go value Karpenter decodes it into (:mod:`agent.lifecycle.gohash`,
-:mod:`agent.lifecycle.hashtypes`), so nodes Karpenter launched keep their drift decisions when
+the Go value Karpenter decodes it into (:mod:`agent.hashing.gohash`,
+:mod:`agent.hashing.hashtypes`), so nodes Karpenter launched keep their drift decisions when
 the agent takes a cluster over, and ``driftwave agent hash`` prints what Karpenter would stamp.
 
 * NodePool: ``spec.template`` (labels, annotations, taints, startupTaints, nodeClassRef,
@@ -35,13 +35,13 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from agent.api.conditions import condition
 from agent.api.defaulting import stored
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
-from agent.lifecycle.conditions import condition
-from agent.lifecycle.gohash import Str, go_hash, go_hash_all
-from agent.lifecycle.hashtypes import EC2NODECLASS_SPEC, NODECLAIM_TEMPLATE
+from agent.hashing.gohash import Str, go_hash, go_hash_all
+from agent.hashing.hashtypes import EC2NODECLASS_SPEC, NODECLAIM_TEMPLATE
 from agent.scheduling.requirements import Requirements
 
 NODEPOOL_HASH = "karpenter.sh/nodepool-hash"
