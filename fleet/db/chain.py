@@ -104,14 +104,6 @@ def lock_tail(connection: Connection) -> None:
         connection.execute(text("UPDATE audit_log SET seq = seq WHERE 0 = 1"))
 
 
-def tail(connection: Connection) -> tuple[int, str]:
-    """The last row's ``(seq, hash)``, or ``(0, GENESIS)`` for an empty log."""
-    row = connection.execute(
-        text("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")
-    ).first()
-    return (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
-
-
 def in_time_order(rows: list[dict[str, Any]], tail_at: datetime | None) -> list[dict[str, Any]]:
     """``rows`` with each ``at`` no earlier than the row before it (the tail's ``tail_at`` for
     the first): a row is appended when its transaction commits, so a transaction that decided

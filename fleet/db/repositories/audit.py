@@ -132,9 +132,12 @@ class AuditRepository(Repository):
         self._session.flush()  # this transaction's own pending rows are part of the tail
         connection = self._session.connection()
         chain.lock_tail(connection)
-        latest = select(AuditEntry.at).order_by(AuditEntry.seq.desc()).limit(1)
-        rows = chain.in_time_order(rows, self._session.scalar(latest))
-        return chain.chained(rows, chain.tail(connection))
+        log: Any = AuditEntry.__table__
+        last = connection.execute(  # the tail's link and time, one statement (Core: no ORM)
+            select(log.c.seq, log.c.hash, log.c.at).order_by(log.c.seq.desc()).limit(1)
+        ).first()
+        rows = chain.in_time_order(rows, None if last is None else last.at)
+        return chain.chained(rows, (0, chain.GENESIS) if last is None else (last.seq, last.hash))
 
     @boundary("reading the audit chain")
     def chain(self, *, after_seq: int = 0, limit: int = 1000) -> builtins.list[AuditRecord]:
