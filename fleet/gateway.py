@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import certifi
 import urllib3
@@ -29,8 +29,6 @@ from opentelemetry.trace import SpanKind, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from pydantic import BaseModel, ValidationError
 
-from agent.service import AgentService, InvalidRequest, WaveConflict
-from agent.service import WaveNotFound as AgentWaveNotFound
 from common.secrets import OpenSecrets
 from common.wire.base import Answer
 from common.wire.plan import PlanDocument, PlanRequest
@@ -47,6 +45,9 @@ from fleet.agenttls import (
     tls_failure,
 )
 from fleet.credentials import AccountAccess, CredentialsError, TokenResolver
+
+if TYPE_CHECKING:  # the agent's service loads only with the in-process gateway
+    from agent.service import AgentService
 
 D = TypeVar("D", bound=Answer)
 
@@ -377,6 +378,9 @@ class InProcessAgentGateway:
         doing: str,
         call: Callable[[AgentService], D],
     ) -> D:
+        from agent.service import InvalidRequest, WaveConflict
+        from agent.service import WaveNotFound as AgentWaveNotFound
+
         try:
             result = call(self._agent(target, doing))
         except AgentWaveNotFound as exc:

@@ -1,22 +1,29 @@
 """Building a fleet process's context from its settings: the database engine (migrated to the
 current schema), the tracer, the clock. Composition roots (the CLI, the API server, a worker
-process) call :func:`open_context` once at start and :func:`close_context` at the end."""
+process) call :func:`open_context` once at start and :func:`close_context` at the end.
+
+A command that only reads the fleet opens a context too, so this module imports only what a
+context needs: the scheduler's policies (probes, heartbeat, notification retries) load in the
+methods that build them."""
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from fleet.db.engine import engine_from_settings, ensure_current, migrate
-from fleet.service.contact.probes import ProbePolicy
 from fleet.service.context import FleetContext
-from fleet.service.notifications.events import RetryPolicy
-from fleet.service.scheduling.health import HeartbeatPolicy
 from fleet.settings import DatabaseSettings
 from fleet.telemetry import TelemetrySettings, make_provider
+
+if TYPE_CHECKING:  # the scheduler's policies load with the scheduler, not with every process
+    from fleet.service.contact.probes import ProbePolicy
+    from fleet.service.notifications.events import RetryPolicy
+    from fleet.service.scheduling.health import HeartbeatPolicy
 
 TRACER = "driftwave.fleet"
 
@@ -114,10 +121,14 @@ class SchedulerSettings(BaseSettings):
 
     def probes(self) -> ProbePolicy:
         """How often the scheduler probes the clusters' agents."""
+        from fleet.service.contact.probes import ProbePolicy
+
         return ProbePolicy(timedelta(seconds=self.probe_interval), self.probe_per_tick)
 
     def heartbeat(self) -> HeartbeatPolicy:
         """When the scheduler counts as stopped, for the API and the metrics."""
+        from fleet.service.scheduling.health import HeartbeatPolicy
+
         return HeartbeatPolicy(self.interval, self.stale_intervals)
 
 
@@ -171,4 +182,6 @@ class NotifySettings(BaseSettings):
 
     def policy(self) -> RetryPolicy:
         """The retry schedule these settings describe."""
+        from fleet.service.notifications.events import RetryPolicy
+
         return RetryPolicy(self.first_retry, self.max_retry, self.max_attempts, self.max_age)

@@ -8,6 +8,12 @@
 - :func:`migrate` upgrades (or downgrades) the schema; :func:`schema_revision` reads where the
   database stands; :func:`ensure_current` refuses to run code against an outdated schema.
 
+Checking the schema costs one query and no Alembic: :func:`schema_revision` reads Alembic's
+version table itself and :func:`ensure_current` (and :func:`migrate`, which returns at once on
+a database already at the newest revision) compares it with :data:`HEAD_REVISION`, the newest
+revision written down here (a unit test keeps it equal to what Alembic finds in
+``migrations/versions``; a new migration changes both). Alembic loads only to migrate.
+
 From a shell: ``python -m fleet.db upgrade`` (see :mod:`fleet.db.__main__`).
 """
 
@@ -16,12 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.autogenerate import compare_metadata
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, create_engine, event, text  # Engine: re-exported
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text  # Engine: re-exported
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, make_url
 
@@ -31,6 +34,17 @@ from fleet.db.grants import grant_application_role
 from fleet.db.translate import translate
 from fleet.db.types import Base
 from fleet.settings import DatabaseSettings
+
+if TYPE_CHECKING:  # Alembic loads only to migrate (module docstring)
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+HEAD_REVISION = "20261128_oidc"
+"""The newest revision in ``migrations/versions``: what :func:`ensure_current` requires. A new
+migration changes it (``tests/unit/fleet/db/test_engine.py`` compares it with Alembic's head)."""
+
+VERSION_TABLE = "alembic_version"
+"""Alembic's table holding the revision the schema stands at."""
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 """The Alembic script directory (``env.py``, ``versions/``)."""
@@ -44,6 +58,7 @@ UPGRADE_HINT = "driftwave db upgrade"
 _MIGRATION_LOCK_KEY = 0x64726966  # PostgreSQL advisory lock serializing concurrent migrations
 
 __all__ = [
+    "HEAD_REVISION",
     "MIGRATIONS",
     "UPGRADE_HINT",
     "WRITE_OPTION",
@@ -182,6 +197,8 @@ def alembic_config(connection: Connection | None = None, url: str | None = None)
     """An Alembic configuration for the fleet schema, with no ``alembic.ini``.
 
     Migrations run on ``connection`` when given, else on an engine made from ``url``."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     if url is not None:
@@ -204,9 +221,16 @@ def migrate(url_or_engine: str | URL | Engine, revision: str = "head") -> None:
     SQLite write lock, a PostgreSQL advisory lock), so the second finds the work done. On
     PostgreSQL an upgrade to head that applied a revision (re)grants the application's role
     (:func:`fleet.db.grants.grant_application_role`); at head already, nothing is done, so a
-    process connected as the application's role may call this at start."""
+    process connected as the application's role may call this at start (it then costs one
+    query: Alembic is not even loaded)."""
     engine, owned = _engine_of(url_or_engine)
     try:
+        if revision == "head" and schema_revision(engine) == HEAD_REVISION:
+            return
+        from alembic import command
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
         with engine.connect() as connection:
             connection.execution_options(**{WRITE_OPTION: True})
             with connection.begin():
@@ -241,7 +265,10 @@ def _is_downgrade(script: ScriptDirectory, current: str | None, target: str) -> 
 
 
 def head_revision() -> str:
-    """The newest revision of the schema this code knows."""
+    """The newest revision of the schema's migrations, as Alembic reads them (loads Alembic and
+    every migration script; :data:`HEAD_REVISION` is the same, written down)."""
+    from alembic.script import ScriptDirectory
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:  # pragma: no cover - the package always ships its migrations
         raise SchemaOutdated("reading the schema's migrations: no revision found")
@@ -249,17 +276,30 @@ def head_revision() -> str:
 
 
 def schema_revision(engine: Engine) -> str | None:
-    """The revision the database's schema stands at (None: never migrated)."""
+    """The revision the database's schema stands at (None: never migrated), read from Alembic's
+    version table as Alembic does (several rows, branches the fleet never has: an error)."""
     try:
         with engine.connect() as connection:
-            return MigrationContext.configure(connection).get_current_revision()
+            if not inspect(connection).has_table(VERSION_TABLE):
+                return None
+            rows = connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).all()
     except sa_exc.SQLAlchemyError as exc:
         raise translate(exc, "reading the database schema revision") from exc
+    if len(rows) > 1:
+        revisions = ", ".join(sorted(str(row[0]) for row in rows))
+        raise SchemaOutdated(
+            f"checking the database schema: it stands at several revisions ({revisions}); "
+            f"this code knows one line of migrations, ending at {HEAD_REVISION}"
+        )
+    return str(rows[0][0]) if rows else None
 
 
 def schema_differences(engine: Engine) -> list[str]:
     """How the database's schema differs from the models (empty when they match), as Alembic's
     autogenerate sees it: a non-empty list means a model change lacks a migration."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
     try:
         with engine.connect() as connection:
             context = MigrationContext.configure(connection, opts={"compare_type": True})
@@ -271,7 +311,7 @@ def schema_differences(engine: Engine) -> list[str]:
 def ensure_current(engine: Engine) -> None:
     """Raise :class:`SchemaOutdated` unless the schema stands at this code's newest revision."""
     current = schema_revision(engine)
-    expected = head_revision()
+    expected = HEAD_REVISION
     if current != expected:
         where = "has no schema" if current is None else f"is at schema revision {current}"
         raise SchemaOutdated(

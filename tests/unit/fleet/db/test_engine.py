@@ -3,6 +3,8 @@ matching the migration, ``ensure_current`` and the ``python -m fleet.db`` comman
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,13 @@ from sqlalchemy import Engine, inspect, text
 
 from fleet.db import SchemaOutdated, ensure_current, head_revision, make_engine, migrate
 from fleet.db.__main__ import main
-from fleet.db.engine import InvalidDatabaseUrl, normalize_url, schema_differences, schema_revision
+from fleet.db.engine import (
+    HEAD_REVISION,
+    InvalidDatabaseUrl,
+    normalize_url,
+    schema_differences,
+    schema_revision,
+)
 
 HEAD = "20261128_oidc"
 """The newest revision of the schema."""
@@ -82,6 +90,35 @@ def test_migrate_from_empty_to_head_and_back_to_base(tmp_path: Path) -> None:
         assert set(inspect(engine).get_table_names()) == {"alembic_version"}
     finally:
         engine.dispose()
+
+
+def test_the_head_revision_written_down_is_alembics_head() -> None:
+    # ensure_current and migrate compare with the constant, so a new migration must change it
+    assert HEAD_REVISION == head_revision() == HEAD
+
+
+def test_checking_a_current_schema_does_not_load_alembic(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fleet.db'}"
+    migrate(url)
+    check = (
+        "import sys\n"
+        "from fleet.db.engine import ensure_current, make_engine, migrate\n"
+        f"engine = make_engine({url!r})\n"
+        "migrate(engine)\n"
+        "ensure_current(engine)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_several_revisions_in_the_version_table_are_refused(engine: Engine) -> None:
+    with engine.begin() as connection:
+        connection.execute(text("INSERT INTO alembic_version (version_num) VALUES ('0001')"))
+    with pytest.raises(SchemaOutdated, match=r"several revisions \(0001, 20261128_oidc\)"):
+        schema_revision(engine)
 
 
 def test_the_models_match_the_migration(engine: Engine) -> None:
