@@ -5,13 +5,18 @@ warm-up run, and the median and fastest wall-clock times are reported, with the 
 (user and system), which other processes competing for the machine disturb less. The reference
 is a bare ``python -c pass`` on the same interpreter, measured in the same run, so the ratio
 (of the medians) says how much the command line adds to starting Python on this machine,
-whatever its speed.
+whatever its speed. A target is judged on the wall-clock median; the ratio of the CPU medians
+is printed beside it, for a loaded machine (where waiting for a CPU inflates wall time).
 
 Commands and targets:
   python -c pass                   the reference
   driftwave --help                 within 8x the reference (the groups are listed, not loaded)
-  driftwave <group> --help         agent, fleet, rollout and db: measured, no target
+  driftwave <group> --help         every group's help, each within 8x the reference
   driftwave validate examples/v1   within 0.5 s (reads and checks the v1 example manifests)
+  driftwave rollout list           within 10x the reference, embedded (the SQLite fleet here)
+  driftwave rollout status ID      and through the fleet API (--context api), each: the fleet
+  driftwave fleet list             has one rollout (bench/startup_fleet.py prepares it and
+                                   serves its API with ``driftwave api`` and a token)
 
 An installed package runs from compiled bytecode (installers compile the modules), so the runs
 share a bytecode cache of their own (a temporary ``PYTHONPYCACHEPREFIX``, filled by the warm-up
@@ -39,13 +44,18 @@ from pathlib import Path
 from typing import Any
 
 from bench.cli import Parser, emit, positive, working
+from bench.startup_fleet import CONTEXT, SetupError, prepared_fleet
 
 ROOT = Path(__file__).resolve().parents[1]
 HELP_FACTOR = 8.0
-"""``driftwave --help`` answers within this many times a bare ``python -c pass``."""
+"""Every ``--help`` answers within this many times a bare ``python -c pass``."""
+READ_FACTOR = 10.0
+"""``rollout list``, ``rollout status`` and ``fleet list`` answer within this many times a bare
+``python -c pass``, embedded and through the fleet API alike."""
 VALIDATE_SECONDS = 0.5
 """``driftwave validate examples/v1`` answers within this many seconds."""
-GROUPS = ("agent", "fleet", "rollout", "db")
+GROUPS = ("agent", "fleet", "cluster", "db", "config", "rollout", "audit", "token")
+"""Every command group ``driftwave --help`` lists."""
 
 
 @dataclass(frozen=True)
@@ -79,17 +89,34 @@ def driftwave() -> tuple[str, ...]:
     return (sys.executable, "-m", "driftwave")
 
 
-def cases() -> list[Case]:
-    """The reference, then the commands timed against it."""
+def cases(rollout: str) -> list[Case]:
+    """The reference, then the commands timed against it (``rollout``: the prepared fleet's)."""
     cli = driftwave()
+    reads = (
+        ("rollout list", ("rollout", "list")),
+        ("rollout status ID", ("rollout", "status", rollout)),
+        ("fleet list", ("fleet", "list")),
+    )
     return [
         Case("python -c pass", (sys.executable, "-c", "pass")),
         Case("driftwave --help", (*cli, "--help"), factor=HELP_FACTOR),
-        *(Case(f"driftwave {group} --help", (*cli, group, "--help")) for group in GROUPS),
+        *(
+            Case(f"driftwave {group} --help", (*cli, group, "--help"), factor=HELP_FACTOR)
+            for group in GROUPS
+        ),
         Case(
             "driftwave validate examples/v1",
             (*cli, "validate", "examples/v1"),
             seconds=VALIDATE_SECONDS,
+        ),
+        *(Case(f"driftwave {label}", (*cli, *args), factor=READ_FACTOR) for label, args in reads),
+        *(
+            Case(
+                f"driftwave {label} (API)",
+                (*cli, *args, "--context", CONTEXT),
+                factor=READ_FACTOR,
+            )
+            for label, args in reads
         ),
     ]
 
@@ -131,17 +158,34 @@ def timed(argv: Sequence[str], env: Mapping[str, str], repeat: int) -> Runs:
 
 
 def measure(
-    repeat: int, env: Mapping[str, str], say: Callable[[str], None] = lambda _: None
+    repeat: int,
+    env: Mapping[str, str],
+    say: Callable[[str], None] = lambda _: None,
+    only: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """One row per command: median, min and max wall-clock seconds, median CPU seconds, ratio
-    of the medians to the reference's, target, met."""
+    of the medians to the reference's, target, met. The commands run with the prepared fleet's
+    environment (its database, its config file), its API served meanwhile. ``only``: time the
+    reference and the commands whose label contains one of these (default: all)."""
+    say("preparing a fleet with one rollout and serving its API")
+    with prepared_fleet(driftwave(), env, ROOT) as fleet:
+        chosen = cases(fleet.rollout)
+        if only:
+            chosen = chosen[:1] + [c for c in chosen[1:] if any(o in c.label for o in only)]
+        return _timed_cases(chosen, repeat, fleet.env, say)
+
+
+def _timed_cases(
+    chosen: list[Case], repeat: int, env: Mapping[str, str], say: Callable[[str], None]
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    reference = 0.0
-    for case in cases():
+    reference = cpu_reference = 0.0
+    for case in chosen:
         say(f"timing {case.label}")
         runs = timed(case.argv, env, repeat)
         median = statistics.median(runs.wall)
         reference = reference or median
+        cpu_reference = cpu_reference or max(statistics.median(runs.cpu), 1e-6)
         target = case.target(reference)
         rows.append(
             {
@@ -152,6 +196,7 @@ def measure(
                 "cpu": round(statistics.median(runs.cpu), 4),
                 "runs": len(runs.wall),
                 "ratio": round(median / reference, 2),
+                "cpuRatio": round(statistics.median(runs.cpu) / cpu_reference, 2),
                 "target": case.describe(),
                 "targetSeconds": None if target is None else round(target, 4),
                 "met": None if target is None else median <= target,
@@ -175,6 +220,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="run with the environment as it is, without a bytecode cache of the bench's own",
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="time only the commands whose label contains TEXT (repeatable; the reference is "
+        "always timed)",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON row per command")
     args = parser.parse_args(argv)
     env = dict(os.environ)
@@ -185,7 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     try:
         with working("timing the command line") as say:
-            rows = measure(args.repeat, env, say)
+            rows = measure(args.repeat, env, say, args.only)
+    except SetupError as exc:
+        print(f"bench.startup: {exc}", file=sys.stderr)
+        return 1
     finally:
         if cache is not None:
             shutil.rmtree(cache, ignore_errors=True)
@@ -212,11 +268,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 COLUMNS = (
-    ("command", "command", "{:32}"),
+    ("command", "command", "{:38}"),
     ("median s", "seconds", "{:>8.3f}"),
     ("min s", "min", "{:>7.3f}"),
     ("cpu s", "cpu", "{:>7.3f}"),
     ("ratio", "ratio", "{:>6.1f}"),
+    ("cpu ratio", "cpuRatio", "{:>9.1f}"),
     ("target", "target", "{:>7}"),
     ("met", "met", "{:>4}"),
 )

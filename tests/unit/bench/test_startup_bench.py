@@ -7,23 +7,33 @@ import json
 
 import pytest
 
-from bench.startup import main
+from bench.startup import GROUPS, cases, main
 
 
-def test_one_run_of_each_command_reports_measured_seconds(
+def test_every_help_and_every_read_has_its_target() -> None:
+    targets = {case.label: case.describe() for case in cases("ro-x")}
+    assert targets.pop("python -c pass") == "-"
+    assert targets.pop("driftwave validate examples/v1") == "0.5 s"
+    helps = {"driftwave --help"} | {f"driftwave {group} --help" for group in GROUPS}
+    reads = {"driftwave rollout list", "driftwave rollout status ID", "driftwave fleet list"}
+    expected = dict.fromkeys(helps, "8x") | {
+        label: "10x" for read in reads for label in (read, f"{read} (API)")
+    }
+    assert targets == expected
+    status = {case.label: case.argv for case in cases("ro-x")}["driftwave rollout status ID (API)"]
+    assert status[-4:] == ("status", "ro-x", "--context", "api")
+
+
+def test_one_run_of_a_read_embedded_and_through_the_api_reports_measured_seconds(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code = main(["--repeat", "1", "--json"])
+    code = main(["--repeat", "1", "--json", "--only", "rollout status"])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
     assert code in (0, 1)  # 1: a target missed on a busy machine
     assert [r["command"] for r in rows] == [
         "python -c pass",
-        "driftwave --help",
-        "driftwave agent --help",
-        "driftwave fleet --help",
-        "driftwave rollout --help",
-        "driftwave db --help",
-        "driftwave validate examples/v1",
+        "driftwave rollout status ID",
+        "driftwave rollout status ID (API)",
     ]
     for row in rows:
         assert row["exitCode"] == 0, row
@@ -32,9 +42,9 @@ def test_one_run_of_each_command_reports_measured_seconds(
         assert 0 < row["min"] <= row["seconds"] <= row["max"]
         assert row["cpu"] > 0
         assert row["ratio"] > 0
+        assert row["cpuRatio"] > 0
     assert rows[0]["ratio"] == 1.0
-    targets = {r["command"]: r["target"] for r in rows if r["met"] is not None}
-    assert targets == {"driftwave --help": "8x", "driftwave validate examples/v1": "0.5 s"}
+    assert [r["met"] is not None for r in rows] == [False, True, True]
 
 
 def test_a_bad_repeat_is_named_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
