@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 if TYPE_CHECKING:
+    from driftwave.client.config import Credentials, OidcSettings
     from driftwave.client.port import FleetPort
     from driftwave.client.remote import RemotePort
     from fleet.service.context import FleetContext
@@ -119,12 +120,19 @@ def _remote(name: str | None) -> RemotePort | None:
     if not chosen or chosen == files.EMBEDDED:
         return None
     found = config.named(chosen, path)
-    from driftwave.client import oidc
     from driftwave.client.credentials import Bearer
     from driftwave.client.remote import RemotePort
 
-    bearer = Bearer(found, path, oidc.refresh)
+    bearer = Bearer(found, path, _refresh)
     return RemotePort(found, bearer)
+
+
+def _refresh(settings: OidcSettings, refresh_token: str) -> Credentials:
+    """:func:`driftwave.client.oidc.refresh`, imported when an ID token needs it (the OIDC
+    client, its loopback server included, is not loaded by a command signed in by a token)."""
+    from driftwave.client import oidc
+
+    return oidc.refresh(settings, refresh_token)
 
 
 def _embedded_guard(changes: bool) -> None:

@@ -207,12 +207,12 @@ def api(
     """
     from agent.cloud.aws import open_secret_reader
     from common.auth import AuthConfigError, hash_token
-    from fleet.api import ApiConfigError, serve
+    from fleet.api.app import ApiConfigError
     from fleet.api.authconfig import load_auth_config
     from fleet.api.identity import Authenticator
     from fleet.api.oidc import OidcVerifier
     from fleet.api.rbac import load_tokens, single_token
-    from fleet.api.serve import ListenError
+    from fleet.api.serve import ListenError, serve
     from fleet.gateway import HttpAgentGateway
     from fleet.process import SchedulerSettings
 

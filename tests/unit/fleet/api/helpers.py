@@ -20,10 +20,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from common.auth import hash_token
-from fleet.api import serve
 from fleet.api.discovery import SignIn
 from fleet.api.identity import Authenticator
 from fleet.api.rbac import AccessControl
+from fleet.api.serve import serve
 from fleet.db.engine import make_engine, migrate
 from fleet.gateway import AgentGateway
 from fleet.service.context import FleetContext

@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from common.auth import AuthConfigError
-from fleet.api import create_app
+from fleet.api.app import create_app
 from fleet.api.documents import ErrorDocument, WhoAmI
 from fleet.api.rbac import actor_problem
 from fleet.service.commands.fleets import fleet_names

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from common.addresses import is_loopback
-from fleet.api import ApiConfigError, serve
-from fleet.api.serve import base_url
+from fleet.api.app import ApiConfigError
+from fleet.api.serve import base_url, serve
 
 from .helpers import Traced, serving
 

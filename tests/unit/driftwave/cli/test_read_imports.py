@@ -1,0 +1,128 @@
+"""The commands that read the fleet answer at once: ``rollout list``, ``rollout status`` and
+``fleet list`` import what reading needs and nothing of the fleet's servers, embedded (the
+SQLite fleet here: the ORM, no Alembic, no API, no agent, no Celery) and through the fleet API
+(no database, no fleet service at all). The fleet and its API are the startup benchmark's
+(:mod:`bench.startup_fleet`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+from bench.startup_fleet import CONTEXT, Fleet, prepared_fleet
+
+ROOT = Path(__file__).resolve().parents[4]
+
+SERVERS = (
+    "alembic",  # the schema is checked with one query; Alembic loads only to migrate
+    "mako",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "celery",
+    "kombu",
+    "redis",
+    "jinja2",
+    "prometheus_client",
+    "boto3",
+    "kubernetes",
+    "scipy",
+    "numpy",
+    "workers",
+    "agent.service",
+    "agent.scheduling",
+    "agent.sim",
+    "agent.server",
+    "agent.catalog",
+    "agent.cloud",
+    "fleet.api.app",
+    "fleet.api.serve",
+    "fleet.api.deps",
+    "fleet.prometheus",
+    "fleet.service.scheduling.scheduler",
+)
+"""What no read imports, embedded or not (a name and everything below it): the API server, the
+agent, the workers, Alembic."""
+
+DATABASE = (
+    "sqlalchemy",
+    "psycopg",
+    "opentelemetry.sdk",
+    "fleet.db",
+    "fleet.service",
+    "fleet.gateway",
+)
+"""What a read through the fleet API imports besides: the database and the service layer."""
+
+PROBE = """
+import json, sys
+before = set(sys.modules)
+from driftwave.cli import main
+codes = {}
+for argv in json.loads(sys.argv[1]):
+    sys.argv = ["driftwave", *argv]
+    try:
+        main()
+        codes[" ".join(argv)] = 0
+    except SystemExit as done:
+        codes[" ".join(argv)] = done.code
+print("\\n@@modules@@" + json.dumps([codes, sorted(set(sys.modules) - before)]))
+"""
+
+
+@pytest.fixture(scope="module")
+def fleet() -> Iterator[Fleet]:
+    """A SQLite fleet with one rollout, its API served with a token, a context naming it."""
+    cli = (sys.executable, "-m", "driftwave")
+    with prepared_fleet(cli, os.environ, ROOT) as found:
+        yield found
+
+
+def _reads(rollout: str, *extra: str) -> list[list[str]]:
+    lines = [["rollout", "list"], ["rollout", "status", rollout], ["fleet", "list"]]
+    return [[*line, *extra] for line in lines]
+
+
+def _imported(argvs: list[list[str]], env: Mapping[str, str]) -> tuple[dict[str, int], list[str]]:
+    """The exit code of each command line, run in turn in one fresh interpreter, and every
+    module they imported together (the CLI's own included)."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(argvs)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=dict(env),
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    codes, modules = json.loads(done.stdout.rpartition("@@modules@@")[2])
+    return codes, modules
+
+
+def _under(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == n or m.startswith(n + ".") for n in names)]
+
+
+def test_reading_the_fleet_here_loads_no_server_and_no_alembic(fleet: Fleet) -> None:
+    argvs = _reads(fleet.rollout)
+    codes, modules = _imported(argvs, fleet.env)
+    assert codes == {" ".join(a): 0 for a in argvs}
+    assert "sqlalchemy.orm" in modules  # it did read the database
+    found = _under(modules, SERVERS)
+    assert not found, f"an embedded read imported {sorted({m.split('.')[0] for m in found})}"
+
+
+def test_reading_the_fleet_through_its_api_loads_no_database(fleet: Fleet) -> None:
+    argvs = _reads(fleet.rollout, "--context", CONTEXT)
+    codes, modules = _imported(argvs, fleet.env)
+    assert codes == {" ".join(a): 0 for a in argvs}
+    assert "httpx" in modules  # it did ask the API
+    found = _under(modules, SERVERS + DATABASE)
+    assert not found, f"a read through the API imported {found[:20]}"
