@@ -20,11 +20,9 @@ From a shell: ``python -m fleet.db upgrade`` (see :mod:`fleet.db.__main__`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from typing import TYPE_CHECKING
-
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text  # Engine: re-exported
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text  # Engine: re-export
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, make_url
 
