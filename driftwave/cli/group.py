@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import typer
-from typer.core import TyperGroup
+from typer._coercion import PassThroughRuntimeParam
+from typer.core import TyperGroup, _TyperParameter
 
 if TYPE_CHECKING:  # typer's own copy of click, whose classes typer's commands are
     from typer._click import Command, Context
@@ -45,6 +46,12 @@ class Group(TyperGroup):
         """The group's help, tidied (:func:`tidy`), with whole option names (:func:`help_of`)."""
         tidy(self, ctx)
         help_of(self, ctx, formatter, super().format_help)
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        """Parse the group's own options, its flags coerced as they are (:func:`plain_flag`)."""
+        for param in self.get_params(ctx):
+            plain_flag(param)
+        return super().parse_args(ctx, args)
 
     def get_help_option(self, ctx: Context) -> Any:
         """``--help``, without a type shown beside it (it takes no value)."""
@@ -121,6 +128,28 @@ def help_of(command: Any, ctx: Context, formatter: Any, typers: Callable[..., No
     from driftwave.cli.help import print_help
 
     print_help(command, ctx)
+
+
+def plain_flag(param: Any) -> None:
+    """Coerce a flag's value as it is: ``True`` or ``False`` when given, ``None`` when not.
+
+    typer coerces every option's value with a pydantic type adapter, built the first time the
+    option is parsed, and a flag left unset (``None``, as the root's ``--install-completion``
+    is on every command line) builds one too: ``driftwave rollout --help`` would import
+    pydantic only to keep ``None``. A flag read from the command line alone (no environment
+    variable, whose text needs converting) gets typer's pass-through coercion instead, which
+    keeps a ``bool`` and ``None`` as they are, exactly what the adapter returns for them."""
+    if (
+        isinstance(param, _TyperParameter)
+        and getattr(param, "is_flag", False)
+        and param.envvar is None
+        and param.type_descriptor.annotation is bool
+        and param._runtime_param is None
+    ):
+        described = param.type_descriptor
+        param._runtime_param = PassThroughRuntimeParam(
+            parameter_info=described.parameter_info, annotation=bool
+        )
 
 
 def driver_missing(exc: BaseException) -> bool:
