@@ -5,20 +5,86 @@ typer lays an options panel out as a table whose columns all shrink on a narrow 
 and short forms on one line, a flag's ``--no-`` form on the next) and the value's type never
 wrap; only the help column gives way, and a word too long for it folds instead of being cut.
 The rest of the help (usage, text, commands) is typer's. Loaded only to print a help.
+
+typer's help module (``typer.rich_utils``) imports ``rich.markdown`` (and with it
+``markdown_it`` and Pygments) and ``rich.traceback`` for two names it uses only to render help
+written in Markdown and to print a pretty traceback, neither of which driftwave does (its help
+is in rich markup, its tracebacks plain): about a third of what printing a help imports.
+:func:`typer_help` imports typer's module with those two names deferred (:class:`Deferred`):
+each imports its real module the first time it is called or read.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
-from typer import rich_utils
 from typer.core import TyperArgument
+
+DEFERRED = (("rich.markdown", "Markdown"), ("rich.traceback", "Traceback"))
+"""What typer's help module imports and driftwave's help never uses: (module, name)."""
+
+
+class Deferred(type):
+    """The type of a stand-in for a class of a module not imported yet (typer's help module
+    names the class in its annotations, so the stand-in is a class too): calling it, or reading
+    one of its attributes (``Traceback.from_exception``), imports the module and uses the real
+    class."""
+
+    deferred: tuple[str, str]
+    """(module, name) of the real class."""
+
+    def real(cls) -> Any:
+        """The real class (its module imported now if it was not)."""
+        module, name = cls.deferred
+        return getattr(importlib.import_module(module), name)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls.real()(*args, **kwargs)
+
+    def __getattr__(cls, attribute: str) -> Any:
+        return getattr(cls.real(), attribute)
+
+
+def stand_in(module: str, name: str) -> Deferred:
+    """A stand-in for class ``name`` of ``module`` (:class:`Deferred`)."""
+    return Deferred(name, (), {"deferred": (module, name), "__module__": module})
+
+
+def typer_help() -> types.ModuleType:
+    """typer's help module (``typer.rich_utils``), imported, if it is not yet, while each
+    module of :data:`DEFERRED` not imported yet is a placeholder holding a stand-in for its
+    class (:func:`stand_in`); the placeholders leave ``sys.modules`` as soon as it is
+    imported, so any later import of those modules gets the real ones."""
+    loaded = sys.modules.get("typer.rich_utils")
+    if loaded is not None:
+        return loaded
+    standing: list[str] = []
+    for module, name in DEFERRED:
+        if module not in sys.modules:
+            placeholder = types.ModuleType(module, f"Deferred {module}.{name}")
+            setattr(placeholder, name, stand_in(module, name))
+            sys.modules[module] = placeholder
+            standing.append(module)
+    try:
+        return importlib.import_module("typer.rich_utils")
+    finally:
+        for module in standing:
+            del sys.modules[module]
+
+
+if TYPE_CHECKING:  # the same module, typed
+    from typer import rich_utils
+else:
+    rich_utils = typer_help()
 
 
 def print_help(obj: Any, ctx: Any) -> None:

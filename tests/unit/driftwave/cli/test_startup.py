@@ -58,10 +58,20 @@ HEAVY = (
 )
 """What help must not import (a name and everything below it)."""
 
-HELP_ONLY = ("pydantic", "pydantic_core", "typer._adapters")
-"""What help must not import either, though the commands do: typer coerces an option's value
-with pydantic, and a help reads no value (a flag left unset included: see
-:func:`driftwave.cli.group.plain_flag`)."""
+HELP_ONLY = (
+    "pydantic",
+    "pydantic_core",
+    "typer._adapters",
+    "rich.markdown",
+    "markdown_it",
+    "pygments",
+    "rich.syntax",
+    "rich.traceback",
+)
+"""What help must not import either, though commands may: typer coerces an option's value with
+pydantic, and a help reads no value (a flag left unset included: see
+:func:`driftwave.cli.group.plain_flag`); typer's help module names rich's Markdown and
+Traceback, which driftwave's help never uses (:func:`driftwave.cli.help.typer_help`)."""
 
 COMMANDS = {
     "": ["validate", "migrate", "demo", "scheduler", "worker", "api", "login", "agent",
@@ -134,6 +144,36 @@ def test_help_loads_no_heavy_library(group: str) -> None:
     }
     roots = {line: sorted({m.split(".")[0] for m in mods}) for line, mods in heavy.items()}
     assert not heavy, f"help imported heavy modules: {roots}"
+
+
+DEFERRED_PROBE = """
+import sys
+from driftwave.cli.help import rich_utils
+assert "rich.markdown" not in sys.modules and "rich.traceback" not in sys.modules
+shown = rich_utils._make_rich_text(text="**bold**", style="", markup_mode="markdown")
+from rich.markdown import Markdown
+from rich.traceback import Traceback
+assert type(shown) is Markdown, type(shown)
+try:
+    raise ValueError("boom")
+except ValueError as exc:
+    config = rich_utils.DeveloperExceptionConfig()
+    assert type(rich_utils.get_traceback(exc, config, [])) is Traceback
+print("deferred")
+"""
+
+
+def test_typers_help_module_loads_markdown_and_tracebacks_when_used() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", DEFERRED_PROBE],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "deferred"
 
 
 runner = CliRunner()
