@@ -45,7 +45,8 @@ from prometheus_client.registry import Collector
 from fleet.service.commands.fleets import list_clusters
 from fleet.service.contact.probes import HEALTHS, ProbePolicy
 from fleet.service.context import FleetContext
-from fleet.service.reads.queries import list_rollouts, rollout_status
+from fleet.service.reads.queries import rollout_status
+from fleet.service.reads.rollouts import list_rollouts
 from fleet.service.scheduling.health import HeartbeatPolicy, scheduler_health
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

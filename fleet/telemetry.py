@@ -30,7 +30,6 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from common.telemetry import tracer_provider
-from fleet.service.scheduling.views import traceparent as traceparent
 
 _PRESET: contextvars.ContextVar[tuple[int | None, int | None]] = contextvars.ContextVar(
     "driftwave_preset_ids", default=(None, None)

@@ -11,6 +11,7 @@ carrying its message.
 from __future__ import annotations
 
 import getpass
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -50,21 +51,44 @@ def embedded_actor() -> str:
 
 @contextmanager
 def service_errors() -> Iterator[None]:
-    """Turn the services' refusals and errors into :class:`ClientError`."""
+    """Turn the services' refusals and errors into :class:`ClientError`.
+
+    The reads' own "no such rollout" and "no such cluster" are classes of the read modules
+    (:mod:`fleet.service.reads.queries`, :mod:`fleet.service.reads.history`); only a call that
+    imported a module can get its error, so they are looked up among the modules already loaded
+    (:func:`_loaded_errors`), and a call imports only the service it runs."""
     from fleet.domain.errors import DomainError
     from fleet.service.commands.refusals import CommandForbidden, CommandRefused
     from fleet.service.errors import ReleaseNameTaken, ServiceError
-    from fleet.service.reads.history import ClusterAmbiguous, ClusterUnknown
-    from fleet.service.reads.queries import RolloutNotFound
 
     try:
         yield
     except ReleaseNameTaken as exc:
         raise ClientError(f"{exc} (give the changed release a new metadata.name)") from exc
-    except (ClusterUnknown, ClusterAmbiguous) as exc:
-        raise ClientError(str(exc.args[0])) from exc
-    except (CommandRefused, CommandForbidden, RolloutNotFound, ServiceError, DomainError) as exc:
-        raise ClientError(str(exc)) from exc
+    except Exception as exc:
+        if isinstance(exc, _loaded_errors(_CLUSTER_ERRORS)):
+            raise ClientError(str(exc.args[0])) from exc
+        refusals = (CommandRefused, CommandForbidden, ServiceError, DomainError)
+        if isinstance(exc, (*refusals, *_loaded_errors(_ROLLOUT_ERRORS))):
+            raise ClientError(str(exc)) from exc
+        raise
+
+
+_CLUSTER_ERRORS = (
+    ("fleet.service.reads.history", "ClusterUnknown"),
+    ("fleet.service.reads.history", "ClusterAmbiguous"),
+)
+_ROLLOUT_ERRORS = (("fleet.service.reads.queries", "RolloutNotFound"),)
+
+
+def _loaded_errors(names: tuple[tuple[str, str], ...]) -> tuple[type[BaseException], ...]:
+    """The exception classes ``names`` (module, class) of the modules already imported."""
+    found: list[type[BaseException]] = []
+    for module, name in names:
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            found.append(getattr(loaded, name))
+    return tuple(found)
 
 
 class EmbeddedPort:
@@ -141,8 +165,8 @@ class EmbeddedPort:
         return self._run(lambda: rollout_status(self._ctx, rollout))
 
     def rollouts(self, active: bool, limit: int) -> list[RolloutSummary]:
-        """The rollouts (:func:`fleet.service.reads.queries.list_rollouts`)."""
-        from fleet.service.reads.queries import list_rollouts
+        """The rollouts (:func:`fleet.service.reads.rollouts.list_rollouts`)."""
+        from fleet.service.reads.rollouts import list_rollouts
 
         return self._run(lambda: list_rollouts(self._ctx, active=active, limit=limit))
 

@@ -26,10 +26,10 @@ from fleet.service.context import FleetContext
 from fleet.service.reads.queries import (
     RolloutNotFound,
     audit_trail,
-    list_rollouts,
     rollout_exists,
     rollout_status,
 )
+from fleet.service.reads.rollouts import list_rollouts
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorDocument, "description": "No rollout has that id."}

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from fleet.agenttls import AgentTLS
-from fleet.credentials import AccountAccess
 from fleet.db.errors import InvalidInput, NotFound
 from fleet.db.records import FleetRecord, WindowDoc
 from fleet.db.specs import ApplyResult, fleet_spec_from_manifest
@@ -27,11 +26,13 @@ from fleet.documents.clusters import ClusterDocument, MaintenanceWindowDocument
 from fleet.domain.fleet import Fleet
 from fleet.domain.json import JSONObject, JSONValue
 from fleet.domain.model import FleetInfo, fleet_info
-from fleet.gateway import AgentTarget
 from fleet.service.contact.probes import ProbePolicy, contact_of
 from fleet.service.context import FleetContext, audit, audit_entry, audit_many
 from fleet.service.errors import boundary
 from fleet.service.reads.observed import Seen, latest_of, observation
+
+if TYPE_CHECKING:  # the gateway (its HTTP client, TLS) loads with a call to an agent
+    from fleet.gateway import AgentTarget
 
 ROLLOUT_FIELDS = ("rings", "freezes")
 """The Fleet's own fields whose change a live rollout's trail records (a webhook added or
@@ -245,6 +246,10 @@ __all__ = [
 @boundary
 def agent_target(ctx: FleetContext, fleet: str, name: str) -> AgentTarget:
     """How to reach a cluster's agent (raises the database's NotFound for an unknown one)."""
+    from fleet.agenttls import AgentTLS
+    from fleet.credentials import AccountAccess
+    from fleet.gateway import AgentTarget
+
     with ctx.reading() as uow:
         cluster = uow.clusters.get(fleet, name)
         return AgentTarget(

@@ -30,17 +30,17 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from common.wire.status import StatusDocument
-from fleet.agenttls import AgentTLS
-from fleet.credentials import AccountAccess
 from fleet.documents.clusters import ContactDocument, ContactHealth
-from fleet.gateway import AgentGateway, AgentTarget, GatewayError
 from fleet.service.context import FleetContext
 from fleet.service.ports import ProbeMessage, StepDispatcher
 from fleet.service.reads.observed import ClusterNow, Holding, ago, latest_of
 from fleet.service.steps.recorded import status_of
+
+if TYPE_CHECKING:  # the gateway (its HTTP client, TLS) loads with the prober, not with a read
+    from fleet.gateway import AgentGateway, AgentTarget
 
 BATCH = 100
 """Clusters per probe message."""
@@ -220,6 +220,10 @@ class ContactProber:
 
     def probe(self, message: ProbeMessage) -> ProbeReport:
         """Probe the message's clusters (removed ones are skipped) and record each outcome."""
+        from fleet.agenttls import AgentTLS
+        from fleet.credentials import AccountAccess
+        from fleet.gateway import AgentTarget
+
         with self.ctx.reading() as uow:
             targets = [
                 (
@@ -242,6 +246,8 @@ class ContactProber:
         return self._record(targets, answers)
 
     def _call(self, target: AgentTarget) -> tuple[datetime, StatusDocument | str]:
+        from fleet.gateway import GatewayError
+
         try:
             return self.ctx.now(), self.gateway.status(target)
         except GatewayError as exc:

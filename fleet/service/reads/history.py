@@ -18,7 +18,8 @@ from fleet.documents.history import ClusterHistory, HistoryStep
 from fleet.service.context import FleetContext
 from fleet.service.errors import boundary
 from fleet.service.reads.observed import Seen, observation, of_step
-from fleet.service.reads.queries import iso, step_outcome
+from fleet.service.reads.queries import step_outcome
+from fleet.service.reads.rollouts import iso
 
 _Order = tuple[datetime | None, str, int, bool, datetime | None]
 """How a cluster's steps are ordered: the rollout's creation and id, the wave, then the start."""

@@ -1,10 +1,10 @@
 """Reading rollouts for people and scripts: one rollout's status (rings, waves, gates, each
-cluster's step), the list of rollouts, and the audit trail. Read-only; the documents of
-:mod:`fleet.documents`, with RFC 3339 UTC timestamps."""
+cluster's step) and the audit trail (the list of rollouts is :mod:`fleet.service.reads.rollouts`).
+Read-only; the documents of :mod:`fleet.documents`, with RFC 3339 UTC timestamps."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TypedDict
 
 from fleet.db.errors import NotFound
@@ -17,7 +17,6 @@ from fleet.documents.rollouts import (
     GateDocument,
     RingStatus,
     RolloutStatus,
-    RolloutSummary,
     StepStatus,
     WaveStatus,
 )
@@ -29,6 +28,7 @@ from fleet.service.context import FleetContext, audit_entry
 from fleet.service.errors import boundary
 from fleet.service.reads.observed import of_steps, unheld
 from fleet.service.reads.progress import actions, position, progress_of
+from fleet.service.reads.rollouts import iso
 from fleet.service.scheduling.load import load_view, release_of
 from fleet.service.scheduling.pacing import finished_waves, observed_clocks
 from fleet.service.scheduling.waiting import document, waits
@@ -37,13 +37,6 @@ from fleet.service.steps.recorded import recorded_phase
 
 class RolloutNotFound(LookupError):
     """No rollout has that id."""
-
-
-def iso(at: datetime | None) -> str | None:
-    """An aware time as RFC 3339 UTC (``2026-11-02T09:00:00Z``), or None."""
-    if at is None:
-        return None
-    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 class StepOutcome(TypedDict):
@@ -207,31 +200,6 @@ def rollout_exists(ctx: FleetContext, rid: str) -> bool:
     """Whether rollout ``rid`` is stored."""
     with ctx.reading() as uow:
         return uow.rollouts.find(rid) is not None
-
-
-@boundary
-def list_rollouts(
-    ctx: FleetContext, *, active: bool = False, limit: int = 50
-) -> list[RolloutSummary]:
-    """The newest ``limit`` rollouts, oldest first (only those not finished with
-    ``active``)."""
-    with ctx.reading() as uow:
-        rows = uow.rollouts.list(active=active or None, limit=limit)
-        return [
-            RolloutSummary(
-                id=rollout.id,
-                state=rollout.state,
-                paused=rollout.paused,
-                release=rollout.release.name,
-                fleet=rollout.fleet.name,
-                reason=rollout.reason,
-                queued_behind=rollout.queued_behind,
-                created_at=iso(rollout.created_at),
-                finished_at=iso(rollout.finished_at),
-                steps=uow.steps.counts(rollout.id),
-            )
-            for rollout in rows
-        ]
 
 
 @boundary

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from driftwave.cli.rollout import rollout_app
 from fleet.api.documents import ErrorDocument, PlanDocument
 from fleet.documents.rollouts import RolloutStarted, RolloutStatus
-from fleet.service.reads.queries import list_rollouts
+from fleet.service.reads.rollouts import list_rollouts
 
 from .helpers import YAML, Traced, fleet_doc, release_doc
 

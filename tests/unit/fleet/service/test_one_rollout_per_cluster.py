@@ -17,7 +17,8 @@ from fleet.domain.release import Release
 from fleet.service.commands.fleets import apply_fleet
 from fleet.service.commands.refusals import ClustersHeld, CommandRefused, ReleaseLive
 from fleet.service.commands.rollouts import abort, approve, pause, resume, rollback, start_rollout
-from fleet.service.reads.queries import list_rollouts, rollout_status
+from fleet.service.reads.queries import rollout_status
+from fleet.service.reads.rollouts import list_rollouts
 from fleet.service.scheduling.queue import promote_queued
 from tests.support.fleetsim import FleetHarness, fleet_manifest, release_manifest
 
