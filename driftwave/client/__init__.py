@@ -9,7 +9,8 @@
   the implementation for the context in use;
 * :mod:`~driftwave.client.embedded`: the port over the fleet's service layer (the database);
 * :mod:`~driftwave.client.remote`: the port over the REST API (httpx, timeouts, the context's
-  CA, its token or OIDC ID token);
+  CA, its token or OIDC ID token); httpx is imported through
+  :mod:`~driftwave.client.httpclient`, without its own command-line tool;
 * :mod:`~driftwave.client.oidc`: ``driftwave login`` (authorization code with PKCE on a loopback
   redirect, or the device flow) and refreshing an expired ID token.
 

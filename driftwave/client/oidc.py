@@ -31,10 +31,9 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-import httpx
-
 from driftwave.client.config import Credentials, OidcSettings
 from driftwave.client.errors import ClientError
+from driftwave.client.httpclient import httpx
 
 SCOPES = "openid offline_access email profile"
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)

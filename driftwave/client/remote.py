@@ -16,10 +16,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import quote
 
-import httpx
 from pydantic import BaseModel, ValidationError
 
 from driftwave.client.errors import ApiError, ClientError, NotSignedIn
+from driftwave.client.httpclient import httpx
 from driftwave.client.port import Command
 
 if TYPE_CHECKING:

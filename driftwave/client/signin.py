@@ -3,11 +3,11 @@ answers at ``GET /v1/auth/config`` (unauthenticated; :mod:`fleet.api.discovery`)
 
 from __future__ import annotations
 
-import httpx
 from pydantic import ValidationError
 
 from driftwave.client.config import Context, OidcSettings, check_url
 from driftwave.client.errors import ClientError
+from driftwave.client.httpclient import httpx
 from driftwave.client.remote import TIMEOUT, tls
 
 

@@ -1,7 +1,8 @@
 """The commands that read the fleet answer at once: ``rollout list``, ``rollout status`` and
 ``fleet list`` import what reading needs and nothing of the fleet's servers, embedded (the
-SQLite fleet here: the ORM, no Alembic, no API, no agent, no Celery) and through the fleet API
-(no database, no fleet service at all). The fleet and its API are the startup benchmark's
+SQLite fleet here: the ORM, no Alembic, no API, no agent or its gateway, no Celery; listing
+rollouts not even a rollout's full status) and through the fleet API (no database, no fleet
+service at all). The fleet and its API are the startup benchmark's
 (:mod:`bench.startup_fleet`)."""
 
 from __future__ import annotations
@@ -60,6 +61,43 @@ DATABASE = (
 )
 """What a read through the fleet API imports besides: the database and the service layer."""
 
+GATEWAY = ("fleet.gateway", "fleet.agenttls", "urllib3")
+"""The agent gateway, its TLS and its HTTP client: a read calls no agent."""
+
+HELP = ("rich.markdown", "markdown_it", "pygments", "rich.traceback")
+"""typer's Markdown help and rich's tracebacks (:func:`driftwave.cli.help.typer_help`)."""
+
+STATUS = (
+    "fleet.service.reads.queries",
+    "fleet.service.scheduling",
+    "fleet.service.commands.fleets",
+    "fleet.service.commands.holds",
+    "fleet.service.contact",
+    "fleet.domain.model",
+    "fleet.domain.release",
+    "fleet.domain.fleet",
+    "fleet.domain.planner",
+)
+"""What a rollout's full status reads with (its plan, waits, progress, holds) and the fleets'
+commands: listing rollouts reads their rows and their steps' counts only."""
+
+EMBEDDED = {
+    "rollout list": SERVERS + GATEWAY + HELP + ("httpx",) + STATUS,
+    "rollout status": SERVERS + GATEWAY + HELP + ("httpx",),
+    "fleet list": SERVERS
+    + GATEWAY
+    + HELP
+    + ("httpx",)
+    + ("fleet.service.reads.queries", "fleet.service.scheduling", "fleet.domain.planner"),
+}
+"""What each read imports not, embedded (a name and everything below it)."""
+
+HTTPX_TOOL = ("httpx._main", "click", "rich.progress", "rich.syntax")
+"""httpx's own command-line tool and what it imports (:mod:`driftwave.client.httpclient`)."""
+
+THROUGH_API = SERVERS + DATABASE + GATEWAY + HELP + HTTPX_TOOL
+"""What no read imports through the fleet API."""
+
 PROBE = """
 import json, sys
 before = set(sys.modules)
@@ -84,9 +122,9 @@ def fleet() -> Iterator[Fleet]:
         yield found
 
 
-def _reads(rollout: str, *extra: str) -> list[list[str]]:
-    lines = [["rollout", "list"], ["rollout", "status", rollout], ["fleet", "list"]]
-    return [[*line, *extra] for line in lines]
+def _argv(read: str, fleet: Fleet, *extra: str) -> list[str]:
+    words = read.split()
+    return [*words, fleet.rollout, *extra] if read == "rollout status" else [*words, *extra]
 
 
 def _imported(argvs: list[list[str]], env: Mapping[str, str]) -> tuple[dict[str, int], list[str]]:
@@ -110,19 +148,21 @@ def _under(modules: list[str], names: tuple[str, ...]) -> list[str]:
     return [m for m in modules if any(m == n or m.startswith(n + ".") for n in names)]
 
 
-def test_reading_the_fleet_here_loads_no_server_and_no_alembic(fleet: Fleet) -> None:
-    argvs = _reads(fleet.rollout)
-    codes, modules = _imported(argvs, fleet.env)
-    assert codes == {" ".join(a): 0 for a in argvs}
+@pytest.mark.parametrize("read", sorted(EMBEDDED))
+def test_reading_the_fleet_here_loads_what_the_read_needs(fleet: Fleet, read: str) -> None:
+    argv = _argv(read, fleet)
+    codes, modules = _imported([argv], fleet.env)
+    assert codes == {" ".join(argv): 0}
     assert "sqlalchemy.orm" in modules  # it did read the database
-    found = _under(modules, SERVERS)
-    assert not found, f"an embedded read imported {sorted({m.split('.')[0] for m in found})}"
+    found = _under(modules, EMBEDDED[read])
+    assert not found, f"embedded {read} imported {found[:20]}"
 
 
-def test_reading_the_fleet_through_its_api_loads_no_database(fleet: Fleet) -> None:
-    argvs = _reads(fleet.rollout, "--context", CONTEXT)
-    codes, modules = _imported(argvs, fleet.env)
-    assert codes == {" ".join(a): 0 for a in argvs}
+@pytest.mark.parametrize("read", sorted(EMBEDDED))
+def test_reading_the_fleet_through_its_api_loads_no_database(fleet: Fleet, read: str) -> None:
+    argv = _argv(read, fleet, "--context", CONTEXT)
+    codes, modules = _imported([argv], fleet.env)
+    assert codes == {" ".join(argv): 0}
     assert "httpx" in modules  # it did ask the API
-    found = _under(modules, SERVERS + DATABASE)
-    assert not found, f"a read through the API imported {found[:20]}"
+    found = _under(modules, THROUGH_API)
+    assert not found, f"{read} through the API imported {found[:20]}"

@@ -1,0 +1,37 @@
+"""httpx as the command line imports it: without its own command-line tool, and whole for
+everything the command line does with it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[4]
+
+PROBE = """
+import sys
+from driftwave.client.httpclient import httpx
+assert "httpx._main" not in sys.modules and "pygments" not in sys.modules
+assert sys.modules["httpx"] is httpx
+answer = httpx.Client(transport=httpx.MockTransport(lambda r: httpx.Response(200, json=[1]))).get(
+    "http://fleet.test/v1/rollouts"
+)
+assert answer.json() == [1]
+import httpx._main
+assert callable(httpx._main.main) and "httpx._main" in sys.modules
+print("ok")
+"""
+
+
+def test_httpx_loads_without_its_tool_and_the_tool_loads_later_on_demand() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
