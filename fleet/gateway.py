@@ -8,6 +8,10 @@ handshake is :class:`AgentTLSRefused`, its reason in plain words);
 single-process tools). Both raise the same typed errors, so the step runner treats a refused
 connection, a timeout or a 5xx the same way whichever adapter it has: as temporary.
 
+Both also read the status and a wave's document in one call where the agent offers it
+(:class:`StatusWithWaveReader`; capability ``status-with-wave``), and in two calls, as before,
+where it does not.
+
 Both send the wire's requests and return the wire's documents (:mod:`common.wire`), read
 tolerantly: a field the fleet does not know is ignored, an enum value it does not know (a newer
 agent's phase or verdict) is ``unknown``, which never verifies a step. An answer that is not
@@ -20,7 +24,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
+from urllib.parse import quote
 
 import certifi
 import urllib3
@@ -35,7 +40,8 @@ from common.secrets import OpenSecrets
 from common.wire.base import Answer
 from common.wire.plan import PlanDocument, PlanRequest
 from common.wire.status import EventsDocument, StatusDocument
-from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
+from common.wire.version import Capability, capabilities_of
+from common.wire.waves import RollbackRequest, StatusWithWave, WaveDocument, WaveRequest
 from fleet.agenttls import (
     CLIENT_CERTIFICATE_REQUIRED,
     AgentTLS,
@@ -137,6 +143,31 @@ class AgentGateway(Protocol):
         ``target``), used by an agent that has no record of the wave; :class:`WaveUnknown`
         when the agent does not know the wave and no record is given."""
         ...
+
+
+@runtime_checkable
+class StatusWithWaveReader(Protocol):
+    """A gateway that reads a cluster's status and one wave's document together (both adapters
+    of this module; a gateway without it is asked for the two one after the other)."""
+
+    def status_with_wave(
+        self, target: AgentTarget, wave_id: str
+    ) -> tuple[StatusDocument, WaveDocument | None]:
+        """The cluster's status and wave ``wave_id``'s document (None: the agent does not know
+        the wave), in one call to an agent with the ``status-with-wave`` capability, else the
+        status and then the wave. Raises as :meth:`AgentGateway.status` and
+        :meth:`AgentGateway.wave_status` do, but never :class:`WaveUnknown`."""
+        ...
+
+
+def split_status(answer: StatusWithWave) -> tuple[StatusDocument, WaveDocument | None]:
+    """The status alone (as ``GET /v1/status`` gives it: the fields its agent sent) and the wave
+    document of a :class:`StatusWithWave` answer; the wave None also when the agent lacks the
+    capability (it ignored the question)."""
+    fields = {name: getattr(answer, name) for name in StatusDocument.model_fields}
+    sent = answer.model_fields_set - {"wave"}
+    status = StatusDocument.model_construct(_fields_set=sent, **fields)
+    return status, answer.wave
 
 
 def body_of(request: BaseModel) -> dict[str, object]:
@@ -246,7 +277,8 @@ class HttpAgentGateway:
         except CredentialsError as exc:
             raise AgentRejected(target.cluster, doing, str(exc), 0) from exc
         url = target.endpoint.rstrip("/") + path
-        route = path.split("/waves/")[0] + ("/waves/{id}" if "/waves/" in path else "")
+        bare = path.split("?")[0]
+        route = bare.split("/waves/")[0] + ("/waves/{id}" if "/waves/" in bare else "")
         with self._tracer.start_as_current_span(
             f"agent {method} {route}",
             kind=SpanKind.CLIENT,
@@ -350,6 +382,22 @@ class HttpAgentGateway:
         path, doing = f"/v1/waves/{wave_id}", f"reading wave {wave_id}"
         return self._call(WaveDocument, target, "GET", path, doing)
 
+    def status_with_wave(
+        self, target: AgentTarget, wave_id: str
+    ) -> tuple[StatusDocument, WaveDocument | None]:
+        """See :meth:`StatusWithWaveReader.status_with_wave`: ``GET /v1/status?wave={id}``, and
+        ``GET /v1/waves/{id}`` after it when the answer's agent lacks the capability."""
+        path = f"/v1/status?wave={quote(wave_id, safe='')}"
+        doing = f"reading the agent's status and wave {wave_id}"
+        answer = self._call(StatusWithWave, target, "GET", path, doing)
+        status, wave = split_status(answer)
+        if Capability.STATUS_WITH_WAVE in capabilities_of(status.agent):
+            return status, wave
+        try:
+            return status, self.wave_status(target, wave_id)
+        except WaveUnknown:
+            return status, None
+
     def rollback_wave(
         self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
     ) -> WaveDocument:
@@ -416,6 +464,13 @@ class InProcessAgentGateway:
         doing = f"reading wave {wave_id}"
         return self._guard(target, doing, lambda a: a.wave(wave_id))
 
+    def status_with_wave(
+        self, target: AgentTarget, wave_id: str
+    ) -> tuple[StatusDocument, WaveDocument | None]:
+        """See :meth:`StatusWithWaveReader.status_with_wave`."""
+        doing = f"reading the agent's status and wave {wave_id}"
+        return split_status(self._guard(target, doing, lambda a: a.status_with_wave(wave_id)))
+
     def rollback_wave(
         self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
     ) -> WaveDocument:
@@ -437,6 +492,8 @@ __all__ = [
     "GatewayError",
     "HttpAgentGateway",
     "InProcessAgentGateway",
+    "StatusWithWaveReader",
     "WaveUnknown",
     "body_of",
+    "split_status",
 ]

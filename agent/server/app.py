@@ -7,7 +7,9 @@ Routes (``/v1`` needs ``Authorization: Bearer <token>``; see :mod:`common.auth`)
 * ``GET /healthz``: liveness, no authentication; ``GET /readyz``: readiness (a live agent's
   replica is ready while it leads and its caches are synced, so the Service sends the fleet to
   the leader);
-* ``GET /v1/status``; ``POST /v1/plan`` (drift preview, and a target's effect);
+* ``GET /v1/status``; with ``?wave={id}`` the status with that wave's document in it
+  (``wave``, null for a wave the agent does not know: capability ``status-with-wave``);
+  ``POST /v1/plan`` (drift preview, and a target's effect);
 * ``PUT /v1/waves/{id}``: apply a wave (201 created, 200 when it exists with the same request);
 * ``GET /v1/waves/{id}``; ``POST /v1/waves/{id}/rollback``.
 
@@ -45,8 +47,8 @@ from common.http import error_response, install_request_errors, publish_models
 from common.tracing import TraceMiddleware
 from common.wire.base import ErrorDocument
 from common.wire.plan import PlanDocument, PlanRequest
-from common.wire.status import Health, StatusDocument
-from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
+from common.wire.status import Health
+from common.wire.waves import RollbackRequest, StatusWithWave, WaveDocument, WaveRequest
 
 TRACER = "driftwave.agent.http"
 STATUS_OF: dict[type[AgentError], int] = {
@@ -205,11 +207,18 @@ def _routes(
         return Response(metrics.exposition(), media_type=CONTENT_TYPE)
 
     @app.get(
-        "/v1/status", dependencies=[auth], responses={200: {"model": StatusDocument}, **ERRORS}
+        "/v1/status",
+        dependencies=[auth],
+        responses={200: {"model": StatusWithWave}, **ERRORS},
     )
-    def status() -> JSONResponse:
-        """The cluster now: nodes per image, drift, disruptions, failures, halts, classes."""
-        return _answer(service.status())
+    def status(
+        wave: Annotated[str | None, Query(min_length=1, max_length=253)] = None,
+    ) -> JSONResponse:
+        """The cluster now: nodes per image, drift, disruptions, failures, halts, classes; with
+        ``wave``, that wave's document too (``wave``, null when unknown), read in one pass."""
+        if wave is None:
+            return _answer(service.status())
+        return _answer(service.status_with_wave(wave))
 
     @app.get("/v1/events", dependencies=[auth], responses=ERRORS)
     def events(limit: Annotated[int, Query(ge=1, le=5000)] = 200) -> JSONResponse:

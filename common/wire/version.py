@@ -52,6 +52,11 @@ class Capability(StrEnum):
     CLUSTER_CLOCK = "cluster-clock"
     """``clock`` in the status and wave documents: whether the cluster's time is simulated, and
     ``elapsedSeconds`` on that clock."""
+    STATUS_WITH_WAVE = "status-with-wave"
+    """``GET /v1/status?wave={id}``: the status with that wave's document in it (``wave``; null
+    when the agent does not know the wave), read in one call and one pass over the cluster, so
+    a fleet verifying a step asks once instead of twice. An agent without it answers the status
+    alone (it ignores the parameter), and the fleet reads the wave with a second call."""
 
 
 UNVERSIONED_CAPABILITIES = frozenset(
@@ -63,6 +68,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability.WAVE_BUDGETS,
     Capability.ROLLBACK_RECORD,
     Capability.CLUSTER_CLOCK,
+    Capability.STATUS_WITH_WAVE,
 )
 """What an agent of this release can do (what it reports)."""
 

@@ -1,8 +1,9 @@
 """Record the golden documents of the fleet↔agent wire from a real agent on simulated clusters.
 
 Every request the fleet sends (the wave ``PUT`` body, the rollback body, the plan body) and
-every answer the agent gives (its status, the wave document in each phase the fleet acts on,
-the plan, the error documents) are captured as the real step runner drives real agent services
+every answer the agent gives (its status, alone and with a wave in it, the wave document in each
+phase the fleet acts on, the plan, the error documents) are captured as the real step runner
+drives real agent services
 (:class:`tests.support.fleetsim.FleetHarness`): one release that converges (then its wave is
 rolled back with the fleet's record), one whose image never becomes Ready (the fleet rolls its
 wave back), one wave whose target resolves to no image, and two refused requests through the
@@ -35,7 +36,13 @@ from common.wire.plan import PlanDocument, PlanRequest
 from common.wire.status import EventsDocument, StatusDocument
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
 from fleet.domain.machine import RolloutState
-from fleet.gateway import AgentGateway, AgentTarget, InProcessAgentGateway, body_of
+from fleet.gateway import (
+    AgentGateway,
+    AgentTarget,
+    InProcessAgentGateway,
+    StatusWithWaveReader,
+    body_of,
+)
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.steps.runner import StepRunner
 from fleet.service.steps.truth import record_of, rollback_body
@@ -84,6 +91,17 @@ class RecordingGateway:
 
     def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
         return self._keep("wave_status", None, self.inner.wave_status(target, wave_id))
+
+    def status_with_wave(
+        self, target: AgentTarget, wave_id: str
+    ) -> tuple[StatusDocument, WaveDocument | None]:
+        """The status and the wave, kept as the one answer the agent gave
+        (``GET /v1/status?wave={id}``)."""
+        assert isinstance(self.inner, StatusWithWaveReader)
+        status, wave = self.inner.status_with_wave(target, wave_id)
+        answer = {**_wire(status), "wave": None if wave is None else _wire(wave)}
+        self.calls.append(("status_with_wave", None, answer))
+        return status, wave
 
     def rollback_wave(
         self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
@@ -154,6 +172,7 @@ def record() -> dict[str, Any]:
         documents["answer-wave-progressing"] = applied[2]
         documents["answer-wave-converged"] = _last(good.calls, "wave_status", "converged")[2]
         documents["answer-status"] = _last(good.calls, "status")[2]
+        documents["answer-status-with-wave"] = _last(good.calls, "status_with_wave")[2]
         target = AgentTarget("can-1", "in-process", "")
         documents["request-plan"] = {}  # the fleet's preview of a cluster (fleet.api.fleets)
         documents["answer-plan"] = _wire(good.plan(target, PlanRequest()))

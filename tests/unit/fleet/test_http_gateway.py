@@ -22,6 +22,7 @@ from fleet.gateway import (
     HttpAgentGateway,
     WaveUnknown,
 )
+from tests.support.jsonserver import JsonServer
 from tests.support.serving import serving
 from tests.support.wiredocs import status_json, wave_json
 
@@ -118,3 +119,31 @@ def test_silence_and_refused_connections_are_unreachable(endpoint: str) -> None:
         closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
     with pytest.raises(AgentUnreachable, match="cluster b"):
         _gateway().status(AgentTarget("b", closed, "env:T"))
+
+
+def _identity(*capabilities: str) -> dict[str, object]:
+    return {"version": "0.2.0", "apiVersion": "v1", "capabilities": list(capabilities)}
+
+
+def test_the_status_and_a_wave_are_one_call_to_an_agent_that_offers_it() -> None:
+    with JsonServer().running() as agent:
+        both = status_json(agent=_identity("status-with-wave"), wave=wave_json(id="w1"))
+        agent.routes["/v1/status"] = (200, both)
+        status, wave = _gateway().status_with_wave(AgentTarget("a", agent.url, "env:T"), "w1")
+        assert agent.requests == [("/v1/status", {"wave": ["w1"]})]
+        assert wave is not None and wave.id == "w1"
+        assert "wave" not in status.model_dump(by_alias=True, exclude_unset=True)
+        assert status.nodes_by_image == {"ami-new": 3}
+        agent.routes["/v1/status"] = (200, {**both, "wave": None})
+        assert _gateway().status_with_wave(AgentTarget("a", agent.url, "env:T"), "w1")[1] is None
+
+
+def test_an_agent_without_the_capability_is_asked_the_wave_in_a_second_call() -> None:
+    with JsonServer().running() as agent:
+        agent.routes["/v1/status"] = (200, status_json(agent=_identity("verdict-codes")))
+        agent.routes["/v1/waves/w1"] = (200, wave_json(id="w1"))
+        target = AgentTarget("a", agent.url, "env:T")
+        status, wave = _gateway().status_with_wave(target, "w1")
+        assert [path for path, _ in agent.requests] == ["/v1/status", "/v1/waves/w1"]
+        assert wave is not None and wave.id == "w1" and status.cluster == "a"
+        assert _gateway().status_with_wave(target, "gone")[1] is None  # its 404: unknown

@@ -15,7 +15,7 @@ from agent.service import WaveNotFound
 from common.auth import AuthConfigError, hash_token
 from common.wire.base import ErrorDocument
 from common.wire.status import StatusDocument
-from common.wire.waves import WaveDocument
+from common.wire.waves import StatusWithWave, WaveDocument
 
 from .helpers import AUTH, Traced, app_for, serving, traced_agent
 
@@ -114,6 +114,28 @@ def test_put_creates_then_returns_the_wave_and_a_different_request_conflicts(
     rolled = client.post("/v1/waves/w1/rollback", headers=AUTH)
     assert rolled.status_code == 200
     assert rolled.json()["phase"] in ("rolling-back", "rolled-back")
+
+
+def test_the_status_with_a_wave_carries_its_document_or_null_for_an_unknown_wave(
+    fresh: tuple[Traced, httpx.Client],
+) -> None:
+    _, client = fresh
+    assert client.put("/v1/waves/w1", headers=AUTH, json=WAVE).status_code == 201
+    both = client.get("/v1/status", params={"wave": "w1"}, headers=AUTH)
+    assert both.status_code == 200
+    read = StatusWithWave.model_validate(both.json(), extra="forbid")
+    assert read.wave is not None and read.wave.id == "w1"
+    wave = client.get("/v1/waves/w1", headers=AUTH).json()
+    assert {k: v for k, v in both.json()["wave"].items() if k != "observed"} == {
+        k: v for k, v in wave.items() if k != "observed"
+    }
+    alone = client.get("/v1/status", headers=AUTH).json()
+    assert "wave" not in alone
+    assert {k for k in both.json() if k != "wave"} == set(alone)
+    unknown = client.get("/v1/status", params={"wave": "nope"}, headers=AUTH)
+    assert unknown.status_code == 200
+    assert unknown.json()["wave"] is None
+    assert client.get("/v1/status", params={"wave": ""}, headers=AUTH).status_code == 422
 
 
 def test_unknown_waves_and_routes_are_404_in_the_error_format(client: httpx.Client) -> None:
