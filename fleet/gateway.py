@@ -29,6 +29,7 @@ from urllib.parse import quote
 
 import certifi
 import urllib3
+from opentelemetry import trace
 from opentelemetry.propagators.textmap import Setter
 from opentelemetry.trace import SpanKind, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -232,10 +233,15 @@ class HttpAgentGateway:
         timeout: float = 10.0,
         token_of: Callable[[AgentTarget], str] | None = None,
         secrets: OpenSecrets | None = None,
+        call_spans: bool = True,
     ) -> None:
         """``token_of`` resolves a target's bearer token (default: its credentials reference,
-        ``secretsmanager:`` ones through the reader ``secrets`` makes on first use)."""
+        ``secretsmanager:`` ones through the reader ``secrets`` makes on first use).
+        ``call_spans``: each call is a client span of its own; without, an event of the
+        caller's span (the step runner's: its run's span names the step already), which the
+        agent's server span joins as its child."""
         self._tracer = tracer
+        self._call_spans = call_spans
         resolver = TokenResolver(open_secrets=secrets)
         self._token_of = token_of or (lambda t: resolver(t.credentials_ref, t.cluster, t.account))
         self._pool = urllib3.PoolManager(
@@ -279,24 +285,44 @@ class HttpAgentGateway:
         url = target.endpoint.rstrip("/") + path
         bare = path.split("?")[0]
         route = bare.split("/waves/")[0] + ("/waves/{id}" if "/waves/" in bare else "")
-        with self._tracer.start_as_current_span(
-            f"agent {method} {route}",
-            kind=SpanKind.CLIENT,
-            attributes={
-                "http.request.method": method,
-                "url.full": url,
-                "driftwave.cluster": target.cluster,
-            },
-        ) as span:
-            headers: dict[str, str] = {"Authorization": f"Bearer {token}"}
-            _PROPAGATOR.inject(headers, setter=_SETTER)
-            payload = None
-            if body is not None:
-                payload = json.dumps(body_of(body)).encode()
-                headers["Content-Type"] = "application/json"
-            status, data = self._send(target, doing, method, url, payload, headers)
-            span.set_attribute("http.response.status_code", status)
+        name = f"agent {method} {route}"
+        attributes = {
+            "http.request.method": method,
+            "url.full": url,
+            "driftwave.cluster": target.cluster,
+        }
+        payload = None if body is None else json.dumps(body_of(body)).encode()
+        if self._call_spans:
+            with self._tracer.start_as_current_span(
+                name, kind=SpanKind.CLIENT, attributes=attributes
+            ) as span:
+                status, data = self._exchange(target, doing, method, url, payload, token)
+                span.set_attribute("http.response.status_code", status)
+        else:
+            current = trace.get_current_span()
+            try:
+                status, data = self._exchange(target, doing, method, url, payload, token)
+            except GatewayError as exc:
+                current.add_event(name, {**attributes, "exception.message": str(exc)})
+                raise
+            current.add_event(name, {**attributes, "http.response.status_code": status})
         return _read(document, target, doing, self._result(target, doing, status, data))
+
+    def _exchange(
+        self,
+        target: AgentTarget,
+        doing: str,
+        method: str,
+        url: str,
+        payload: bytes | None,
+        token: str,
+    ) -> tuple[int, bytes]:
+        """Send one request with the token and the current span's trace context."""
+        headers: dict[str, str] = {"Authorization": f"Bearer {token}"}
+        _PROPAGATOR.inject(headers, setter=_SETTER)
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
+        return self._send(target, doing, method, url, payload, headers)
 
     def _send(
         self,

@@ -72,10 +72,8 @@ def test_a_0_1_agent_is_asked_the_status_and_then_the_wave_in_a_second_call(
         "/v1/waves/answer-wave-converged",
     ]
     assert _sent(status) == ANSWERS["answer-status"]
-    assert (
-        wave is not None
-        and _sent(wave)["targetImages"] == WAVES["answer-wave-converged"]["targetImages"]
-    )
+    assert wave is not None
+    assert _sent(wave)["targetImages"] == WAVES["answer-wave-converged"]["targetImages"]
     assert gateway.status_with_wave(target, "unknown")[1] is None
 
 

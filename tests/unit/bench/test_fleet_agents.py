@@ -43,7 +43,8 @@ def test_the_status_with_a_wave_is_the_agents_document_with_the_wave_or_null() -
     status, both = _call(agents, "GET", "/c/a/v1/status?wave=w1")
     assert status == 200
     read = StatusWithWave.model_validate(both, extra="forbid")
-    assert read.agent is not None and Capability.STATUS_WITH_WAVE in read.agent.capabilities
+    assert read.agent is not None
+    assert Capability.STATUS_WITH_WAVE in read.agent.capabilities
     assert both["wave"] == _call(agents, "GET", "/c/a/v1/waves/w1")[1]
     assert {k: v for k, v in both.items() if k not in ("wave", "time")} == {
         k: v for k, v in _call(agents, "GET", "/c/a/v1/status")[1].items() if k != "time"

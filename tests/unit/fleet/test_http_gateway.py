@@ -10,6 +10,9 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import NoOpTracer
 
 from common.wire.observation import VerdictState
@@ -131,7 +134,8 @@ def test_the_status_and_a_wave_are_one_call_to_an_agent_that_offers_it() -> None
         agent.routes["/v1/status"] = (200, both)
         status, wave = _gateway().status_with_wave(AgentTarget("a", agent.url, "env:T"), "w1")
         assert agent.requests == [("/v1/status", {"wave": ["w1"]})]
-        assert wave is not None and wave.id == "w1"
+        assert wave is not None
+        assert wave.id == "w1"
         assert "wave" not in status.model_dump(by_alias=True, exclude_unset=True)
         assert status.nodes_by_image == {"ami-new": 3}
         agent.routes["/v1/status"] = (200, {**both, "wave": None})
@@ -145,5 +149,31 @@ def test_an_agent_without_the_capability_is_asked_the_wave_in_a_second_call() ->
         target = AgentTarget("a", agent.url, "env:T")
         status, wave = _gateway().status_with_wave(target, "w1")
         assert [path for path, _ in agent.requests] == ["/v1/status", "/v1/waves/w1"]
-        assert wave is not None and wave.id == "w1" and status.cluster == "a"
+        assert wave is not None
+        assert wave.id == "w1"
+        assert status.cluster == "a"
         assert _gateway().status_with_wave(target, "gone")[1] is None  # its 404: unknown
+
+
+def test_without_call_spans_a_call_is_an_event_of_the_callers_span(endpoint: str) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    gateway = HttpAgentGateway(tracer, token_of=lambda _: "t", call_spans=False)
+    target = AgentTarget("a", endpoint, "env:T")
+    with tracer.start_as_current_span("step run"):
+        gateway.status(target)
+        with pytest.raises(WaveUnknown):
+            gateway.wave_status(target, "nope")
+    (run,) = exporter.get_finished_spans()
+    assert [e.name for e in run.events] == ["agent GET /v1/status", "agent GET /v1/waves/{id}"]
+    assert run.events[0].attributes is not None
+    assert run.events[0].attributes["http.response.status_code"] == 200
+    spans = HttpAgentGateway(tracer, token_of=lambda _: "t")  # the default: a span per call
+    with tracer.start_as_current_span("command"):
+        spans.status(target)
+    assert [s.name for s in exporter.get_finished_spans()[1:]] == [
+        "agent GET /v1/status",
+        "command",
+    ]

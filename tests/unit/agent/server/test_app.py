@@ -124,7 +124,8 @@ def test_the_status_with_a_wave_carries_its_document_or_null_for_an_unknown_wave
     both = client.get("/v1/status", params={"wave": "w1"}, headers=AUTH)
     assert both.status_code == 200
     read = StatusWithWave.model_validate(both.json(), extra="forbid")
-    assert read.wave is not None and read.wave.id == "w1"
+    assert read.wave is not None
+    assert read.wave.id == "w1"
     wave = client.get("/v1/waves/w1", headers=AUTH).json()
     assert {k: v for k, v in both.json()["wave"].items() if k != "observed"} == {
         k: v for k, v in wave.items() if k != "observed"
