@@ -35,13 +35,20 @@ from opentelemetry.trace import SpanKind, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from pydantic import BaseModel, ValidationError
 
-from agent.service import AgentService, InvalidRequest, WaveConflict
+from agent.service import (
+    AgentService,
+    InvalidRequest,
+    WaveConflict,
+    apply_checked,
+    status_with_wave,
+)
+from agent.service import FleetRefused as AgentFleetRefused
 from agent.service import WaveNotFound as AgentWaveNotFound
 from common.secrets import OpenSecrets
 from common.wire.base import Answer
 from common.wire.plan import PlanDocument, PlanRequest
 from common.wire.status import EventsDocument, StatusDocument
-from common.wire.version import Capability, capabilities_of
+from common.wire.version import VERSION, Capability, capabilities_of
 from common.wire.waves import RollbackRequest, StatusWithWave, WaveDocument, WaveRequest
 from fleet.agenttls import (
     CLIENT_CERTIFICATE_REQUIRED,
@@ -93,8 +100,12 @@ class AgentRejected(GatewayError):
     """The agent refused the request (4xx: invalid, conflict, unauthorized); retrying the same
     request cannot help."""
 
-    def __init__(self, cluster: str, doing: str, reason: str, status: int) -> None:
+    def __init__(
+        self, cluster: str, doing: str, reason: str, status: int, code: str | None = None
+    ) -> None:
         self.status = status
+        self.code = code
+        """The agent's error code (``{"error": {"code": ...}}``), when its answer had one."""
         super().__init__(cluster, doing, reason)
 
 
@@ -110,6 +121,12 @@ class AgentTLSRefused(AgentRejected):
 
 class WaveUnknown(AgentRejected):
     """The agent does not know the wave (404): it was never applied there."""
+
+
+class FleetRefused(GatewayError):
+    """The agent refused a checked apply (:meth:`CheckedApplier.apply_checked`): this fleet's
+    release does not drive it, by the agent's reading of the promise; nothing was applied.
+    Neither temporary nor an :class:`AgentRejected`: the caller says why on the step."""
 
 
 class AgentGateway(Protocol):
@@ -158,6 +175,22 @@ class StatusWithWaveReader(Protocol):
         the wave), in one call to an agent with the ``status-with-wave`` capability, else the
         status and then the wave. Raises as :meth:`AgentGateway.status` and
         :meth:`AgentGateway.wave_status` do, but never :class:`WaveUnknown`."""
+        ...
+
+
+@runtime_checkable
+class CheckedApplier(Protocol):
+    """A gateway that applies a wave only for an agent this fleet's release drives, answered
+    with the status after it (both adapters of this module)."""
+
+    def apply_checked(
+        self, target: AgentTarget, wave_id: str, request: WaveRequest
+    ) -> tuple[StatusDocument, WaveDocument] | None:
+        """Apply a wave (as :meth:`AgentGateway.apply_wave`) if the agent, told this fleet's
+        release, finds that release drives it; the status after it and the wave. None, sending
+        nothing more, when the agent does not offer it (capability ``checked-apply``: its 404 for
+        the route); :class:`FleetRefused`, nothing applied, when the agent refuses the fleet.
+        Raises as :meth:`AgentGateway.apply_wave` does otherwise."""
         ...
 
 
@@ -381,7 +414,8 @@ class HttpAgentGateway:
             failure = TLSFailure.CLIENT_CERTIFICATE_REQUIRED
             raise AgentTLSRefused(target.cluster, doing, failure, explain(failure, target.tls, ""))
         if status >= 400:
-            raise AgentRejected(target.cluster, doing, _error_reason(status, data), status)
+            reason, code = _error_reason(status, data), _error_code(data)
+            raise AgentRejected(target.cluster, doing, reason, status, code)
         return data
 
     def status(self, target: AgentTarget) -> StatusDocument:
@@ -407,6 +441,25 @@ class HttpAgentGateway:
         """See :meth:`AgentGateway.wave_status`."""
         path, doing = f"/v1/waves/{wave_id}", f"reading wave {wave_id}"
         return self._call(WaveDocument, target, "GET", path, doing)
+
+    def apply_checked(
+        self, target: AgentTarget, wave_id: str, request: WaveRequest
+    ) -> tuple[StatusDocument, WaveDocument] | None:
+        """See :meth:`CheckedApplier.apply_checked`: ``PUT /v1/waves/{id}/checked?fleet=V``."""
+        path = f"/v1/waves/{wave_id}/checked?fleet={VERSION}"
+        doing = f"applying wave {wave_id}"
+        try:
+            answer = self._call(StatusWithWave, target, "PUT", path, doing, request)
+        except AgentRejected as exc:
+            if exc.status in (404, 405):
+                return None  # no such route: an agent without it (the apply has no 404 else)
+            if exc.code == AgentFleetRefused.code:
+                raise FleetRefused(target.cluster, doing, exc.reason) from exc
+            raise
+        status, wave = split_status(answer)
+        if wave is None:
+            raise AgentUnreachable(target.cluster, doing, "the answer carries no wave document")
+        return status, wave
 
     def status_with_wave(
         self, target: AgentTarget, wave_id: str
@@ -490,12 +543,28 @@ class InProcessAgentGateway:
         doing = f"reading wave {wave_id}"
         return self._guard(target, doing, lambda a: a.wave(wave_id))
 
+    def apply_checked(
+        self, target: AgentTarget, wave_id: str, request: WaveRequest
+    ) -> tuple[StatusDocument, WaveDocument] | None:
+        """See :meth:`CheckedApplier.apply_checked`."""
+        doing = f"applying wave {wave_id}"
+        body = body_of(request)
+        try:
+            answer = self._guard(
+                target, doing, lambda a: apply_checked(a, wave_id, body, VERSION)[1]
+            )
+        except AgentFleetRefused as exc:
+            raise FleetRefused(target.cluster, doing, str(exc)) from exc
+        status, wave = split_status(answer)
+        assert wave is not None  # the agent built it
+        return status, wave
+
     def status_with_wave(
         self, target: AgentTarget, wave_id: str
     ) -> tuple[StatusDocument, WaveDocument | None]:
         """See :meth:`StatusWithWaveReader.status_with_wave`."""
         doing = f"reading the agent's status and wave {wave_id}"
-        return split_status(self._guard(target, doing, lambda a: a.status_with_wave(wave_id)))
+        return split_status(self._guard(target, doing, lambda a: status_with_wave(a, wave_id)))
 
     def rollback_wave(
         self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
@@ -515,6 +584,8 @@ __all__ = [
     "AgentTLSRefused",
     "AgentTarget",
     "AgentUnreachable",
+    "CheckedApplier",
+    "FleetRefused",
     "GatewayError",
     "HttpAgentGateway",
     "InProcessAgentGateway",

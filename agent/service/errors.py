@@ -44,3 +44,15 @@ class WaveConflict(AgentError):
     def __init__(self, message: str, other: str) -> None:
         self.other = other
         super().__init__(message)
+
+
+class FleetRefused(AgentError):
+    """A wave applied for a fleet whose release does not drive this agent (the fleet's promise,
+    :func:`common.wire.version.drivable`): nothing was applied. ``refusal`` is the promise's
+    code (``agent-too-old``, ``agent-too-new``)."""
+
+    code = "fleet_refused"
+
+    def __init__(self, refusal: str, message: str) -> None:
+        self.refusal = refusal
+        super().__init__(message)

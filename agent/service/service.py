@@ -53,7 +53,7 @@ from agent.service.waves import (
 from common.wire.phases import MOVING, Phase
 from common.wire.plan import PlanDocument
 from common.wire.status import EventsDocument, StatusDocument
-from common.wire.waves import RollbackRequest, StatusWithWave, WaveDocument, WaveRequest
+from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
 
 TRACER = "driftwave.agent"
 
@@ -119,16 +119,6 @@ class AgentService:
                 active[-1] if active else None,
                 clock_document(self.speed),
             )
-
-    def status_with_wave(self, wave_id: str) -> StatusWithWave:
-        """:meth:`status` with the document of wave ``wave_id`` (:meth:`wave`) read in the same
-        pass over the cluster, ``wave`` None when this agent does not know the wave."""
-        with self.lock:
-            status = self.status()
-            found = self._waves.get(wave_id)
-            values = {name: getattr(status, name) for name in status.model_fields_set}
-            wave = self._document(found) if found is not None else None
-            return StatusWithWave.model_validate({**values, "wave": wave})
 
     def plan(self, request: Any = None) -> PlanDocument:
         """The drift preview, and with a ``target`` what applying it would do (per selected

@@ -48,6 +48,8 @@ from fleet.gateway import (
     AgentGateway,
     AgentRejected,
     AgentUnreachable,
+    CheckedApplier,
+    FleetRefused,
     StatusWithWaveReader,
     WaveUnknown,
 )
@@ -115,6 +117,8 @@ class StepRunner:
         self.releases = ReleaseCache()
         self._together = gateway if isinstance(gateway, StatusWithWaveReader) else None
         """The gateway, when it reads a status and a wave in one call."""
+        self._checked = gateway if isinstance(gateway, CheckedApplier) else None
+        """The gateway, when it applies a wave checked by the agent, in one call."""
 
     def run(self, message: StepMessage) -> RunOutcome:
         """Do the next piece of work of ``message``'s step."""
@@ -200,19 +204,10 @@ class StepRunner:
 
     def _apply(self, snap: StepSnapshot) -> RunOutcome:
         if snap.state is StepState.DISPATCHED:
-            status = self._call(snap, lambda: self.gateway.status(snap.target))
-            if isinstance(status, RunOutcome):
-                return status
-            refused = refusal(snap.target.cluster, status)
-            if refused is not None:
-                note = refused.reason
-                self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
-                return _done(note)
-            wave = self._call(
-                snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
-            )
-            if isinstance(wave, RunOutcome):
-                return wave
+            applied = self._apply_checked(snap)
+            if isinstance(applied, RunOutcome):
+                return applied
+            wave, after = applied
             fields = self._previous(snap, wave)
             fields["started_at"] = self.ctx.now()
             fields["result"] = result_of(wave)
@@ -221,7 +216,7 @@ class StepRunner:
             # should the step have moved on meanwhile, this move changes nothing, nor does any
             # later write of this run (:mod:`fleet.service.steps.writes`)
             self.writes.move(snap, StepState.DISPATCHED, StepState.PROGRESSING, **fields)
-            return self._follow(snap, wave, StepState.PROGRESSING)
+            return self._follow(snap, wave, StepState.PROGRESSING, after)
         if snap.state is StepState.PROGRESSING:
             try:
                 wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
@@ -239,6 +234,49 @@ class StepRunner:
             return self._follow(snap, wave, snap.state)
         return _done(f"step is {snap.state}: nothing to apply")
 
+    def _apply_checked(
+        self, snap: StepSnapshot
+    ) -> tuple[WaveDocument, StatusDocument | None] | RunOutcome:
+        """Apply the step's wave to an agent this fleet drives (:mod:`~fleet.service.steps.
+        compat`); the wave document and, when the agent answered with it, the status after it.
+        In one call where the gateway and the agent can (the agent checks this fleet's release
+        before applying), else the status read and checked here before the wave is applied."""
+        checked = self._checked
+        if checked is not None:
+            try:
+                answer = self._call(
+                    snap, lambda: checked.apply_checked(snap.target, snap.step_id, snap.request)
+                )
+            except FleetRefused as exc:
+                return self._refused(snap, exc)
+            if isinstance(answer, RunOutcome):
+                return answer
+            if answer is not None:
+                return answer[1], answer[0]
+        status = self._call(snap, lambda: self.gateway.status(snap.target))
+        if isinstance(status, RunOutcome):
+            return status
+        refused = refusal(snap.target.cluster, status)
+        if refused is not None:
+            return self._fail(snap, refused.reason)
+        wave = self._call(
+            snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
+        )
+        return wave if isinstance(wave, RunOutcome) else (wave, None)
+
+    def _refused(self, snap: StepSnapshot, exc: FleetRefused) -> RunOutcome:
+        """The agent refused this fleet's release (nothing applied): the step fails, with the
+        fleet's reading of the agent's release when the status says it, else the agent's."""
+        status = self._call(snap, lambda: self.gateway.status(snap.target))
+        if isinstance(status, RunOutcome):
+            return status
+        refused = refusal(snap.target.cluster, status)
+        return self._fail(snap, refused.reason if refused else f"not applied: {exc}")
+
+    def _fail(self, snap: StepSnapshot, note: str) -> RunOutcome:
+        self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
+        return _done(note)
+
     @staticmethod
     def _previous(snap: StepSnapshot, wave: WaveDocument) -> StepFields:
         """The ``previous`` field to store: what the wave replaced, only the first time (a
@@ -246,7 +284,15 @@ class StepRunner:
         record = record_of(wave) if snap.previous is None else None
         return StepFields() if record is None else StepFields(previous=record)
 
-    def _follow(self, snap: StepSnapshot, wave: WaveDocument, state: StepState) -> RunOutcome:
+    def _follow(
+        self,
+        snap: StepSnapshot,
+        wave: WaveDocument,
+        state: StepState,
+        status: StatusDocument | None = None,
+    ) -> RunOutcome:
+        """Act on the wave's phase; ``status``: the cluster's, read with the wave (else it is
+        read when the wave has converged)."""
         progress = wave.progress
         match wave.phase:
             case Phase.CONVERGED:
@@ -260,7 +306,7 @@ class StepRunner:
                     return _done(note)
                 if verdict.verdict == "settling":
                     return self._settling(snap, state, wave, verdict.reason)
-                after = self._images_in_use(snap) or sorted(wave.target_images)
+                after = self._images_in_use(snap, status) or sorted(wave.target_images)
                 self.writes.move(
                     snap,
                     state,
@@ -315,10 +361,13 @@ class StepRunner:
             self.writes.move(snap, state, state, result=settling)
         return RunOutcome(self.poll_interval, f"settling: {reason}")
 
-    def _images_in_use(self, snap: StepSnapshot) -> list[str]:
+    def _images_in_use(self, snap: StepSnapshot, status: StatusDocument | None) -> list[str]:
         """The images the cluster's nodes run now (empty when the agent does not say), the
-        status kept as the fleet's last observation of the cluster."""
-        status = self._observe(snap)
+        status (``status``, or one read now) kept as the fleet's last observation of it."""
+        if status is not None:
+            self._record_status(snap, status)
+        else:
+            status = self._observe(snap)
         if status is None:
             return []
         return sorted(status.nodes_by_image)

@@ -52,6 +52,20 @@ def test_the_status_with_a_wave_is_the_agents_document_with_the_wave_or_null() -
     assert _call(agents, "GET", "/c/a/v1/status?wave=other")[1]["wave"] is None
 
 
+def test_a_checked_apply_is_refused_to_a_fleet_that_does_not_drive_it_else_applied() -> None:
+    agents = LightAgents("t", nodes=2)
+    code, refused = _call(agents, "PUT", "/c/a/v1/waves/w1/checked?fleet=0.9.0", {"target": TARGET})
+    assert code == 409
+    assert refused["error"]["code"] == "fleet_refused"
+    assert _call(agents, "GET", "/c/a/v1/waves/w1")[0] == 404  # nothing applied
+    code, both = _call(agents, "PUT", "/c/a/v1/waves/w1/checked?fleet=0.2.0", {"target": TARGET})
+    assert code == 200
+    read = StatusWithWave.model_validate(both, extra="forbid")
+    assert read.wave is not None
+    assert read.wave.phase == "converged"
+    assert read.nodes_by_image == {image_of(TARGET["amiSelectorTerms"]): 2}
+
+
 def test_a_rollback_restores_the_previous_selection() -> None:
     agents = LightAgents("t", nodes=3)
     _call(agents, "PUT", "/c/a/v1/waves/w1", {"target": TARGET})

@@ -17,11 +17,13 @@ from opentelemetry.trace import NoOpTracer
 
 from common.wire.observation import VerdictState
 from common.wire.phases import Phase
+from common.wire.version import VERSION
 from common.wire.waves import WaveRequest
 from fleet.gateway import (
     AgentRejected,
     AgentTarget,
     AgentUnreachable,
+    FleetRefused,
     HttpAgentGateway,
     WaveUnknown,
 )
@@ -63,7 +65,16 @@ class _Agent(BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         _Agent.received.append(json.loads(self.rfile.read(length)))
-        self._answer(200, wave_json())
+        if self.path.startswith("/v1/waves/refusing/checked?"):
+            refusal = {"code": "fleet_refused", "message": "upgrade the agent first"}
+            self._answer(409, {"error": {**refusal, "fields": []}})
+        elif self.path.startswith("/v1/waves/old/checked?"):
+            self._answer(404, {"error": {"code": "not_found", "message": "Not Found"}})
+        elif self.path.startswith("/v1/waves/w1/checked?"):
+            _Agent.received.append(self.path)
+            self._answer(200, status_json(wave=wave_json(id="w1")))
+        else:
+            self._answer(200, wave_json())
 
     def log_message(self, *_: object) -> None:
         pass
@@ -177,3 +188,18 @@ def test_without_call_spans_a_call_is_an_event_of_the_callers_span(endpoint: str
         "agent GET /v1/status",
         "command",
     ]
+
+
+def test_a_checked_apply_is_one_call_or_none_from_an_agent_without_it_or_refused(
+    endpoint: str,
+) -> None:
+    target = AgentTarget("a", endpoint, "env:T")
+    request = WaveRequest.model_validate({"target": {"kubernetesVersion": "1.32"}})
+    applied = _gateway().apply_checked(target, "w1", request)
+    assert applied is not None
+    assert applied[1].id == "w1"
+    assert applied[0].nodes_by_image == {"ami-new": 3}
+    assert _Agent.received[-1] == f"/v1/waves/w1/checked?fleet={VERSION}"
+    assert _gateway().apply_checked(target, "old", request) is None
+    with pytest.raises(FleetRefused, match="upgrade the agent first"):
+        _gateway().apply_checked(target, "refusing", request)
