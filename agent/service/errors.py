@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from common.wire.version import FLEET_REFUSED
+
 
 class AgentError(Exception):
     """Base of the agent service's errors. ``code`` is a stable machine-readable name."""
@@ -51,7 +53,7 @@ class FleetRefused(AgentError):
     :func:`common.wire.version.drivable`): nothing was applied. ``refusal`` is the promise's
     code (``agent-too-old``, ``agent-too-new``)."""
 
-    code = "fleet_refused"
+    code = FLEET_REFUSED
 
     def __init__(self, refusal: str, message: str) -> None:
         self.refusal = refusal

@@ -65,6 +65,10 @@ class Capability(StrEnum):
     404 (no such route), and the fleet reads the status, checks it and applies, as before."""
 
 
+FLEET_REFUSED = "fleet_refused"
+"""The error code of an agent refusing a checked apply (:attr:`Capability.CHECKED_APPLY`) to a
+fleet whose release does not drive it."""
+
 UNVERSIONED_CAPABILITIES = frozenset(
     {Capability.WAVE_BUDGETS, Capability.ROLLBACK_RECORD, Capability.CLUSTER_CLOCK}
 )
