@@ -16,8 +16,9 @@ timeout) stays that step's.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Unpack
 
@@ -61,12 +62,20 @@ class Failed:
         return self.error.temporary
 
 
-@dataclass
 class StepWrites:
-    """The step runner's writes (see the module docstring)."""
+    """The step runner's writes (see the module docstring); each thread notes and flushes its
+    own."""
 
-    ctx: FleetContext
-    _noted: dict[str, list[_Write]] = field(default_factory=dict)
+    def __init__(self, ctx: FleetContext) -> None:
+        self.ctx = ctx
+        self._local = threading.local()
+
+    @property
+    def _noted(self) -> dict[str, list[_Write]]:
+        noted: dict[str, list[_Write]] | None = getattr(self._local, "noted", None)
+        if noted is None:
+            noted = self._local.noted = {}
+        return noted
 
     def _note(self, snap: StepSnapshot, write: _Write) -> None:
         self._noted.setdefault(snap.step_id, []).append(write)
@@ -202,14 +211,11 @@ class StepWrites:
 
         self._note(snap, _Write(apply))
 
-    def discard(self, step_id: str) -> None:
-        """Forget the writes noted for ``step_id`` (its run failed before it ended)."""
-        self._noted.pop(step_id, None)
-
     def flush(self) -> list[Failed]:
         """Write every noted write (see the module docstring); the steps whose writes could not
         be made, each with its error. Nothing stays noted afterwards."""
-        noted, self._noted = self._noted, {}
+        noted = self._noted
+        self._local.noted = {}
         if not noted:
             return []
         chains = sorted(noted.items())
