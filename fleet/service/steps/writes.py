@@ -4,13 +4,14 @@ row (and, once a step ends, its span), so a redelivered or late message changes 
 The writes of a batch of runs are kept (:meth:`StepWrites.move` and the others only note them)
 and written together by :meth:`StepWrites.flush`, in one transaction: the steps' guarded
 updates, their clusters' last status, and every audit row in one ``INSERT`` at the commit (one
-turn of the audit chain's lock for the whole batch). A step's writes form a chain in the order
-they were noted: the first guarded update that finds the step moved on stops the rest of that
-step's (as a run stops when its first move finds the step gone elsewhere). The steps are
-written in the order of their ids, as the scheduler's batched updates lock them, so the two
-never wait on each other in a cycle. Should the batch's transaction fail, each step's writes
-are tried again in a transaction of its own, so one step's problem (a cluster deleted, a lock
-timeout) stays that step's.
+turn of the audit chain's lock for the whole batch). A run's moves of one step one after the
+other (applied, then converged) are one update, with the audit row of each. A step's writes
+form a chain in the order they were noted: the first guarded update that finds the step moved
+on stops the rest of that step's (as a run stops when its first move finds the step gone
+elsewhere). The steps are written in the order of their ids, as the scheduler's batched updates
+lock them, so the two never wait on each other in a cycle. Should the batch's transaction fail,
+each step's writes are tried again in a transaction of its own, so one step's problem (a
+cluster deleted, a lock timeout) stays that step's.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Unpack
+from typing import Any, Unpack
 
 from opentelemetry.trace import Status, StatusCode
 
@@ -43,10 +44,38 @@ log = logging.getLogger(__name__)
 class _Write:
     """One noted write: ``apply`` does it in the batch's transaction and says whether the step
     stood where the run saw it (False stops the step's later writes); ``after`` runs once the
-    transaction committed, when ``apply`` said True."""
+    transaction committed, when ``apply`` said True. ``move``: the step move it is, if one (a
+    later move from where it leads joins it); ``aside``: it neither reads nor moves the step
+    (a later move may join a move noted before it)."""
 
     apply: Callable[[UnitOfWork], bool]
     after: Callable[[], None] | None = None
+    move: _Move | None = None
+    aside: bool = False
+
+
+@dataclass
+class _Move:
+    """A step's guarded move with its audit rows; moves noted one after the other (``a`` to
+    ``b``, then ``b`` to ``c``) are one update (``a`` to ``c``, the later fields winning) with
+    the audit rows of both."""
+
+    step_id: str
+    from_state: StepState
+    to_state: StepState
+    values: StepFields
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    ends: list[Callable[[], None]] = field(default_factory=list)
+
+    def apply(self, uow: UnitOfWork) -> bool:
+        moved = uow.steps.transition(self.step_id, [self.from_state], self.to_state, **self.values)
+        if moved and self.rows:
+            uow.audit.append_many(self.rows)
+        return moved
+
+    def after(self) -> None:
+        for end in self.ends:
+            end()
 
 
 @dataclass(frozen=True)
@@ -112,15 +141,28 @@ class StepWrites:
                 reason=note or None,
             )
 
-        def apply(uow: UnitOfWork) -> bool:
-            moved = uow.steps.transition(snap.step_id, [from_state], to_state, **values)
-            if moved and row is not None:
-                uow.audit.append_many([row])
-            return moved
+        rows = [] if row is None else [row]
+        ends = [lambda: self.step_span(snap, to_state, note, now)] if changed else []
+        ends = ends if to_state in _ENDED else []
+        earlier = self._joinable(snap.step_id, from_state)
+        if earlier is not None:
+            earlier.to_state = to_state
+            earlier.values.update(values)
+            earlier.rows.extend(rows)
+            earlier.ends.extend(ends)
+            return
+        move = _Move(snap.step_id, from_state, to_state, values, rows, ends)
+        self._note(snap, _Write(move.apply, move.after, move=move))
 
-        ended = changed and to_state in _ENDED
-        after = (lambda: self.step_span(snap, to_state, note, now)) if ended else None
-        self._note(snap, _Write(apply, after))
+    def _joinable(self, step_id: str, from_state: StepState) -> _Move | None:
+        """The step's last noted move when it leads to ``from_state`` and only writes aside
+        were noted after it (a move from there may join it)."""
+        for write in reversed(self._noted.get(step_id, [])):
+            if write.move is not None:
+                return write.move if write.move.to_state is from_state else None
+            if not write.aside:
+                return None
+        return None
 
     def move_rollback(
         self,
@@ -209,7 +251,7 @@ class StepWrites:
             uow.clusters.record_status(snap.fleet, snap.target.cluster, kept, at)
             return True
 
-        self._note(snap, _Write(apply))
+        self._note(snap, _Write(apply, aside=True))
 
     def flush(self) -> list[Failed]:
         """Write every noted write (see the module docstring); the steps whose writes could not

@@ -1,6 +1,6 @@
 """The step runner writes a batch of runs together: one transaction and one audit insert for the
 batch, the audit chain intact; a message delivered twice in a batch moves its step once; a step
-whose write fails leaves the others' written."""
+whose write fails leaves the others' written; a run's moves one after the other are one update."""
 
 from __future__ import annotations
 
@@ -16,11 +16,14 @@ from sqlalchemy import event, text
 
 from common.wire.status import StatusDocument
 from common.wire.waves import WaveDocument
+from fleet.domain.machine import StepState
 from fleet.gateway import AgentTarget, InProcessAgentGateway
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.reads.audit_chain import verify_audit
 from fleet.service.steps.runner import StepRunner
+from fleet.service.steps.snapshot import load_snapshots
+from fleet.service.steps.writes import StepWrites
 from tests.support.fleetsim import FleetHarness
 
 STRATEGY: list[dict[str, Any]] = [{"name": "canary", "soak": "1m", "maxConcurrency": "100%"}]
@@ -150,4 +153,36 @@ def test_a_step_whose_write_fails_leaves_the_others_written(harness: FleetHarnes
     assert sorted(s for sid, s in states.items() if sid != failed[0]) == ["verified"] * 2
     # the batch's transaction failed (nothing inserted); then can-1 and can-3 each on its own
     assert counted.audit_inserts == 2
+    assert verify_audit(harness.ctx).ok
+
+
+def test_a_runs_moves_one_after_the_other_are_one_update_with_each_audit_row(
+    harness: FleetHarness,
+) -> None:
+    first, *_ = _dispatched(harness)
+    snap = load_snapshots(harness.ctx, [first.step_id])[first.step_id]
+    writes = StepWrites(harness.ctx)
+    writes.move(snap, StepState.DISPATCHED, StepState.PROGRESSING, image_before="ami-old")
+    writes.status(snap, harness.runner.gateway.status(snap.target))
+    writes.move(snap, StepState.PROGRESSING, StepState.CONVERGED, image_after="ami-new")
+    updates: list[str] = []
+
+    def statement(_c: Any, _cur: Any, sql: str, *_: Any) -> None:
+        if sql.lstrip().upper().startswith("UPDATE STEPS"):
+            updates.append(sql)
+
+    event.listen(harness.engine, "before_cursor_execute", statement)
+    try:
+        assert writes.flush() == []
+    finally:
+        event.remove(harness.engine, "before_cursor_execute", statement)
+    assert len(updates) == 1
+    with harness.ctx.reading() as uow:
+        step = uow.steps.get(first.step_id)
+    assert (step.state, step.image_before, step.image_after) == ("converged", "ami-old", "ami-new")
+    assert step.finished_at is not None
+    assert _transitions(harness, first.step_id) == [
+        ({"state": "dispatched"}, {"state": "progressing"}),
+        ({"state": "progressing"}, {"state": "converged"}),
+    ]
     assert verify_audit(harness.ctx).ok
