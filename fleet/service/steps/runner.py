@@ -219,19 +219,19 @@ class StepRunner:
             return self._follow(snap, wave, StepState.PROGRESSING, after)
         if snap.state is StepState.PROGRESSING:
             try:
-                wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
+                seen = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
             except WaveUnknown:
                 # the cluster has no record of the wave (it was reset or re-created before the
                 # wave converged): apply it again, by the same id, and say so in the audit; the
                 # fleet keeps the record of what it first replaced
-                wave = self._call(
+                seen = self._call(
                     snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
                 )
-                if not isinstance(wave, RunOutcome):
-                    self.writes.reapplied(snap, wave, **self._previous(snap, wave))
-            if isinstance(wave, RunOutcome):
-                return wave
-            return self._follow(snap, wave, snap.state)
+                if not isinstance(seen, RunOutcome):
+                    self.writes.reapplied(snap, seen, **self._previous(snap, seen))
+            if isinstance(seen, RunOutcome):
+                return seen
+            return self._follow(snap, seen, snap.state)
         return _done(f"step is {snap.state}: nothing to apply")
 
     def _apply_checked(
