@@ -20,7 +20,9 @@ Reported per run (one step is one cluster's step: apply, converge, verify):
 * ``statementsPerStep``: SQL statements PostgreSQL executed in the run's database
   (``pg_stat_statements``, its own count; ``null`` when the server was started without it:
   ``bash .ci/services`` starts it with it), and ``redisCommandsPerStep`` (Redis's
-  ``commandstats``; the Redis server should serve nothing else meanwhile);
+  ``commandstats``; the Redis server should serve nothing else meanwhile), and
+  ``agentCallsPerStep``: requests the agents served (every one of the run's: nothing calls
+  them before the rollout starts, the contact probes being off);
 * ``peakRssMB`` of the scheduler and of the workers (summed over their processes).
 
 The database, the observer of the services and the child processes are
@@ -230,6 +232,7 @@ def measure(clusters: int, db_base: str, redis_url: str, timeout: float) -> dict
         finally:
             observer.close()
             children.stop()
+        served = _served(children)
     total_steps = sum(steps.values())
     per = 1000 / max(total_steps, 1)
     cpu = {
@@ -257,11 +260,21 @@ def measure(clusters: int, db_base: str, redis_url: str, timeout: float) -> dict
         "agentsCpuMsPerStep": round((after["agents"] - before["agents"]).cpu * per, 3),
         "statementsPerStep": round(statements * per / 1000, 2) if statements is not None else None,
         "redisCommandsPerStep": round(commands * per / 1000, 2),
+        "agentCallsPerStep": None if served is None else round(served * per / 1000, 2),
         "peakRssMB": {
             "scheduler": round(after["scheduler"].peak_rss_mb, 1),
             "workers": round(after["worker"].peak_rss_mb, 1),
         },
     }
+
+
+def _served(children: Children) -> int | None:
+    """How many requests the lightweight agents served (what they say once stopped; None when
+    they did not say)."""
+    for line in reversed(children.log("agents").splitlines()):
+        if line.startswith("served "):
+            return int(line.split()[1])
+    return None
 
 
 def problems(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -309,6 +322,10 @@ COLUMNS: tuple[tuple[str, Cell], ...] = (
         lambda r: f"{r['statementsPerStep'] if r['statementsPerStep'] is not None else '-':>8}",
     ),
     ("redis/step", lambda r: f"{r['redisCommandsPerStep']:>10}"),
+    (
+        "calls/step",
+        lambda r: f"{r['agentCallsPerStep'] if r['agentCallsPerStep'] is not None else '-':>10}",
+    ),
     (
         "rss MB s/w",
         lambda r: f"{r['peakRssMB']['scheduler']:>5.0f}/{r['peakRssMB']['workers']:<5.0f}",

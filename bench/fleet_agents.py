@@ -3,7 +3,8 @@
 The fleet benchmark measures the control plane (scheduler, workers, PostgreSQL, Redis), not the
 clusters, so each of its clusters is a few dictionaries instead of a simulated world. One
 process serves every cluster's agent API at ``http://HOST:PORT/c/<cluster>`` (``/v1/status``,
-``PUT|GET /v1/waves/{id}``, ``POST /v1/waves/{id}/rollback``), with the documents of
+with ``?wave={id}`` the status with that wave's document, ``PUT|GET /v1/waves/{id}``, ``PUT
+/v1/waves/{id}/checked?fleet={version}``, ``POST /v1/waves/{id}/rollback``), with the documents of
 :mod:`common.wire` (the contract the fleet reads). A wave converges the moment it
 is applied: every node of the cluster is on the image its target resolves to, and the agent's
 observation holds; a rollback puts the previous selection back at once. Requests need the bearer
@@ -30,8 +31,10 @@ import signal
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
-from common.wire.version import identity
+from common.wire.version import VERSION as RELEASE
+from common.wire.version import drivable, identity
 
 OLD_IMAGE = "ami-00000000000b0001"
 VERSION = "1.31"
@@ -196,7 +199,8 @@ class LightAgents:
         self.requests += 1
         if auth != f"Bearer {self.token}":
             return 401, {"error": "unauthorized", "message": "bearer token required"}
-        parts = path.split("?")[0].strip("/").split("/")
+        url = urlsplit(path)
+        parts = url.path.strip("/").split("/")
         if len(parts) < 3 or parts[0] != "c" or parts[2] != "v1":
             return 404, {"error": "not-found", "message": f"no route {path}"}
         name, rest = parts[1], parts[3:]
@@ -205,11 +209,22 @@ class LightAgents:
             cluster = self.clusters[name] = LightCluster(name, self.nodes)
         try:
             if rest == ["status"] and method == "GET":
-                return 200, cluster.status()
+                asked = parse_qs(url.query).get("wave")
+                if not asked:
+                    return 200, cluster.status()
+                wave = cluster.waves.get(asked[0]) and cluster.wave(asked[0])
+                return 200, {**cluster.status(), "wave": wave}
             if len(rest) == 2 and rest[0] == "waves" and method == "PUT":
                 return 200, cluster.apply(rest[1], json.loads(body or b"{}"))
             if len(rest) == 2 and rest[0] == "waves" and method == "GET":
                 return 200, cluster.wave(rest[1])
+            if len(rest) == 3 and rest[0] == "waves" and rest[2] == "checked" and method == "PUT":
+                fleet = (parse_qs(url.query).get("fleet") or [""])[0]
+                refused = drivable(RELEASE, fleet) if fleet else None
+                if refused is not None:
+                    return 409, {"error": {"code": "fleet_refused", "message": refused.reason}}
+                wave = cluster.apply(rest[1], json.loads(body or b"{}"))
+                return 200, {**cluster.status(), "wave": wave}
             if len(rest) == 3 and rest[0] == "waves" and rest[2] == "rollback":
                 record = json.loads(body) if body and body != b"null" else None
                 return 200, cluster.rollback(rest[1], record)

@@ -1,362 +1,42 @@
-"""How the fleet reaches a cluster's agent: the :class:`AgentGateway` port and its adapters.
-
-:class:`HttpAgentGateway` calls the agent's HTTP API (``/v1/status``, ``/v1/plan``,
-``/v1/waves/{id}``) with the cluster's bearer token and the W3C trace context of the caller's
-span, over TLS verified as the cluster's Fleet entry says (:mod:`fleet.agenttls`; a refused
-handshake is :class:`AgentTLSRefused`, its reason in plain words);
-:class:`InProcessAgentGateway` calls agent services living in the same process (tests,
-single-process tools). Both raise the same typed errors, so the step runner treats a refused
-connection, a timeout or a 5xx the same way whichever adapter it has: as temporary.
-
-Both send the wire's requests and return the wire's documents (:mod:`common.wire`), read
-tolerantly: a field the fleet does not know is ignored, an enum value it does not know (a newer
-agent's phase or verdict) is ``unknown``, which never verifies a step. An answer that is not
-the document asked for (not JSON, a required field missing) is :class:`AgentUnreachable`, as a
-broken answer is.
+"""How the fleet reaches a cluster's agent: the :class:`AgentGateway` port
+(:mod:`fleet.agentport`, whose names this module re-exports) and its adapters, imported from
+here: :class:`HttpAgentGateway` (:mod:`fleet.agenthttp`) calls the agent's HTTP API;
+:class:`InProcessAgentGateway` (here: the only fleet module that imports the agent, and only when an in-process call is made) calls agent
+services living in the same process (tests, single-process tools). Both raise the same typed
+errors and return the wire's documents, and both offer the port's optional one-call parts
+(:class:`StatusWithWaveReader`, :class:`CheckedApplier`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import certifi
-import urllib3
-from opentelemetry.propagators.textmap import Setter
-from opentelemetry.trace import SpanKind, Tracer
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-from pydantic import BaseModel, ValidationError
-
-from common.secrets import OpenSecrets
 from common.wire.base import Answer
 from common.wire.plan import PlanDocument, PlanRequest
 from common.wire.status import EventsDocument, StatusDocument
+from common.wire.version import VERSION
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
-from fleet.agenttls import (
-    CLIENT_CERTIFICATE_REQUIRED,
-    AgentTLS,
-    TLSConfigError,
-    TLSFailure,
-    TLSPools,
-    closed_connection_hint,
-    explain,
-    tls_failure,
+from fleet.agenthttp import HttpAgentGateway
+from fleet.agentport import (
+    AgentGateway,
+    AgentRejected,
+    AgentTarget,
+    AgentTLSRefused,
+    AgentUnreachable,
+    CheckedApplier,
+    FleetRefused,
+    GatewayError,
+    StatusWithWaveReader,
+    WaveUnknown,
+    body_of,
+    split_status,
 )
-from fleet.credentials import AccountAccess, CredentialsError, TokenResolver
 
 if TYPE_CHECKING:  # the agent's service loads only with the in-process gateway
     from agent.service import AgentService
 
 D = TypeVar("D", bound=Answer)
-
-
-@dataclass(frozen=True)
-class AgentTarget:
-    """One cluster's agent as the fleet knows it."""
-
-    cluster: str
-    endpoint: str
-    credentials_ref: str
-    account: AccountAccess | None = None
-    """The role to assume in the cluster's account (for ``secretsmanager:`` references)."""
-    tls: AgentTLS | None = None
-    """The entry's TLS references (None: the system's CAs, no client certificate)."""
-
-
-class GatewayError(Exception):
-    """Calling an agent failed; ``temporary`` says whether trying again later may succeed."""
-
-    temporary = False
-
-    def __init__(self, cluster: str, doing: str, reason: str) -> None:
-        self.cluster = cluster
-        self.doing = doing
-        self.reason = reason
-        super().__init__(f"{doing} on cluster {cluster}: {reason}")
-
-
-class AgentUnreachable(GatewayError):
-    """The agent did not answer, or answered 5xx / 429: try again with backoff."""
-
-    temporary = True
-
-
-class AgentRejected(GatewayError):
-    """The agent refused the request (4xx: invalid, conflict, unauthorized); retrying the same
-    request cannot help."""
-
-    def __init__(self, cluster: str, doing: str, reason: str, status: int) -> None:
-        self.status = status
-        super().__init__(cluster, doing, reason)
-
-
-class AgentTLSRefused(AgentRejected):
-    """The TLS between the fleet and the agent failed (``failure`` says why: a certificate not
-    signed by the CA in ``caRef``, expired, for another host; no client certificate sent to an
-    agent requiring one). Retrying cannot help until a certificate or the Fleet changes."""
-
-    def __init__(self, cluster: str, doing: str, failure: TLSFailure, reason: str) -> None:
-        self.failure = failure
-        super().__init__(cluster, doing, reason, 0)
-
-
-class WaveUnknown(AgentRejected):
-    """The agent does not know the wave (404): it was never applied there."""
-
-
-class AgentGateway(Protocol):
-    """The port the fleet reaches agents through. Every method raises :class:`GatewayError`
-    subclasses only, and returns the wire's document read tolerantly (module docstring)."""
-
-    def status(self, target: AgentTarget) -> StatusDocument:
-        """The cluster's status (nodes per image, drifted, pending pods, halts, version)."""
-        ...
-
-    def plan(self, target: AgentTarget, request: PlanRequest) -> PlanDocument:
-        """The drift preview of applying ``request``'s target; changes nothing."""
-        ...
-
-    def events(self, target: AgentTarget, limit: int = 200) -> EventsDocument:
-        """The agent's last events (what it did and why), oldest first."""
-        ...
-
-    def apply_wave(self, target: AgentTarget, wave_id: str, request: WaveRequest) -> WaveDocument:
-        """Apply a wave, idempotently: the same id and request again applies nothing twice."""
-        ...
-
-    def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
-        """The wave's phase and progress; :class:`WaveUnknown` when never applied there."""
-        ...
-
-    def rollback_wave(
-        self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
-    ) -> WaveDocument:
-        """Restore what the wave replaced, idempotently. ``record`` is the fleet's record of
-        what the wave replaced (``previous``, ``kubernetesVersionBefore``, ``imagesBefore``,
-        ``target``), used by an agent that has no record of the wave; :class:`WaveUnknown`
-        when the agent does not know the wave and no record is given."""
-        ...
-
-
-def body_of(request: BaseModel) -> dict[str, object]:
-    """A request as the JSON object sent: camelCase, only the fields that carry a value."""
-    return request.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-
-def _read(document: type[D], target: AgentTarget, doing: str, data: bytes) -> D:
-    """``data`` (an HTTP body) read as ``document``, tolerantly; :class:`AgentUnreachable` when
-    it is not that document."""
-    try:
-        return document.model_validate_json(data)
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(p) for p in problem["loc"]) or "the answer"
-        reason = f"the answer is not a {document.__name__} ({where}: {problem['msg']})"
-        raise AgentUnreachable(target.cluster, doing, reason) from exc
-
-
-class _HeaderSetter(Setter[dict[str, str]]):
-    def set(self, carrier: dict[str, str], key: str, value: str) -> None:
-        carrier[key] = value
-
-
-_PROPAGATOR = TraceContextTextMapPropagator()
-_SETTER = _HeaderSetter()
-
-
-def _error_code(data: bytes) -> str | None:
-    """The agent's error code (``{"error": {"code": ...}}``), if the body carries one."""
-    try:
-        body = json.loads(data)
-    except ValueError:
-        return None
-    error = body.get("error") if isinstance(body, dict) else None
-    code = error.get("code") if isinstance(error, dict) else None
-    return code if isinstance(code, str) else None
-
-
-def _error_reason(status: int, data: bytes) -> str:
-    try:
-        body = json.loads(data)
-    except ValueError:
-        return f"HTTP {status}: {data[:200].decode(errors='replace')}"
-    error = body.get("error") if isinstance(body, dict) else None
-    if not isinstance(error, dict):
-        return f"HTTP {status}: {str(body)[:200]}"
-    fields = "; ".join(f"{f.get('path')}: {f.get('message')}" for f in error.get("fields") or [])
-    message = str(error.get("message", ""))
-    return f"HTTP {status}: {message}" + (f" ({fields})" if fields else "")
-
-
-class HttpAgentGateway:
-    """:class:`AgentGateway` over the agent's HTTP API: urllib3's connection pools (a tenth of
-    a heavier client's CPU per call, which a fleet of thousands of clusters pays six times a
-    step), bounded timeouts, no redirects followed, no retries (the step runner retries)."""
-
-    def __init__(
-        self,
-        tracer: Tracer,
-        *,
-        timeout: float = 10.0,
-        token_of: Callable[[AgentTarget], str] | None = None,
-        secrets: OpenSecrets | None = None,
-    ) -> None:
-        """``token_of`` resolves a target's bearer token (default: its credentials reference,
-        ``secretsmanager:`` ones through the reader ``secrets`` makes on first use)."""
-        self._tracer = tracer
-        resolver = TokenResolver(open_secrets=secrets)
-        self._token_of = token_of or (lambda t: resolver(t.credentials_ref, t.cluster, t.account))
-        self._pool = urllib3.PoolManager(
-            num_pools=64,
-            maxsize=4,
-            timeout=urllib3.Timeout(connect=timeout, read=timeout),
-            retries=False,
-            ca_certs=certifi.where(),
-        )
-        self._tls_pools = TLSPools(resolver, timeout)
-
-    def close(self) -> None:
-        """Close the connection pools."""
-        self._pool.clear()
-        self._tls_pools.clear()
-
-    def _pool_for(self, target: AgentTarget, doing: str) -> urllib3.PoolManager:
-        """The pool verifying ``target`` as its Fleet entry says (the default one, with the
-        system's CAs, for an entry without TLS references)."""
-        tls = target.tls
-        if tls is None or not target.endpoint.lower().startswith("https://"):
-            return self._pool
-        try:
-            return self._tls_pools.pool(target.cluster, target.account, tls)
-        except (CredentialsError, TLSConfigError) as exc:
-            raise AgentRejected(target.cluster, doing, str(exc), 0) from exc
-
-    def _call(
-        self,
-        document: type[D],
-        target: AgentTarget,
-        method: str,
-        path: str,
-        doing: str,
-        body: BaseModel | None = None,
-    ) -> D:
-        try:
-            token = self._token_of(target)
-        except CredentialsError as exc:
-            raise AgentRejected(target.cluster, doing, str(exc), 0) from exc
-        url = target.endpoint.rstrip("/") + path
-        route = path.split("/waves/")[0] + ("/waves/{id}" if "/waves/" in path else "")
-        with self._tracer.start_as_current_span(
-            f"agent {method} {route}",
-            kind=SpanKind.CLIENT,
-            attributes={
-                "http.request.method": method,
-                "url.full": url,
-                "driftwave.cluster": target.cluster,
-            },
-        ) as span:
-            headers: dict[str, str] = {"Authorization": f"Bearer {token}"}
-            _PROPAGATOR.inject(headers, setter=_SETTER)
-            payload = None
-            if body is not None:
-                payload = json.dumps(body_of(body)).encode()
-                headers["Content-Type"] = "application/json"
-            status, data = self._send(target, doing, method, url, payload, headers)
-            span.set_attribute("http.response.status_code", status)
-        return _read(document, target, doing, self._result(target, doing, status, data))
-
-    def _send(
-        self,
-        target: AgentTarget,
-        doing: str,
-        method: str,
-        url: str,
-        payload: bytes | None,
-        headers: dict[str, str],
-    ) -> tuple[int, bytes]:
-        """One request's status and body (the response itself is not kept: an error's
-        traceback holding it would keep its socket open); sent once more when a kept-alive
-        connection turned out closed by the agent (every call of the agent's API is
-        idempotent), never after a timeout. A failed TLS handshake is :class:`AgentTLSRefused`."""
-        pool = self._pool_for(target, doing)
-        for attempt in (1, 2):
-            try:
-                response = pool.request(method, url, body=payload, headers=headers, redirect=False)
-                status, data = response.status, response.data
-                response.close()
-                return status, data
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                failure = tls_failure(exc)
-                if failure is None:
-                    self._unreachable(target, doing, url, exc, attempt)
-                    continue
-                host = urllib3.util.parse_url(url).host or url
-                reason = explain(failure, target.tls, host)
-                if failure is TLSFailure.OTHER:
-                    reason = f"{reason} ({exc})"
-                raise AgentTLSRefused(target.cluster, doing, failure, reason) from exc
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    @staticmethod
-    def _unreachable(
-        target: AgentTarget, doing: str, url: str, exc: BaseException, attempt: int
-    ) -> None:
-        """Raise :class:`AgentUnreachable` for ``exc``, except for a kept-alive connection
-        found closed on the first attempt (then the caller sends again)."""
-        if isinstance(exc, urllib3.exceptions.TimeoutError):
-            raise AgentUnreachable(target.cluster, doing, f"timed out ({url})") from exc
-        if isinstance(exc, urllib3.exceptions.ProtocolError) and attempt == 1:
-            return
-        closed = isinstance(exc, urllib3.exceptions.ProtocolError)
-        hint = closed_connection_hint(target.tls) if closed else ""
-        raise AgentUnreachable(target.cluster, doing, f"{exc} ({url}){hint}") from exc
-
-    @staticmethod
-    def _result(target: AgentTarget, doing: str, status: int, data: bytes) -> bytes:
-        """The body of a successful answer; the error a failed one means."""
-        if status >= 500 or status == 429:
-            raise AgentUnreachable(target.cluster, doing, _error_reason(status, data))
-        if status == 404:
-            raise WaveUnknown(target.cluster, doing, _error_reason(status, data), status)
-        if status == 401 and _error_code(data) == CLIENT_CERTIFICATE_REQUIRED:
-            failure = TLSFailure.CLIENT_CERTIFICATE_REQUIRED
-            raise AgentTLSRefused(target.cluster, doing, failure, explain(failure, target.tls, ""))
-        if status >= 400:
-            raise AgentRejected(target.cluster, doing, _error_reason(status, data), status)
-        return data
-
-    def status(self, target: AgentTarget) -> StatusDocument:
-        """See :meth:`AgentGateway.status`."""
-        doing = "reading the agent's status"
-        return self._call(StatusDocument, target, "GET", "/v1/status", doing)
-
-    def plan(self, target: AgentTarget, request: PlanRequest) -> PlanDocument:
-        """See :meth:`AgentGateway.plan`."""
-        return self._call(PlanDocument, target, "POST", "/v1/plan", "previewing the wave", request)
-
-    def events(self, target: AgentTarget, limit: int = 200) -> EventsDocument:
-        """See :meth:`AgentGateway.events`."""
-        path, doing = f"/v1/events?limit={limit}", "reading the agent's events"
-        return self._call(EventsDocument, target, "GET", path, doing)
-
-    def apply_wave(self, target: AgentTarget, wave_id: str, request: WaveRequest) -> WaveDocument:
-        """See :meth:`AgentGateway.apply_wave`."""
-        path, doing = f"/v1/waves/{wave_id}", f"applying wave {wave_id}"
-        return self._call(WaveDocument, target, "PUT", path, doing, request)
-
-    def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
-        """See :meth:`AgentGateway.wave_status`."""
-        path, doing = f"/v1/waves/{wave_id}", f"reading wave {wave_id}"
-        return self._call(WaveDocument, target, "GET", path, doing)
-
-    def rollback_wave(
-        self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
-    ) -> WaveDocument:
-        """See :meth:`AgentGateway.rollback_wave`."""
-        path, doing = f"/v1/waves/{wave_id}/rollback", f"rolling back wave {wave_id}"
-        return self._call(WaveDocument, target, "POST", path, doing, record)
 
 
 class InProcessAgentGateway:
@@ -420,6 +100,34 @@ class InProcessAgentGateway:
         doing = f"reading wave {wave_id}"
         return self._guard(target, doing, lambda a: a.wave(wave_id))
 
+    def apply_checked(
+        self, target: AgentTarget, wave_id: str, request: WaveRequest
+    ) -> tuple[StatusDocument, WaveDocument] | None:
+        """See :meth:`CheckedApplier.apply_checked`."""
+        from agent.service import FleetRefused as AgentFleetRefused
+        from agent.service import apply_checked
+
+        doing = f"applying wave {wave_id}"
+        body = body_of(request)
+        try:
+            answer = self._guard(
+                target, doing, lambda a: apply_checked(a, wave_id, body, VERSION)[1]
+            )
+        except AgentFleetRefused as exc:
+            raise FleetRefused(target.cluster, doing, str(exc)) from exc
+        status, wave = split_status(answer)
+        assert wave is not None  # the agent built it
+        return status, wave
+
+    def status_with_wave(
+        self, target: AgentTarget, wave_id: str
+    ) -> tuple[StatusDocument, WaveDocument | None]:
+        """See :meth:`StatusWithWaveReader.status_with_wave`."""
+        from agent.service import status_with_wave
+
+        doing = f"reading the agent's status and wave {wave_id}"
+        return split_status(self._guard(target, doing, lambda a: status_with_wave(a, wave_id)))
+
     def rollback_wave(
         self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
     ) -> WaveDocument:
@@ -438,9 +146,13 @@ __all__ = [
     "AgentTLSRefused",
     "AgentTarget",
     "AgentUnreachable",
+    "CheckedApplier",
+    "FleetRefused",
     "GatewayError",
     "HttpAgentGateway",
     "InProcessAgentGateway",
+    "StatusWithWaveReader",
     "WaveUnknown",
     "body_of",
+    "split_status",
 ]

@@ -45,7 +45,7 @@ class _PerProcess:
             ctx = open_context("driftwave-worker")
             runner = StepRunner(
                 ctx,
-                HttpAgentGateway(ctx.tracer, secrets=self.secrets),
+                HttpAgentGateway(ctx.tracer, secrets=self.secrets, call_spans=False),
                 poll_interval=self.step.poll_interval,
                 unreachable_after=timedelta(seconds=self.step.unreachable_after),
             )

@@ -7,8 +7,13 @@ Routes (``/v1`` needs ``Authorization: Bearer <token>``; see :mod:`common.auth`)
 * ``GET /healthz``: liveness, no authentication; ``GET /readyz``: readiness (a live agent's
   replica is ready while it leads and its caches are synced, so the Service sends the fleet to
   the leader);
-* ``GET /v1/status``; ``POST /v1/plan`` (drift preview, and a target's effect);
+* ``GET /v1/status``; with ``?wave={id}`` the status with that wave's document in it
+  (``wave``, null for a wave the agent does not know: capability ``status-with-wave``);
+  ``POST /v1/plan`` (drift preview, and a target's effect);
 * ``PUT /v1/waves/{id}``: apply a wave (201 created, 200 when it exists with the same request);
+  ``PUT /v1/waves/{id}/checked?fleet={version}``: the same for a fleet of that release, refused
+  (409 ``fleet_refused``) when the fleet's release does not drive this agent, answered with the
+  status after it and the wave in it (capability ``checked-apply``);
 * ``GET /v1/waves/{id}``; ``POST /v1/waves/{id}/rollback``.
 
 Under mutual TLS (``--client-ca-file``) every ``/v1`` request also needs a client certificate
@@ -38,21 +43,31 @@ from starlette.exceptions import HTTPException
 
 from agent.server.metrics import CONTENT_TYPE, AgentMetrics
 from agent.server.tls import client_certificate_of
-from agent.service import AgentError, AgentService, InvalidRequest, WaveConflict, WaveNotFound
+from agent.service import (
+    AgentError,
+    AgentService,
+    FleetRefused,
+    InvalidRequest,
+    WaveConflict,
+    WaveNotFound,
+    apply_checked,
+    status_with_wave,
+)
 from common.apidocs import serve_docs
 from common.auth import BearerCheck
 from common.http import error_response, install_request_errors, publish_models
 from common.tracing import TraceMiddleware
 from common.wire.base import ErrorDocument
 from common.wire.plan import PlanDocument, PlanRequest
-from common.wire.status import Health, StatusDocument
-from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
+from common.wire.status import Health
+from common.wire.waves import RollbackRequest, StatusWithWave, WaveDocument, WaveRequest
 
 TRACER = "driftwave.agent.http"
 STATUS_OF: dict[type[AgentError], int] = {
     InvalidRequest: 422,
     WaveNotFound: 404,
     WaveConflict: 409,
+    FleetRefused: 409,
 }
 CODES = {
     400: "bad_request",
@@ -205,11 +220,18 @@ def _routes(
         return Response(metrics.exposition(), media_type=CONTENT_TYPE)
 
     @app.get(
-        "/v1/status", dependencies=[auth], responses={200: {"model": StatusDocument}, **ERRORS}
+        "/v1/status",
+        dependencies=[auth],
+        responses={200: {"model": StatusWithWave}, **ERRORS},
     )
-    def status() -> JSONResponse:
-        """The cluster now: nodes per image, drift, disruptions, failures, halts, classes."""
-        return _answer(service.status())
+    def status(
+        wave: Annotated[str | None, Query(min_length=1, max_length=253)] = None,
+    ) -> JSONResponse:
+        """The cluster now: nodes per image, drift, disruptions, failures, halts, classes; with
+        ``wave``, that wave's document too (``wave``, null when unknown), read in one pass."""
+        if wave is None:
+            return _answer(service.status())
+        return _answer(status_with_wave(service, wave))
 
     @app.get("/v1/events", dependencies=[auth], responses=ERRORS)
     def events(limit: Annotated[int, Query(ge=1, le=5000)] = 200) -> JSONResponse:
@@ -241,6 +263,32 @@ def _routes(
     def put_wave(wave_id: str, body: Body) -> JSONResponse:
         """Apply a wave (idempotent by id): pin the EC2NodeClasses or move the control plane."""
         created, document = service.apply_wave(wave_id, body)
+        return _answer(document, 201 if created else 200)
+
+    @app.put(
+        "/v1/waves/{wave_id}/checked",
+        dependencies=[auth],
+        status_code=201,
+        responses={
+            200: {"model": StatusWithWave, "description": "The wave exists with this request."},
+            201: {"model": StatusWithWave, "description": "The wave was applied."},
+            409: {
+                "model": ErrorDocument,
+                "description": "Another request or wave conflicts, or the fleet's release does "
+                "not drive this agent (fleet_refused).",
+            },
+            **ERRORS,
+        },
+        openapi_extra=_body_schema(WaveRequest, required=True),
+    )
+    def put_checked_wave(
+        wave_id: str,
+        body: Body,
+        fleet: Annotated[str, Query(min_length=1, max_length=64)],
+    ) -> JSONResponse:
+        """Apply a wave for a fleet of release ``fleet``, if that release drives this agent;
+        the status after it, with the wave in it."""
+        created, document = apply_checked(service, wave_id, body, fleet)
         return _answer(document, 201 if created else 200)
 
     @app.get(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from common.wire.version import FLEET_REFUSED
+
 
 class AgentError(Exception):
     """Base of the agent service's errors. ``code`` is a stable machine-readable name."""
@@ -43,4 +45,16 @@ class WaveConflict(AgentError):
 
     def __init__(self, message: str, other: str) -> None:
         self.other = other
+        super().__init__(message)
+
+
+class FleetRefused(AgentError):
+    """A wave applied for a fleet whose release does not drive this agent (the fleet's promise,
+    :func:`common.wire.version.drivable`): nothing was applied. ``refusal`` is the promise's
+    code (``agent-too-old``, ``agent-too-new``)."""
+
+    code = FLEET_REFUSED
+
+    def __init__(self, refusal: str, message: str) -> None:
+        self.refusal = refusal
         super().__init__(message)

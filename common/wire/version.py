@@ -52,7 +52,22 @@ class Capability(StrEnum):
     CLUSTER_CLOCK = "cluster-clock"
     """``clock`` in the status and wave documents: whether the cluster's time is simulated, and
     ``elapsedSeconds`` on that clock."""
+    STATUS_WITH_WAVE = "status-with-wave"
+    """``GET /v1/status?wave={id}``: the status with that wave's document in it (``wave``; null
+    when the agent does not know the wave), read in one call and one pass over the cluster, so
+    a fleet verifying a step asks once instead of twice. An agent without it answers the status
+    alone (it ignores the parameter), and the fleet reads the wave with a second call."""
+    CHECKED_APPLY = "checked-apply"
+    """``PUT /v1/waves/{id}/checked?fleet={version}``: the wave applied only if the calling
+    fleet's release drives this agent (:func:`drivable`; else 409 ``fleet_refused``, nothing
+    applied), answered with the status after it and the wave in it, so a fleet applies a wave in
+    one call instead of reading the status first and again after. An agent without it answers
+    404 (no such route), and the fleet reads the status, checks it and applies, as before."""
 
+
+FLEET_REFUSED = "fleet_refused"
+"""The error code of an agent refusing a checked apply (:attr:`Capability.CHECKED_APPLY`) to a
+fleet whose release does not drive it."""
 
 UNVERSIONED_CAPABILITIES = frozenset(
     {Capability.WAVE_BUDGETS, Capability.ROLLBACK_RECORD, Capability.CLUSTER_CLOCK}
@@ -63,6 +78,8 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability.WAVE_BUDGETS,
     Capability.ROLLBACK_RECORD,
     Capability.CLUSTER_CLOCK,
+    Capability.STATUS_WITH_WAVE,
+    Capability.CHECKED_APPLY,
 )
 """What an agent of this release can do (what it reports)."""
 

@@ -1,5 +1,6 @@
 """``/v1/waves/{id}``: what the fleet sends (the wave request, the rollback request) and the wave
-document the agent answers with (its phase, progress and observation of the cluster now)."""
+document the agent answers with (its phase, progress and observation of the cluster now); and
+``GET /v1/status?wave={id}``, the status with one wave's document in it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from common.selectors import AMISelectorTerm
 from common.wire.base import Answer
 from common.wire.observation import Observation
 from common.wire.phases import ReadPhase
-from common.wire.status import Clock, HaltedPool
+from common.wire.status import Clock, HaltedPool, StatusDocument
 from common.wire.target import NodeClassSelector, WaveTarget
 
 _Label = Annotated[str, Field(min_length=1, max_length=253)]
@@ -146,3 +147,14 @@ class WaveDocument(Answer):
     progress: Progress
     observed: Observation
     clock: Clock
+
+
+class StatusWithWave(StatusDocument):
+    """``GET /v1/status?wave={id}`` from an agent with the ``status-with-wave`` capability: the
+    status, and the wave's document read in the same pass (``wave``: null when the agent does not
+    know the wave). An agent without the capability answers the status alone; a reader knows
+    which it got from the answer's own ``agent.capabilities``."""
+
+    wave: WaveDocument | None = Field(
+        default=None, description="The wave asked for, or null when the agent does not know it."
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import TracerProvider
@@ -61,24 +62,51 @@ def audit(
 ) -> None:
     """Append an audit row, stamped with the current span (or ``trace_id`` outside one), with
     why the change was made (``reason``)."""
-    span_trace, span_id = current_ids()
     uow.audit.append_many(
         [
-            {
-                "at": at,
-                "actor": actor,
-                "action": action,
-                "object_type": obj[0],
-                "object_id": obj[1],
-                "rollout_id": rollout_id,
-                "before": before,
-                "after": after,
-                "trace_id": span_trace or trace_id,
-                "span_id": span_id,
-                "reason": reason or None,
-            }
+            audit_row(
+                at,
+                actor,
+                action,
+                obj,
+                rollout_id=rollout_id,
+                before=before,
+                after=after,
+                trace_id=trace_id,
+                reason=reason,
+            )
         ]
     )
+
+
+def audit_row(
+    at: datetime,
+    actor: str,
+    action: str,
+    obj: tuple[str, str],
+    *,
+    rollout_id: str | None = None,
+    before: Mapping[str, JSONValue] | None = None,
+    after: Mapping[str, JSONValue] | None = None,
+    trace_id: str | None = None,
+    reason: str | None = None,
+) -> dict[str, Any]:
+    """The row :func:`audit` appends, stamped now with the current span (or ``trace_id``
+    outside one), for a caller that appends it later (in a batch's transaction)."""
+    span_trace, span_id = current_ids()
+    return {
+        "at": at,
+        "actor": actor,
+        "action": action,
+        "object_type": obj[0],
+        "object_id": obj[1],
+        "rollout_id": rollout_id,
+        "before": before,
+        "after": after,
+        "trace_id": span_trace or trace_id,
+        "span_id": span_id,
+        "reason": reason or None,
+    }
 
 
 def audit_many(

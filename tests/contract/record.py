@@ -1,12 +1,13 @@
 """Record the golden documents of the fleet↔agent wire from a real agent on simulated clusters.
 
 Every request the fleet sends (the wave ``PUT`` body, the rollback body, the plan body) and
-every answer the agent gives (its status, the wave document in each phase the fleet acts on,
-the plan, the error documents) are captured as the real step runner drives real agent services
-(:class:`tests.support.fleetsim.FleetHarness`): one release that converges (then its wave is
-rolled back with the fleet's record), one whose image never becomes Ready (the fleet rolls its
-wave back), one wave whose target resolves to no image, and two refused requests through the
-agent's HTTP application. Volatile values (the rollout's and the wave's ids, times) are
+every answer the agent gives (its status, alone and with a wave in it, the wave document in each
+phase the fleet acts on, the plan, the error documents) are captured as the real step runner
+drives real agent services (:class:`tests.support.fleetsim.FleetHarness`): one release that
+converges (then its wave is rolled back with the fleet's record), one whose image never becomes
+Ready (the fleet rolls its wave back), one wave whose target resolves to no image; and through
+the agent's HTTP application two refused requests and a checked apply (applied, and refused to
+a fleet of another release). Volatile values (the rollout's and the wave's ids, times) are
 normalised, so recording again gives the same files::
 
     python -m tests.contract.record --out tests/contract/v0.2
@@ -33,9 +34,16 @@ from agent.service import AgentService
 from agent.sim.member import member_world
 from common.wire.plan import PlanDocument, PlanRequest
 from common.wire.status import EventsDocument, StatusDocument
+from common.wire.version import VERSION
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
 from fleet.domain.machine import RolloutState
-from fleet.gateway import AgentGateway, AgentTarget, InProcessAgentGateway, body_of
+from fleet.gateway import (
+    AgentGateway,
+    AgentTarget,
+    InProcessAgentGateway,
+    StatusWithWaveReader,
+    body_of,
+)
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.steps.runner import StepRunner
 from fleet.service.steps.truth import record_of, rollback_body
@@ -85,6 +93,17 @@ class RecordingGateway:
     def wave_status(self, target: AgentTarget, wave_id: str) -> WaveDocument:
         return self._keep("wave_status", None, self.inner.wave_status(target, wave_id))
 
+    def status_with_wave(
+        self, target: AgentTarget, wave_id: str
+    ) -> tuple[StatusDocument, WaveDocument | None]:
+        """The status and the wave, kept as the one answer the agent gave
+        (``GET /v1/status?wave={id}``)."""
+        assert isinstance(self.inner, StatusWithWaveReader)
+        status, wave = self.inner.status_with_wave(target, wave_id)
+        answer = {**_wire(status), "wave": None if wave is None else _wire(wave)}
+        self.calls.append(("status_with_wave", None, answer))
+        return status, wave
+
     def rollback_wave(
         self, target: AgentTarget, wave_id: str, record: RollbackRequest | None = None
     ) -> WaveDocument:
@@ -127,8 +146,9 @@ def _first(calls: list[Call], method: str) -> Call:
 
 
 def _http_errors() -> dict[str, Any]:
-    """The agent's error documents, from its HTTP application: a refused wave (422) and an
-    unknown wave (404)."""
+    """The agent's error documents, from its HTTP application: a refused wave (422), an
+    unknown wave (404) and a checked apply refused to a fleet of 0.9.0 (409); and a checked
+    apply for today's fleet (201: the status with the wave in it)."""
     service = AgentService(member_world("err-1", nodes=2), name="err-1")
     client = TestClient(create_app(service, token_hashes=None))
     invalid = client.put(f"/v1/waves/{WAVE_ID}", json={"target": {}})
@@ -137,7 +157,20 @@ def _http_errors() -> dict[str, Any]:
         raise AssertionError(
             f"expected 422 and 404, got {invalid.status_code}, {unknown.status_code}"
         )
-    return {"answer-error-invalid": invalid.json(), "answer-error-not-found": unknown.json()}
+    body = {"target": {"amiSelectorTerms": [{"alias": f"al2023@{NEW}"}]}, "rollout": ROLLOUT_ID}
+    path = f"/v1/waves/{WAVE_ID}/checked"
+    refused = client.put(path, params={"fleet": "0.9.0"}, json=body)
+    checked = client.put(path, params={"fleet": VERSION}, json=body)
+    if refused.status_code != 409 or checked.status_code != 201:
+        raise AssertionError(
+            f"expected 409 and 201, got {refused.status_code}, {checked.status_code}"
+        )
+    return {
+        "answer-error-invalid": invalid.json(),
+        "answer-error-not-found": unknown.json(),
+        "answer-error-fleet-refused": refused.json(),
+        "answer-checked-apply": checked.json(),
+    }
 
 
 def record() -> dict[str, Any]:
@@ -154,6 +187,7 @@ def record() -> dict[str, Any]:
         documents["answer-wave-progressing"] = applied[2]
         documents["answer-wave-converged"] = _last(good.calls, "wave_status", "converged")[2]
         documents["answer-status"] = _last(good.calls, "status")[2]
+        documents["answer-status-with-wave"] = _last(good.calls, "status_with_wave")[2]
         target = AgentTarget("can-1", "in-process", "")
         documents["request-plan"] = {}  # the fleet's preview of a cluster (fleet.api.fleets)
         documents["answer-plan"] = _wire(good.plan(target, PlanRequest()))

@@ -62,6 +62,21 @@ def test_the_status_of_a_0_1_agent_is_read_and_the_agent_is_driven(
     assert never_applied(status, wave) is None  # the status shows the cluster carrying it
 
 
+def test_a_0_1_agent_is_asked_the_status_and_then_the_wave_in_a_second_call(
+    agent: JsonServer, gateway: HttpAgentGateway, target: AgentTarget
+) -> None:
+    asked = len(agent.requests)
+    status, wave = gateway.status_with_wave(target, "answer-wave-converged")
+    assert [path for path, _ in agent.requests[asked:]] == [
+        "/v1/status",
+        "/v1/waves/answer-wave-converged",
+    ]
+    assert _sent(status) == ANSWERS["answer-status"]
+    assert wave is not None
+    assert _sent(wave)["targetImages"] == WAVES["answer-wave-converged"]["targetImages"]
+    assert gateway.status_with_wave(target, "unknown")[1] is None
+
+
 @pytest.mark.parametrize("name", sorted(WAVES))
 def test_every_0_1_wave_document_is_read_and_judged_and_never_verified_unless_it_holds(
     gateway: HttpAgentGateway, target: AgentTarget, name: str

@@ -57,6 +57,14 @@ def test_a_0_1_fleet_reads_todays_status() -> None:
     assert [name for name, _ in reading.node_classes] == [c["name"] for c in status["nodeClasses"]]
 
 
+def test_a_0_1_fleet_reads_todays_status_with_a_wave_as_the_status() -> None:
+    both = documents(CURRENT, "answer")["answer-status-with-wave"]
+    reading = OLD.read_status(both)
+    assert reading.by_image == both["nodesByImage"]
+    assert reading.problems == []
+    assert both["wave"]["id"] == WAVES["answer-wave-converged"]["id"]
+
+
 @pytest.mark.parametrize("name", sorted(WAVES))
 def test_a_0_1_fleet_reads_every_wave_document_of_today_with_the_same_verdict_on_holds(
     name: str,

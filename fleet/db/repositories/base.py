@@ -64,15 +64,20 @@ class Repository:
         self._scope = scope
         self._session = scope.session
 
-    def _locking(self, statement: Select[E], entity: type[E], for_update: bool) -> Select[E]:
-        """``statement`` taking a row lock when ``for_update`` (and refreshing loaded rows)."""
+    def _locking(
+        self, statement: Select[E], entity: type[E], for_update: bool, *, key_share: bool = False
+    ) -> Select[E]:
+        """``statement`` taking a row lock when ``for_update`` (and refreshing loaded rows);
+        ``key_share``: one that lets rows referring to it be written meanwhile (PostgreSQL's
+        ``FOR NO KEY UPDATE``: it still excludes every other lock of the row for an update)."""
         if not for_update:
             return statement
         if not self._scope.write:
             raise UsageError(
                 f"loading {entity.__tablename__} for update: open the UnitOfWork with write=True"
             )
-        return statement.with_for_update(of=entity).execution_options(populate_existing=True)
+        locked = statement.with_for_update(of=entity, key_share=key_share)
+        return locked.execution_options(populate_existing=True)
 
     def _insert(self, table: Any) -> Any:
         """A dialect INSERT on ``table`` supporting ``ON CONFLICT`` (SQLite and PostgreSQL)."""

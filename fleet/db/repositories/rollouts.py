@@ -215,7 +215,10 @@ class RolloutRepository(Repository):
         statement = select(Rollout).where(Rollout.id == rollout_id).options(*WITHOUT_FLEET_SPEC)
         if not plan:
             statement = statement.options(defer(Rollout.plan))
-        found = self._session.scalars(self._locking(statement, Rollout, for_update)).one_or_none()
+        # the lock lets rows that refer to the rollout be written meanwhile (a worker's audit
+        # rows of its steps): only another update of the rollout waits for it
+        locked = self._locking(statement, Rollout, for_update, key_share=True)
+        found = self._session.scalars(locked).one_or_none()
         return None if found is None else self._record(found)
 
     @boundary("reading the plan of rollout {rollout_id}")

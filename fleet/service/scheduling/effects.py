@@ -164,6 +164,8 @@ class EffectWriter:
             by_id = {w.id: w for w in waves}
             batch: list[StepEffect] = []
             for effect in decision.effects:
+                if isinstance(effect, Send | NeedReadings):
+                    continue  # no write (sent after the commit): a run of alike effects goes on
                 if batch and _batch_key(effect) != _batch_key(batch[0]):
                     self._effects(uow, rollout, batch, now)
                     batch = []

@@ -1,10 +1,12 @@
 """The step runner: what a worker does with one step message (apply, verify, roll back).
 
-Each run is short: one or two agent calls and one guarded update of the step, then either done
-or "look again in N seconds" (the task re-queues itself; no worker waits while a cluster
-drifts). Runs are idempotent: the agent knows the wave by the step's id (applying it twice
-applies nothing twice), and the step only moves from the state the run found it in, so a
-redelivered, duplicated or late message changes nothing.
+Each run is short: one to three agent calls and one guarded update of the step, then either
+done or "look again in N seconds" (the task re-queues itself; no worker waits while a cluster
+drifts). The updates of a batch of runs are written together, in one transaction, once every
+run of the batch is done (:mod:`fleet.service.steps.writes`). Runs are idempotent: the agent
+knows the wave by the step's id (applying it twice applies nothing twice), and the step only
+moves from the state the run found it in, so a redelivered, duplicated or late message changes
+nothing.
 
 Temporary agent errors (no answer, 5xx, 429) are retried with a backoff that grows with the
 outage, the step keeping its state and saying so in its ``error`` ("agent of dev-2 unreachable
@@ -32,7 +34,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 from opentelemetry.trace import SpanKind
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from common.wire.observation import Expected
 from common.wire.phases import Phase
@@ -42,7 +44,15 @@ from fleet.db.errors import DatabaseError
 from fleet.db.records import StepFields
 from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
 from fleet.domain.waits import span
-from fleet.gateway import AgentGateway, AgentRejected, AgentUnreachable, WaveUnknown
+from fleet.gateway import (
+    AgentGateway,
+    AgentRejected,
+    AgentUnreachable,
+    CheckedApplier,
+    FleetRefused,
+    StatusWithWaveReader,
+    WaveUnknown,
+)
 from fleet.service.context import FleetContext
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.scheduling.load import ReleaseCache
@@ -69,7 +79,7 @@ from fleet.telemetry import context_from_traceparent, parent_context
 RETRY_AFTER = 1.0
 """Seconds before a step that met a temporary database error is looked at again."""
 log = logging.getLogger(__name__)
-D = TypeVar("D", bound=BaseModel)
+D = TypeVar("D")
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,10 @@ class StepRunner:
         self.settle_grace = settle_grace
         self.writes = StepWrites(ctx)
         self.releases = ReleaseCache()
+        self._together = gateway if isinstance(gateway, StatusWithWaveReader) else None
+        """The gateway, when it reads a status and a wave in one call."""
+        self._checked = gateway if isinstance(gateway, CheckedApplier) else None
+        """The gateway, when it applies a wave checked by the agent, in one call."""
 
     def run(self, message: StepMessage) -> RunOutcome:
         """Do the next piece of work of ``message``'s step."""
@@ -112,9 +126,10 @@ class StepRunner:
 
     def run_many(self, messages: Sequence[StepMessage]) -> list[tuple[StepMessage, RunOutcome]]:
         """Do the next piece of work of each message's step, one after the other, the steps
-        read in one query. A temporary database error (a lock timeout, a lost connection) on
-        one step says to look at it again in a second; any other error of one step is logged
-        and leaves that step to the scheduler's redispatch, without stopping the others."""
+        read in one query and their updates written in one transaction at the end. A temporary
+        database error (a lock timeout, a lost connection) on one step says to look at it again
+        in a second; any other error of one step is logged and leaves that step to the
+        scheduler's redispatch, without stopping the others."""
         try:
             snaps = load_snapshots(self.ctx, [m.step_id for m in messages], self.releases)
         except DatabaseError as exc:
@@ -122,19 +137,24 @@ class StepRunner:
                 raise
             return [(m, RunOutcome(RETRY_AFTER, f"database busy: {exc}")) for m in messages]
         out: list[tuple[StepMessage, RunOutcome]] = []
-        for message in messages:
-            snap = snaps.get(message.step_id)
-            if snap is None:
-                out.append((message, _done(f"step {message.step_id} does not exist")))
-                continue
-            try:
+        try:
+            for message in messages:
+                snap = snaps.get(message.step_id)
+                if snap is None:
+                    out.append((message, _done(f"step {message.step_id} does not exist")))
+                    continue
                 out.append((message, self._traced(message, snap)))
-            except DatabaseError as exc:
-                if not exc.temporary:
-                    log.exception("step %s (%s) failed", message.step_id, message.action)
-                    out.append((message, _done(f"error: {exc}")))
-                else:
-                    out.append((message, RunOutcome(RETRY_AFTER, f"database busy: {exc}")))
+        finally:
+            failed = {f.step_id: f for f in self.writes.flush()}
+        for i, (message, _) in enumerate(out):
+            problem = failed.get(message.step_id)
+            if problem is None:
+                continue
+            if problem.temporary:
+                out[i] = (message, RunOutcome(RETRY_AFTER, f"database busy: {problem.error}"))
+            else:
+                log.error("step %s (%s) failed: %s", message.step_id, message.action, problem.error)
+                out[i] = (message, _done(f"error: {problem.error}"))
         return out
 
     def _traced(self, message: StepMessage, snap: StepSnapshot) -> RunOutcome:
@@ -184,44 +204,78 @@ class StepRunner:
 
     def _apply(self, snap: StepSnapshot) -> RunOutcome:
         if snap.state is StepState.DISPATCHED:
-            status = self._call(snap, lambda: self.gateway.status(snap.target))
-            if isinstance(status, RunOutcome):
-                return status
-            refused = refusal(snap.target.cluster, status)
-            if refused is not None:
-                note = refused.reason
-                self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
-                return _done(note)
-            wave = self._call(
-                snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
-            )
-            if isinstance(wave, RunOutcome):
-                return wave
+            applied = self._apply_checked(snap)
+            if isinstance(applied, RunOutcome):
+                return applied
+            wave, after = applied
             fields = self._previous(snap, wave)
             fields["started_at"] = self.ctx.now()
             fields["result"] = result_of(wave)
             fields["image_before"] = ", ".join(wave.images_before)[:255] or None
             fields["error"] = None
-            moved = self.writes.move(snap, StepState.DISPATCHED, StepState.PROGRESSING, **fields)
-            if not moved:
-                return _done("the step moved on meanwhile")
-            return self._follow(snap, wave, StepState.PROGRESSING)
+            # should the step have moved on meanwhile, this move changes nothing, nor does any
+            # later write of this run (:mod:`fleet.service.steps.writes`)
+            self.writes.move(snap, StepState.DISPATCHED, StepState.PROGRESSING, **fields)
+            return self._follow(snap, wave, StepState.PROGRESSING, after)
         if snap.state is StepState.PROGRESSING:
             try:
-                wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
+                seen = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
             except WaveUnknown:
                 # the cluster has no record of the wave (it was reset or re-created before the
                 # wave converged): apply it again, by the same id, and say so in the audit; the
                 # fleet keeps the record of what it first replaced
-                wave = self._call(
+                seen = self._call(
                     snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
                 )
-                if not isinstance(wave, RunOutcome):
-                    self.writes.reapplied(snap, wave, **self._previous(snap, wave))
-            if isinstance(wave, RunOutcome):
-                return wave
-            return self._follow(snap, wave, snap.state)
+                if not isinstance(seen, RunOutcome):
+                    self.writes.reapplied(snap, seen, **self._previous(snap, seen))
+            if isinstance(seen, RunOutcome):
+                return seen
+            return self._follow(snap, seen, snap.state)
         return _done(f"step is {snap.state}: nothing to apply")
+
+    def _apply_checked(
+        self, snap: StepSnapshot
+    ) -> tuple[WaveDocument, StatusDocument | None] | RunOutcome:
+        """Apply the step's wave to an agent this fleet drives (:mod:`~fleet.service.steps.
+        compat`); the wave document and, when the agent answered with it, the status after it.
+        In one call where the gateway and the agent can (the agent checks this fleet's release
+        before applying), else the status read and checked here before the wave is applied."""
+        checked = self._checked
+        if checked is not None:
+            try:
+                answer = self._call(
+                    snap, lambda: checked.apply_checked(snap.target, snap.step_id, snap.request)
+                )
+            except FleetRefused as exc:
+                return self._refused(snap, exc)
+            if isinstance(answer, RunOutcome):
+                return answer
+            if answer is not None:
+                return answer[1], answer[0]
+        status = self._call(snap, lambda: self.gateway.status(snap.target))
+        if isinstance(status, RunOutcome):
+            return status
+        refused = refusal(snap.target.cluster, status)
+        if refused is not None:
+            return self._fail(snap, refused.reason)
+        wave = self._call(
+            snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
+        )
+        return wave if isinstance(wave, RunOutcome) else (wave, None)
+
+    def _refused(self, snap: StepSnapshot, exc: FleetRefused) -> RunOutcome:
+        """The agent refused this fleet's release (nothing applied): the step fails, with the
+        fleet's reading of the agent's release when the status says it, else the agent's."""
+        status = self._call(snap, lambda: self.gateway.status(snap.target))
+        if isinstance(status, RunOutcome):
+            return status
+        refused = refusal(snap.target.cluster, status)
+        return self._fail(snap, refused.reason if refused else f"not applied: {exc}")
+
+    def _fail(self, snap: StepSnapshot, note: str) -> RunOutcome:
+        self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
+        return _done(note)
 
     @staticmethod
     def _previous(snap: StepSnapshot, wave: WaveDocument) -> StepFields:
@@ -230,7 +284,15 @@ class StepRunner:
         record = record_of(wave) if snap.previous is None else None
         return StepFields() if record is None else StepFields(previous=record)
 
-    def _follow(self, snap: StepSnapshot, wave: WaveDocument, state: StepState) -> RunOutcome:
+    def _follow(
+        self,
+        snap: StepSnapshot,
+        wave: WaveDocument,
+        state: StepState,
+        status: StatusDocument | None = None,
+    ) -> RunOutcome:
+        """Act on the wave's phase; ``status``: the cluster's, read with the wave (else it is
+        read when the wave has converged)."""
         progress = wave.progress
         match wave.phase:
             case Phase.CONVERGED:
@@ -244,7 +306,7 @@ class StepRunner:
                     return _done(note)
                 if verdict.verdict == "settling":
                     return self._settling(snap, state, wave, verdict.reason)
-                after = self._images_in_use(snap) or sorted(wave.target_images)
+                after = self._images_in_use(snap, status) or sorted(wave.target_images)
                 self.writes.move(
                     snap,
                     state,
@@ -299,10 +361,13 @@ class StepRunner:
             self.writes.move(snap, state, state, result=settling)
         return RunOutcome(self.poll_interval, f"settling: {reason}")
 
-    def _images_in_use(self, snap: StepSnapshot) -> list[str]:
+    def _images_in_use(self, snap: StepSnapshot, status: StatusDocument | None) -> list[str]:
         """The images the cluster's nodes run now (empty when the agent does not say), the
-        status kept as the fleet's last observation of the cluster."""
-        status = self._observe(snap)
+        status (``status``, or one read now) kept as the fleet's last observation of it."""
+        if status is not None:
+            self._record_status(snap, status)
+        else:
+            status = self._observe(snap)
         if status is None:
             return []
         return sorted(status.nodes_by_image)
@@ -315,21 +380,17 @@ class StepRunner:
         way."""
         if snap.state not in (StepState.VERIFYING, StepState.VERIFIED) or snap.rollback:
             return _done(f"step is {snap.state}: nothing to verify")
-        status = self._call(snap, lambda: self.gateway.status(snap.target))
-        if isinstance(status, RunOutcome):
-            return status
-        self._record_status(snap, status)
-        try:
-            wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
-        except WaveUnknown:
+        read = self._status_and_wave(snap)
+        if isinstance(read, RunOutcome):
+            return read
+        status, wave = read
+        if wave is None:
             note = (
                 f"regressed: the cluster has no record of wave {snap.step_id} any more (it was "
                 f"reset or re-created); it runs {images_text(status.nodes_by_image)}"
             )
             self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
             return _done(note)
-        if isinstance(wave, RunOutcome):
-            return wave
         verdict = judge(wave, Expected.TARGET)
         if verdict.verdict == "regressed":
             note = f"regressed: {verdict.reason}"
@@ -349,6 +410,30 @@ class StepRunner:
         )
         return _done(f"verified: {wave.phase}")
 
+    def _status_and_wave(
+        self, snap: StepSnapshot
+    ) -> tuple[StatusDocument, WaveDocument | None] | RunOutcome:
+        """The cluster's status, kept as the fleet's last observation of it, and the step's
+        wave (None: the agent has no record of it): in one call where the gateway and the agent
+        can, else the status and then the wave."""
+        together = self._together
+        if together is not None:
+            read = self._call(snap, lambda: together.status_with_wave(snap.target, snap.step_id))
+            if not isinstance(read, RunOutcome):
+                self._record_status(snap, read[0])
+            return read
+        status = self._call(snap, lambda: self.gateway.status(snap.target))
+        if isinstance(status, RunOutcome):
+            return status
+        self._record_status(snap, status)
+        try:
+            wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
+        except WaveUnknown:
+            return status, None
+        if isinstance(wave, RunOutcome):
+            return wave
+        return status, wave
+
     def _observe(self, snap: StepSnapshot) -> StatusDocument | None:
         """Read the cluster's status and keep it as the fleet's last observation of it (None,
         nothing kept, when the agent does not answer)."""
@@ -361,11 +446,7 @@ class StepRunner:
 
     def _record_status(self, snap: StepSnapshot, status: StatusDocument) -> None:
         """Keep what the cluster reported as the fleet's last word on it."""
-        with self.ctx.writing() as uow:
-            uow.clusters.record_status(
-                snap.fleet, snap.target.cluster, status_of(status), self.ctx.now()
-            )
-            uow.commit()
+        self.writes.status(snap, status)
 
     # -- rollback -------------------------------------------------------------------------
 

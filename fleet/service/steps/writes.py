@@ -1,28 +1,113 @@
 """How the step runner writes what it learnt: each step move is one guarded update with its audit
-row (and, once a step ends, its span), so a redelivered or late message changes nothing."""
+row (and, once a step ends, its span), so a redelivered or late message changes nothing.
+
+The writes of a batch of runs are kept (:meth:`StepWrites.move` and the others only note them)
+and written together by :meth:`StepWrites.flush`, in one transaction: the steps' guarded
+updates, their clusters' last status, and every audit row in one ``INSERT`` at the commit (one
+turn of the audit chain's lock for the whole batch). A run's moves of one step one after the
+other (applied, then converged) are one update, with the audit row of each. A step's writes
+form a chain in the order they were noted: the first guarded update that finds the step moved
+on stops the rest of that step's (as a run stops when its first move finds the step gone
+elsewhere). The steps are written in the order of their ids, as the scheduler's batched updates
+lock them, so the two never wait on each other in a cycle. Should the batch's transaction fail,
+each step's writes are tried again in a transaction of its own, so one step's problem (a
+cluster deleted, a lock timeout) stays that step's.
+"""
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Unpack
+from typing import Any, Unpack
 
 from opentelemetry.trace import Status, StatusCode
 
+from common.wire.status import StatusDocument
 from common.wire.waves import WaveDocument
+from fleet.db.errors import DatabaseError
 from fleet.db.records import StepFields
+from fleet.db.uow import UnitOfWork
 from fleet.domain.machine import RollbackState, StepState
-from fleet.service.context import FleetContext, audit
+from fleet.service.context import FleetContext, audit_row
 from fleet.service.scheduling.views import derived_span_id
-from fleet.service.steps.recorded import Result, result_of
+from fleet.service.steps.recorded import Result, result_of, status_of
 from fleet.service.steps.snapshot import StepSnapshot
 from fleet.telemetry import nanos, parent_context, preset_ids
 
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Write:
+    """One noted write: ``apply`` does it in the batch's transaction and says whether the step
+    stood where the run saw it (False stops the step's later writes); ``after`` runs once the
+    transaction committed, when ``apply`` said True. ``move``: the step move it is, if one (a
+    later move from where it leads joins it); ``aside``: it neither reads nor moves the step
+    (a later move may join a move noted before it)."""
+
+    apply: Callable[[UnitOfWork], bool]
+    after: Callable[[], None] | None = None
+    move: _Move | None = None
+    aside: bool = False
+
+
+@dataclass
+class _Move:
+    """A step's guarded move with its audit rows; moves noted one after the other (``a`` to
+    ``b``, then ``b`` to ``c``) are one update (``a`` to ``c``, the later fields winning) with
+    the audit rows of both."""
+
+    step_id: str
+    from_state: StepState
+    to_state: StepState
+    values: StepFields
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    ends: list[Callable[[], None]] = field(default_factory=list)
+
+    def apply(self, uow: UnitOfWork) -> bool:
+        moved = uow.steps.transition(self.step_id, [self.from_state], self.to_state, **self.values)
+        if moved and self.rows:
+            uow.audit.append_many(self.rows)
+        return moved
+
+    def after(self) -> None:
+        for end in self.ends:
+            end()
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A step whose writes could not be made: ``error``, and whether it is ``temporary``."""
+
+    step_id: str
+    error: DatabaseError
+
+    @property
+    def temporary(self) -> bool:
+        """Whether writing again later may succeed."""
+        return self.error.temporary
+
 
 class StepWrites:
-    """The step runner's writes (see the module docstring)."""
+    """The step runner's writes (see the module docstring); each thread notes and flushes its
+    own."""
 
     def __init__(self, ctx: FleetContext) -> None:
         self.ctx = ctx
+        self._local = threading.local()
+
+    @property
+    def _noted(self) -> dict[str, list[_Write]]:
+        noted: dict[str, list[_Write]] | None = getattr(self._local, "noted", None)
+        if noted is None:
+            noted = self._local.noted = {}
+        return noted
+
+    def _note(self, snap: StepSnapshot, write: _Write) -> None:
+        self._noted.setdefault(snap.step_id, []).append(write)
 
     def move(
         self,
@@ -32,34 +117,52 @@ class StepWrites:
         *,
         note: str = "",
         **fields: Unpack[StepFields],
-    ) -> bool:
+    ) -> None:
         """Move the step from ``from_state`` to ``to_state`` (with ``fields``), counting as
-        contact (``heartbeat_at``); audited when the state changes; False, changing nothing,
-        when the step was no longer in ``from_state``."""
+        contact (``heartbeat_at``); audited when the state changes; changing nothing (and
+        stopping the step's later writes) when the step is no longer in ``from_state``."""
         now = self.ctx.now()
         values = StepFields(heartbeat_at=now)
         values.update(fields)
-        if to_state != from_state and to_state in _FINAL and to_state is not StepState.VERIFIED:
+        changed = to_state != from_state
+        if changed and to_state in _FINAL and to_state is not StepState.VERIFIED:
             values.setdefault("finished_at", now)
-        with self.ctx.writing() as uow:
-            moved = uow.steps.transition(snap.step_id, [from_state], to_state, **values)
-            if moved and to_state != from_state:
-                audit(
-                    uow,
-                    now,
-                    "worker",
-                    "step.transition",
-                    ("step", snap.step_id),
-                    rollout_id=snap.rollout_id,
-                    before={"state": str(from_state)},
-                    after={"state": str(to_state), **({"note": note} if note else {})},
-                    trace_id=snap.trace_id,
-                    reason=note or None,
-                )
-            uow.commit()
-        if moved and to_state in _ENDED and to_state != from_state:
-            self.step_span(snap, to_state, note, now)
-        return moved
+        row = None
+        if changed:
+            row = audit_row(
+                now,
+                "worker",
+                "step.transition",
+                ("step", snap.step_id),
+                rollout_id=snap.rollout_id,
+                before={"state": str(from_state)},
+                after={"state": str(to_state), **({"note": note} if note else {})},
+                trace_id=snap.trace_id,
+                reason=note or None,
+            )
+
+        rows = [] if row is None else [row]
+        ends = [lambda: self.step_span(snap, to_state, note, now)] if changed else []
+        ends = ends if to_state in _ENDED else []
+        earlier = self._joinable(snap.step_id, from_state)
+        if earlier is not None:
+            earlier.to_state = to_state
+            earlier.values.update(values)
+            earlier.rows.extend(rows)
+            earlier.ends.extend(ends)
+            return
+        move = _Move(snap.step_id, from_state, to_state, values, rows, ends)
+        self._note(snap, _Write(move.apply, move.after, move=move))
+
+    def _joinable(self, step_id: str, from_state: StepState) -> _Move | None:
+        """The step's last noted move when it leads to ``from_state`` and only writes aside
+        were noted after it (a move from there may join it)."""
+        for write in reversed(self._noted.get(step_id, [])):
+            if write.move is not None:
+                return write.move if write.move.to_state is from_state else None
+            if not write.aside:
+                return None
+        return None
 
     def move_rollback(
         self,
@@ -68,68 +171,124 @@ class StepWrites:
         *,
         note: str = "",
         **fields: Unpack[StepFields],
-    ) -> bool:
+    ) -> None:
         """Move the step's rollback to ``to_state`` (with ``fields``) if it still stands where
-        ``snap`` saw it; audited when it changes; False, changing nothing, otherwise."""
+        ``snap`` saw it; audited when it changes; changing nothing otherwise."""
         now = self.ctx.now()
-        with self.ctx.writing() as uow:
+        values = StepFields(rollback_state=str(to_state), heartbeat_at=now)
+        values.update(fields)
+        row = None
+        if snap.rollback is not to_state:
+            row = audit_row(
+                now,
+                "worker",
+                "step.rollback",
+                ("step", snap.step_id),
+                rollout_id=snap.rollout_id,
+                before={"rollback": str(snap.rollback) if snap.rollback else None},
+                after={"rollback": str(to_state), **({"note": note} if note else {})},
+                trace_id=snap.trace_id,
+                reason=note or None,
+            )
+
+        def apply(uow: UnitOfWork) -> bool:
             step = uow.steps.get(snap.step_id, for_update=True)
             if step.rollback_state != (str(snap.rollback) if snap.rollback else None):
                 return False
-            values = StepFields(rollback_state=str(to_state), heartbeat_at=now)
-            values.update(fields)
             uow.steps.transition(step.id, [step.state], step.state, **values)
-            if snap.rollback is not to_state:
-                audit(
-                    uow,
-                    now,
-                    "worker",
-                    "step.rollback",
-                    ("step", snap.step_id),
-                    rollout_id=snap.rollout_id,
-                    before={"rollback": str(snap.rollback) if snap.rollback else None},
-                    after={"rollback": str(to_state), **({"note": note} if note else {})},
-                    trace_id=snap.trace_id,
-                    reason=note or None,
-                )
-            uow.commit()
-        return True
+            if row is not None:
+                uow.audit.append_many([row])
+            return True
+
+        self._note(snap, _Write(apply))
 
     def reapplied(
         self, snap: StepSnapshot, wave: WaveDocument, **fields: Unpack[StepFields]
-    ) -> bool:
+    ) -> None:
         """Record that the step's wave was applied again because the agent no longer knew it
         (restarted over a new cluster, or the cluster reset): the agent's answer as the step's
-        result (with ``fields``) and a ``step.reapplied`` audit row saying so; False, changing
-        nothing, when the step moved on meanwhile."""
+        result (with ``fields``) and a ``step.reapplied`` audit row saying so; changing
+        nothing when the step moved on meanwhile."""
         now = self.ctx.now()
         reason = f"the agent no longer knew wave {snap.step_id} (restarted or reset); applied again"
-        with self.ctx.writing() as uow:
-            values = StepFields(heartbeat_at=now, result=result_of(wave))
-            values.update(fields)
+        values = StepFields(heartbeat_at=now, result=result_of(wave))
+        values.update(fields)
+        row = audit_row(
+            now,
+            "worker",
+            "step.reapplied",
+            ("step", snap.step_id),
+            rollout_id=snap.rollout_id,
+            before={"state": str(snap.state), "agentKnewWave": False},
+            after={"state": str(snap.state), "phase": str(wave.phase)},
+            trace_id=snap.trace_id,
+            reason=reason,
+        )
+
+        def apply(uow: UnitOfWork) -> bool:
             moved = uow.steps.transition(snap.step_id, [snap.state], snap.state, **values)
             if moved:
-                audit(
-                    uow,
-                    now,
-                    "worker",
-                    "step.reapplied",
-                    ("step", snap.step_id),
-                    rollout_id=snap.rollout_id,
-                    before={"state": str(snap.state), "agentKnewWave": False},
-                    after={"state": str(snap.state), "phase": str(wave.phase)},
-                    trace_id=snap.trace_id,
-                    reason=reason,
-                )
-            uow.commit()
-        return moved
+                uow.audit.append_many([row])
+            return moved
+
+        self._note(snap, _Write(apply))
 
     def note(self, snap: StepSnapshot, note: str, result: Result) -> None:
         """Say why the step waits (its ``error``, and ``result``) without moving it or counting
         as contact: the silence that makes an agent ``unreachable`` goes on."""
-        with self.ctx.writing() as uow:
+
+        def apply(uow: UnitOfWork) -> bool:
             uow.steps.transition(snap.step_id, [snap.state], snap.state, error=note, result=result)
+            return True
+
+        self._note(snap, _Write(apply))
+
+    def status(self, snap: StepSnapshot, status: StatusDocument) -> None:
+        """Keep what the cluster reported as the fleet's last word on it."""
+        kept, at = status_of(status), self.ctx.now()
+
+        def apply(uow: UnitOfWork) -> bool:
+            uow.clusters.record_status(snap.fleet, snap.target.cluster, kept, at)
+            return True
+
+        self._note(snap, _Write(apply, aside=True))
+
+    def flush(self) -> list[Failed]:
+        """Write every noted write (see the module docstring); the steps whose writes could not
+        be made, each with its error. Nothing stays noted afterwards."""
+        noted = self._noted
+        self._local.noted = {}
+        if not noted:
+            return []
+        chains = sorted(noted.items())
+        try:
+            self._write(chains)
+        except DatabaseError as exc:
+            if len(chains) == 1:
+                return [Failed(chains[0][0], exc)]
+            log.info("writing %d steps together: %s; writing each on its own", len(chains), exc)
+        else:
+            return []
+        failed = []
+        for chain in chains:
+            try:
+                self._write([chain])
+            except DatabaseError as exc:
+                failed.append(Failed(chain[0], exc))
+        return failed
+
+    def _write(self, chains: list[tuple[str, list[_Write]]]) -> None:
+        afters: list[Callable[[], None]] = []
+        with self.ctx.writing() as uow:
+            for _, writes in chains:
+                for write in writes:
+                    if not write.apply(uow):
+                        break
+                    if write.after is not None:
+                        afters.append(write.after)
             uow.commit()
+        for after in afters:
+            after()
 
     def step_span(self, snap: StepSnapshot, state: StepState, note: str, now: datetime) -> None:
         """Export the step's span (child of its wave) now that the step has ended."""
@@ -165,3 +324,5 @@ _FINAL = frozenset(
 
 _ENDED = _FINAL - {StepState.CONVERGED}
 """Where a step's span ends (a converged step still has its verification ahead)."""
+
+__all__ = ["Failed", "StepWrites"]

@@ -28,6 +28,9 @@ def test_a_small_fleet_rolls_and_every_figure_is_measured(
     assert row["statementsPerStep"] is not None
     assert row["statementsPerStep"] > 0
     assert row["redisCommandsPerStep"] > 0
+    # one call to apply (checked by the agent), one to verify, one to confirm (the last wave's
+    # steps are confirmed by their own verification)
+    assert 2 <= row["agentCallsPerStep"] <= 3
     assert row["peakRssMB"]["scheduler"] > 10
     assert row["wallSeconds"] > 0
     assert code == (1 if problems([row]) else 0)

@@ -15,7 +15,7 @@ from agent.service import WaveNotFound
 from common.auth import AuthConfigError, hash_token
 from common.wire.base import ErrorDocument
 from common.wire.status import StatusDocument
-from common.wire.waves import WaveDocument
+from common.wire.waves import StatusWithWave, WaveDocument
 
 from .helpers import AUTH, Traced, app_for, serving, traced_agent
 
@@ -114,6 +114,51 @@ def test_put_creates_then_returns_the_wave_and_a_different_request_conflicts(
     rolled = client.post("/v1/waves/w1/rollback", headers=AUTH)
     assert rolled.status_code == 200
     assert rolled.json()["phase"] in ("rolling-back", "rolled-back")
+
+
+def test_the_status_with_a_wave_carries_its_document_or_null_for_an_unknown_wave(
+    fresh: tuple[Traced, httpx.Client],
+) -> None:
+    _, client = fresh
+    assert client.put("/v1/waves/w1", headers=AUTH, json=WAVE).status_code == 201
+    both = client.get("/v1/status", params={"wave": "w1"}, headers=AUTH)
+    assert both.status_code == 200
+    read = StatusWithWave.model_validate(both.json(), extra="forbid")
+    assert read.wave is not None
+    assert read.wave.id == "w1"
+    wave = client.get("/v1/waves/w1", headers=AUTH).json()
+    assert {k: v for k, v in both.json()["wave"].items() if k != "observed"} == {
+        k: v for k, v in wave.items() if k != "observed"
+    }
+    alone = client.get("/v1/status", headers=AUTH).json()
+    assert "wave" not in alone
+    assert {k for k in both.json() if k != "wave"} == set(alone)
+    unknown = client.get("/v1/status", params={"wave": "nope"}, headers=AUTH)
+    assert unknown.status_code == 200
+    assert unknown.json()["wave"] is None
+    assert client.get("/v1/status", params={"wave": ""}, headers=AUTH).status_code == 422
+
+
+def test_a_checked_apply_refuses_a_fleet_that_does_not_drive_the_agent_and_applies_else(
+    fresh: tuple[Traced, httpx.Client],
+) -> None:
+    _, client = fresh
+    refused = client.put("/v1/waves/w1/checked", params={"fleet": "0.9.0"}, headers=AUTH, json=WAVE)
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "fleet_refused"
+    assert "upgrade the agent first" in refused.json()["error"]["message"]
+    assert client.get("/v1/waves/w1", headers=AUTH).status_code == 404  # nothing applied
+    unreadable = client.put("/v1/waves/w1/checked", params={"fleet": "x"}, headers=AUTH, json=WAVE)
+    assert unreadable.status_code == 422
+    created = client.put("/v1/waves/w1/checked", params={"fleet": "0.2.0"}, headers=AUTH, json=WAVE)
+    assert created.status_code == 201
+    both = StatusWithWave.model_validate(created.json(), extra="forbid")
+    assert both.wave is not None
+    assert both.wave.phase == "progressing"
+    assert both.active_wave == "w1"
+    again = client.put("/v1/waves/w1/checked", params={"fleet": "0.1.3"}, headers=AUTH, json=WAVE)
+    assert again.status_code == 200
+    assert again.json()["wave"]["appliedAt"] == created.json()["wave"]["appliedAt"]
 
 
 def test_unknown_waves_and_routes_are_404_in_the_error_format(client: httpx.Client) -> None:
@@ -231,6 +276,7 @@ def test_the_openapi_schema_lists_the_routes_and_documents_the_bodies(
         "/v1/plan",
         "/v1/waves/{wave_id}",
         "/v1/waves/{wave_id}/rollback",
+        "/v1/waves/{wave_id}/checked",
     }
     assert set(paths["/v1/waves/{wave_id}"]) == {"put", "get"}
     put = paths["/v1/waves/{wave_id}"]["put"]

@@ -17,8 +17,9 @@ import pytest
 from agent.api.ec2nodeclass import EC2NodeClass
 from common.wire.plan import PlanDocument, PlanRequest
 from common.wire.status import EventsDocument, StatusDocument
+from common.wire.version import VERSION, drivable
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
-from fleet.gateway import AgentGateway, AgentTarget
+from fleet.gateway import AgentGateway, AgentTarget, FleetRefused
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.ports import StepMessage
 from fleet.service.steps.runner import StepRunner
@@ -128,3 +129,40 @@ def test_agents_one_minor_either_side_and_unversioned_ones_are_driven(
     assert step.error is None
     assert gateway.calls[:2] == ["status", "apply_wave"]
     assert _terms(harness) == [{"alias": "al2023@v20251216"}]
+
+
+class CheckingRelease(OtherRelease):
+    """:class:`OtherRelease` with the checked apply (``checked-apply``): the agent itself
+    refuses a fleet whose release does not drive it, by the same promise."""
+
+    def apply_checked(
+        self, target: AgentTarget, wave_id: str, request: WaveRequest
+    ) -> tuple[StatusDocument, WaveDocument] | None:
+        self.calls.append("apply_checked")
+        refused = drivable(self.version or "0.1.0", VERSION)
+        if refused is not None:
+            raise FleetRefused(target.cluster, f"applying wave {wave_id}", refused.reason)
+        wave = self.inner.apply_wave(target, wave_id, request)
+        return self.inner.status(target), wave
+
+
+@pytest.mark.parametrize(("version", "driven"), [("0.9.0", False), ("0.3.5", True)])
+def test_an_agent_that_checks_the_fleets_release_is_applied_in_one_call_or_refuses(
+    harness: FleetHarness, version: str, driven: bool
+) -> None:
+    start_rollout(harness.ctx, harness.release(STRATEGY), "alice")
+    harness.step(deliver=False)
+    message = harness.broker.queue.pop()[1]
+    gateway = CheckingRelease(harness.runner.gateway, version)
+    StepRunner(harness.ctx, gateway, poll_interval=10).run(message)
+    with harness.ctx.reading() as uow:
+        step = uow.steps.get(message.step_id)
+    if driven:
+        assert (step.state, step.error) == ("progressing", None)
+        assert gateway.calls == ["apply_checked"]
+        assert _terms(harness) == [{"alias": "al2023@v20251216"}]
+    else:
+        assert step.state == "failed"
+        assert (step.error or "").startswith("not applied: can-1: the agent runs driftwave 0.9.0")
+        assert gateway.calls == ["apply_checked", "status"]  # the reason read, nothing applied
+        assert _terms(harness) == OLD_TERMS
