@@ -1,10 +1,11 @@
 """How the fleet reaches a cluster's agent: the :class:`AgentGateway` port
 (:mod:`fleet.agentport`, whose names this module re-exports) and its adapters, imported from
 here: :class:`HttpAgentGateway` (:mod:`fleet.agenthttp`) calls the agent's HTTP API;
-:class:`InProcessAgentGateway` (here: the only fleet module that imports the agent, and only when an in-process call is made) calls agent
-services living in the same process (tests, single-process tools). Both raise the same typed
-errors and return the wire's documents, and both offer the port's optional one-call parts
-(:class:`StatusWithWaveReader`, :class:`CheckedApplier`).
+:class:`InProcessAgentGateway` (here: the only fleet module that imports the agent, and only
+when an in-process call is made) calls agent services living in the same process (tests,
+single-process tools). Both raise the same typed errors and return the wire's documents, and
+both offer the port's optional one-call parts (:class:`StatusWithWaveReader`,
+:class:`CheckedApplier`).
 """
 
 from __future__ import annotations
