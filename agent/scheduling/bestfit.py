@@ -47,7 +47,7 @@ class ClaimRoom:
         self._book = book
         self._vector = candidates.vector
         self._try_claim = candidates.try_claim
-        self._hostname_blocks = book.hostname_blocks
+        self._hostname_allowed = book.hostname_allowed
         self._zone_choices = book.zone_choices
 
     def best_fit(self, pod: PodRef, attempt: Attempt, steer: bool = True) -> bool:
@@ -64,8 +64,8 @@ class ClaimRoom:
         usable = room[:, 0] >= vector[0]  # (room >= vector).all(axis=1), a column at a time
         for j in range(1, len(vector)):
             usable &= room[:, j] >= vector[j]
-        for blocked in self._hostname_blocks(pod.shape, attempt, count):
-            usable &= ~blocked
+        for allowed_here in self._hostname_allowed(pod.shape, attempt, count):
+            usable &= allowed_here
         zones = self._zone_choices(pod.shape, attempt)
         if zones is not None:
             allowed = np.zeros(self._zones + 1, dtype=np.bool_)
@@ -75,6 +75,11 @@ class ClaimRoom:
         fits = np.flatnonzero(usable)
         if fits.size == 0:
             return False
+        within = self._quotas.within(pod.shape, fits) if steer else None
+        if within is not None:
+            fits = fits[within]  # scored alone: a claim's score does not depend on the others
+            if fits.size == 0:
+                return False
         weights = self._weights if self._uniform else self._claim_weights[fits]
         left = (room[fits] - vector) * weights
         if self._valued:
@@ -88,11 +93,6 @@ class ClaimRoom:
             score = -along / (np.sqrt(np.einsum("ij,ij->i", left, left)) + 1e-12)
         else:
             score = left.sum(axis=1)
-        within = self._quotas.within(pod.shape, fits) if steer else None
-        if within is not None:
-            if not within.any():
-                return False
-            fits, score = fits[within], score[within]
         # the best claim first (the first of a stable sort by score), the rest in order only
         # when it does not take the pod
         best = int(np.argmin(score))

@@ -9,6 +9,7 @@ solve's :class:`~agent.scheduling.topobook.TopologyBook`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -56,6 +57,7 @@ class Candidates:
         self._zone_names = zone_names
         self._vectors: dict[int, np.ndarray | None] = {}
         self._efficient_zones: dict[tuple[int, Requirement], BoolArray] = {}
+        self._zone_requirements: dict[str, Requirement] = {}
         self.plan = self._node_shapes(pools, plan)
 
     def _node_shapes(
@@ -126,11 +128,11 @@ class Candidates:
             headroom = claim.headroom
             if headroom is None:
                 headroom = claim.headroom = pool.table.alloc[claim.mask].max(axis=0) - claim.used
-            if np.any(vector > headroom):
+            if (vector > headroom).any():
                 return "insufficient room"
         if vector is not None and claim.last == (id(shape), attempt) and self._free(shape):
             return self._repeat(claim, pod, vector)
-        blocking = untolerated(
+        blocking = pool.taints and untolerated(
             shape.tolerations, pool.taints, prefer_no_schedule=attempt.prefer_no_schedule
         )
         if blocking:
@@ -149,7 +151,7 @@ class Candidates:
         merged.add(*pod_reqs.values())
         used = claim.used + vector
         table = pool.table
-        mask = claim.limited(claim.mask & table.mask(pod_reqs.values()))
+        mask = claim.limited(table.narrowed(claim.mask, pod_reqs.values()))
         mask &= table.holding(used)
         zone = merged.get("topology.kubernetes.io/zone")
         mask &= table.available(zone, merged.get("karpenter.sh/capacity-type"))
@@ -224,7 +226,7 @@ class Candidates:
         rows, zones, remaining, shapes = plan
         table = pool.table
         want = vector * self._weights_of(pool.name)
-        cosine = shapes @ (want / (float(np.linalg.norm(want)) or 1.0))
+        cosine = shapes @ (want / (math.sqrt(float(want.dot(want))) or 1.0))  # as np.linalg.norm
         assigned = self._quotas.assigned(pool.name, pod.shape)
         if assigned is not None:
             order = np.lexsort((-cosine, -assigned, assigned < 0.5))
@@ -241,13 +243,20 @@ class Candidates:
             only = np.zeros(len(table), dtype=np.bool_)
             only[row] = True
             claim.mask = only
-            claim.requirements.add(Requirement(ZONE_KEY, "In", [zone]))
+            claim.requirements.add(self._zone_requirement(zone))
             self._topology.known_domains(HOSTNAME, [claim.hostname])
             claim.column = int(entry)
             if self.try_claim(claim, pod, attempt) is None:
                 remaining[entry] -= 1
                 return claim
         return None
+
+    def _zone_requirement(self, zone: str) -> Requirement:
+        """``zone In [zone]``, one object per zone (requirements are immutable)."""
+        found = self._zone_requirements.get(zone)
+        if found is None:
+            found = self._zone_requirements[zone] = Requirement(ZONE_KEY, "In", [zone])
+        return found
 
     def open_new(
         self, pool: PoolPlan, pod: PodRef, attempt: Attempt

@@ -115,7 +115,7 @@ class Requirement:
     the excluded values when it is true.
     """
 
-    __slots__ = ("complement", "gte", "key", "lte", "min_values", "values")
+    __slots__ = ("_hash", "complement", "gte", "key", "lte", "min_values", "values")
 
     key: str
     complement: bool
@@ -300,10 +300,12 @@ class Requirement:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Requirement):
             return NotImplemented
-        return self is other or self._identity() == other._identity()
+        return self is other or (
+            self._hash == other._hash and self._identity() == other._identity()
+        )
 
     def __hash__(self) -> int:
-        return hash(self._identity())
+        return self._hash  # computed once: the solver looks requirements up in its caches often
 
     def __str__(self) -> str:
         """Karpenter's form: ``key In [a b]``, ``key Exists >=2 <=8``, ``... minValues 2``;
@@ -344,3 +346,4 @@ def _init(
     setter(target, "gte", gte)
     setter(target, "lte", lte)
     setter(target, "min_values", min_values)
+    setter(target, "_hash", hash((key, complement, values, gte, lte, min_values)))

@@ -154,11 +154,25 @@ class TypeTable:
         return mask
 
     def mask(self, requirements: Iterable[Requirement]) -> BoolArray:
-        """Types that meet every requirement."""
-        out = np.ones(len(self.types), dtype=np.bool_)
+        """Types that meet every requirement (a new array)."""
+        return self.narrowed(np.ones(len(self.types), dtype=np.bool_), requirements)
+
+    def narrowed(self, mask: BoolArray, requirements: Iterable[Requirement]) -> BoolArray:
+        """The types of ``mask`` that meet every requirement (a new array; ``mask`` is left
+        as it was). Requirements on keys no type carries, and offering keys, filter nothing
+        (see :meth:`requirement_mask`) and are skipped without a lookup."""
+        out: BoolArray | None = None
+        columns = self._columns
         for requirement in requirements:
-            out &= self.requirement_mask(requirement)
-        return out
+            key = requirement.key
+            if key not in columns or key in OFFERING_KEYS:
+                continue
+            allowed = self.requirement_mask(requirement)
+            if out is None:
+                out = mask & allowed
+            else:
+                out &= allowed
+        return mask.copy() if out is None else out
 
     def label_values(self, key: str, mask: BoolArray) -> set[str]:
         """The values of label ``key`` the masked types carry."""
