@@ -105,7 +105,7 @@ class Candidates:
         ):
             return False
         vector = self.vector(shape)
-        if vector is None or np.any(node.used + vector > node.allocatable):
+        if vector is None or (node.used + vector > node.allocatable).any():
             return False
         pod_reqs = _pod_requirements(shape, attempt)
         if self._check(shape, attempt, pod_reqs, node.requirements) is not None:
@@ -124,12 +124,8 @@ class Candidates:
         shape = pod.shape
         pool = claim.pool
         vector = self.vector(shape)
-        if vector is not None and not detailed and claim.pods:
-            headroom = claim.headroom
-            if headroom is None:
-                headroom = claim.headroom = pool.table.alloc[claim.mask].max(axis=0) - claim.used
-            if (vector > headroom).any():
-                return "insufficient room"
+        if vector is not None and not detailed and claim.pods and (vector > claim.room()).any():
+            return "insufficient room"
         if vector is not None and claim.last == (id(shape), attempt) and self._free(shape):
             return self._repeat(claim, pod, vector)
         blocking = pool.taints and untolerated(
@@ -151,14 +147,32 @@ class Candidates:
         merged.add(*pod_reqs.values())
         used = claim.used + vector
         table = pool.table
-        mask = claim.limited(table.narrowed(claim.mask, pod_reqs.values()))
-        mask &= table.holding(used)
         zone = merged.get("topology.kubernetes.io/zone")
-        mask &= table.available(zone, merged.get("karpenter.sh/capacity-type"))
-        if claim.efficient is not None:
-            mask &= self._efficient_in(claim.efficient, table, zone)
-        if not mask.any():
-            return _no_fit(merged, used, table.resources)
+        offered = table.available(zone, merged.get("karpenter.sh/capacity-type"))
+        row = claim.single()
+        if row is not None:
+            # one option left (a node shape of the plan): the same checks on its row alone
+            keeps = (
+                table.allows(row, pod_reqs.values())
+                and table.holds(row, used)
+                and bool(offered[row])
+                and (
+                    claim.efficient is None
+                    or bool(self._efficient_in(claim.efficient, table, zone)[row])
+                )
+                and bool(claim.limited(claim.mask)[row])
+            )
+            if not keeps:
+                return _no_fit(merged, used, table.resources)
+            mask = claim.mask
+        else:
+            mask = claim.limited(table.narrowed(claim.mask, pod_reqs.values()))
+            mask &= table.holding(used)
+            mask &= offered
+            if claim.efficient is not None:
+                mask &= self._efficient_in(claim.efficient, table, zone)
+            if not mask.any():
+                return _no_fit(merged, used, table.resources)
         short = min_values_unmet(merged, table, mask)
         if short is not None:
             return short
@@ -173,9 +187,15 @@ class Candidates:
         """Add a pod of the same shape and attempt as the claim's last one: taints,
         requirements and topology were checked then and cannot differ, only room can."""
         table, used = claim.pool.table, claim.used + vector
-        mask = claim.limited(claim.mask) & table.holding(used)
-        if not mask.any():
-            return _no_fit(claim.requirements, used, table.resources)
+        row = claim.single()
+        if row is not None:  # one option left: the same check on its row alone
+            if not (table.holds(row, used) and claim.limited(claim.mask)[row]):
+                return _no_fit(claim.requirements, used, table.resources)
+            mask = claim.mask
+        else:
+            mask = claim.limited(claim.mask) & table.holding(used)
+            if not mask.any():
+                return _no_fit(claim.requirements, used, table.resources)
         short = min_values_unmet(claim.requirements, table, mask)
         if short is not None:
             return short
@@ -213,7 +233,7 @@ class Candidates:
             return False
         table = pool.table
         mask = pool.base_mask & table.mask(pod_reqs.values())
-        return bool(np.any(mask & np.all(table.alloc >= vector + pool.daemon_overhead, axis=1)))
+        return bool((mask & table.holding(vector + pool.daemon_overhead)).any())
 
     def open_planned(self, pool: PoolPlan, pod: PodRef, attempt: Attempt) -> NewClaim | None:
         """A new claim of one node shape of the cost plan (type and zone), the one whose
@@ -284,7 +304,7 @@ class Candidates:
 def reserve(pool: PoolPlan, claim: NewClaim) -> None:
     """Take the claim's largest option off the pool's limits (Karpenter's worst case)."""
     if pool.remaining is not None:
-        biggest = pool.table.capacity[claim.mask].max(axis=0)
+        biggest = pool.table.capacity.compress(claim.mask, axis=0).max(axis=0)
         pool.remaining = pool.remaining - biggest
         claim.reserved = biggest
 
@@ -294,9 +314,9 @@ def right_size(claim: NewClaim) -> None:
     pool, table = claim.pool, claim.pool.table
     requirements = claim.requirements
     mask = pool.base_mask & table.mask(requirements.values())
-    mask &= np.all(table.alloc >= claim.used, axis=1)
+    mask &= table.holding(claim.used)
     if claim.reserved is not None:
-        mask &= np.all(table.capacity <= claim.reserved, axis=1)
+        mask &= (table.capacity <= claim.reserved).all(axis=1)
     mask &= np.isfinite(
         table.offering_price(
             requirements.get("topology.kubernetes.io/zone"),

@@ -80,6 +80,8 @@ class TypeTable:
             [[t.capacity.get(r, 0) for r in self.resources] for t in types], dtype=np.int64
         ).reshape(len(types), len(self.resources))
         """Per type, its capacity (what NodePool limits count, as Karpenter's do)."""
+        self._alloc_rows: list[list[int]] = self.alloc.tolist()
+        """``alloc`` as Python lists (for :meth:`holds`)."""
         self._alloc_columns = tuple(
             np.ascontiguousarray(self.alloc[:, j]) for j in range(len(self.resources))
         )
@@ -137,6 +139,24 @@ class TypeTable:
         for j in range(1, len(columns)):
             out &= columns[j] >= used[j]
         return out
+
+    def holds(self, row: int, used: IntArray) -> bool:
+        """Whether type ``row`` allocates ``used`` in every resource (:meth:`holding` for one
+        type)."""
+        return all(a >= u for a, u in zip(self._alloc_rows[row], used.tolist(), strict=True))
+
+    def allows(self, row: int, requirements: Iterable[Requirement]) -> bool:
+        """Whether type ``row`` meets every requirement (:meth:`narrowed` for one type)."""
+        columns = self._columns
+        for requirement in requirements:
+            key = requirement.key
+            if (
+                key in columns
+                and key not in OFFERING_KEYS
+                and not self.requirement_mask(requirement)[row]
+            ):
+                return False
+        return True
 
     def requirement_mask(self, requirement: Requirement) -> BoolArray:
         """Types that meet one requirement (offering keys are left to :meth:`offering_price`)."""
