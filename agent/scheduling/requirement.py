@@ -209,6 +209,12 @@ class Requirement:
             return False
         if self.complement and other.complement:
             return True
+        if gte is None and lte is None:  # plain sets: the same answers, without a loop
+            if self.complement:
+                return not other.values <= self.values
+            if other.complement:
+                return not self.values <= other.values
+            return not self.values.isdisjoint(other.values)
         if self.complement:
             finite, excluded = other.values, self.values
             return any(v not in excluded and _within(v, gte, lte) for v in finite)
