@@ -181,8 +181,8 @@ class Requirement:
 
         Bounds that cross (``gte > lte``) give the empty set (DoesNotExist).
         """
-        if other is self:
-            return self
+        if other is self or (self.gte is None and self.lte is None and other == self):
+            return self  # without bounds, a set meets itself in itself
         gte, lte = _max(self.gte, other.gte), _min(self.lte, other.lte)
         min_values = _max(self.min_values, other.min_values)
         if gte is not None and lte is not None and gte > lte:

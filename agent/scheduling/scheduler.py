@@ -164,7 +164,8 @@ class Scheduler:
         same resource order as the pools' type tables). Raises :class:`OutOfTime` when the
         clock (:func:`time.perf_counter`) passes ``deadline`` first."""
         result = Result()
-        topology_keys = {g.key for pod in pods for g, _ in self.topology.owned(pod.shape)}
+        shapes = {id(pod.shape): pod.shape for pod in pods}  # each once, in the order first seen
+        topology_keys = {g.key for shape in shapes.values() for g, _ in self.topology.owned(shape)}
         declare_domains(self.topology, self.pools, topology_keys - {ZONE_KEY})
         self.topology.invalidate()
         queue = PodQueue(self.policy.order(pods))
