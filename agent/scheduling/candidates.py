@@ -58,6 +58,10 @@ class Candidates:
         self._vectors: dict[int, np.ndarray | None] = {}
         self._efficient_zones: dict[tuple[int, Requirement], BoolArray] = {}
         self._zone_requirements: dict[str, Requirement] = {}
+        self.one_type_rows = True
+        """Check a claim down to one instance type (a node shape of the plan) on that type's
+        row alone; False: over the claim's whole type mask, as for any claim (the reference
+        the shortcut is tested against: the same answers)."""
         self.plan = self._node_shapes(pools, plan)
 
     def _node_shapes(
@@ -149,7 +153,7 @@ class Candidates:
         table = pool.table
         zone = merged.get("topology.kubernetes.io/zone")
         offered = table.available(zone, merged.get("karpenter.sh/capacity-type"))
-        row = claim.single()
+        row = claim.single() if self.one_type_rows else None
         if row is not None:
             # one option left (a node shape of the plan): the same checks on its row alone
             keeps = (
@@ -187,7 +191,7 @@ class Candidates:
         """Add a pod of the same shape and attempt as the claim's last one: taints,
         requirements and topology were checked then and cannot differ, only room can."""
         table, used = claim.pool.table, claim.used + vector
-        row = claim.single()
+        row = claim.single() if self.one_type_rows else None
         if row is not None:  # one option left: the same check on its row alone
             if not (table.holds(row, used) and claim.limited(claim.mask)[row]):
                 return _no_fit(claim.requirements, used, table.resources)

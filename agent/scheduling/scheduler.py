@@ -125,6 +125,7 @@ class Scheduler:
         candidates = Candidates(
             self.pools, book, self.valuation, self.quotas, self.efficient, given.plan, all_zones
         )
+        self.candidates = candidates
         self.plan = candidates.plan
         self._vector = candidates.vector
         self._try_existing = candidates.try_existing
