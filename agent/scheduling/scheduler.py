@@ -134,7 +134,7 @@ class Scheduler:
         self._could_host = candidates.could_host
         policy: Policy
         if guidance is None:
-            policy = KarpenterOrder(self.claims, candidates.try_claim)
+            policy = KarpenterOrder(self.claims, candidates.try_claim, book)
         else:
             room = ClaimRoom(self.claims, candidates, book, self.valuation, self.quotas, zone_index)
             value = self._value if given.value_weights is not None else None

@@ -39,6 +39,9 @@ class TopologyBook:
         self._keys_cache: dict[Signature, list[tuple[str, bool]]] = {}
         self._host_rules_cache: dict[tuple[Signature, Attempt], list[HostRule]] = {}
         self._host_counted: dict[Signature, list[tuple[int, bool, bool]]] = {}
+        self._host_limits_cache: dict[
+            tuple[Signature, Attempt], list[tuple[dict[str, int], int]]
+        ] = {}
 
     def enforced(self, shape: PodShape, attempt: Attempt) -> list[TopologyGroup]:
         """The topology groups a pod of ``shape`` must satisfy on this attempt."""
@@ -178,6 +181,29 @@ class TopologyBook:
                 rules.append((self._host_owners, id(group), 0))
         self._host_rules_cache[rules_key] = rules
         return rules
+
+    def host_limits(self, shape: PodShape, attempt: Attempt) -> list[tuple[dict[str, int], int]]:
+        """The hostname checks :meth:`check` makes of a pod of ``shape`` on this attempt, as
+        (pods per hostname, the most a node may hold) pairs (cached per solve): a node whose
+        count exceeds one is refused (its own anti-affinity and spread groups count the pods
+        they select, another pod's anti-affinity group counts its owners)."""
+        limits_key = (self.topology.signature(shape), attempt)
+        cached = self._host_limits_cache.get(limits_key)
+        if cached is not None:
+            return cached
+        limits: list[tuple[dict[str, int], int]] = []
+        for group in self.enforced(shape, attempt):
+            if group.key != HOSTNAME:
+                continue
+            if group.kind == "anti":
+                limits.append((group.counts, 0))
+            elif group.kind == "spread":
+                limits.append((group.counts, group.max_skew - (1 if group.selects(shape) else 0)))
+        for group in self.topology.inverse(shape):
+            if group.key == HOSTNAME:
+                limits.append((group.owners, 0))
+        self._host_limits_cache[limits_key] = limits
+        return limits
 
     def count_hostnames(self, shape: PodShape, index: int) -> None:
         """Keep the per-claim counts of hostname-keyed topology groups current."""

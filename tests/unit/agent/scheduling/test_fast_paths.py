@@ -37,6 +37,7 @@ from agent.scheduling.pods import (
     PodShape,
     SpreadConstraint,
 )
+from agent.scheduling.policy import KarpenterOrder
 from agent.scheduling.requirement import Requirement
 from agent.scheduling.requirements import Requirements
 from agent.scheduling.scheduler import Result
@@ -76,6 +77,8 @@ def both(
     for shortcut in (True, False):
         scheduler = make_scheduler(make_pools(), pods, strategy=strategy)
         scheduler.candidates.one_type_rows = shortcut
+        if isinstance(scheduler.policy, KarpenterOrder):
+            scheduler.policy.skip_full_hosts = shortcut
         results.append(scheduler.solve(pods))
     return results[0], results[1]
 
