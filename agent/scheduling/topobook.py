@@ -37,6 +37,7 @@ class TopologyBook:
         self._free_shapes: dict[int, bool] = {}
         self._enforced_cache: dict[tuple[Signature, Attempt], list[TopologyGroup]] = {}
         self._keys_cache: dict[Signature, list[tuple[str, bool]]] = {}
+        self._zone_groups: dict[tuple[Signature, Attempt], list[TopologyGroup]] = {}
         self._host_rules_cache: dict[tuple[Signature, Attempt], list[HostRule]] = {}
         self._host_counted: dict[Signature, list[tuple[int, bool, bool]]] = {}
         self._host_limits_cache: dict[
@@ -129,12 +130,17 @@ class TopologyBook:
 
     def zone_choices(self, shape: PodShape, attempt: Attempt) -> np.ndarray | None:
         """The zones (indexes) the pod's zone-keyed topology allows right now, or None."""
+        groups_key = (self.topology.signature(shape), attempt)
+        groups = self._zone_groups.get(groups_key)
+        if groups is None:
+            groups = [g for g in self.enforced(shape, attempt) if g.key == ZONE_KEY]
+            self._zone_groups[groups_key] = groups
+        if not groups:
+            return None
         allowed: set[str] | None = None
         pod_zones = shape.alternatives[attempt.alternative].get(ZONE_KEY)
         anywhere = exists(ZONE_KEY)
-        for group in self.enforced(shape, attempt):
-            if group.key != ZONE_KEY:
-                continue
+        for group in groups:
             choice = group.allowed(shape, pod_zones, anywhere)
             names = set(choice.values) if not choice.complement else None
             if names is not None:
