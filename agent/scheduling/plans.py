@@ -49,7 +49,7 @@ class PoolPlan:
         capacity is at most what the limits still allow (None: the pool has no limits)."""
         if self.remaining is None:
             return None
-        allowed: BoolArray = (self.table.capacity <= self.remaining).all(axis=1)
+        allowed: BoolArray = np.all(self.table.capacity <= self.remaining, axis=1)
         return allowed
 
     def limits_reason(self) -> str | None:

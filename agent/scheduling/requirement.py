@@ -123,6 +123,7 @@ class Requirement:
     gte: int | None
     lte: int | None
     min_values: int | None
+    _hash: int
 
     def __init__(
         self,
