@@ -23,16 +23,20 @@ the oracle, the bench says so and times driftwave alone.
 Every result of ours is checked by :func:`agent.scheduling.verify.violations`; the exit code is
 1 when one of our runs leaves a synthetic pod unscheduled, breaks a constraint, or costs more
 than Karpenter's scheduler at the same size, and when a target is missed (printed as
-``MISSED``): at 5,000 synthetic pods at least 10,000 pods/s and 5 x Karpenter's scheduler's
-speed, at 20,000 at least 5,000 pods/s, on the catalog (10,000 pods) at most 1.05 x the LP
-bound. Each run solves ``--repeat`` times (3 by default), on a fresh NodePool (a freshly built
-scheduler for Karpenter's), and reports the median time.
+``MISSED``): at 5,000 synthetic pods at least 10,000 pods/s, at 20,000 at least 5,000 pods/s
+(both per second of our process's CPU time, ``pods/cpu-s``: on a machine shared with other
+work the wall clock counts their time too), at least 5 x Karpenter's scheduler's speed (wall
+clock against its wall clock) from 500 synthetic pods up, on the catalog (10,000 pods) at most
+1.05 x the LP bound. Each run solves ``--repeat`` times (3 by default), on a fresh NodePool (a
+freshly built scheduler for Karpenter's), and reports the median wall-clock and CPU times. The
+load average before and after the runs is printed on stderr.
 Prints a table, or one JSON row per run with ``--json``. Run: ``make bench``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -117,23 +121,24 @@ def synthetic_pool() -> PoolPlan:
 
 def timed(
     solver: str, make_pool: Callable[[], PoolPlan], pods: Sequence[PodRef], repeat: int
-) -> tuple[Result, float]:
+) -> tuple[Result, float, float]:
     """Solve ``repeat`` times on a fresh pool each time; the last result and the median
-    wall-clock seconds of the solves."""
-    times, result = [], Result()
+    wall-clock and CPU seconds (this process's, :func:`time.process_time`) of the solves."""
+    times, cpu_times, result = [], [], Result()
     for _ in range(repeat):
         pool = make_pool()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         result = SOLVERS[solver]([pool], pods)
+        cpu_times.append(time.process_time() - cpu_start)
         times.append(time.perf_counter() - start)
-    return result, statistics.median(times)
+    return result, statistics.median(times), statistics.median(cpu_times)
 
 
 def run_synthetic(solver: str, size: int, repeat: int = 1) -> dict[str, Any]:
     """One of our solvers on ``size`` pods of Karpenter's benchmark workload."""
     pods = diverse_pods(size)
-    result, seconds = timed(solver, synthetic_pool, pods, repeat)
-    return _row("synthetic", solver, size, result, seconds, None, violations(result, pods))
+    result, seconds, cpu = timed(solver, synthetic_pool, pods, repeat)
+    return _row("synthetic", solver, size, result, (seconds, cpu), None, violations(result, pods))
 
 
 def run_catalog(solver: str, count: int, repeat: int = 1) -> dict[str, Any]:
@@ -141,9 +146,9 @@ def run_catalog(solver: str, count: int, repeat: int = 1) -> dict[str, Any]:
     catalog = Catalog.packaged()
     nodepool = parse_manifest(NodePool, DEFAULT_POOL)
     pods = realistic_pods(count)
-    result, seconds = timed(solver, lambda: build_pool(nodepool, catalog), pods, repeat)
+    result, seconds, cpu = timed(solver, lambda: build_pool(nodepool, catalog), pods, repeat)
     bound = catalog_lower_bound(build_pool(nodepool, catalog), pods)
-    return _row("catalog", solver, count, result, seconds, bound, violations(result, pods))
+    return _row("catalog", solver, count, result, (seconds, cpu), bound, violations(result, pods))
 
 
 def run_karpenter(oracle: KarpenterOracle, suite: str, size: int, repeat: int) -> dict[str, Any]:
@@ -165,6 +170,8 @@ def run_karpenter(oracle: KarpenterOracle, suite: str, size: int, repeat: int) -
         "nodes": solved.nodes,
         "seconds": round(solved.seconds, 4),
         "podsPerSec": round(size / solved.seconds) if solved.seconds > 0 else None,
+        "cpuSeconds": None,
+        "podsPerCpuSec": None,
         "unscheduled": solved.unscheduled,
         "costPerHour": round(solved.cost, 4),
         "lowerBound": round(bound, 4) if bound is not None else None,
@@ -228,11 +235,12 @@ def _row(
     solver: str,
     pods: int,
     result: Result,
-    seconds: float,
+    times: tuple[float, float],
     bound: float | None,
     problems: list[str],
 ) -> dict[str, Any]:
     cost = result.hourly_cost
+    seconds, cpu = times
     return {
         "suite": suite,
         "solver": solver,
@@ -240,6 +248,8 @@ def _row(
         "nodes": len(result.claims),
         "seconds": round(seconds, 4),
         "podsPerSec": round(pods / seconds) if seconds > 0 else None,
+        "cpuSeconds": round(cpu, 4),
+        "podsPerCpuSec": round(pods / cpu) if cpu > 0 else None,
         "unscheduled": len(result.errors),
         "costPerHour": round(cost, 4),
         "lowerBound": round(bound, 4) if bound is not None else None,
@@ -296,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
     rows: list[dict[str, Any]] = []
+    before = os.getloadavg()
 
     def record(row: dict[str, Any]) -> None:
         rows.append(row)
@@ -315,6 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 else:
                     row = run_catalog(solver, size, args.repeat)
                 record(versus(row, reference))
+    after = os.getloadavg()
+    print(f"load average: {before[0]:.2f} before, {after[0]:.2f} after", file=sys.stderr)
     problems = failures(rows)
     if problems:
         print(f"FAILED: {len(problems)} run(s)", file=sys.stderr)
@@ -327,9 +340,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 TARGETS = {5000: 10_000, 20000: 5_000}
-"""Synthetic pods → the pods/s driftwave must reach on one core."""
+"""Synthetic pods → the pods per CPU second driftwave must reach (it solves on one core)."""
 SPEED_TARGET = 5.0
-"""At 5,000 synthetic pods, driftwave's pods/s over Karpenter's scheduler's."""
+"""From :data:`SPEED_FROM` synthetic pods up, driftwave's pods/s over Karpenter's
+scheduler's (wall clock both)."""
+SPEED_FROM = 500
 BOUND_TARGET = 1.05
 """On the catalog at its default size (:data:`CATALOG_PODS`), driftwave's cost over the LP
 bound (a small batch's whole nodes round further above the bound)."""
@@ -350,10 +365,11 @@ def missed(rows: Sequence[dict[str, Any]]) -> list[str]:
                 out.append(f"{run}: {over:.3f} x the LP bound, target {BOUND_TARGET}")
             continue
         wanted = TARGETS.get(row["pods"])
-        if wanted is not None and (row["podsPerSec"] or 0) < wanted:
-            out.append(f"{run}: {row['podsPerSec']} pods/s, target {wanted:,}")
+        rate = row.get("podsPerCpuSec") or 0
+        if wanted is not None and rate < wanted:
+            out.append(f"{run}: {rate} pods per CPU second, target {wanted:,}")
         speed = row.get("vsKarpenterSpeed")
-        if row["pods"] == 5000 and speed is not None and speed < SPEED_TARGET:
+        if row["pods"] >= SPEED_FROM and speed is not None and speed < SPEED_TARGET:
             out.append(f"{run}: {speed} x Karpenter's scheduler's speed, target {SPEED_TARGET:g}")
     return out
 
@@ -375,6 +391,8 @@ COLUMNS = (
     ("nodes", "nodes", "{:>6}"),
     ("seconds", "seconds", "{:>8.3f}"),
     ("pods/s", "podsPerSec", "{:>8}"),
+    ("cpu-s", "cpuSeconds", "{:>8.3f}"),
+    ("pods/cpu-s", "podsPerCpuSec", "{:>10}"),
     ("unsched", "unscheduled", "{:>7}"),
     ("$/hour", "costPerHour", "{:>10.3f}"),
     ("bound", "lowerBound", "{:>10.3f}"),

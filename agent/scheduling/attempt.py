@@ -9,14 +9,15 @@ ScheduleAnyway spread constraints one at a time, and at last PreferNoSchedule ta
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from agent.scheduling.pods import AffinityTerm, PodShape
 
 
-@dataclass(frozen=True)
-class Attempt:
-    """One step of relaxation (see the module docstring); the default enforces everything."""
+class Attempt(NamedTuple):
+    """One step of relaxation (see the module docstring); the default enforces everything.
+    A tuple: the solve keys its per-attempt caches by it, and a tuple hashes and compares
+    without Python code."""
 
     alternative: int = 0
     pod_affinity: int = 0
@@ -34,17 +35,17 @@ class Attempt:
         """The next, looser attempt, or None when nothing is left to relax."""
         anyway = sum(1 for s in shape.spread if not s.do_not_schedule)
         if self.alternative + 1 < len(shape.alternatives):
-            return replace(self, alternative=self.alternative + 1)
+            return self._replace(alternative=self.alternative + 1)
         if self.pod_affinity < len(shape.preferred_affinity):
-            return replace(self, pod_affinity=self.pod_affinity + 1)
+            return self._replace(pod_affinity=self.pod_affinity + 1)
         if self.pod_anti_affinity < len(shape.preferred_anti_affinity):
-            return replace(self, pod_anti_affinity=self.pod_anti_affinity + 1)
+            return self._replace(pod_anti_affinity=self.pod_anti_affinity + 1)
         if self.node_preference < len(shape.preferred):
-            return replace(self, node_preference=self.node_preference + 1)
+            return self._replace(node_preference=self.node_preference + 1)
         if self.schedule_anyway < anyway:
-            return replace(self, schedule_anyway=self.schedule_anyway + 1)
+            return self._replace(schedule_anyway=self.schedule_anyway + 1)
         if not self.tolerate_prefer_no_schedule:
-            return replace(self, tolerate_prefer_no_schedule=True)
+            return self._replace(tolerate_prefer_no_schedule=True)
         return None
 
 

@@ -9,6 +9,7 @@ solve's :class:`~agent.scheduling.topobook.TopologyBook`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -56,6 +57,11 @@ class Candidates:
         self._zone_names = zone_names
         self._vectors: dict[int, np.ndarray | None] = {}
         self._efficient_zones: dict[tuple[int, Requirement], BoolArray] = {}
+        self._zone_requirements: dict[str, Requirement] = {}
+        self.one_type_rows = True
+        """Check a claim down to one instance type (a node shape of the plan) on that type's
+        row alone; False: over the claim's whole type mask, as for any claim (the reference
+        the shortcut is tested against: the same answers)."""
         self.plan = self._node_shapes(pools, plan)
 
     def _node_shapes(
@@ -103,7 +109,7 @@ class Candidates:
         ):
             return False
         vector = self.vector(shape)
-        if vector is None or np.any(node.used + vector > node.allocatable):
+        if vector is None or (node.used + vector > node.allocatable).any():
             return False
         pod_reqs = _pod_requirements(shape, attempt)
         if self._check(shape, attempt, pod_reqs, node.requirements) is not None:
@@ -122,15 +128,11 @@ class Candidates:
         shape = pod.shape
         pool = claim.pool
         vector = self.vector(shape)
-        if vector is not None and not detailed and claim.pods:
-            headroom = claim.headroom
-            if headroom is None:
-                headroom = claim.headroom = pool.table.alloc[claim.mask].max(axis=0) - claim.used
-            if np.any(vector > headroom):
-                return "insufficient room"
+        if vector is not None and not detailed and claim.pods and (vector > claim.room()).any():
+            return "insufficient room"
         if vector is not None and claim.last == (id(shape), attempt) and self._free(shape):
             return self._repeat(claim, pod, vector)
-        blocking = untolerated(
+        blocking = pool.taints and untolerated(
             shape.tolerations, pool.taints, prefer_no_schedule=attempt.prefer_no_schedule
         )
         if blocking:
@@ -149,14 +151,32 @@ class Candidates:
         merged.add(*pod_reqs.values())
         used = claim.used + vector
         table = pool.table
-        mask = claim.limited(claim.mask & table.mask(pod_reqs.values()))
-        mask &= table.holding(used)
         zone = merged.get("topology.kubernetes.io/zone")
-        mask &= table.available(zone, merged.get("karpenter.sh/capacity-type"))
-        if claim.efficient is not None:
-            mask &= self._efficient_in(claim.efficient, table, zone)
-        if not mask.any():
-            return _no_fit(merged, used, table.resources)
+        offered = table.available(zone, merged.get("karpenter.sh/capacity-type"))
+        row = claim.single() if self.one_type_rows else None
+        if row is not None:
+            # one option left (a node shape of the plan): the same checks on its row alone
+            keeps = (
+                table.allows(row, pod_reqs.values())
+                and table.holds(row, used)
+                and bool(offered[row])
+                and (
+                    claim.efficient is None
+                    or bool(self._efficient_in(claim.efficient, table, zone)[row])
+                )
+                and bool(claim.limited(claim.mask)[row])
+            )
+            if not keeps:
+                return _no_fit(merged, used, table.resources)
+            mask = claim.mask
+        else:
+            mask = claim.limited(table.narrowed(claim.mask, pod_reqs.values()))
+            mask &= table.holding(used)
+            mask &= offered
+            if claim.efficient is not None:
+                mask &= self._efficient_in(claim.efficient, table, zone)
+            if not mask.any():
+                return _no_fit(merged, used, table.resources)
         short = min_values_unmet(merged, table, mask)
         if short is not None:
             return short
@@ -171,9 +191,15 @@ class Candidates:
         """Add a pod of the same shape and attempt as the claim's last one: taints,
         requirements and topology were checked then and cannot differ, only room can."""
         table, used = claim.pool.table, claim.used + vector
-        mask = claim.limited(claim.mask) & table.holding(used)
-        if not mask.any():
-            return _no_fit(claim.requirements, used, table.resources)
+        row = claim.single() if self.one_type_rows else None
+        if row is not None:  # one option left: the same check on its row alone
+            if not (table.holds(row, used) and claim.limited(claim.mask)[row]):
+                return _no_fit(claim.requirements, used, table.resources)
+            mask = claim.mask
+        else:
+            mask = claim.limited(claim.mask) & table.holding(used)
+            if not mask.any():
+                return _no_fit(claim.requirements, used, table.resources)
         short = min_values_unmet(claim.requirements, table, mask)
         if short is not None:
             return short
@@ -211,7 +237,7 @@ class Candidates:
             return False
         table = pool.table
         mask = pool.base_mask & table.mask(pod_reqs.values())
-        return bool(np.any(mask & np.all(table.alloc >= vector + pool.daemon_overhead, axis=1)))
+        return bool((mask & table.holding(vector + pool.daemon_overhead)).any())
 
     def open_planned(self, pool: PoolPlan, pod: PodRef, attempt: Attempt) -> NewClaim | None:
         """A new claim of one node shape of the cost plan (type and zone), the one whose
@@ -224,7 +250,7 @@ class Candidates:
         rows, zones, remaining, shapes = plan
         table = pool.table
         want = vector * self._weights_of(pool.name)
-        cosine = shapes @ (want / (float(np.linalg.norm(want)) or 1.0))
+        cosine = shapes @ (want / (math.sqrt(float(want.dot(want))) or 1.0))  # as np.linalg.norm
         assigned = self._quotas.assigned(pool.name, pod.shape)
         if assigned is not None:
             order = np.lexsort((-cosine, -assigned, assigned < 0.5))
@@ -241,13 +267,20 @@ class Candidates:
             only = np.zeros(len(table), dtype=np.bool_)
             only[row] = True
             claim.mask = only
-            claim.requirements.add(Requirement(ZONE_KEY, "In", [zone]))
+            claim.requirements.add(self._zone_requirement(zone))
             self._topology.known_domains(HOSTNAME, [claim.hostname])
             claim.column = int(entry)
             if self.try_claim(claim, pod, attempt) is None:
                 remaining[entry] -= 1
                 return claim
         return None
+
+    def _zone_requirement(self, zone: str) -> Requirement:
+        """``zone In [zone]``, one object per zone (requirements are immutable)."""
+        found = self._zone_requirements.get(zone)
+        if found is None:
+            found = self._zone_requirements[zone] = Requirement(ZONE_KEY, "In", [zone])
+        return found
 
     def open_new(
         self, pool: PoolPlan, pod: PodRef, attempt: Attempt
@@ -275,7 +308,7 @@ class Candidates:
 def reserve(pool: PoolPlan, claim: NewClaim) -> None:
     """Take the claim's largest option off the pool's limits (Karpenter's worst case)."""
     if pool.remaining is not None:
-        biggest = pool.table.capacity[claim.mask].max(axis=0)
+        biggest = pool.table.capacity.compress(claim.mask, axis=0).max(axis=0)
         pool.remaining = pool.remaining - biggest
         claim.reserved = biggest
 
@@ -285,9 +318,9 @@ def right_size(claim: NewClaim) -> None:
     pool, table = claim.pool, claim.pool.table
     requirements = claim.requirements
     mask = pool.base_mask & table.mask(requirements.values())
-    mask &= np.all(table.alloc >= claim.used, axis=1)
+    mask &= table.holding(claim.used)
     if claim.reserved is not None:
-        mask &= np.all(table.capacity <= claim.reserved, axis=1)
+        mask &= (table.capacity <= claim.reserved).all(axis=1)
     mask &= np.isfinite(
         table.offering_price(
             requirements.get("topology.kubernetes.io/zone"),

@@ -39,8 +39,9 @@ def zone_prices(
     """Per zone, the shadow prices of the LP solved with that zone's offerings only (None for
     a zone where it has no solution)."""
     out: list[FloatArray | None] = []
+    solved: dict[bytes, Bound] = {}  # zones whose offerings make the same LP share its answer
     for zone in table.zones:
-        bound = solve_bound(table, demand, mask=mask, overhead=overhead, zones=(zone,))
+        bound = solve_bound(table, demand, mask=mask, overhead=overhead, zones=(zone,), memo=solved)
         usable = np.isfinite(bound.cost) and bound.cost > 0
         out.append(bound.prices if usable else None)
     return out
@@ -85,9 +86,12 @@ def solve_bound(
     overhead: IntArray | None = None,
     zone_demand: Mapping[str, IntArray] | None = None,
     zones: Sequence[str] | None = None,
+    memo: dict[bytes, Bound] | None = None,
 ) -> Bound:
     """Solve the LP; the bound and the shadow prices of the global resource constraints.
-    ``zones`` limits the offerings to those zones."""
+    ``zones`` limits the offerings to those zones. With ``memo``, an LP the same as one solved
+    before (the same prices and coefficients, column for column) takes that one's cost and
+    prices, and its plan is left out."""
     no_prices = np.zeros(len(table.resources))
     allowed = np.ones(len(table), dtype=np.bool_) if mask is None else mask
     caps = [
@@ -96,25 +100,27 @@ def solve_bound(
         if capacity_types is None or name in capacity_types
     ]
     usable = table.alloc - (overhead if overhead is not None else 0)
-    columns: list[tuple[int, int, float]] = []
-    for row in np.flatnonzero(allowed):
-        if np.any(usable[row] < 0):
-            continue
-        for z in range(len(table.zones)):
-            if zones is not None and table.zones[z] not in zones:
-                continue
-            prices = [table.price[row, z, c] for c in caps]
-            best = min(prices, default=np.inf)
-            if np.isfinite(best):
-                columns.append((int(row), z, float(best)))
-    if not columns:
+    # the columns: every allowed type that holds its overhead, in every zone kept, at its
+    # cheapest offering there (type by type, zone by zone)
+    rows = np.flatnonzero(allowed)
+    rows = rows[~(usable.take(rows, axis=0) < 0).any(axis=1)]
+    kept = [z for z in range(len(table.zones)) if zones is None or table.zones[z] in zones]
+    if caps and kept:
+        best = table.price.take(rows, axis=0)[:, kept][:, :, caps].min(axis=2)
+    else:
+        best = np.full((len(rows), len(kept)), np.inf)
+    at_row, at_zone = np.nonzero(np.isfinite(best))
+    if at_row.size == 0:
         return Bound(float(np.inf), no_prices)
+    column_rows = rows[at_row]
+    column_zones = np.array(kept, dtype=np.int64)[at_zone]
+    costs = best[at_row, at_zone]
     active = [r for r in range(len(table.resources)) if demand[r] > 0]
     rows_ub: list[np.ndarray] = []
     rhs: list[float] = []
     scale = np.array([max(float(demand[r]), 1.0) for r in range(len(table.resources))])
     for r in active:
-        rows_ub.append(-np.array([usable[row, r] / scale[r] for row, _, _ in columns]))
+        rows_ub.append(-(usable[column_rows, r] / scale[r]))
         rhs.append(-float(demand[r]) / scale[r])
     for zone, needed in (zone_demand or {}).items():
         if zone not in table.zones:
@@ -122,33 +128,31 @@ def solve_bound(
         z_index = table.zones.index(zone)
         for r in range(len(table.resources)):
             if needed[r] > 0:
-                rows_ub.append(
-                    -np.array(
-                        [
-                            usable[row, r] / scale[r] if z == z_index else 0.0
-                            for row, z, _ in columns
-                        ]
-                    )
-                )
+                share = np.where(column_zones == z_index, usable[column_rows, r] / scale[r], 0.0)
+                rows_ub.append(-share)
                 rhs.append(-float(needed[r]) / scale[r])
     if not rows_ub:
         return Bound(0.0, no_prices)
+    program = (costs, np.vstack(rows_ub), np.array(rhs))
+    key = b"".join(part.tobytes() for part in program) + str(program[1].shape).encode()
+    if memo is not None and key in memo:
+        return Bound(memo[key].cost, memo[key].prices.copy())
     result = linprog(
-        c=np.array([price for _, _, price in columns]),
-        A_ub=np.vstack(rows_ub),
-        b_ub=np.array(rhs),
-        bounds=(0, None),
-        method="highs",
+        c=program[0], A_ub=program[1], b_ub=program[2], bounds=(0, None), method="highs"
     )
     if result.status != 0:
-        return Bound(float(np.inf), no_prices)
-    shadow = np.zeros(len(table.resources))
-    marginals = result.ineqlin.marginals
-    for position, r in enumerate(active):
-        shadow[r] = -float(marginals[position]) / scale[r]
-    plan = [
-        (row, z, float(count))
-        for (row, z, _), count in zip(columns, result.x, strict=True)
-        if count > 1e-9
-    ]
-    return Bound(float(result.fun), shadow, plan)
+        bound = Bound(float(np.inf), no_prices)
+    else:
+        shadow = np.zeros(len(table.resources))
+        marginals = result.ineqlin.marginals
+        for position, r in enumerate(active):
+            shadow[r] = -float(marginals[position]) / scale[r]
+        plan = [
+            (int(row), int(z), float(count))
+            for row, z, count in zip(column_rows, column_zones, result.x, strict=True)
+            if count > 1e-9
+        ]
+        bound = Bound(float(result.fun), shadow, plan)
+    if memo is not None:
+        memo[key] = bound
+    return bound

@@ -109,10 +109,10 @@ def plan_mixes(inputs: Sequence[MixInput]) -> dict[str, MixPlan]:
             if key not in counts:
                 counts[key] = (pod.shape, 0)
         hosts.append(mine)
-    # a pool hosts every pod of a shape or none: a shape's pods are its count in any pool
-    counts = {key: (shape, max(h.get(key, 0) for h in hosts)) for key, (shape, _) in counts.items()}
     if not counts or len(counts) > MAX_SHAPES:
         return {}
+    # a pool hosts every pod of a shape or none: a shape's pods are its count in any pool
+    counts = {key: (shape, max(h.get(key, 0) for h in hosts)) for key, (shape, _) in counts.items()}
     shapes = list(counts)
     vectors = {key: inputs[0].pool.table.vector(counts[key][0].requests) for key in shapes}
     # the candidate node shapes of every pool, and which pod shapes each may hold

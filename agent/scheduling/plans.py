@@ -56,7 +56,7 @@ class PoolPlan:
         """Karpenter's error when every type of the pool would take it past its limits (no new
         NodeClaim of the pool can be opened), else None."""
         allowed = self.within_limits()
-        if allowed is None or np.any(self.base_mask & allowed):
+        if allowed is None or (self.base_mask & allowed).any():
             return None
         return f"all available instance types exceed limits for nodepool (NodePool={self.name})"
 
@@ -197,6 +197,30 @@ class NewClaim:
     pool has no limits); right-sizing never offers a type larger than this."""
     last: tuple[int, Hashable] | None = None
     """The pod shape (its id) and relaxation step of the last pod added (repeats are cheap)."""
+    _single: tuple[BoolArray, int | None] | None = field(default=None, repr=False, compare=False)
+    """The mask :meth:`single` last looked at and its answer (masks are replaced, never
+    changed in place)."""
+
+    def single(self) -> int | None:
+        """The one instance type (its row) the claim's mask allows, or None when it allows
+        several or none."""
+        cached = self._single
+        if cached is not None and cached[0] is self.mask:
+            return cached[1]
+        rows = self.mask.nonzero()[0]
+        row = int(rows[0]) if len(rows) == 1 else None
+        self._single = (self.mask, row)
+        return row
+
+    def room(self) -> IntArray:
+        """:attr:`headroom`, worked out when it is None: per resource, the most any option
+        allocates less what the claim uses."""
+        if self.headroom is None:
+            row = self.single()
+            alloc = self.pool.table.alloc
+            top = alloc[row] if row is not None else alloc.compress(self.mask, axis=0).max(axis=0)
+            self.headroom = top - self.used
+        return self.headroom
 
     @classmethod
     def open(cls, pool: PoolPlan) -> NewClaim:

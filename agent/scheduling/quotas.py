@@ -84,7 +84,7 @@ class MixQuotas:
             return False
         names = self.plans if pool is None else [pool]
         return any(
-            (pending := self._pending.get((name, key))) is not None and bool(np.any(pending >= 0.5))
+            (pending := self._pending.get((name, key))) is not None and bool((pending >= 0.5).any())
             for name in names
         )
 
@@ -95,7 +95,7 @@ class MixQuotas:
         key = id(shape)
         for name, nodes in self._nodes.items():
             pending = self._pending.get((name, key))
-            if pending is not None and np.any((pending >= 0.5) & (nodes >= 1.0 - 1e-9)):
+            if pending is not None and ((pending >= 0.5) & (nodes >= 1.0 - 1e-9)).any():
                 return False
         return True
 

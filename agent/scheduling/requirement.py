@@ -115,7 +115,7 @@ class Requirement:
     the excluded values when it is true.
     """
 
-    __slots__ = ("complement", "gte", "key", "lte", "min_values", "values")
+    __slots__ = ("_hash", "complement", "gte", "key", "lte", "min_values", "values")
 
     key: str
     complement: bool
@@ -123,6 +123,7 @@ class Requirement:
     gte: int | None
     lte: int | None
     min_values: int | None
+    _hash: int
 
     def __init__(
         self,
@@ -181,8 +182,8 @@ class Requirement:
 
         Bounds that cross (``gte > lte``) give the empty set (DoesNotExist).
         """
-        if other is self:
-            return self
+        if other is self or (self.gte is None and self.lte is None and other == self):
+            return self  # without bounds, a set meets itself in itself
         gte, lte = _max(self.gte, other.gte), _min(self.lte, other.lte)
         min_values = _max(self.min_values, other.min_values)
         if gte is not None and lte is not None and gte > lte:
@@ -209,6 +210,12 @@ class Requirement:
             return False
         if self.complement and other.complement:
             return True
+        if gte is None and lte is None:  # plain sets: the same answers, without a loop
+            if self.complement:
+                return not other.values <= self.values
+            if other.complement:
+                return not self.values <= other.values
+            return not self.values.isdisjoint(other.values)
         if self.complement:
             finite, excluded = other.values, self.values
             return any(v not in excluded and _within(v, gte, lte) for v in finite)
@@ -300,10 +307,12 @@ class Requirement:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Requirement):
             return NotImplemented
-        return self is other or self._identity() == other._identity()
+        return self is other or (
+            self._hash == other._hash and self._identity() == other._identity()
+        )
 
     def __hash__(self) -> int:
-        return hash(self._identity())
+        return self._hash  # computed once: the solver looks requirements up in its caches often
 
     def __str__(self) -> str:
         """Karpenter's form: ``key In [a b]``, ``key Exists >=2 <=8``, ``... minValues 2``;
@@ -344,3 +353,4 @@ def _init(
     setter(target, "gte", gte)
     setter(target, "lte", lte)
     setter(target, "min_values", min_values)
+    setter(target, "_hash", hash((key, complement, values, gte, lte, min_values)))

@@ -23,6 +23,7 @@ existing node (labels, so every key is concrete) it passes nothing.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -157,7 +158,7 @@ class Requirements:
     def get(self, key: str) -> Requirement:
         """The requirement on ``key``; ``key Exists`` when it is not defined."""
         found = self._by_key.get(key)
-        return found if found is not None else Requirement(key, "Exists")
+        return found if found is not None else exists(key)
 
     def __getitem__(self, key: str) -> Requirement:
         return self._by_key[key]
@@ -310,6 +311,12 @@ def _required_terms(pod: PodSpec) -> list[NodeSelectorTerm]:
     if affinity is None or affinity.required_during_scheduling_ignored_during_execution is None:
         return []
     return affinity.required_during_scheduling_ignored_during_execution.node_selector_terms
+
+
+@functools.cache
+def exists(key: str) -> Requirement:
+    """``key Exists``, one shared object per key (requirements are immutable)."""
+    return Requirement(key, "Exists")
 
 
 def _from_selector(item: _SelectorRequirement) -> Requirement:

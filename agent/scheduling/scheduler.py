@@ -125,6 +125,7 @@ class Scheduler:
         candidates = Candidates(
             self.pools, book, self.valuation, self.quotas, self.efficient, given.plan, all_zones
         )
+        self.candidates = candidates
         self.plan = candidates.plan
         self._vector = candidates.vector
         self._try_existing = candidates.try_existing
@@ -133,7 +134,7 @@ class Scheduler:
         self._could_host = candidates.could_host
         policy: Policy
         if guidance is None:
-            policy = KarpenterOrder(self.claims, candidates.try_claim)
+            policy = KarpenterOrder(self.claims, candidates.try_claim, book)
         else:
             room = ClaimRoom(self.claims, candidates, book, self.valuation, self.quotas, zone_index)
             value = self._value if given.value_weights is not None else None
@@ -164,7 +165,8 @@ class Scheduler:
         same resource order as the pools' type tables). Raises :class:`OutOfTime` when the
         clock (:func:`time.perf_counter`) passes ``deadline`` first."""
         result = Result()
-        topology_keys = {g.key for pod in pods for g, _ in self.topology.owned(pod.shape)}
+        shapes = {id(pod.shape): pod.shape for pod in pods}  # each once, in the order first seen
+        topology_keys = {g.key for shape in shapes.values() for g, _ in self.topology.owned(shape)}
         declare_domains(self.topology, self.pools, topology_keys - {ZONE_KEY})
         self.topology.invalidate()
         queue = PodQueue(self.policy.order(pods))

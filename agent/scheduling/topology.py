@@ -66,10 +66,16 @@ class TopologyGroup:
 
     def record(self, domain: str, shape: PodShape, owner: bool, amount: int = 1) -> None:
         """Count ``amount`` pods of ``shape`` scheduled into ``domain``."""
-        if self.selects(shape):
-            self.counts[domain] = self.counts.get(domain, 0) + amount
-        else:
-            self.counts.setdefault(domain, 0)
+        self.count(domain, self.selects(shape), owner, amount)
+
+    def count(self, domain: str, selected: bool, owner: bool, amount: int = 1) -> None:
+        """Count ``amount`` pods scheduled into ``domain``: in the counts when the group
+        selects them (``selected``), in the owners when they own the group."""
+        counts = self.counts
+        if selected:
+            counts[domain] = counts.get(domain, 0) + amount
+        elif domain not in counts:
+            counts[domain] = 0
         if owner:
             self.owners[domain] = self.owners.get(domain, 0) + amount
 
@@ -148,6 +154,9 @@ class Topology:
         self._owned: dict[Signature, list[tuple[TopologyGroup, bool]]] = {}
         self._inverse: dict[Signature, list[TopologyGroup]] = {}
         self._relevant: dict[Signature, list[tuple[TopologyGroup, bool]]] = {}
+        self._counted: dict[Signature, list[tuple[TopologyGroup, bool, bool]]] = {}
+        self._keyed: dict[str, list[TopologyGroup]] = {}
+        """Groups by topology key (for :meth:`known_domains`)."""
         self._by_label: dict[tuple[str, str, str], list[TopologyGroup]] = {}
         self._unindexed: list[TopologyGroup] = []
         self._known: dict[str, set[str]] = {k: set(v) for k, v in (zones or {}).items()}
@@ -167,6 +176,9 @@ class Topology:
             key: [mapping[id(group)] for group in groups] for key, groups in self._by_label.items()
         }
         twin._unindexed = [mapping[id(group)] for group in self._unindexed]
+        twin._keyed = {
+            key: [mapping[id(group)] for group in groups] for key, groups in self._keyed.items()
+        }
         twin._known = {key: set(values) for key, values in self._known.items()}
         return twin
 
@@ -184,9 +196,8 @@ class Topology:
         known = self._known.setdefault(key, set())
         new = set(domains) - known
         known.update(new)
-        for group in self._groups.values():
-            if group.key == key:
-                group.add_domains(new)
+        for group in self._keyed.get(key, ()):
+            group.add_domains(new)
 
     def _group(
         self,
@@ -203,6 +214,7 @@ class Topology:
             group = TopologyGroup(kind, key, selector, namespaces, skew, min_domains)
             group.add_domains(self._known.get(key, ()))
             self._groups[group_key] = group
+            self._keyed.setdefault(key, []).append(group)
             if selector is not None and selector.match_labels:
                 label, value = selector.match_labels[0]
                 for namespace in namespaces:
@@ -268,6 +280,7 @@ class Topology:
         """Forget cached lookups (call after new groups appear)."""
         self._inverse.clear()
         self._relevant.clear()
+        self._counted.clear()
 
     def relevant(self, shape: PodShape) -> list[tuple[TopologyGroup, bool]]:
         """The groups a pod of ``shape`` counts in or owns, each with whether it owns it as a
@@ -283,21 +296,33 @@ class Topology:
             self._relevant[signature] = cached
         return cached
 
+    def counted(self, shape: PodShape) -> list[tuple[TopologyGroup, bool, bool]]:
+        """:meth:`relevant`, each group with whether it selects pods of ``shape`` too (cached
+        alike)."""
+        signature = self.signature(shape)
+        cached = self._counted.get(signature)
+        if cached is None:
+            cached = [(g, owner, g.selects(shape)) for g, owner in self.relevant(shape)]
+            self._counted[signature] = cached
+        return cached
+
     def record(
         self, shape: PodShape, domains: Mapping[str, str | Sequence[str]], amount: int = 1
     ) -> None:
         """Count ``amount`` pods of ``shape`` placed where ``domains`` (key → the domain, or
         the domains it may still land in) says: spread and affinity groups count only a single
         domain, anti-affinity groups count every one (as Karpenter records them)."""
-        for group, owner in self.relevant(shape):
+        for group, owner, selected in self.counted(shape):
             found = domains.get(group.key)
             if found is None:
                 continue
-            values = [found] if isinstance(found, str) else list(found)
-            if group.kind != "anti" and len(values) != 1:
+            if isinstance(found, str):
+                group.count(found, selected, owner, amount)
                 continue
-            for domain in values:
-                group.record(domain, shape, owner, amount)
+            if group.kind != "anti" and len(found) != 1:
+                continue
+            for domain in list(found):
+                group.count(domain, selected, owner, amount)
 
 
 def _terms(shape: PodShape) -> list[tuple[AffinityTerm, bool, Kind]]:

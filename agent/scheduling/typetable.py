@@ -80,6 +80,8 @@ class TypeTable:
             [[t.capacity.get(r, 0) for r in self.resources] for t in types], dtype=np.int64
         ).reshape(len(types), len(self.resources))
         """Per type, its capacity (what NodePool limits count, as Karpenter's do)."""
+        self._alloc_rows: list[list[int]] = self.alloc.tolist()
+        """``alloc`` as Python lists (for :meth:`holds`)."""
         self._alloc_columns = tuple(
             np.ascontiguousarray(self.alloc[:, j]) for j in range(len(self.resources))
         )
@@ -138,6 +140,24 @@ class TypeTable:
             out &= columns[j] >= used[j]
         return out
 
+    def holds(self, row: int, used: IntArray) -> bool:
+        """Whether type ``row`` allocates ``used`` in every resource (:meth:`holding` for one
+        type)."""
+        return all(a >= u for a, u in zip(self._alloc_rows[row], used.tolist(), strict=True))
+
+    def allows(self, row: int, requirements: Iterable[Requirement]) -> bool:
+        """Whether type ``row`` meets every requirement (:meth:`narrowed` for one type)."""
+        columns = self._columns
+        for requirement in requirements:
+            key = requirement.key
+            if (
+                key in columns
+                and key not in OFFERING_KEYS
+                and not self.requirement_mask(requirement)[row]
+            ):
+                return False
+        return True
+
     def requirement_mask(self, requirement: Requirement) -> BoolArray:
         """Types that meet one requirement (offering keys are left to :meth:`offering_price`)."""
         cached = self._mask_cache.get(requirement)
@@ -154,11 +174,25 @@ class TypeTable:
         return mask
 
     def mask(self, requirements: Iterable[Requirement]) -> BoolArray:
-        """Types that meet every requirement."""
-        out = np.ones(len(self.types), dtype=np.bool_)
+        """Types that meet every requirement (a new array)."""
+        return self.narrowed(np.ones(len(self.types), dtype=np.bool_), requirements)
+
+    def narrowed(self, mask: BoolArray, requirements: Iterable[Requirement]) -> BoolArray:
+        """The types of ``mask`` that meet every requirement (a new array; ``mask`` is left
+        as it was). Requirements on keys no type carries, and offering keys, filter nothing
+        (see :meth:`requirement_mask`) and are skipped without a lookup."""
+        out: BoolArray | None = None
+        columns = self._columns
         for requirement in requirements:
-            out &= self.requirement_mask(requirement)
-        return out
+            key = requirement.key
+            if key not in columns or key in OFFERING_KEYS:
+                continue
+            allowed = self.requirement_mask(requirement)
+            if out is None:
+                out = mask & allowed
+            else:
+                out &= allowed
+        return mask.copy() if out is None else out
 
     def label_values(self, key: str, mask: BoolArray) -> set[str]:
         """The values of label ``key`` the masked types carry."""
