@@ -32,6 +32,7 @@ from agent.kube.port import Cluster, NotFound, WatchEvent
 from agent.lifecycle.drift import DriftController
 from agent.lifecycle.expiration import Expiration
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle
+from agent.provisioning.kept import KeptView
 from agent.provisioning.provisioner import Provisioner
 from agent.scheduling.strategy import Strategy
 from agent.termination.terminator import Terminator
@@ -79,6 +80,10 @@ class Controllers:
             instance_types=instance_types,
             hashes=hashes,
         )
+        self.view = KeptView(cluster, catalog, instance_types, cache=self.provisioner.view_cache)
+        """The cluster view the provisioner and the disruption passes read, kept current from
+        the watch."""
+        self.provisioner.kept = self.view
         self.lifecycle = NodeClaimLifecycle(cluster, cloud, clock, record)
         self.drift = DriftController(
             cluster, clock, record, cloud.is_drifted, hashes=hashes, instance_types=instance_types
@@ -99,6 +104,7 @@ class Controllers:
             pacing=pacing,
             charge_wall_time=charge_wall_time,
             enabled=act,
+            view=self.view,
         )
         self._kick = False
 

@@ -73,6 +73,7 @@ from agent.kube.pdbindex import BudgetIndex
 from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, WatchEvent
 from agent.podrules import is_daemon
+from agent.provisioning.kept import KeptView
 from agent.provisioning.provisioner import Provisioner
 from agent.provisioning.view import cluster_view
 from agent.scheduling.strategy import Strategy
@@ -109,11 +110,13 @@ class DisruptionController:
         pacing: Pacing = "driftwave",
         charge_wall_time: bool = False,
         enabled: bool = True,
+        view: KeptView | None = None,
     ) -> None:
         """``pods`` may be an index of the cluster's pods shared with other controllers;
         ``pacing`` and ``charge_wall_time``: see the module docstring (raises
         :class:`PacingError` for a pacing that does not exist); ``enabled`` False makes a dry
-        run."""
+        run; ``view``, a cluster view kept current from the watch, is what passes read (None: each
+        pass reads the whole cluster)."""
         self.cluster = cluster
         self.clock = clock
         self.catalog = catalog
@@ -150,6 +153,7 @@ class DisruptionController:
         self._pending: _Pending | None = None
         self._ticking = False
         self._cache = provisioner.view_cache
+        self._view = view
         self._conditions = ConditionMemo()
         self._pods = pods if pods is not None else PodIndex(cluster)
         self._budgets = BudgetIndex(owner_replicas(cluster))
@@ -350,9 +354,12 @@ class DisruptionController:
         # will not move (do-not-disrupt, a fully blocking budget) need none.
         for name in sorted(busy):
             pending.extend(p for p in snap.pods_by_node.get(name, []) if will_move(p, snap))
+        kept = self._view
         return PassContext(
             snap,
-            lambda: cluster_view(
+            kept.read
+            if kept is not None
+            else lambda: cluster_view(
                 self.cluster,
                 self.catalog,
                 instance_types=self.provisioner.instance_types,

@@ -35,6 +35,7 @@ from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.hashing.stamps import SpecMemo, stamped
 from agent.kube.port import Cluster, NotFound
+from agent.provisioning.kept import KeptView
 from agent.provisioning.view import InstanceTypes, ViewCache, cluster_view, simulate
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import HOSTNAME, PodRef
@@ -101,6 +102,9 @@ class Provisioner:
     """Pod shapes and node requirements kept between reads of the cluster (the disruption
     controller reads through the same one)."""
     hashes: SpecMemo = field(default_factory=SpecMemo)
+    kept: KeptView | None = None
+    """The cluster view kept current from the watch, read instead of the whole cluster (None:
+    each solve reads the cluster)."""
 
     def __post_init__(self) -> None:
         self._random = random.Random(f"{self.seed}:nodeclaims")
@@ -146,7 +150,12 @@ class Provisioner:
         if not pending:
             return None
         refs = self.view_cache.shapes.refs(pending)
-        view = cluster_view(self.cluster, self.catalog, refs, self.instance_types, self.view_cache)
+        if self.kept is not None:
+            view = self.kept.read(refs)
+        else:
+            view = cluster_view(
+                self.cluster, self.catalog, refs, self.instance_types, self.view_cache
+            )
         result = simulate(view, refs, strategy=self.strategy)
         claims = self.cluster.list(NodeClaim)
         self.record(
