@@ -115,7 +115,7 @@ class KeptView:
             self._pod_changed(pod, deleted=False)
         self._dirty_nodes.update(self._nodes)
         self._dirty_claims: set[str] = set(self._claims)
-        self._basis: tuple[object, ...] | None = None
+        self._basis: tuple[str, ...] | None = None
         self._names_changed = True
 
     # --- the watch ---------------------------------------------------------------------------
@@ -141,6 +141,7 @@ class KeptView:
             else:
                 self._daemonsets[_key(obj)] = obj
             self._daemons = None
+            self._basis = None  # every node's room for DaemonSet pods is computed again
 
     def _pod_changed(self, pod: Pod, deleted: bool) -> None:
         key = _key(pod)
@@ -281,7 +282,7 @@ class KeptView:
     def _refresh(self, table: TypeTable, daemons: list[PodShape]) -> None:
         """Recompute the entries of the nodes and NodeClaims that changed (all of them when the
         resource order or the DaemonSets did)."""
-        basis = (tuple(table.resources), id(daemons))
+        basis = tuple(table.resources)
         if basis != self._basis:
             self._basis = basis
             self._node_entries.clear()
