@@ -26,10 +26,12 @@ pytest fixture ``controlplane`` (``tests/conftest.py``) starts one per test proc
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +72,10 @@ DEFAULT_SA = "/api/v1/namespaces/default/serviceaccounts/default"
 
 class ControlPlaneError(RuntimeError):
     """The control plane could not be started (a tool missing, a server that never answered)."""
+
+
+class _PortTaken(ControlPlaneError):
+    """A server exited because a port picked for it was taken before it bound it."""
 
 
 def missing_tools() -> list[str]:
@@ -129,17 +135,43 @@ def _established(rest: KubeREST, path: str) -> bool:
     return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 
-def _wait(check: Any, seconds: float, what: str) -> None:
+def _wait(check: Any, seconds: float, what: str, servers: Sequence[_Started] = ()) -> None:
+    """Wait until ``check()`` holds; raise as soon as one of ``servers`` has exited (naming
+    it, with its log's end; :class:`_PortTaken` when it could not bind its port)."""
     deadline = time.monotonic() + seconds
     last: Exception | None = None
     while time.monotonic() < deadline:
+        for server in servers:
+            server.raise_if_exited()
         try:
             if check():
                 return
         except (OSError, ClusterError, ValueError) as exc:
             last = exc
         time.sleep(0.2)
-    raise ControlPlaneError(f"timed out after {seconds:.0f}s waiting for {what}: {last}")
+    tails = "".join(f"\n--- {s.name}.log ---\n{s.said()}" for s in servers)
+    raise ControlPlaneError(f"timed out after {seconds:.0f}s waiting for {what}: {last}{tails}")
+
+
+@dataclass(frozen=True)
+class _Started:
+    """A server of this start: its process and where its log begins."""
+
+    name: str
+    child: subprocess.Popen[bytes]
+    log: Path
+    since: int
+
+    def said(self, limit: int = 3000) -> str:
+        """The end of what it logged since it started."""
+        return self.log.read_bytes()[self.since :].decode(errors="replace")[-limit:]
+
+    def raise_if_exited(self) -> None:
+        if self.child.poll() is None:
+            return
+        said = self.said()
+        kind = _PortTaken if "address already in use" in said else ControlPlaneError
+        raise kind(f"{self.name} exited {self.child.returncode} before it served:\n{said}")
 
 
 def _audit_policy(root: Path) -> Path:
@@ -173,8 +205,9 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
     pki = write_pki(root / "pki")
     etcd_port, api_port, peer_port, manager_port, scheduler_port, kwok_port = free_ports(6)
     etcd = f"http://127.0.0.1:{etcd_port}"
-    _run(
+    etcd_server = _run(
         groups,
+        root,
         "etcd",
         f"--data-dir={root / 'etcd'}",
         f"--listen-client-urls={etcd}",
@@ -186,8 +219,9 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
     server = f"https://127.0.0.1:{api_port}"
     tokens = root / "tokens.csv"
     tokens.write_text(f'{ADMIN_TOKEN},admin,admin,"system:masters"\n')
-    _run(
+    api_server = _run(
         groups,
+        root,
         "kube-apiserver",
         f"--etcd-servers={etcd}",
         "--bind-address=127.0.0.1",
@@ -218,10 +252,12 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
     kubeconfig = root / "kubeconfig"
     kubeconfig.write_text(yaml.safe_dump(_kubeconfig(server, pki.ca, ADMIN_TOKEN)))
     plane = ControlPlane(root=root, server=server, kubeconfig=kubeconfig)
-    _wait(lambda: _answers(plane, "/readyz"), 90, "kube-apiserver /readyz")
+    servers = (etcd_server, api_server)
+    _wait(lambda: _answers(plane, "/readyz"), 90, "kube-apiserver /readyz", servers)
     common = [f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--bind-address=127.0.0.1"]
     _run(
         groups,
+        root,
         "kube-controller-manager",
         *common,
         f"--secure-port={manager_port}",
@@ -234,6 +270,7 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
     )
     _run(
         groups,
+        root,
         "kube-scheduler",
         *common,
         f"--secure-port={scheduler_port}",
@@ -242,6 +279,7 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
     )
     _run(
         groups,
+        root,
         "kwok",
         f"--kubeconfig={kubeconfig}",
         f"--config={KWOK_STAGES}",
@@ -270,8 +308,10 @@ def _answers(plane: ControlPlane, path: str) -> bool:
     return True
 
 
-def _run(groups: ProcessGroups, name: str, *args: str) -> None:
-    groups.start(name, [str(BIN / name), *args])
+def _run(groups: ProcessGroups, root: Path, name: str, *args: str) -> _Started:
+    log = root / f"{name}.log"
+    since = log.stat().st_size if log.exists() else 0
+    return _Started(name, groups.start(name, [str(BIN / name), *args]), log, since)
 
 
 @contextmanager
@@ -280,21 +320,35 @@ def control_plane(root: Path) -> Iterator[ControlPlane]:
     in ``root`` and is still running, when the block ends, also when the start fails or is
     interrupted half-way; if anything survives SIGKILL, the stop raises
     :class:`ControlPlaneError` naming it. Its servers die with the thread that
-    started them (see :class:`~tests.support.groups.ProcessGroups`)."""
+    started them (see :class:`~tests.support.groups.ProcessGroups`).
+
+    A port is free when picked, not when a server binds it: another process may take it in
+    between. The server then exits saying the address is in use, and the plane is started
+    again on other ports (three tries)."""
     if missing := missing_tools():
         raise ControlPlaneError(f"not built: {', '.join(missing)} (run make tools; it needs Go)")
     root.mkdir(parents=True, exist_ok=True)
-    groups = ProcessGroups(root, die_with_parent=True)
-    try:
-        yield launch(groups, root)
-    finally:
-        # throwaway state: no need for a long graceful drain; what started beside the plane in
-        # its directory (Karpenter) stops first
-        report = groups.stop(grace=5, everyone=True)
-        if not report.clean:
-            raise ControlPlaneError(
-                f"the control plane in {root} did not stop: {report.describe()}"
-            )
+    for attempt in range(3):
+        if attempt:
+            shutil.rmtree(root / "etcd", ignore_errors=True)  # the stopped try's etcd
+        groups = ProcessGroups(root, die_with_parent=True)
+        try:
+            try:
+                plane = launch(groups, root)
+            except _PortTaken:
+                if attempt == 2:
+                    raise
+                continue
+            yield plane
+            return
+        finally:
+            # throwaway state: no need for a long graceful drain; what started beside the
+            # plane in its directory (Karpenter) stops first
+            report = groups.stop(grace=5, everyone=True)
+            if not report.clean:
+                raise ControlPlaneError(
+                    f"the control plane in {root} did not stop: {report.describe()}"
+                )
 
 
 if __name__ == "__main__":

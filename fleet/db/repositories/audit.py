@@ -27,6 +27,11 @@ from fleet.db.repositories.base import Repository, Scope, aware
 from fleet.db.repositories.convert import audit_record
 from fleet.db.translate import boundary
 
+_LOG: Any = AuditEntry.__table__
+_TAIL = select(_LOG.c.seq, _LOG.c.hash, _LOG.c.at).order_by(_LOG.c.seq.desc()).limit(1)
+"""The chain's tail: its link and time, one Core statement (no ORM). Built once, so that each
+append reuses its compiled form without building the statement and its cache key again."""
+
 
 def _copy(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A deep copy of a before/after state: rows are written at the commit, as appended."""
@@ -120,8 +125,7 @@ class AuditRepository(Repository):
         rows, self._pending = self._pending, []
         # a plain INSERT (one statement for them all), not entities the session would track
         linked = self._link(rows)
-        table: Any = AuditEntry.__table__
-        self._session.connection().execute(insert(table), linked)
+        self._session.connection().execute(insert(_LOG), linked)
 
     def discard_pending(self) -> None:
         """Forget the rows not written yet (the unit of work rolls back)."""
@@ -132,10 +136,7 @@ class AuditRepository(Repository):
         self._session.flush()  # this transaction's own pending rows are part of the tail
         connection = self._session.connection()
         chain.lock_tail(connection)
-        log: Any = AuditEntry.__table__
-        last = connection.execute(  # the tail's link and time, one statement (Core: no ORM)
-            select(log.c.seq, log.c.hash, log.c.at).order_by(log.c.seq.desc()).limit(1)
-        ).first()
+        last = connection.execute(_TAIL).first()
         rows = chain.in_time_order(rows, None if last is None else last.at)
         return chain.chained(rows, (0, chain.GENESIS) if last is None else (last.seq, last.hash))
 

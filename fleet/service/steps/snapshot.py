@@ -15,7 +15,6 @@ from fleet.db.repositories.steps import StepContext
 from fleet.domain.json import JSONObject
 from fleet.domain.machine import RollbackState, RolloutState, StepState
 from fleet.domain.model import ReleaseInfo, TargetInfo
-from fleet.domain.release import Release
 from fleet.gateway import AgentTarget
 from fleet.service.context import FleetContext
 from fleet.service.scheduling.load import ReleaseCache
@@ -63,7 +62,17 @@ def load_snapshots(
             )
             for c in contexts.values()
         }
-    return {sid: _snapshot(c, *parsed[c.release_digest]) for sid, c in contexts.items()}
+    # one wave request per rollout of the batch (its steps send the same one), read once
+    requests: dict[tuple[str, str], WaveRequest] = {}
+    out = {}
+    for sid, c in contexts.items():
+        release, info = parsed[c.release_digest]
+        key = (c.release_digest, c.rollout_id)
+        request = requests.get(key)
+        if request is None:
+            request = requests[key] = wave_request(info.target, c.rollout_id, release.name)
+        out[sid] = _snapshot(c, info, request)
+    return out
 
 
 def wave_request(target: TargetInfo, rollout: str, release: str) -> WaveRequest:
@@ -77,7 +86,7 @@ def wave_request(target: TargetInfo, rollout: str, release: str) -> WaveRequest:
     )
 
 
-def _snapshot(c: StepContext, release: Release, info: ReleaseInfo) -> StepSnapshot:
+def _snapshot(c: StepContext, info: ReleaseInfo, request: WaveRequest) -> StepSnapshot:
     ring = next(r for r in info.rings if r.name == c.ring)
     contacts = [t for t in (c.heartbeat_at, c.dispatched_at) if t is not None]
     return StepSnapshot(
@@ -94,7 +103,7 @@ def _snapshot(c: StepContext, release: Release, info: ReleaseInfo) -> StepSnapsh
             AccountAccess(c.role_arn, c.external_id),
             AgentTLS.of(c.ca_ref, c.client_certificate_ref, c.client_key_ref),
         ),
-        request=wave_request(info.target, c.rollout_id, release.name),
+        request=request,
         last_contact=max(contacts) if contacts else None,
         started_at=c.started_at,
         deadline=ring.gates.convergence_timeout,

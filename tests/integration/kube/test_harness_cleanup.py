@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from common.ports import free_ports
 from tests.support.controlplane import TOOLS, control_plane, missing_tools
 from tests.support.groups import STATE_MARK, ProcessGroups, read_record
 from tests.support.required import unavailable
@@ -216,4 +218,39 @@ def test_the_context_managers_teardown_stops_a_tool_started_beside_the_plane(
         beside.start("karpenter", [sys.executable, "-c", "import time; time.sleep(300)"])
         assert tools_in(left_running(state)) == set(TOOLS)
         assert len(left_running(state)) == len(TOOLS) + 1
+    assert left_running(state) == {}
+
+
+def test_a_port_taken_before_the_api_server_binds_it_starts_the_plane_on_other_ports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A port picked free may be taken before the server binds it (another test's server on a
+    busy machine): the API server exits saying so, and the plane starts again on other ports
+    instead of waiting out its readiness deadline."""
+    from tests.support import controlplane
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    picks: list[list[int]] = []
+
+    def first_with_the_api_port_taken(count: int) -> list[int]:
+        ports = free_ports(count)
+        if not picks:
+            ports[1] = taken.getsockname()[1]  # the order launch() unpacks: etcd, api, ...
+        picks.append(ports)
+        return ports
+
+    monkeypatch.setattr(controlplane, "free_ports", first_with_the_api_port_taken)
+    state = tmp_path / "controlplane"
+    started = time.monotonic()
+    try:
+        with control_plane(state) as plane:
+            assert plane.server == f"https://127.0.0.1:{picks[-1][1]}"
+            assert len(picks) == 2
+            log = (state / "kube-apiserver.log").read_text()
+            assert "address already in use" in log
+    finally:
+        taken.close()
+    assert time.monotonic() - started < 80, "it restarted, not waited out the 90 s deadline"
     assert left_running(state) == {}
