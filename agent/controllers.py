@@ -80,7 +80,10 @@ class Controllers:
             instance_types=instance_types,
             hashes=hashes,
         )
-        self.view = KeptView(cluster, catalog, instance_types, cache=self.provisioner.view_cache)
+        pods = PodIndex(cluster)  # the cluster's pods by node: one index for every controller
+        self.view = KeptView(
+            cluster, catalog, instance_types, cache=self.provisioner.view_cache, pods=pods
+        )
         """The cluster view the provisioner and the disruption passes read, kept current from
         the watch."""
         self.provisioner.kept = self.view
@@ -89,7 +92,6 @@ class Controllers:
             cluster, clock, record, cloud.is_drifted, hashes=hashes, instance_types=instance_types
         )
         self.expiration = Expiration(cluster, clock, record, enabled=act)
-        pods = PodIndex(cluster)
         self.terminator = Terminator(
             cluster, cloud, clock, record, on_removed=on_pod_removed, pods=pods
         )

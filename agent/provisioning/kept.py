@@ -6,7 +6,9 @@ once, then is fed each watch event (the simulated cluster and the real one's inf
 same stream; a real watch that lost its place lists again and turns the differences into events,
 so the stream has no gap). An event only notes which nodes and NodeClaims changed; :meth:`read`
 recomputes those and assembles a :class:`~agent.provisioning.view.ClusterView` equal to what
-``cluster_view`` would read at that moment.
+``cluster_view`` would read at that moment. The pods are read from the agent's one
+:class:`~agent.kube.podindex.PodIndex` (the controllers share it), which tells the view whose
+pods changed.
 
 Each read is a snapshot of its own: new containers, its own copy of each node's capacity and a
 topology of its own, so a pass that simulates "without these nodes" or commits a decision to its
@@ -25,6 +27,7 @@ from agent.api.kube import DaemonSet, Node, Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
+from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, WatchEvent
 from agent.provisioning.state import (
     bound_usage,
@@ -76,20 +79,27 @@ class KeptView:
         catalog: Catalog,
         instance_types: InstanceTypes | None = None,
         cache: ViewCache | None = None,
+        pods: PodIndex | None = None,
     ) -> None:
         """``instance_types`` and ``cache`` as :func:`~agent.provisioning.view.cluster_view`'s;
-        subscribes to ``cluster``'s watch."""
+        ``pods``, the cluster's pods by node, shared with other controllers (None: one of its
+        own); subscribes to ``cluster``'s watch."""
         self._cluster = cluster
         self._catalog = catalog
         self.instance_types = instance_types
         self.cache = cache if cache is not None else ViewCache()
+        self.pods = pods if pods is not None else PodIndex(cluster)
+        self.pods.subscribe(self._pod_moved)
         self.resyncs = 0
         """Whole reads of the cluster so far (the first one included)."""
-        self.resync()
+        self._resync(relist=False)
         cluster.watch(self.observe)
 
     def resync(self) -> None:
         """Read the whole cluster again and forget everything computed."""
+        self._resync(relist=True)
+
+    def _resync(self, relist: bool) -> None:
         self.resyncs += 1
         cluster = self._cluster
         self._nodepools = {p.metadata.name or "": p for p in cluster.list(NodePool)}
@@ -97,9 +107,6 @@ class KeptView:
         self._daemons: list[PodShape] | None = None
         self._nodes = {n.metadata.name or "": n for n in cluster.list(Node)}
         self._claims = {c.name: c for c in cluster.list(NodeClaim)}
-        self._pods: dict[Key, Pod] = {}
-        self._pods_on: dict[str, dict[Key, Pod]] = {}
-        self._node_of: dict[Key, str] = {}
         self._node_providers: dict[str, set[str]] = {}
         self._claim_providers: dict[str, set[str]] = {}
         for node in self._nodes.values():
@@ -111,8 +118,9 @@ class KeptView:
         self._claim_entries: dict[str, _Entry] = {}
         self._dirty_bound: set[str] = set()
         self._dirty_nodes: set[str] = set()
-        for pod in cluster.list(Pod):
-            self._pod_changed(pod, deleted=False)
+        if relist:
+            self.pods.relist()
+        self._dirty_bound.update(self.pods.nodes())
         self._dirty_nodes.update(self._nodes)
         self._dirty_claims: set[str] = set(self._claims)
         self._basis: tuple[str, ...] | None = None
@@ -123,9 +131,7 @@ class KeptView:
     def observe(self, event: WatchEvent) -> None:
         """Note one change (the handler given to the cluster's watch)."""
         obj, deleted = event.obj, event.type == "DELETED"
-        if isinstance(obj, Pod):
-            self._pod_changed(obj, deleted)
-        elif isinstance(obj, Node):
+        if isinstance(obj, Node):
             self._node_changed(obj, deleted)
         elif isinstance(obj, NodeClaim):
             self._claim_changed(obj, deleted)
@@ -143,28 +149,12 @@ class KeptView:
             self._daemons = None
             self._basis = None  # every node's room for DaemonSet pods is computed again
 
-    def _pod_changed(self, pod: Pod, deleted: bool) -> None:
-        key = _key(pod)
-        old = self._node_of.pop(key, None)
-        if old is not None:
-            on_old = self._pods_on[old]
-            del on_old[key]
-            if not on_old:
-                del self._pods_on[old]
-            self._dirty_pods(old)
-        if deleted:
-            self._pods.pop(key, None)
-            return
-        self._pods[key] = pod
-        node = pod.spec.node_name
-        if node:
-            self._pods_on.setdefault(node, {})[key] = pod
-            self._node_of[key] = node
-            self._dirty_pods(node)
-
-    def _dirty_pods(self, node: str) -> None:
-        self._dirty_bound.add(node)
-        self._dirty_nodes.add(node)
+    def _pod_moved(self, old: str | None, new: str | None) -> None:
+        """A pod changed (the pod index's listener): the nodes it was and is bound to."""
+        for node in (old, new):
+            if node:
+                self._dirty_bound.add(node)
+                self._dirty_nodes.add(node)
 
     def _node_changed(self, node: Node, deleted: bool) -> None:
         name = node.metadata.name or ""
@@ -234,8 +224,8 @@ class KeptView:
         if self._names_changed:
             cache.nodes.retain(set(self._nodes), set(self._claims))
             self._names_changed = False
-        if len(cache.shapes) > len(self._pods) + 100:
-            cache.shapes.retain(list(self._pods.values()))
+        if len(cache.shapes) > len(self.pods) + 100:
+            cache.shapes.retain(self.pods.all())
         for node in self._dirty_bound:
             self._bound_of(node)
         self._dirty_bound.clear()
@@ -268,15 +258,15 @@ class KeptView:
         return view
 
     def _bound_of(self, node: str) -> None:
-        on = self._pods_on.get(node)
+        on = self.pods.on(node)
         if not on:
             self._bound.pop(node, None)
             return
-        keys = sorted(on)
-        refs = self.cache.shapes.refs(on[key] for key in keys)
+        refs = self.cache.shapes.refs(on)
         firsts: dict[int, tuple[Key, PodShape]] = {}
-        for key, ref in zip(keys, refs, strict=True):
-            firsts.setdefault(id(ref.shape), (key, ref.shape))
+        for pod, ref in zip(on, refs, strict=True):
+            if id(ref.shape) not in firsts:
+                firsts[id(ref.shape)] = (_key(pod), ref.shape)
         self._bound[node] = _Bound(refs, list(firsts.values()))
 
     def _refresh(self, table: TypeTable, daemons: list[PodShape]) -> None:
@@ -297,9 +287,7 @@ class KeptView:
                 continue
             owner = self._owner(node.spec.provider_id)
             bound = self._bound.get(name)
-            pods = (
-                [self._pods_on[name][key] for key in sorted(self._pods_on[name])] if bound else []
-            )
+            pods = self.pods.on(name) if bound else []
             shapes = [ref.shape for ref in bound.refs] if bound else None
             used, daemon_used = bound_usage(pods, table, shapes)
             self._node_entries[name] = (
@@ -350,7 +338,6 @@ class KeptView:
     def _count(self, view: ClusterView) -> None:
         """Count the bound pods in the view's topology, in (namespace, name) order."""
         topology = view.topology
-        for key in sorted(self._node_of):
-            node = self._node_of[key]
-            ref = self.cache.shapes.ref(self._pods_on[node][key])
+        for node, pod in self.pods.bound():
+            ref = self.cache.shapes.ref(pod)
             topology.record(ref.shape, view.domains(node))

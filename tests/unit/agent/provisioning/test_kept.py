@@ -15,6 +15,7 @@ from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.clock import VirtualClock
+from agent.kube.podindex import PodIndex
 from agent.kube.port import AlreadyExists, NotFound
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.provisioning.kept import KeptView
@@ -250,3 +251,23 @@ def test_the_kept_view_equals_a_fresh_read(
         read.commit(result)
         assert _seen(kept.read(pending)) == before
     assert kept.resyncs == 1
+    kept.resync()  # a whole read again (after a watch gap) gives the same view
+    assert kept.resyncs == 2
+    assert _seen(kept.read(pending)) == _seen(cluster_view(cluster, catalog, pending))
+
+
+def test_a_relist_drops_what_the_watch_missed_and_tells_the_listeners() -> None:
+    cluster = SimulatedCluster(VirtualClock())
+    cluster.create(_pod("p0", 1, "n0", spread=False))
+    pods = PodIndex(cluster)
+    moves: list[tuple[str | None, str | None]] = []
+    pods.subscribe(lambda old, new: moves.append((old, new)))
+    pods.changed(_pod("ghost", 1, "n1", spread=False))  # as if its deletion had been missed
+    assert moves == [(None, "n1")]
+    assert [p.metadata.name for p in pods.on("n1")] == ["ghost"]
+    moves.clear()
+    pods.relist()
+    assert pods.on("n1") == []
+    assert moves == [("n1", None), ("n0", "n0")]
+    assert [(node, p.metadata.name) for node, p in pods.bound()] == [("n0", "p0")]
+    assert len(pods) == 1
