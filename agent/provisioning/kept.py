@@ -10,14 +10,15 @@ recomputes those and assembles a :class:`~agent.provisioning.view.ClusterView` e
 :class:`~agent.kube.podindex.PodIndex` (the controllers share it), which tells the view whose
 pods changed.
 
-Each read is a snapshot of its own: new containers, its own copy of each node's capacity and a
-topology of its own, so a pass that simulates "without these nodes" or commits a decision to its
-view never changes what the next read returns. :meth:`resync` reads the whole cluster again.
+Each read is a snapshot of its own: new containers and a topology of its own; the nodes' entries
+are shared between reads, and a view changes a node only as a copy
+(:meth:`~agent.provisioning.view.ClusterView.commit`), so a pass that simulates "without these
+nodes" or commits a decision to its view never changes what the next read returns.
+:meth:`resync` reads the whole cluster again.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -238,9 +239,7 @@ class KeptView:
                 for name in sorted(entries):
                     found, counts = entries[name]
                     if found is not None:
-                        mine = copy.copy(found)
-                        mine.pods = list(found.pods)
-                        existing.append(mine)
+                        existing.append(found)  # shared: a view changes its nodes as copies
                     if counts is not None:
                         running[name] = counts
         take_running(pools, running.values())
@@ -252,7 +251,7 @@ class KeptView:
             node_labels={name: self._nodes[name].metadata.labels for name in sorted(self._nodes)},
             running=running,
         )
-        view.bound = {node: list(bound.refs) for node, bound in sorted(self._bound.items())}
+        view.bound = {node: bound.refs for node, bound in sorted(self._bound.items())}
         if view.topology.groups:
             self._count(view)
         return view

@@ -40,7 +40,8 @@ class ClusterView:
     existing: list[ExistingNode]
     topology: Topology
     bound: dict[str, list[PodRef]] = field(default_factory=dict)
-    """Node name → the pods bound to it."""
+    """Node name → the pods bound to it (the lists may be shared between views: never change
+    them)."""
     node_labels: dict[str, dict[str, str]] = field(default_factory=dict)
     running: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
     """Node name → its NodePool and capacity (what the pool's limits count)."""
@@ -68,7 +69,8 @@ class ClusterView:
             at = self.row(name)
             if at is None:
                 continue
-            node = self.existing[at]
+            # changed as a copy: the node may be shared with other views (a kept view's reads)
+            node = self.existing[at] = copy.copy(self.existing[at])
             for ref in refs:
                 node.used = node.used + _request_vector(index, ref)
             if self._free is not None:
