@@ -103,8 +103,9 @@ class Provisioner:
     controller reads through the same one)."""
     hashes: SpecMemo = field(default_factory=SpecMemo)
     kept: KeptView | None = None
-    """The cluster view kept current from the watch, read instead of the whole cluster (None:
-    each solve reads the cluster)."""
+    """The cluster view kept current from the watch, read instead of the whole cluster, and its
+    index of pods by node, where the pending pods are found (None: each solve reads the
+    cluster)."""
 
     def __post_init__(self) -> None:
         self._random = random.Random(f"{self.seed}:nodeclaims")
@@ -136,9 +137,10 @@ class Provisioner:
 
     def pending_pods(self) -> list[Pod]:
         """Pods that wait for a node (not bound, not being deleted, not DaemonSet pods)."""
+        pods = self.kept.pods.unbound() if self.kept is not None else self.cluster.list(Pod)
         return [
             pod
-            for pod in self.cluster.list(Pod)
+            for pod in pods
             if not pod.spec.node_name
             and not pod.metadata.deletion_timestamp
             and not any(o.kind == "DaemonSet" for o in pod.metadata.owner_references)
