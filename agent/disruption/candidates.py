@@ -128,18 +128,20 @@ class ClaimFacts:
 
 
 class FactsMemo:
-    """Each NodeClaim's :class:`ClaimFacts`, kept while the claim and its node are the same
-    objects (models are copied on change, never changed in place; the entry holds both, so
-    their identities cannot be reused)."""
+    """Each NodeClaim's :class:`ClaimFacts`, kept while the claim and its node keep their
+    resource versions (every change of an object gives it a new one; the entry holds only the
+    versions, not the objects, so it keeps no old object alive). Objects without a version
+    (never stored) are not remembered."""
 
     def __init__(self) -> None:
-        self._by_name: dict[str, tuple[NodeClaim, Node, ClaimFacts]] = {}
+        self._by_name: dict[str, tuple[str, str, ClaimFacts]] = {}
 
     def of(self, claim: NodeClaim, node: Node, conditions: ConditionMemo) -> ClaimFacts:
         """The facts of ``claim`` and its ``node``."""
         name = claim.metadata.name or ""
+        versions = claim.metadata.resource_version, node.metadata.resource_version
         hit = self._by_name.get(name)
-        if hit is not None and hit[0] is claim and hit[1] is node:
+        if hit is not None and hit[0] == versions[0] and hit[1] == versions[1]:
             return hit[2]
         found = ClaimFacts(
             initialized=conditions.is_true(claim, "Initialized"),
@@ -155,7 +157,8 @@ class FactsMemo:
                 for marks in (node.metadata.annotations, claim.metadata.annotations)
             ),
         )
-        self._by_name[name] = (claim, node, found)
+        if versions[0] is not None and versions[1] is not None:
+            self._by_name[name] = (versions[0], versions[1], found)
         return found
 
     def retain(self, names: set[str]) -> None:

@@ -60,10 +60,11 @@ class Orchestrator:
         self.timeout = timeout
         self.commands: list[Command] = []
         self._started = 0
-        self._marks: dict[str, tuple[NodeClaim, Node, bool, bool]] = {}
-        """NodeClaim name → the claim and its node as last seen, whether the node carries the
-        disrupted taint and whether the claim has a ``DisruptionReason`` (a pass looks at every
-        claim; these change only with the objects)."""
+        self._marks: dict[str, tuple[str, str, bool, bool]] = {}
+        """NodeClaim name → the resource versions of the claim and its node as last seen,
+        whether the node carries the disrupted taint and whether the claim has a
+        ``DisruptionReason`` (a pass looks at every claim; these change only with the objects,
+        and every change gives an object a new version)."""
 
     def busy(self) -> set[str]:
         """Node names of every candidate in a command under way."""
@@ -94,12 +95,15 @@ class Orchestrator:
 
     def _marked(self, claim: NodeClaim, node: Node) -> tuple[bool, bool]:
         """Whether ``node`` carries the disrupted taint, and whether ``claim`` is marked."""
-        hit = self._marks.get(claim.name)
-        if hit is not None and hit[0] is claim and hit[1] is node:
+        name = claim.metadata.name or ""
+        versions = claim.metadata.resource_version, node.metadata.resource_version
+        hit = self._marks.get(name)
+        if hit is not None and hit[0] == versions[0] and hit[1] == versions[1]:
             return hit[2], hit[3]
         tainted = any(t.key == DISRUPTED_NO_SCHEDULE_TAINT.key for t in node.spec.taints)
         marked = any(c.type == "DisruptionReason" for c in claim.status.conditions)
-        self._marks[claim.name] = (claim, node, tainted, marked)
+        if versions[0] is not None and versions[1] is not None:  # never stored: not remembered
+            self._marks[name] = (versions[0], versions[1], tainted, marked)
         return tainted, marked
 
     def start(self, command: Command) -> None:
