@@ -32,6 +32,7 @@ from agent.kube.port import Cluster, NotFound, WatchEvent
 from agent.lifecycle.drift import DriftController
 from agent.lifecycle.expiration import Expiration
 from agent.lifecycle.nodeclaims import NodeClaimLifecycle
+from agent.provisioning.kept import KeptView
 from agent.provisioning.provisioner import Provisioner
 from agent.scheduling.strategy import Strategy
 from agent.termination.terminator import Terminator
@@ -79,12 +80,18 @@ class Controllers:
             instance_types=instance_types,
             hashes=hashes,
         )
+        pods = PodIndex(cluster)  # the cluster's pods by node: one index for every controller
+        self.view = KeptView(
+            cluster, catalog, instance_types, cache=self.provisioner.view_cache, pods=pods
+        )
+        """The cluster view the provisioner and the disruption passes read, kept current from
+        the watch."""
+        self.provisioner.kept = self.view
         self.lifecycle = NodeClaimLifecycle(cluster, cloud, clock, record)
         self.drift = DriftController(
             cluster, clock, record, cloud.is_drifted, hashes=hashes, instance_types=instance_types
         )
         self.expiration = Expiration(cluster, clock, record, enabled=act)
-        pods = PodIndex(cluster)
         self.terminator = Terminator(
             cluster, cloud, clock, record, on_removed=on_pod_removed, pods=pods
         )
@@ -99,6 +106,7 @@ class Controllers:
             pacing=pacing,
             charge_wall_time=charge_wall_time,
             enabled=act,
+            view=self.view,
         )
         self._kick = False
 

@@ -24,6 +24,9 @@ disruption *now* but may later does not count: its pods are planned for.
 Everything else is reported in ``held``: node name → the reason, for the drift preview and the
 timeline. :func:`pool_nodes` counts each NodePool's nodes as its disruption budgets count them
 (:mod:`agent.disruption.budgets`).
+
+A pass looks at every NodeClaim; what it reads of a claim and its node that changes only when
+one of them does (:class:`ClaimFacts`) is remembered from pass to pass (:class:`FactsMemo`).
 """
 
 from __future__ import annotations
@@ -107,6 +110,63 @@ class Candidate:
         return self.node.metadata.name or ""
 
 
+@dataclass(frozen=True, slots=True)
+class ClaimFacts:
+    """What a pass reads of a NodeClaim and its (registered) node."""
+
+    initialized: bool
+    terminating: bool
+    """The claim's ``InstanceTerminating`` condition is True."""
+    deleting: bool
+    """The claim or the node is being deleted."""
+    ready: bool
+    """The node's ``Ready`` condition is True."""
+    pool: str
+    """The node's NodePool label ("" when it has none)."""
+    do_not_disrupt: bool
+    """The node or the claim is annotated ``karpenter.sh/do-not-disrupt: "true"``."""
+
+
+class FactsMemo:
+    """Each NodeClaim's :class:`ClaimFacts`, kept while the claim and its node keep their
+    resource versions (every change of an object gives it a new one; the entry holds only the
+    versions, not the objects, so it keeps no old object alive). Objects without a version
+    (never stored) are not remembered."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, tuple[str, str, ClaimFacts]] = {}
+
+    def of(self, claim: NodeClaim, node: Node, conditions: ConditionMemo) -> ClaimFacts:
+        """The facts of ``claim`` and its ``node``."""
+        name = claim.metadata.name or ""
+        versions = claim.metadata.resource_version, node.metadata.resource_version
+        hit = self._by_name.get(name)
+        if hit is not None and hit[0] == versions[0] and hit[1] == versions[1]:
+            return hit[2]
+        found = ClaimFacts(
+            initialized=conditions.is_true(claim, "Initialized"),
+            terminating=conditions.is_true(claim, "InstanceTerminating"),
+            deleting=bool(claim.metadata.deletion_timestamp or node.metadata.deletion_timestamp),
+            ready=any(
+                c.type == "Ready" and c.status == "True"
+                for c in (node.status.conditions if node.status else [])
+            ),
+            pool=node.metadata.labels.get(NODEPOOL_LABEL, ""),
+            do_not_disrupt=any(
+                marks.get(DO_NOT_DISRUPT_ANNOTATION) == "true"
+                for marks in (node.metadata.annotations, claim.metadata.annotations)
+            ),
+        )
+        if versions[0] is not None and versions[1] is not None:
+            self._by_name[name] = (versions[0], versions[1], found)
+        return found
+
+    def retain(self, names: set[str]) -> None:
+        """Forget the claims not named in ``names``."""
+        if len(self._by_name) > len(names) + 100:
+            self._by_name = {n: hit for n, hit in self._by_name.items() if n in names}
+
+
 @dataclass
 class Snapshot:
     """The cluster objects one disruption pass reads, indexed."""
@@ -122,6 +182,8 @@ class Snapshot:
     """The PodDisruptionBudgets with the pods they cover."""
     conditions: ConditionMemo = field(default_factory=ConditionMemo)
     """The claims' conditions by type (kept from pass to pass by the controller)."""
+    facts: FactsMemo = field(default_factory=FactsMemo)
+    """The claims' facts (kept from pass to pass by the controller)."""
     nominated: frozenset[str] = frozenset()
     """NodeClaims the provisioner placed pending pods on that have not bound yet."""
     unblocks: datetime | None = None
@@ -196,20 +258,22 @@ def node_blocker(
     claim: NodeClaim, node: Node | None, snapshot: Snapshot, busy: Collection[str]
 ) -> str | None:
     """Why the node is not a candidate for any method (pods aside), or None."""
-    if node is None or not snapshot.conditions.is_true(claim, "Initialized"):
+    if node is None:
         return "node is not initialized"
-    if claim.metadata.deletion_timestamp or node.metadata.deletion_timestamp:
+    facts = snapshot.facts.of(claim, node, snapshot.conditions)
+    if not facts.initialized:
+        return "node is not initialized"
+    if facts.deleting:
         return "node is being deleted"
     if (node.metadata.name or "") in busy:
         return "node is already being disrupted"
     if claim.name in snapshot.nominated:
         return "node is nominated for a pending pod"
-    pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
+    pool = facts.pool
     if pool not in snapshot.pools:
         return f"NodePool {pool or '(none)'} not found"
-    for marks in (node.metadata.annotations, claim.metadata.annotations):
-        if marks.get(DO_NOT_DISRUPT_ANNOTATION) == "true":
-            return f'node has "{DO_NOT_DISRUPT_ANNOTATION}: true"'
+    if facts.do_not_disrupt:
+        return f'node has "{DO_NOT_DISRUPT_ANNOTATION}: true"'
     return None
 
 
@@ -269,19 +333,16 @@ def pool_nodes(snapshot: Snapshot, busy: set[str]) -> dict[str, PoolNodes]:
     NotReady, being deleted or in a disruption command."""
     totals: dict[str, int] = {}
     disrupting: dict[str, int] = {}
+    nodes, facts, conditions = snapshot.nodes, snapshot.facts, snapshot.conditions
     for claim in snapshot.claims:
-        node = snapshot.node_of(claim)
-        if node is None or not snapshot.conditions.is_true(claim, "Initialized"):
+        node = nodes.get(claim.status.node_name or "")
+        if node is None:
             continue
-        if snapshot.conditions.is_true(claim, "InstanceTerminating"):
+        found = facts.of(claim, node, conditions)
+        if not found.initialized or found.terminating:
             continue
-        pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
+        pool = found.pool
         totals[pool] = totals.get(pool, 0) + 1
-        ready = any(
-            c.type == "Ready" and c.status == "True"
-            for c in (node.status.conditions if node.status else [])
-        )
-        deleting = bool(claim.metadata.deletion_timestamp or node.metadata.deletion_timestamp)
-        if not ready or deleting or (node.metadata.name or "") in busy:
+        if not found.ready or found.deleting or (node.metadata.name or "") in busy:
             disrupting[pool] = disrupting.get(pool, 0) + 1
     return {p: PoolNodes(totals[p], disrupting.get(p, 0)) for p in totals}

@@ -66,8 +66,8 @@ class PassContext:
     read_view: Callable[[], ClusterView]
     busy: set[str]
     """Nodes already being disrupted or deleted (excluded from every simulation)."""
-    pending: list[Pod] = field(default_factory=list)
-    """Pods waiting for a node now; simulations place them too (until a command takes them)."""
+    find_pending: Callable[[], list[Pod]] = list
+    """Finds :attr:`pending` (on first use: a pass that simulates nothing never needs it)."""
     cache: ViewCache = field(default_factory=ViewCache)
     """Pod shapes and node requirements kept from earlier passes."""
     pool_nodes: dict[str, PoolNodes] | None = None
@@ -82,6 +82,19 @@ class PassContext:
     """Where the pending pods alone would go, the candidates left in place (found on first
     use, forgotten when a command is committed)."""
     _view: ClusterView | None = None
+    _pending: list[Pod] | None = None
+
+    @property
+    def pending(self) -> list[Pod]:
+        """Pods waiting for a node now; simulations place them too (until a command takes
+        them)."""
+        if self._pending is None:
+            self._pending = self.find_pending()
+        return self._pending
+
+    @pending.setter
+    def pending(self, pods: list[Pod]) -> None:
+        self._pending = pods
 
     @property
     def view(self) -> ClusterView:

@@ -49,7 +49,14 @@ from agent.api.nodepool import NodePool
 from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.disruption.budgets import PoolNodes, allowed_disruptions, next_change
-from agent.disruption.candidates import Candidate, Snapshot, candidates, pool_nodes, will_move
+from agent.disruption.candidates import (
+    Candidate,
+    FactsMemo,
+    Snapshot,
+    candidates,
+    pool_nodes,
+    will_move,
+)
 from agent.disruption.commands import Command, DisruptionMethod, PassContext
 from agent.disruption.consolidatable import Consolidatable
 from agent.disruption.consolidation import MultiNodeConsolidation, SingleNodeConsolidation
@@ -73,6 +80,7 @@ from agent.kube.pdbindex import BudgetIndex
 from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, WatchEvent
 from agent.podrules import is_daemon
+from agent.provisioning.kept import KeptView
 from agent.provisioning.provisioner import Provisioner
 from agent.provisioning.view import cluster_view
 from agent.scheduling.strategy import Strategy
@@ -109,11 +117,13 @@ class DisruptionController:
         pacing: Pacing = "driftwave",
         charge_wall_time: bool = False,
         enabled: bool = True,
+        view: KeptView | None = None,
     ) -> None:
         """``pods`` may be an index of the cluster's pods shared with other controllers;
         ``pacing`` and ``charge_wall_time``: see the module docstring (raises
         :class:`PacingError` for a pacing that does not exist); ``enabled`` False makes a dry
-        run."""
+        run; ``view``, a cluster view kept current from the watch, is what passes read (None: each
+        pass reads the whole cluster)."""
         self.cluster = cluster
         self.clock = clock
         self.catalog = catalog
@@ -150,7 +160,9 @@ class DisruptionController:
         self._pending: _Pending | None = None
         self._ticking = False
         self._cache = provisioner.view_cache
+        self._view = view
         self._conditions = ConditionMemo()
+        self._facts = FactsMemo()
         self._pods = pods if pods is not None else PodIndex(cluster)
         self._budgets = BudgetIndex(owner_replicas(cluster))
         for budget in cluster.list(PodDisruptionBudget):
@@ -311,7 +323,9 @@ class DisruptionController:
     def snapshot(self) -> Snapshot:
         """Read the cluster for one pass (pods from the watch-fed indexes)."""
         claims = self.cluster.list(NodeClaim)
-        self._conditions.retain({c.name for c in claims})
+        names = {c.name for c in claims}
+        self._conditions.retain(names)
+        self._facts.retain(names)
         return Snapshot(
             now=self.clock.now(),
             nodes={n.metadata.name or "": n for n in self.cluster.list(Node)},
@@ -321,6 +335,7 @@ class DisruptionController:
             unbound=self._pods.unbound(),
             budgets=self._budgets,
             conditions=self._conditions,
+            facts=self._facts,
             nominated=frozenset(self.provisioner.nominations.values()),
         )
 
@@ -342,24 +357,32 @@ class DisruptionController:
         busy = self.queue.busy() | {
             n for n, node in snap.nodes.items() if node.metadata.deletion_timestamp
         }
-        pending = [
-            p for p in snap.unbound if not p.metadata.deletion_timestamp and not is_daemon(p)
-        ]
-        # Pods still on nodes being disrupted or deleted need room too (Karpenter's simulation
-        # adds them): otherwise a later decision could take the room kept for them. Pods that
-        # will not move (do-not-disrupt, a fully blocking budget) need none.
-        for name in sorted(busy):
-            pending.extend(p for p in snap.pods_by_node.get(name, []) if will_move(p, snap))
+        leaving = sorted(busy)
+
+        def find_pending() -> list[Pod]:
+            pending = [
+                p for p in snap.unbound if not p.metadata.deletion_timestamp and not is_daemon(p)
+            ]
+            # Pods still on nodes being disrupted or deleted need room too (Karpenter's
+            # simulation adds them): otherwise a later decision could take the room kept for
+            # them. Pods that will not move (do-not-disrupt, a fully blocking budget) need none.
+            for name in leaving:
+                pending.extend(p for p in snap.pods_by_node.get(name, []) if will_move(p, snap))
+            return pending
+
+        kept = self._view
         return PassContext(
             snap,
-            lambda: cluster_view(
+            kept.read
+            if kept is not None
+            else lambda: cluster_view(
                 self.cluster,
                 self.catalog,
                 instance_types=self.provisioner.instance_types,
                 cache=self._cache,
             ),
             busy,
-            pending=pending,
+            find_pending=find_pending,
             cache=self._cache,
         )
 

@@ -18,7 +18,7 @@ one under way when the agent restarted, is released on the next pass unless it i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -60,12 +60,17 @@ class Orchestrator:
         self.timeout = timeout
         self.commands: list[Command] = []
         self._started = 0
+        self._marks: dict[str, tuple[str, str, bool, bool]] = {}
+        """NodeClaim name → the resource versions of the claim and its node as last seen,
+        whether the node carries the disrupted taint and whether the claim has a
+        ``DisruptionReason`` (a pass looks at every claim; these change only with the objects,
+        and every change gives an object a new version)."""
 
     def busy(self) -> set[str]:
         """Node names of every candidate in a command under way."""
         return {c.name for command in self.commands for c in command.candidates}
 
-    def release_leftovers(self, claims: Iterable[NodeClaim], nodes: Mapping[str, Node]) -> int:
+    def release_leftovers(self, claims: Sequence[NodeClaim], nodes: Mapping[str, Node]) -> int:
         """Untaint and unmark the nodes no command holds and nothing deletes; return how many."""
         busy = self.busy()
         released = 0
@@ -75,8 +80,7 @@ class Orchestrator:
                 continue
             if claim.metadata.deletion_timestamp or node.metadata.deletion_timestamp:
                 continue
-            tainted = any(t.key == DISRUPTED_NO_SCHEDULE_TAINT.key for t in node.spec.taints)
-            marked = any(c.type == "DisruptionReason" for c in claim.status.conditions)
+            tainted, marked = self._marked(claim, node)
             if not (tainted or marked):
                 continue
             if tainted:
@@ -84,7 +88,23 @@ class Orchestrator:
             if marked:
                 self.cluster.update(without_condition(claim, "DisruptionReason"))
             released += 1
+        if len(self._marks) > len(claims) + 100:
+            names = {c.name for c in claims}
+            self._marks = {n: hit for n, hit in self._marks.items() if n in names}
         return released
+
+    def _marked(self, claim: NodeClaim, node: Node) -> tuple[bool, bool]:
+        """Whether ``node`` carries the disrupted taint, and whether ``claim`` is marked."""
+        name = claim.metadata.name or ""
+        versions = claim.metadata.resource_version, node.metadata.resource_version
+        hit = self._marks.get(name)
+        if hit is not None and hit[0] == versions[0] and hit[1] == versions[1]:
+            return hit[2], hit[3]
+        tainted = any(t.key == DISRUPTED_NO_SCHEDULE_TAINT.key for t in node.spec.taints)
+        marked = any(c.type == "DisruptionReason" for c in claim.status.conditions)
+        if versions[0] is not None and versions[1] is not None:  # never stored: not remembered
+            self._marks[name] = (versions[0], versions[1], tainted, marked)
+        return tainted, marked
 
     def start(self, command: Command) -> None:
         """Taint and mark the candidates, create the replacements (see the module docstring).

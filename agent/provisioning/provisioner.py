@@ -35,6 +35,7 @@ from agent.catalog import Catalog
 from agent.clock import Clock
 from agent.hashing.stamps import SpecMemo, stamped
 from agent.kube.port import Cluster, NotFound
+from agent.provisioning.kept import KeptView
 from agent.provisioning.view import InstanceTypes, ViewCache, cluster_view, simulate
 from agent.scheduling.plans import NewClaim
 from agent.scheduling.pods import HOSTNAME, PodRef
@@ -101,6 +102,10 @@ class Provisioner:
     """Pod shapes and node requirements kept between reads of the cluster (the disruption
     controller reads through the same one)."""
     hashes: SpecMemo = field(default_factory=SpecMemo)
+    kept: KeptView | None = None
+    """The cluster view kept current from the watch, read instead of the whole cluster, and its
+    index of pods by node, where the pending pods are found (None: each solve reads the
+    cluster)."""
 
     def __post_init__(self) -> None:
         self._random = random.Random(f"{self.seed}:nodeclaims")
@@ -132,9 +137,10 @@ class Provisioner:
 
     def pending_pods(self) -> list[Pod]:
         """Pods that wait for a node (not bound, not being deleted, not DaemonSet pods)."""
+        pods = self.kept.pods.unbound() if self.kept is not None else self.cluster.list(Pod)
         return [
             pod
-            for pod in self.cluster.list(Pod)
+            for pod in pods
             if not pod.spec.node_name
             and not pod.metadata.deletion_timestamp
             and not any(o.kind == "DaemonSet" for o in pod.metadata.owner_references)
@@ -146,7 +152,12 @@ class Provisioner:
         if not pending:
             return None
         refs = self.view_cache.shapes.refs(pending)
-        view = cluster_view(self.cluster, self.catalog, refs, self.instance_types, self.view_cache)
+        if self.kept is not None:
+            view = self.kept.read(refs)
+        else:
+            view = cluster_view(
+                self.cluster, self.catalog, refs, self.instance_types, self.view_cache
+            )
         result = simulate(view, refs, strategy=self.strategy)
         claims = self.cluster.list(NodeClaim)
         self.record(

@@ -110,49 +110,89 @@ def existing_capacity(
     for node in nodes:
         if node.metadata.deletion_timestamp:
             continue
-        name = node.metadata.name or ""
         registered.add(node.spec.provider_id)
-        if node.status is None:
-            continue
-        quantities = node.status.allocatable
-        if known is None:
-            allocatable = _parse(table, quantities)
-        else:
-            allocatable = known.vector(name, quantities, table, partial(_parse, table, quantities))
-        taints: list[Taint] = [t for t in node.spec.taints if t.key != UNREGISTERED_TAINT]
+        name = node.metadata.name or ""
         owner = by_provider.get(node.spec.provider_id or "")
-        if owner is not None and not _initialized(owner):
-            startup = owner.spec.startup_taints or ()
-            taints = effective_node_taints(taints, initialized=False, startup_taints=startup)
-        existing = ExistingNode(
-            name,
-            node.metadata.labels,
-            taints,
-            allocatable,
-            used.get(name, empty),
-            pool=node.metadata.labels.get("karpenter.sh/nodepool"),
-            unschedulable=bool(node.spec.unschedulable),
-            known=known,
+        found = node_existing(
+            node, owner, used.get(name, empty), daemon_used.get(name, empty), table, daemons, known
         )
-        _reserve_daemons(existing, daemons, daemon_used.get(name, empty), table)
-        out.append(existing)
+        if found is not None:
+            out.append(found)
     for claim in claims:
-        launched = claim.status
-        if claim.metadata.deletion_timestamp or not launched.provider_id:
-            continue
-        if launched.provider_id in registered or launched.node_name:
-            continue
-        existing = ExistingNode(
-            claim.name,
-            dict(claim.metadata.labels),
-            list(claim.spec.taints or ()),
-            _parse(table, launched.allocatable),
-            empty.copy(),
-            pool=claim.metadata.labels.get("karpenter.sh/nodepool"),
-        )
-        _reserve_daemons(existing, daemons, empty, table)
-        out.append(existing)
+        if claim.status.provider_id not in registered:
+            found = claim_existing(claim, table, daemons)
+            if found is not None:
+                out.append(found)
     return out
+
+
+def node_existing(
+    node: Node,
+    owner: NodeClaim | None,
+    used: np.ndarray,
+    daemon_used: np.ndarray,
+    table: TypeTable,
+    daemons: Sequence[PodShape] = (),
+    known: NodeMemo | None = None,
+) -> ExistingNode | None:
+    """One node of :func:`existing_capacity` (None: being deleted, or no status yet): ``owner``
+    is its NodeClaim, ``used`` what its bound pods request, ``daemon_used`` what its DaemonSet
+    pods among them do."""
+    if node.metadata.deletion_timestamp or node.status is None:
+        return None
+    name = node.metadata.name or ""
+    quantities = node.status.allocatable
+    if known is None:
+        allocatable = _parse(table, quantities)
+    else:
+        allocatable = known.vector(name, quantities, table, partial(_parse, table, quantities))
+    taints: list[Taint] = [t for t in node.spec.taints if t.key != UNREGISTERED_TAINT]
+    if owner is not None and not _initialized(owner):
+        startup = owner.spec.startup_taints or ()
+        taints = effective_node_taints(taints, initialized=False, startup_taints=startup)
+    existing = ExistingNode(
+        name,
+        node.metadata.labels,
+        taints,
+        allocatable,
+        used,
+        pool=node.metadata.labels.get("karpenter.sh/nodepool"),
+        unschedulable=bool(node.spec.unschedulable),
+        known=known,
+    )
+    _reserve_daemons(existing, daemons, daemon_used, table)
+    return existing
+
+
+def claim_existing(
+    claim: NodeClaim, table: TypeTable, daemons: Sequence[PodShape] = ()
+) -> ExistingNode | None:
+    """One NodeClaim of :func:`existing_capacity`: launched, not being deleted and without a
+    node (the caller checks that no node not being deleted has its provider ID); else None."""
+    launched = claim.status
+    if claim.metadata.deletion_timestamp or not launched.provider_id or launched.node_name:
+        return None
+    empty = np.zeros(len(table.resources), dtype=np.int64)
+    existing = ExistingNode(
+        claim.name,
+        dict(claim.metadata.labels),
+        list(claim.spec.taints or ()),
+        _parse(table, launched.allocatable),
+        empty,
+        pool=claim.metadata.labels.get("karpenter.sh/nodepool"),
+    )
+    _reserve_daemons(existing, daemons, empty, table)
+    return existing
+
+
+def bound_usage(
+    pods: Sequence[Pod], table: TypeTable, shapes: Sequence[PodShape] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """What ``pods`` (bound to one node) request, and what the DaemonSet pods among them do."""
+    empty = np.zeros(len(table.resources), dtype=np.int64)
+    used, daemon_used = _bound_usage(pods, table, shapes)
+    name = pods[0].spec.node_name or "" if pods else ""
+    return used.get(name, empty), daemon_used.get(name, empty)
 
 
 def running_capacity(
@@ -166,41 +206,62 @@ def running_capacity(
     its ``limits`` count, as Karpenter counts them (capacity, not allocatable; a node missing a
     resource in its capacity takes its claim's). ``known`` remembers the vectors from one call
     to the next."""
-
-    def _vector(name: str, quantities: Mapping[str, Any]) -> np.ndarray:
-        if known is None:
-            return _parse(table, quantities)
-        compute = partial(_parse, table, quantities)
-        return known.vector(name, quantities, table, compute, which="capacity")
-
     out: dict[str, tuple[str, np.ndarray]] = {}
     by_provider = {c.status.provider_id: c for c in claims if c.status.provider_id}
     registered: set[str] = set()
     for node in nodes:
         if node.metadata.deletion_timestamp or node.status is None:
             continue
-        owner = by_provider.get(node.spec.provider_id or "")
         if node.spec.provider_id:
             registered.add(node.spec.provider_id)
-        capacity = _vector(node.metadata.name or "", node.status.capacity)
-        if owner is not None:
-            claimed = _vector(owner.name, owner.status.capacity)
-            capacity = np.where(capacity == 0, claimed, capacity)
-        pool = node.metadata.labels.get(NODEPOOL_LABEL)
-        if not pool and owner is not None:
-            pool = owner.metadata.labels.get(NODEPOOL_LABEL)
-        if pool:
-            out[node.metadata.name or ""] = (pool, capacity)
+        found = node_running(node, by_provider.get(node.spec.provider_id or ""), table, known)
+        if found is not None:
+            out[node.metadata.name or ""] = found
     for claim in claims:
-        launched = claim.status
-        if claim.metadata.deletion_timestamp or not launched.provider_id:
-            continue
-        if launched.provider_id in registered or launched.node_name:
-            continue
-        pool = claim.metadata.labels.get(NODEPOOL_LABEL)
-        if pool:
-            out[claim.name] = (pool, _vector(claim.name, launched.capacity))
+        if claim.status.provider_id not in registered:
+            found = claim_running(claim, table, known)
+            if found is not None:
+                out[claim.name] = found
     return out
+
+
+def _vector(
+    name: str, quantities: Mapping[str, Any], table: TypeTable, known: NodeMemo | None
+) -> np.ndarray:
+    if known is None:
+        return _parse(table, quantities)
+    compute = partial(_parse, table, quantities)
+    return known.vector(name, quantities, table, compute, which="capacity")
+
+
+def node_running(
+    node: Node, owner: NodeClaim | None, table: TypeTable, known: NodeMemo | None = None
+) -> tuple[str, np.ndarray] | None:
+    """One node of :func:`running_capacity` (``owner``: its NodeClaim); None when it is being
+    deleted, has no status yet or belongs to no NodePool."""
+    if node.metadata.deletion_timestamp or node.status is None:
+        return None
+    capacity = _vector(node.metadata.name or "", node.status.capacity, table, known)
+    if owner is not None:
+        claimed = _vector(owner.name, owner.status.capacity, table, known)
+        capacity = np.where(capacity == 0, claimed, capacity)
+    pool = node.metadata.labels.get(NODEPOOL_LABEL)
+    if not pool and owner is not None:
+        pool = owner.metadata.labels.get(NODEPOOL_LABEL)
+    return (pool, capacity) if pool else None
+
+
+def claim_running(
+    claim: NodeClaim, table: TypeTable, known: NodeMemo | None = None
+) -> tuple[str, np.ndarray] | None:
+    """One NodeClaim of :func:`running_capacity`: launched, not being deleted, without a node
+    (the caller checks that no node with a status, not being deleted, has its provider ID) and
+    of a NodePool; else None."""
+    launched = claim.status
+    if claim.metadata.deletion_timestamp or not launched.provider_id or launched.node_name:
+        return None
+    pool = claim.metadata.labels.get(NODEPOOL_LABEL)
+    return (pool, _vector(claim.name, launched.capacity, table, known)) if pool else None
 
 
 def daemon_template(daemonset: DaemonSet) -> Pod:

@@ -25,7 +25,7 @@ from agent.kube.port import Cluster
 from agent.provisioning.pools import build_pool, resource_order
 from agent.provisioning.state import daemon_template, existing_capacity, running_capacity
 from agent.scheduling.plans import ExistingNode, NodeMemo, PoolPlan
-from agent.scheduling.pods import HOSTNAME, PodRef, ShapeCache, shape_of
+from agent.scheduling.pods import HOSTNAME, PodRef, PodShape, ShapeCache, shape_of
 from agent.scheduling.scheduler import Result, Veto
 from agent.scheduling.strategy import Strategy, solve
 from agent.scheduling.topology import Topology
@@ -40,7 +40,8 @@ class ClusterView:
     existing: list[ExistingNode]
     topology: Topology
     bound: dict[str, list[PodRef]] = field(default_factory=dict)
-    """Node name → the pods bound to it."""
+    """Node name → the pods bound to it (the lists may be shared between views: never change
+    them)."""
     node_labels: dict[str, dict[str, str]] = field(default_factory=dict)
     running: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
     """Node name → its NodePool and capacity (what the pool's limits count)."""
@@ -68,7 +69,8 @@ class ClusterView:
             at = self.row(name)
             if at is None:
                 continue
-            node = self.existing[at]
+            # changed as a copy: the node may be shared with other views (a kept view's reads)
+            node = self.existing[at] = copy.copy(self.existing[at])
             for ref in refs:
                 node.used = node.used + _request_vector(index, ref)
             if self._free is not None:
@@ -145,34 +147,15 @@ def cluster_view(
     nodepools = [
         p for p in cluster.list(NodePool) if not p.metadata.deletion_timestamp and p.managed
     ]
-    daemons = [shape_of(daemon_template(d)) for d in cluster.list(DaemonSet)]
-    order = resource_order(catalog)
-    daemonsets = tuple(cluster.list(DaemonSet))
-    cache.pools.retain({p.name for p in nodepools})
-    pools = []
-    for nodepool in nodepools:
-        entries = tuple(instance_types(nodepool)) if instance_types is not None else None
-        parts: tuple[object, ...] = (nodepool.spec, *daemonsets, *(entries or ()))
-
-        def build(nodepool: NodePool = nodepool, entries: Any = entries) -> PoolPlan:
-            if entries is None:
-                return build_pool(nodepool, catalog, daemons=daemons, resources=order)
-            return build_pool(
-                nodepool,
-                catalog,
-                daemons=daemons,
-                types=[e.instance_type for e in entries],
-                offerings=[e.offerings for e in entries],
-                resources=order,
-            )
-
-        pools.append(cache.pools.get(nodepool.name, parts, build))
+    daemonsets = cluster.list(DaemonSet)
+    daemons = [shape_of(daemon_template(d)) for d in daemonsets]
+    pools = build_pools(nodepools, daemonsets, daemons, catalog, instance_types, cache)
     all_pods = cluster.list(Pod)
     nodes = cluster.list(Node)
     claims = cluster.list(NodeClaim)
     cache.nodes.retain({n.metadata.name or "" for n in nodes}, {c.name for c in claims})
     running = running_capacity(nodes, claims, pools[0].table, cache.nodes) if pools else {}
-    _take_running(pools, running.values())
+    take_running(pools, running.values())
     cache.shapes.retain(all_pods)
     topology = Topology()
     bound_pods = [p for p in all_pods if p.spec.node_name]
@@ -208,7 +191,40 @@ def cluster_view(
     return view
 
 
-def _take_running(
+def build_pools(
+    nodepools: Sequence[NodePool],
+    daemonsets: Sequence[DaemonSet],
+    daemons: Sequence[PodShape],
+    catalog: Catalog,
+    instance_types: InstanceTypes | None,
+    cache: ViewCache,
+) -> list[PoolPlan]:
+    """The plans of ``nodepools`` (managed, not being deleted), with the overhead of
+    ``daemons`` (the shapes of ``daemonsets``' pods), reused from ``cache`` while unchanged."""
+    order = resource_order(catalog)
+    cache.pools.retain({p.name for p in nodepools})
+    pools = []
+    for nodepool in nodepools:
+        entries = tuple(instance_types(nodepool)) if instance_types is not None else None
+        parts: tuple[object, ...] = (nodepool.spec, *daemonsets, *(entries or ()))
+
+        def build(nodepool: NodePool = nodepool, entries: Any = entries) -> PoolPlan:
+            if entries is None:
+                return build_pool(nodepool, catalog, daemons=daemons, resources=order)
+            return build_pool(
+                nodepool,
+                catalog,
+                daemons=daemons,
+                types=[e.instance_type for e in entries],
+                offerings=[e.offerings for e in entries],
+                resources=order,
+            )
+
+        pools.append(cache.pools.get(nodepool.name, parts, build))
+    return pools
+
+
+def take_running(
     pools: Sequence[PoolPlan], running: Iterable[tuple[str, np.ndarray]], sign: int = 1
 ) -> None:
     """Take what each pool runs off its limits (Karpenter's remaining resources); with
@@ -242,7 +258,7 @@ def _released(view: ClusterView, without: Collection[str]) -> list[PoolPlan]:
     else:
         base, given_back = view.pools, frozenset()
     pools = [copy.copy(pool) for pool in base]
-    _take_running(pools, [running[name] for name in names - given_back], sign=-1)
+    take_running(pools, [running[name] for name in names - given_back], sign=-1)
     view.released = (names, pools)
     return pools
 

@@ -82,6 +82,8 @@ class Faults:
         self, instance_type: str, zone: str, capacity_type: CapacityType, now: datetime
     ) -> bool:
         """Whether a shortage in force at ``now`` covers the offering."""
+        if not self._shortages:  # asked for every offering of every launch
+            return False
         return any(
             s.active(now) and s.matches(instance_type, zone, capacity_type) for s in self._shortages
         )
