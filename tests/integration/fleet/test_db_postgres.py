@@ -214,7 +214,7 @@ def test_the_audit_log_refuses_changes(pg: Engine, statement: str) -> None:
 def _wait_until_blocked(pg: Engine, deadline: float) -> None:
     query = text(
         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-        "AND wait_event_type = 'Lock' AND query LIKE '%FROM rollouts%FOR UPDATE%'"
+        "AND wait_event_type = 'Lock' AND query LIKE '%FROM rollouts%FOR%UPDATE%'"
     )
     while time.monotonic() < deadline:
         with pg.connect() as connection:
