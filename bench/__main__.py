@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
 
-BENCHMARKS = ("startup", "manifests", "scheduling", "disruption", "fleet", "live")
+BENCHMARKS = ("startup", "manifests", "scheduling", "disruption", "fleet", "live", "agent_live")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,7 +1,9 @@
 """``AgentLoop``: the live agent's loop on a thread, while this replica leads.
 
 Every ``tick`` the loop takes the service's lock and runs one :meth:`LiveAgent.step`, then calls
-``on_step`` (the service moves its waves along there). It only steps while ``leading()`` says
+``on_step`` (the service moves its waves along there) and ``publish`` (the service publishes
+the snapshot its status and wave reads answer from, so they never wait for a step:
+:mod:`agent.service.snapshot`). It only steps while ``leading()`` says
 this replica holds the leader Lease; a standby replica keeps its caches warm (the Kubernetes
 adapter's informers run regardless) and answers ``/healthz`` but not ``/readyz``, so the Service
 sends the fleet's requests to the leader.
@@ -34,6 +36,7 @@ class AgentLoop:
         *,
         lock: threading.RLock,
         on_step: Callable[[], None] | None = None,
+        publish: Callable[[], None] | None = None,
         leading: Callable[[], bool] = lambda: True,
         tick: float = 0.5,
     ) -> None:
@@ -42,6 +45,7 @@ class AgentLoop:
         self.agent = agent
         self.lock = lock
         self.on_step = on_step
+        self.publish = publish
         self.leading = leading
         self.tick = tick
         self.failures = 0
@@ -60,6 +64,8 @@ class AgentLoop:
             self.agent.step()
             if self.on_step is not None:
                 self.on_step()
+            if self.publish is not None:
+                self.publish()
         self.steps += 1
         return True
 

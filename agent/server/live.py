@@ -64,6 +64,7 @@ def serve_live(
             parts.agent,
             lock=service.lock,
             on_step=service.refresh,
+            publish=service.publish,
             leading=parts.leading,
             tick=options.tick,
         )

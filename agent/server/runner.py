@@ -237,7 +237,13 @@ def _agent(
     service = AgentService(
         world, name=config.name, tracer_provider=tracer_provider, speed=config.speed
     )
-    sim = RealTimeSimulation(world, config.speed, lock=service.lock, on_step=service.refresh)
+    sim = RealTimeSimulation(
+        world,
+        config.speed,
+        lock=service.lock,
+        on_step=service.refresh,
+        publish=service.publish,
+    )
     app = create_app(
         service,
         token_hashes=hashes,

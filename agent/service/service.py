@@ -2,8 +2,11 @@
 
 The HTTP server (:mod:`agent.server`) and the fleet's in-process gateway call the same object.
 One re-entrant lock guards every access to the world: the service's methods and the thread that
-advances a real-time simulation (:class:`agent.sim.realtime.RealTimeSimulation`) take it, so a
-request always sees the cluster between two controller passes.
+advances the cluster (:class:`agent.sim.realtime.RealTimeSimulation`,
+:class:`agent.live.loop.AgentLoop`) take it, so a request always sees the cluster between two
+controller passes. A loop has the service :meth:`~AgentService.publish` after every step: status
+and wave reads then answer from that snapshot without the lock (:mod:`agent.service.snapshot`),
+never waiting for a step; without a loop (a world its caller steps) they compute fresh.
 
 Waves are kept in the cluster itself, on the EC2NodeClasses they change
 (:mod:`agent.service.wavestore`), and in memory; a restarted or failed-over agent reads them
@@ -32,6 +35,7 @@ from agent.service.planning import plan
 from agent.service.requests import canonical, check_wave_id, parse_request
 from agent.service.rollback import abandon_unready, recorded_wave, restore_plan
 from agent.service.runtime import AgentRuntime
+from agent.service.snapshot import Published, Snapshot, readable, snapshot
 from agent.service.status import LifecycleLog, cluster_status, images_of
 from agent.service.targets import (
     Resolution,
@@ -91,6 +95,7 @@ class AgentService:
         self._tracer = provider.get_tracer(TRACER)
         self._waves: dict[str, Wave] = {}
         self._records_seen: dict[str, str | None] | None = None
+        self._published = Published()
         with self.lock:
             self._log = LifecycleLog(world.cluster, world.clock)
             watch_waves(self._log, self._waves)
@@ -107,18 +112,15 @@ class AgentService:
         of agent time: :mod:`agent.service.status`), ``driftHalted`` [{nodePool, reason,
         message}], ``nodeClasses`` [{name, amiSelectorTerms, images}], ``activeWave`` (the id of
         the latest wave under way, or None), ``costPerHour`` (USD) and ``clock`` {simulated,
-        speed} (whose time ``time`` is)."""
+        speed} (whose time ``time`` is). Once a loop publishes, the last published document,
+        without waiting for the lock (its ``time`` says when it was taken)."""
+        published = self._published.current
+        if published is not None:
+            return published.status
         with self.lock:
             self._sync()
             self.refresh()
-            active = [w.id for w in self._waves.values() if w.moving]
-            return cluster_status(
-                self.world,
-                self.name,
-                self._log,
-                active[-1] if active else None,
-                clock_document(self.speed),
-            )
+            return self._status()
 
     def plan(self, request: Any = None) -> PlanDocument:
         """The drift preview, and with a ``target`` what applying it would do (per selected
@@ -141,7 +143,13 @@ class AgentService:
         ``history`` and ``progress`` {nodes, onTarget, drifted, disrupting, pendingPods,
         launchFailures, registrationFailures, driftHalted, nodesReplaced}, ``observed`` (the
         cluster now), ``clock`` {simulated, speed} and ``elapsedSeconds`` (the wave's time on
-        the cluster's clock). Raises WaveNotFound."""
+        the cluster's clock). Once a loop publishes, a wave under way or recently finished is
+        answered from the last published snapshot, without waiting for the lock. Raises
+        WaveNotFound."""
+        published = self._published.current
+        document = published.wave(wave_id) if published is not None else None
+        if document is not None:
+            return document
         with self.lock:
             found = self._get(wave_id)
             self.refresh()
@@ -158,6 +166,31 @@ class AgentService:
                     self.world.settle()
                 if wave.moving and evaluate(self.world, wave):
                     wavestore.save(self.world.cluster, wave)
+
+    @property
+    def published(self) -> Snapshot | None:
+        """The snapshot status and wave reads answer from, or None (none published yet)."""
+        return self._published.current
+
+    def publish(self) -> None:
+        """Publish the snapshot status and wave reads answer from (:mod:`agent.service.snapshot`):
+        the loop that advances the cluster calls this after each step (after :meth:`refresh`);
+        from then on the service's changes publish too. Takes the lock."""
+        with self.lock:
+            self._sync()
+            now = self.world.clock.now()
+            waves = {w.id: self._document(w) for w in readable(self._waves.values(), now)}
+            self._published.publish(snapshot(now, self._status(), waves))
+
+    def _changed(self, wave: Wave) -> WaveDocument:
+        """After a change (the lock held): publish again if a loop publishes; the wave's
+        document as the change left it (read-your-writes)."""
+        if self._published.current is not None:
+            self.publish()
+            published = self._published.current.wave(wave.id)
+            if published is not None:
+                return published
+        return self._document(wave)
 
     # Changing
 
@@ -210,7 +243,7 @@ class AgentService:
                 self.world.settle()
                 self.refresh()
                 span.set_attribute("driftwave.wave.phase", wave.phase)
-            return True, self._document(wave)
+            return True, self._changed(wave)
 
     def rollback_wave(self, wave_id: str, request: Any = None) -> WaveDocument:
         """Roll a wave back; return the wave document.
@@ -256,7 +289,7 @@ class AgentService:
                 self.world.settle()
                 self.refresh()
                 span.set_attribute("driftwave.wave.phase", wave.phase)
-            return self._document(wave)
+            return self._changed(wave)
 
     # Helpers
 
@@ -271,6 +304,16 @@ class AgentService:
         self._records_seen = seen
         for wave_id, wave in wavestore.load(classes).items():
             self._waves.setdefault(wave_id, wave)
+
+    def _status(self) -> StatusDocument:
+        active = [w.id for w in self._waves.values() if w.moving]
+        return cluster_status(
+            self.world,
+            self.name,
+            self._log,
+            active[-1] if active else None,
+            clock_document(self.speed),
+        )
 
     def _document(self, wave: Wave) -> WaveDocument:
         """The wave document, its observation with the failures in the wave's NodePools since

@@ -4,7 +4,9 @@
 passed, every ``tick`` seconds, from a daemon thread: timer by timer, letting the controllers
 settle after each (as :func:`agent.sim.scenario_run.run` does). Each step holds ``lock`` (the
 agent service's), so a request never sees the world half-way through a step, and calls
-``on_step`` afterwards (the service moves its waves along there).
+``on_step`` after each timer (the service moves its waves along there) and ``publish`` once at
+its end (the service publishes the snapshot its status and wave reads answer from, without
+waiting for a step: :mod:`agent.service.snapshot`).
 
 If the CPU cannot keep up, virtual time simply lags: a step never covers more than
 ``max_lag`` seconds of real time, whatever time passed since the previous one, and a step
@@ -40,6 +42,7 @@ class RealTimeSimulation:
         *,
         lock: threading.RLock | None = None,
         on_step: Callable[[], None] | None = None,
+        publish: Callable[[], None] | None = None,
         max_lag: float = 1.0,
         max_hold: float | None = 0.5,
     ) -> None:
@@ -59,6 +62,7 @@ class RealTimeSimulation:
         """How long one step may hold the lock before it lets requests in (None: no bound)."""
         self.lock = lock if lock is not None else threading.RLock()
         self.on_step = on_step
+        self.publish = publish
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
@@ -78,6 +82,8 @@ class RealTimeSimulation:
                 stop = lambda: time.monotonic() >= deadline  # noqa: E731
             reached = world.run_until(end, self._stepped, stop)
             self._stepped()
+            if self.publish is not None:
+                self.publish()
             _trim(world)
             return reached
 

@@ -107,6 +107,35 @@ def test_a_kubernetes_version_wave_asks_the_control_plane() -> None:
     assert any(e.type == "KubernetesUpgradeStarted" for e in harness.agent.events)
 
 
+def test_each_step_moves_the_waves_then_publishes_under_the_lock() -> None:
+    harness = Harness()
+    lock = threading.RLock()
+    calls: list[tuple[str, bool]] = []
+
+    def held() -> bool:
+        """Whether another thread finds the lock taken."""
+        free: list[bool] = []
+
+        def probe() -> None:
+            free.append(lock.acquire(blocking=False))
+            if free[0]:
+                lock.release()
+
+        thread = threading.Thread(target=probe)
+        thread.start()
+        thread.join()
+        return not free[0]
+
+    loop = AgentLoop(
+        harness.agent,
+        lock=lock,
+        on_step=lambda: calls.append(("step", held())),
+        publish=lambda: calls.append(("publish", held())),
+    )
+    assert loop.step_once() is True
+    assert calls == [("step", True), ("publish", True)]
+
+
 def test_the_loop_steps_only_while_leading_and_survives_failing_steps() -> None:
     harness = Harness()
     leading = threading.Event()

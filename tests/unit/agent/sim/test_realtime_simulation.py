@@ -33,6 +33,21 @@ def test_each_timer_step_calls_on_step() -> None:
     assert len(calls) >= 2  # the controllers poll every 10 s: several timers in a minute
 
 
+def test_a_step_publishes_once_at_its_end() -> None:
+    r = rig(nodes=2)
+    calls: list[str] = []
+    sim = RealTimeSimulation(
+        r.world,
+        1.0,
+        lock=r.service.lock,
+        on_step=lambda: calls.append("step"),
+        publish=lambda: calls.append("publish"),
+    )
+    sim.step(60)
+    assert calls.count("publish") == 1
+    assert calls[-1] == "publish"
+
+
 def test_the_thread_advances_virtual_time_at_speed_and_stops_cleanly() -> None:
     r = rig(nodes=2)
     start = r.world.clock.now()
