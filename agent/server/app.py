@@ -24,8 +24,9 @@ Every error is ``{"error": {"code", "message", "fields": [{"path", "message"}]}}
 body that is not JSON, 401 (with ``WWW-Authenticate: Bearer``) without a known token, 404 for an
 unknown wave or route, 409 for a wave conflict, 422 for a request breaking a rule (each field
 with its path, e.g. ``target.amiSelectorTerms[0].id``). Handlers are synchronous (FastAPI runs
-them in its thread pool), since the service waits for the simulation's lock. Each request runs
-in a server span (:mod:`common.tracing`); the OpenAPI schema is at ``/openapi.json``.
+them in its thread pool), since a change waits for the service's lock; reads answer from the
+snapshot the loop publishes (:mod:`agent.service.snapshot`). Each request runs in a server span
+(:mod:`common.tracing`); the OpenAPI schema is at ``/openapi.json``.
 """
 
 from __future__ import annotations
