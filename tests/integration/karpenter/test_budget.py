@@ -6,6 +6,7 @@ read just before and just after each report."""
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -70,10 +71,22 @@ def test_the_agent_reports_karpenters_pace_under_a_budget_of_one(rig: DriverRig)
     rig.wait_for(lambda: bool(step_id()), "the canary step", 120)
     step = step_id()
 
+    def published_after(moment: datetime) -> None:
+        """Wait until the agent has published a snapshot taken after ``moment`` (reads answer
+        from the last one; its ``time`` is when it was taken, on this machine's clock)."""
+        rig.wait_for(
+            lambda: datetime.fromisoformat(rig.agent("/v1/status")["time"]) > moment,
+            "a snapshot taken after the first read of the cluster",
+            30,
+        )
+
     def sample() -> bool:
-        """One report between two reads of the cluster; True once the wave converged."""
+        """One report taken between two reads of the cluster (the agent answers from a
+        snapshot: one taken after the first read); True once the wave converged."""
         nonlocal most
+        since = datetime.now(UTC)
         before = counted(rig)
+        published_after(since)
         try:
             wave = rig.agent(f"/v1/waves/{step}")
         except Exception:  # not applied yet
