@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -42,7 +41,7 @@ import yaml
 from agent.kube.port import ClusterError, NotFound
 from agent.kube.real.rest import KubeREST
 from common.ports import free_ports
-from tests.support.groups import ProcessGroups
+from tests.support.groups import ProcessGroups, Started
 from tests.support.pki import write_pki
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,14 +134,14 @@ def _established(rest: KubeREST, path: str) -> bool:
     return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 
-def _wait(check: Any, seconds: float, what: str, servers: Sequence[_Started] = ()) -> None:
+def _wait(check: Any, seconds: float, what: str, servers: Sequence[Started] = ()) -> None:
     """Wait until ``check()`` holds; raise as soon as one of ``servers`` has exited (naming
     it, with its log's end; :class:`_PortTaken` when it could not bind its port)."""
     deadline = time.monotonic() + seconds
     last: Exception | None = None
     while time.monotonic() < deadline:
         for server in servers:
-            server.raise_if_exited()
+            _raise_if_exited(server)
         try:
             if check():
                 return
@@ -153,25 +152,12 @@ def _wait(check: Any, seconds: float, what: str, servers: Sequence[_Started] = (
     raise ControlPlaneError(f"timed out after {seconds:.0f}s waiting for {what}: {last}{tails}")
 
 
-@dataclass(frozen=True)
-class _Started:
-    """A server of this start: its process and where its log begins."""
-
-    name: str
-    child: subprocess.Popen[bytes]
-    log: Path
-    since: int
-
-    def said(self, limit: int = 3000) -> str:
-        """The end of what it logged since it started."""
-        return self.log.read_bytes()[self.since :].decode(errors="replace")[-limit:]
-
-    def raise_if_exited(self) -> None:
-        if self.child.poll() is None:
-            return
-        said = self.said()
-        kind = _PortTaken if "address already in use" in said else ControlPlaneError
-        raise kind(f"{self.name} exited {self.child.returncode} before it served:\n{said}")
+def _raise_if_exited(server: Started) -> None:
+    if server.exited():
+        kind = _PortTaken if server.port_taken() else ControlPlaneError
+        raise kind(
+            f"{server.name} exited {server.child.returncode} before it served:\n{server.said()}"
+        )
 
 
 def _audit_policy(root: Path) -> Path:
@@ -207,7 +193,6 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
     etcd = f"http://127.0.0.1:{etcd_port}"
     etcd_server = _run(
         groups,
-        root,
         "etcd",
         f"--data-dir={root / 'etcd'}",
         f"--listen-client-urls={etcd}",
@@ -221,7 +206,6 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
     tokens.write_text(f'{ADMIN_TOKEN},admin,admin,"system:masters"\n')
     api_server = _run(
         groups,
-        root,
         "kube-apiserver",
         f"--etcd-servers={etcd}",
         "--bind-address=127.0.0.1",
@@ -257,7 +241,6 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
     common = [f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--bind-address=127.0.0.1"]
     _run(
         groups,
-        root,
         "kube-controller-manager",
         *common,
         f"--secure-port={manager_port}",
@@ -270,7 +253,6 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
     )
     _run(
         groups,
-        root,
         "kube-scheduler",
         *common,
         f"--secure-port={scheduler_port}",
@@ -279,7 +261,6 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
     )
     _run(
         groups,
-        root,
         "kwok",
         f"--kubeconfig={kubeconfig}",
         f"--config={KWOK_STAGES}",
@@ -308,10 +289,8 @@ def _answers(plane: ControlPlane, path: str) -> bool:
     return True
 
 
-def _run(groups: ProcessGroups, root: Path, name: str, *args: str) -> _Started:
-    log = root / f"{name}.log"
-    since = log.stat().st_size if log.exists() else 0
-    return _Started(name, groups.start(name, [str(BIN / name), *args]), log, since)
+def _run(groups: ProcessGroups, name: str, *args: str) -> Started:
+    return groups.started(name, [str(BIN / name), *args])
 
 
 @contextmanager

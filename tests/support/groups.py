@@ -131,6 +131,30 @@ def read_record(state: Path) -> list[Entry]:
     return entries
 
 
+@dataclass(frozen=True)
+class Started:
+    """One start of a tool: its process and where this start's part of ``NAME.log`` begins
+    (every start of a name appends to the same log)."""
+
+    name: str
+    child: subprocess.Popen[bytes]
+    log: Path
+    since: int
+
+    def said(self, limit: int = 3000) -> str:
+        """The end of what it logged since this start."""
+        return self.log.read_bytes()[self.since :].decode(errors="replace")[-limit:]
+
+    def exited(self) -> bool:
+        """Whether the process has exited."""
+        return self.child.poll() is not None
+
+    def port_taken(self) -> bool:
+        """Whether it exited saying a port it was to bind was taken (a port picked free may be
+        taken by another process before the tool binds it)."""
+        return self.exited() and "address already in use" in self.said()
+
+
 class ProcessGroups:
     """The tools one owner starts in a state directory (see the module docstring).
 
@@ -177,6 +201,14 @@ class ProcessGroups:
             )
             self.children.append(child)
         return child
+
+    def started(
+        self, name: str, argv: Sequence[str], *, env: Mapping[str, str] | None = None
+    ) -> Started:
+        """:meth:`start`, with where this start's log begins (see :class:`Started`)."""
+        log = self.state / f"{name}.log"
+        since = log.stat().st_size if log.exists() else 0
+        return Started(name, self.start(name, argv, env=env), log, since)
 
     def stop(
         self,

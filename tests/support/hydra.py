@@ -27,7 +27,6 @@ import hashlib
 import html
 import os
 import secrets
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -40,7 +39,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 
 from common.ports import free_ports
-from tests.support.groups import ProcessGroups
+from tests.support.groups import ProcessGroups, Started
 from tests.support.required import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -338,15 +337,13 @@ def running_hydra(folder: Path, *, id_token_lifespan: str = "1h") -> Iterator[Hy
         try:
             public, admin, pages = free_ports(3)
             issuer, admin_url = f"http://127.0.0.1:{public}", f"http://127.0.0.1:{admin}"
-            log = folder / "hydra.log"
-            since = log.stat().st_size if log.exists() else 0
             try:
                 login = LoginApp(admin=admin_url)
                 login.start(pages)
                 env = _environment(folder, issuer, login.url, public, admin, id_token_lifespan)
                 # --dev: an http:// issuer on loopback (hydra otherwise demands TLS)
-                child = groups.start("hydra", [str(binary), "serve", "all", "--dev"], env=env)
-                _wait_ready(child, admin_url, log, since)
+                started = groups.started("hydra", [str(binary), "serve", "all", "--dev"], env=env)
+                _wait_ready(started, admin_url)
             except (_PortTaken, OSError):
                 if attempt == 2:
                     raise
@@ -386,18 +383,17 @@ class _PortTaken(HydraError):
     """hydra exited because one of its ports was taken after it was picked."""
 
 
-def _wait_ready(child: subprocess.Popen[bytes], admin: str, log: Path, since: int) -> None:
-    """Wait until hydra's admin API is ready; ``since``: where this start's log begins."""
+def _wait_ready(hydra: Started, admin: str) -> None:
+    """Wait until hydra's admin API is ready."""
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        if child.poll() is not None:
-            said = log.read_bytes()[since:].decode(errors="replace")[-3000:]
-            taken = "address already in use" in said
-            raise (_PortTaken if taken else HydraError)(f"hydra exited {child.returncode}:\n{said}")
+        if hydra.exited():
+            kind = _PortTaken if hydra.port_taken() else HydraError
+            raise kind(f"hydra exited {hydra.child.returncode}:\n{hydra.said()}")
         try:
             if httpx.get(admin + "/health/ready", timeout=2).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.2)
-    raise HydraError(f"hydra did not become ready in 90 s:\n{log.read_text()[-3000:]}")
+    raise HydraError(f"hydra did not become ready in 90 s:\n{hydra.said()}")
