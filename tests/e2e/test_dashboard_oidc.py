@@ -33,6 +33,10 @@ STRATEGY: list[dict[str, Any]] = [
     {"name": "prod", "requireApproval": True},
 ]
 GROUPS = (GroupGrant("release-approvers", "approver"), GroupGrant("engineers", "viewer"))
+SIGNED_IN_MS = 30_000
+"""How long the header may take to name the person after the provider's redirect: the page
+exchanges the code, the API fetches the provider's keys and answers whoami (several round trips
+on a machine that may be busy with other work)."""
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +87,9 @@ def test_a_person_signs_in_with_oidc_and_approves(
     with serving(harness.ctx, auth=auth) as url:
         hydra.register_client(CLIENT, [f"{url}/ui/"])
         viewer = sign_in(browser, url, hydra, "vic")
-        expect(viewer.locator("#who")).to_have_text("vic@example.com (viewer)")
+        expect(viewer.locator("#who")).to_have_text(
+            "vic@example.com (viewer)", timeout=SIGNED_IN_MS
+        )
         viewer.goto(f"{url}/ui/#/rollouts/{rid}")
         expect(viewer.locator("h1 .badge").first).to_have_attribute(
             "data-state", "awaiting-approval"
@@ -96,7 +102,9 @@ def test_a_person_signs_in_with_oidc_and_approves(
         viewer.close()
 
         page = sign_in(browser, url, hydra, "ada")
-        expect(page.locator("#who")).to_have_text("ada@example.com (approver)")
+        expect(page.locator("#who")).to_have_text(
+            "ada@example.com (approver)", timeout=SIGNED_IN_MS
+        )
         assert "code=" not in page.url
         assert "state=" not in page.url
         kept = page.evaluate("sessionStorage.getItem('driftwave.token')")
