@@ -58,6 +58,9 @@ class Candidates:
         self._vectors: dict[int, np.ndarray | None] = {}
         self._efficient_zones: dict[tuple[int, Requirement], BoolArray] = {}
         self._zone_requirements: dict[str, Requirement] = {}
+        self.tries = 0
+        """Pods tried on existing nodes and planned claims so far (the solve's work, which
+        :meth:`~agent.scheduling.scheduler.Scheduler.solve` may be given a budget of)."""
         self.one_type_rows = True
         """Check a claim down to one instance type (a node shape of the plan) on that type's
         row alone; False: over the claim's whole type mask, as for any claim (the reference
@@ -103,6 +106,7 @@ class Candidates:
 
     def try_existing(self, node: ExistingNode, pod: PodRef, attempt: Attempt) -> bool:
         """Add the pod to an existing node if it takes it."""
+        self.tries += 1
         shape = pod.shape
         if node.unschedulable or untolerated(
             shape.tolerations, node.taints, prefer_no_schedule=attempt.prefer_no_schedule
@@ -125,6 +129,7 @@ class Candidates:
         self, claim: NewClaim, pod: PodRef, attempt: Attempt, detailed: bool = False
     ) -> str | None:
         """Add the pod to a planned claim; return why it cannot, or None when it joined."""
+        self.tries += 1
         shape = pod.shape
         pool = claim.pool
         vector = self.vector(shape)

@@ -172,24 +172,38 @@ class MixQuotas:
         """Count a pod placed on claim ``index`` against the claim's quota (and, when it had
         quota there, against the pods its shape's plan still wants placed)."""
         key = id(shape)
-        self.placed(shape)
         quota = self._quota.get(key)
-        if quota is None:
-            return
-        before = float(quota[index])
-        quota[index] = before - 1
-        if before >= 0.5:
-            self._outstanding[key] -= 1
-            self._held[index] -= self._vector[key]
-            self._holding -= 1
-            if key in self._left:
-                self._left[key] = max(self._left[key] - 1.0, 0.0)
+        if quota is not None:
+            before = float(quota[index])
+            quota[index] = before - 1
+            if before >= 0.5:
+                self._outstanding[key] -= 1
+                self._held[index] -= self._vector[key]
+                self._holding -= 1
+                if key in self._left:
+                    self._left[key] = max(self._left[key] - 1.0, 0.0)
+        self.placed(shape)
 
     def placed(self, shape: PodShape) -> None:
-        """Count a pod of ``shape`` placed (on a claim or an existing node)."""
+        """Count a pod of ``shape`` placed (on a claim or an existing node); once none is
+        left to place, the room its quotas still hold is given back (no pod will take it)."""
         key = id(shape)
         if key in self._unplaced:
             self._unplaced[key] -= 1
+            if self._unplaced[key] < 0.5 and self._outstanding.get(key, 0.0) > 0:
+                self._release(key)
+
+    def _release(self, key: int) -> None:
+        """Give back the room every claim's quota for shape ``key`` still holds."""
+        quota = self._quota.get(key)
+        if quota is None:
+            return
+        for index in np.flatnonzero(quota >= 0.5):
+            units = int(quota[index])
+            self._held[index] -= units * self._vector[key]
+            self._holding -= units
+            self._outstanding[key] -= float(quota[index])
+            quota[index] = 0.0
 
     def abandon(self, shape: PodShape) -> None:
         """Stop steering pods of ``shape`` (the plan has no node left that takes them)."""

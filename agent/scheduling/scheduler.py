@@ -33,7 +33,6 @@ driftwave's best fit (:mod:`agent.scheduling.bestfit`).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -54,8 +53,8 @@ from agent.scheduling.topology import Topology
 from agent.scheduling.valuation import Valuation
 
 
-class OutOfTime(Exception):
-    """A solve passed its deadline (see :meth:`Scheduler.solve`)."""
+class OverBudget(Exception):
+    """A solve tried more placements than its budget allows (see :meth:`Scheduler.solve`)."""
 
 
 @dataclass(frozen=True)
@@ -160,10 +159,11 @@ class Scheduler:
         its home pool (the first that can host it), or the solve's."""
         return self.valuation.value(shape, self._vector(shape))
 
-    def solve(self, pods: Sequence[PodRef], deadline: float | None = None) -> Result:
+    def solve(self, pods: Sequence[PodRef], budget: int | None = None) -> Result:
         """Place every pod, or say why it cannot be placed (existing nodes' vectors use the
-        same resource order as the pools' type tables). Raises :class:`OutOfTime` when the
-        clock (:func:`time.perf_counter`) passes ``deadline`` first."""
+        same resource order as the pools' type tables). Raises :class:`OverBudget` once it has
+        tried pods on nodes and claims (:attr:`Candidates.tries`) more than ``budget`` times
+        (counted, not timed: the same batch gets the same answer however busy the machine)."""
         result = Result()
         shapes = {id(pod.shape): pod.shape for pod in pods}  # each once, in the order first seen
         topology_keys = {g.key for shape in shapes.values() for g, _ in self.topology.owned(shape)}
@@ -171,8 +171,8 @@ class Scheduler:
         self.topology.invalidate()
         queue = PodQueue(self.policy.order(pods))
         while (pod := queue.pop()) is not None:
-            if deadline is not None and time.perf_counter() > deadline:
-                raise OutOfTime
+            if budget is not None and self.candidates.tries > budget:
+                raise OverBudget
             attempt: Attempt | None = Attempt()
             reasons: list[str] = []
             while attempt is not None:

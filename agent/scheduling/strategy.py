@@ -12,7 +12,6 @@ order and keeps the cheaper plan (:func:`solve`).
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
@@ -25,7 +24,7 @@ from agent.scheduling.pods import PodRef, PodShape
 from agent.scheduling.policy import Guidance
 from agent.scheduling.requirement import WELL_KNOWN_LABELS, Requirement
 from agent.scheduling.requirements import Requirements
-from agent.scheduling.scheduler import OutOfTime, Result, Scheduler, Veto
+from agent.scheduling.scheduler import OverBudget, Result, Scheduler, Veto
 from agent.scheduling.taints import untolerated
 from agent.scheduling.topology import Topology
 from agent.scheduling.typetable import BoolArray, IntArray, TypeTable
@@ -246,19 +245,19 @@ PORTFOLIO_MAX_PODS = 1000
 plan: with few pods, rounding the LP's plan up to whole nodes can cost more than it saves. That
 solve takes milliseconds for most batches, but pods that constrain each other (hostname
 anti-affinity, spread) make Karpenter's order try every pod on every planned node, so it gets
-the same time limit as the safety net's."""
+the same budget as the safety net's."""
 
 SAFETY_NET_MAX_PODS = 5000
 """Above :data:`PORTFOLIO_MAX_PODS` and up to this many pods, ``driftwave`` solves in
 Karpenter's order as well when its solve missed its mix plans (:data:`SAFETY_NET_TOLERANCE`),
-for at most :data:`SAFETY_NET_TIME` times as long as its own solve took (at least
-:data:`SAFETY_NET_MIN_SECONDS`), and keeps the cheaper plan."""
+within the budget of :data:`SAFETY_NET_TRIES`, and keeps the cheaper plan."""
 
-SAFETY_NET_TIME = 2.0
-"""The solve in Karpenter's order (portfolio or safety net) may take at most this many times as
-long as ``driftwave``'s own solve took, and at least :data:`SAFETY_NET_MIN_SECONDS`; past that,
-``driftwave``'s plan stands."""
-SAFETY_NET_MIN_SECONDS = 0.25
+SAFETY_NET_TRIES = 10
+"""The solve in Karpenter's order (portfolio or safety net) may try pods on nodes and claims at
+most this many times per pod of the batch (and at least :data:`SAFETY_NET_MIN_TRIES` times);
+past that, ``driftwave``'s plan stands. The budget is counted, not timed, so a batch gets the
+same plan on an idle machine and a busy one."""
+SAFETY_NET_MIN_TRIES = 20_000
 
 SAFETY_NET_TOLERANCE = 0.10
 """How far above the mix plans' own price (fractional nodes, :attr:`MixPlan.cost`) the solve may
@@ -284,7 +283,7 @@ def solve(
     if veto is not None and strategy != "karpenter":
         raise ValueError("a veto applies to a solve in Karpenter's order only")
 
-    def plan(chosen: Strategy, deadline: float | None = None) -> tuple[Result, float]:
+    def plan(chosen: Strategy, budget: int | None = None) -> tuple[Result, float]:
         """The solve and the price of the mix plans it followed (0: none)."""
         scheduler = make_scheduler(
             [_copy_pool(pool) for pool in pools],
@@ -295,20 +294,17 @@ def solve(
         )
         scheduler.veto = veto
         planned = sum(mix.cost for mix in scheduler.quotas.plans.values())
-        return scheduler.solve(pods, deadline), planned
+        return scheduler.solve(pods, budget), planned
 
-    start = time.perf_counter()
     ours, planned = plan(strategy)
     if strategy == "karpenter" or not pools or len(pods) > SAFETY_NET_MAX_PODS:
         return ours
     missed = planned > 0 and ours.hourly_cost > (1 + SAFETY_NET_TOLERANCE) * planned
     if len(pods) > PORTFOLIO_MAX_PODS and not missed:
         return ours
-    now = time.perf_counter()
-    deadline = now + max(SAFETY_NET_MIN_SECONDS, SAFETY_NET_TIME * (now - start))
     try:
-        theirs, _ = plan("karpenter", deadline)
-    except OutOfTime:
+        theirs, _ = plan("karpenter", max(SAFETY_NET_MIN_TRIES, SAFETY_NET_TRIES * len(pods)))
+    except OverBudget:
         return ours
     if _rank(theirs) < _rank(ours):
         return theirs

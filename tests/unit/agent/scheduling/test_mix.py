@@ -142,6 +142,34 @@ def test_quotas_steer_pods_until_the_plan_is_used_up() -> None:
     assert quotas.planned_left(shape) == pytest.approx(0)
 
 
+def test_a_shape_with_no_pod_left_to_place_holds_no_room() -> None:
+    """Quota a claim holds for a shape whose pods were all placed elsewhere is given back:
+    no pod would ever take it, and pods the plans do not steer may use the room."""
+    plan, placed = pool(), pods(cpu_heavy=2, memory_heavy=0)
+    shape = placed[0].shape
+    key = id(shape)
+    planned = MixPlan(
+        rows=np.array([0, 1]),
+        zones=np.array([0, 0]),
+        nodes=np.array([1.0, 0.0]),
+        per_node={key: np.array([2.0, 0.0])},
+        assigned={key: np.array([2.0, 0.0])},
+        vectors={key: plan.table.vector(shape.requests)},
+        counts={key: 2},
+    )
+    quotas = MixQuotas({"default": planned})
+    claim = NewClaim.open(plan)
+    claim.column = 0
+    claim.used = claim.used + plan.table.vector(shape.requests)
+    quotas.open(claim, 0, shape)
+    quotas.use(0, shape)  # the pod that opened it
+    room = np.array([claim.room()])
+    assert (quotas.free_room(room)[0] < room[0]).any()  # held for the shape's other pod
+    quotas.placed(shape)  # ... which went elsewhere (an existing node)
+    assert (quotas.free_room(room) == room).all()
+    assert quotas.planned_left(shape) == pytest.approx(1)  # steering is another matter
+
+
 def _cost(placed: list[PodRef], strategy: str) -> float:
     plan = pool()
     result = make_scheduler([plan], placed, strategy=strategy).solve(placed)  # type: ignore[arg-type]

@@ -3,12 +3,14 @@ batches, and the second plan is made on copies."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
 from agent.scheduling import strategy as strategy_module
 from agent.scheduling.plans import ExistingNode
-from agent.scheduling.scheduler import Scheduler
+from agent.scheduling.scheduler import OverBudget, Scheduler
 from agent.scheduling.strategy import make_scheduler, solve
 from agent.scheduling.verify import violations
 from tests.unit.agent.scheduling.test_mix import pods as mixed_pods
@@ -111,3 +113,29 @@ def test_a_veto_stops_the_solve_at_the_placement_a_full_solve_makes() -> None:
     }
     with pytest.raises(ValueError, match="Karpenter's order"):
         solve([plan], placed, nodes, strategy="driftwave", veto=Veto(frozenset(), frozenset()))
+
+
+def test_karpenters_order_past_its_budget_raises_over_budget() -> None:
+    placed = _mixed(1, 150)
+    scheduler = Scheduler([synthetic_pool()])
+    with pytest.raises(OverBudget):
+        scheduler.solve(placed, budget=20)
+    assert scheduler.candidates.tries == 21  # counted per try, checked before each pod
+
+
+def test_the_plan_does_not_depend_on_how_busy_the_machine_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The second solve's budget is counted in tries, not timed: with a clock that jumps an
+    hour at every reading (a machine busy with other work), the batch still gets Karpenter's
+    order's plan, cheaper here than driftwave's own."""
+    placed = _mixed(8, 40)
+    own = make_scheduler([synthetic_pool()], placed).solve(placed)
+    calm = solve([synthetic_pool()], placed)
+    assert calm.hourly_cost < own.hourly_cost - 1e-9
+    hour = iter(range(0, 10**9, 3600))
+    monkeypatch.setattr(time, "perf_counter", lambda: float(next(hour)))
+    monkeypatch.setattr(time, "process_time", lambda: float(next(hour)))
+    busy = solve([synthetic_pool()], placed)
+    assert busy.hourly_cost == pytest.approx(calm.hourly_cost)
+    assert sorted(len(c.pods) for c in busy.claims) == sorted(len(c.pods) for c in calm.claims)
