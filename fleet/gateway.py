@@ -1,6 +1,7 @@
-"""How the fleet reaches a cluster's agent: the :class:`AgentGateway` port
-(:mod:`fleet.agentport`, whose names this module re-exports) and its adapters, imported from
-here: :class:`HttpAgentGateway` (:mod:`fleet.agenthttp`) calls the agent's HTTP API;
+"""How the fleet reaches a cluster's agent: the adapters of the
+:class:`~fleet.agentport.AgentGateway` port (:mod:`fleet.agentport`: the port, its documents'
+helpers and its typed errors), imported from here: :class:`HttpAgentGateway`
+(:mod:`fleet.agenthttp`) calls the agent's HTTP API;
 :class:`InProcessAgentGateway` (here: the only fleet module that imports the agent, and only
 when an in-process call is made) calls agent services living in the same process (tests,
 single-process tools). Both raise the same typed errors and return the wire's documents, and
@@ -20,15 +21,10 @@ from common.wire.version import VERSION
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
 from fleet.agenthttp import HttpAgentGateway
 from fleet.agentport import (
-    AgentGateway,
     AgentRejected,
     AgentTarget,
-    AgentTLSRefused,
     AgentUnreachable,
-    CheckedApplier,
     FleetRefused,
-    GatewayError,
-    StatusWithWaveReader,
     WaveUnknown,
     body_of,
     split_status,
@@ -141,19 +137,4 @@ class InProcessAgentGateway:
         )
 
 
-__all__ = [
-    "AgentGateway",
-    "AgentRejected",
-    "AgentTLSRefused",
-    "AgentTarget",
-    "AgentUnreachable",
-    "CheckedApplier",
-    "FleetRefused",
-    "GatewayError",
-    "HttpAgentGateway",
-    "InProcessAgentGateway",
-    "StatusWithWaveReader",
-    "WaveUnknown",
-    "body_of",
-    "split_status",
-]
+__all__ = ["HttpAgentGateway", "InProcessAgentGateway"]

@@ -42,6 +42,7 @@ from common.apidocs import serve_docs
 from common.http import publish_models
 from common.tracing import TraceMiddleware
 from fleet import prometheus
+from fleet.agentport import AgentGateway
 from fleet.api.audit import add_audit_routes
 from fleet.api.clusters import add_cluster_routes
 from fleet.api.dashboard import DashboardConfigError, add_dashboard
@@ -60,7 +61,6 @@ from fleet.api.tokens import add_token_routes
 from fleet.db.engine import UPGRADE_HINT, ensure_current
 from fleet.domain.fleet import Fleet
 from fleet.domain.release import Release
-from fleet.gateway import AgentGateway
 from fleet.service.contact.probes import ProbePolicy
 from fleet.service.context import FleetContext
 from fleet.service.errors import SchemaNotCurrent, ServiceError, translated

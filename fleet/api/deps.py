@@ -17,11 +17,11 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from starlette.exceptions import HTTPException
 
+from fleet.agentport import AgentGateway
 from fleet.api.bodies import RawBody, read_body, storable
 from fleet.api.documents import ErrorDocument
 from fleet.api.identity import Authenticator, AuthRefused
 from fleet.api.rbac import Grant
-from fleet.gateway import AgentGateway
 from fleet.service.contact.probes import ProbePolicy
 from fleet.service.context import FleetContext
 

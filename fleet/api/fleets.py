@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from common.documents import Finding
 from common.http import error_response
 from common.wire.plan import PlanRequest
+from fleet.agentport import GatewayError
 from fleet.api.bodies import manifest
 from fleet.api.deps import V1, V1_AUTH, Actor, Body, Ctx, api_state, needs, v1_responses
 from fleet.api.documents import ApplyDocument, ErrorDocument, FleetsDocument
@@ -27,7 +28,6 @@ from fleet.db.specs import ApplyResult
 from fleet.documents.audit import FleetAuditDocument
 from fleet.documents.clusters import ClustersDocument
 from fleet.domain.fleet import Fleet
-from fleet.gateway import GatewayError
 from fleet.service.commands.fleets import (
     REASON_MAX,
     agent_target,

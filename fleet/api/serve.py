@@ -19,11 +19,11 @@ import uvicorn
 from fastapi import FastAPI
 
 from common.addresses import is_loopback
+from fleet.agentport import AgentGateway
 from fleet.api.app import ApiConfigError, create_app
 from fleet.api.discovery import SignIn
 from fleet.api.identity import Authenticator
 from fleet.api.rbac import AccessControl
-from fleet.gateway import AgentGateway
 from fleet.service.contact.probes import ProbePolicy
 from fleet.service.context import FleetContext
 from fleet.service.scheduling.health import HeartbeatPolicy

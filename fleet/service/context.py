@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import TracerProvider
@@ -47,49 +47,33 @@ class FleetContext:
         return UnitOfWork(self.engine, write=True)
 
 
+class AuditDetails(TypedDict, total=False):
+    """What an audit row may say beside who did what to which object (:func:`audit`)."""
+
+    rollout_id: str | None
+    before: Mapping[str, JSONValue] | None
+    after: Mapping[str, JSONValue] | None
+    trace_id: str | None
+    """Stamped when no span is current (a span's trace id wins)."""
+    reason: str | None
+    """Why the change was made."""
+
+
 def audit(
     uow: UnitOfWork,
     at: datetime,
     actor: str,
     action: str,
     obj: tuple[str, str],
-    *,
-    rollout_id: str | None = None,
-    before: Mapping[str, JSONValue] | None = None,
-    after: Mapping[str, JSONValue] | None = None,
-    trace_id: str | None = None,
-    reason: str | None = None,
+    **details: Unpack[AuditDetails],
 ) -> None:
     """Append an audit row, stamped with the current span (or ``trace_id`` outside one), with
     why the change was made (``reason``)."""
-    uow.audit.append_many(
-        [
-            audit_row(
-                at,
-                actor,
-                action,
-                obj,
-                rollout_id=rollout_id,
-                before=before,
-                after=after,
-                trace_id=trace_id,
-                reason=reason,
-            )
-        ]
-    )
+    uow.audit.append_many([audit_row(at, actor, action, obj, **details)])
 
 
 def audit_row(
-    at: datetime,
-    actor: str,
-    action: str,
-    obj: tuple[str, str],
-    *,
-    rollout_id: str | None = None,
-    before: Mapping[str, JSONValue] | None = None,
-    after: Mapping[str, JSONValue] | None = None,
-    trace_id: str | None = None,
-    reason: str | None = None,
+    at: datetime, actor: str, action: str, obj: tuple[str, str], **details: Unpack[AuditDetails]
 ) -> dict[str, Any]:
     """The row :func:`audit` appends, stamped now with the current span (or ``trace_id``
     outside one), for a caller that appends it later (in a batch's transaction)."""
@@ -100,12 +84,12 @@ def audit_row(
         "action": action,
         "object_type": obj[0],
         "object_id": obj[1],
-        "rollout_id": rollout_id,
-        "before": before,
-        "after": after,
-        "trace_id": span_trace or trace_id,
+        "rollout_id": details.get("rollout_id"),
+        "before": details.get("before"),
+        "after": details.get("after"),
+        "trace_id": span_trace or details.get("trace_id"),
         "span_id": span_id,
-        "reason": reason or None,
+        "reason": details.get("reason") or None,
     }
 
 

@@ -36,14 +36,9 @@ from common.wire.plan import PlanDocument, PlanRequest
 from common.wire.status import EventsDocument, StatusDocument
 from common.wire.version import VERSION
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
+from fleet.agentport import AgentGateway, AgentTarget, StatusWithWaveReader, body_of
 from fleet.domain.machine import RolloutState
-from fleet.gateway import (
-    AgentGateway,
-    AgentTarget,
-    InProcessAgentGateway,
-    StatusWithWaveReader,
-    body_of,
-)
+from fleet.gateway import InProcessAgentGateway
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.steps.runner import StepRunner
 from fleet.service.steps.truth import record_of, rollback_body
@@ -67,7 +62,7 @@ in its wire form (what the HTTP transport carries)."""
 
 
 class RecordingGateway:
-    """An :class:`~fleet.gateway.AgentGateway` that keeps every call and its answer."""
+    """An :class:`~fleet.agentport.AgentGateway` that keeps every call and its answer."""
 
     def __init__(self, inner: AgentGateway) -> None:
         self.inner = inner

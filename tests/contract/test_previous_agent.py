@@ -15,7 +15,8 @@ from pydantic import BaseModel
 
 from common.wire.observation import Expected
 from common.wire.waves import WaveRequest
-from fleet.gateway import AgentRejected, AgentTarget, HttpAgentGateway, WaveUnknown, body_of
+from fleet.agentport import AgentRejected, AgentTarget, WaveUnknown, body_of
+from fleet.gateway import HttpAgentGateway
 from fleet.service.steps.compat import refusal
 from fleet.service.steps.truth import judge, never_applied, record_of, rollback_body
 from tests.contract.golden import CURRENT, PREVIOUS, documents, waves

@@ -11,8 +11,8 @@ from typing import Any
 from common.wire.plan import PlanDocument, PlanRequest
 from common.wire.status import EventsDocument, StatusDocument
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
+from fleet.agentport import AgentGateway, AgentTarget
 from fleet.domain.machine import TERMINAL, RolloutState
-from fleet.gateway import AgentGateway, AgentTarget
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.steps.runner import StepRunner
 from tests.support.fleetsim import FleetHarness

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from common.wire.plan import PlanDocument, PlanRequest
 from common.wire.status import EventsDocument, StatusDocument
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
-from fleet.gateway import AgentGateway, AgentTarget
+from fleet.agentport import AgentGateway, AgentTarget
 
 
 @dataclass

@@ -32,7 +32,7 @@ from fleet.service.errors import boundary
 from fleet.service.reads.observed import Seen, latest_of, observation
 
 if TYPE_CHECKING:  # the gateway (its HTTP client, TLS) loads with a call to an agent
-    from fleet.gateway import AgentTarget
+    from fleet.agentport import AgentTarget
 
 ROLLOUT_FIELDS = ("rings", "freezes")
 """The Fleet's own fields whose change a live rollout's trail records (a webhook added or
@@ -246,9 +246,9 @@ __all__ = [
 @boundary
 def agent_target(ctx: FleetContext, fleet: str, name: str) -> AgentTarget:
     """How to reach a cluster's agent (raises the database's NotFound for an unknown one)."""
+    from fleet.agentport import AgentTarget
     from fleet.agenttls import AgentTLS
     from fleet.credentials import AccountAccess
-    from fleet.gateway import AgentTarget
 
     with ctx.reading() as uow:
         cluster = uow.clusters.get(fleet, name)

@@ -40,7 +40,7 @@ from fleet.service.reads.observed import ClusterNow, Holding, ago, latest_of
 from fleet.service.steps.recorded import status_of
 
 if TYPE_CHECKING:  # the gateway (its HTTP client, TLS) loads with the prober, not with a read
-    from fleet.gateway import AgentGateway, AgentTarget
+    from fleet.agentport import AgentGateway, AgentTarget
 
 BATCH = 100
 """Clusters per probe message."""
@@ -220,9 +220,9 @@ class ContactProber:
 
     def probe(self, message: ProbeMessage) -> ProbeReport:
         """Probe the message's clusters (removed ones are skipped) and record each outcome."""
+        from fleet.agentport import AgentTarget
         from fleet.agenttls import AgentTLS
         from fleet.credentials import AccountAccess
-        from fleet.gateway import AgentTarget
 
         with self.ctx.reading() as uow:
             targets = [
@@ -246,7 +246,7 @@ class ContactProber:
         return self._record(targets, answers)
 
     def _call(self, target: AgentTarget) -> tuple[datetime, StatusDocument | str]:
-        from fleet.gateway import GatewayError
+        from fleet.agentport import GatewayError
 
         try:
             return self.ctx.now(), self.gateway.status(target)

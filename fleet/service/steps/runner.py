@@ -40,11 +40,7 @@ from common.wire.observation import Expected
 from common.wire.phases import Phase
 from common.wire.status import StatusDocument
 from common.wire.waves import WaveDocument
-from fleet.db.errors import DatabaseError
-from fleet.db.records import StepFields
-from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
-from fleet.domain.waits import span
-from fleet.gateway import (
+from fleet.agentport import (
     AgentGateway,
     AgentRejected,
     AgentUnreachable,
@@ -53,6 +49,10 @@ from fleet.gateway import (
     StatusWithWaveReader,
     WaveUnknown,
 )
+from fleet.db.errors import DatabaseError
+from fleet.db.records import StepFields
+from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
+from fleet.domain.waits import span
 from fleet.service.context import FleetContext
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.scheduling.load import ReleaseCache

@@ -9,13 +9,13 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from common.wire.waves import WaveRequest
+from fleet.agentport import AgentTarget
 from fleet.agenttls import AgentTLS
 from fleet.credentials import AccountAccess
 from fleet.db.repositories.steps import StepContext
 from fleet.domain.json import JSONObject
 from fleet.domain.machine import RollbackState, RolloutState, StepState
 from fleet.domain.model import ReleaseInfo, TargetInfo
-from fleet.gateway import AgentTarget
 from fleet.service.context import FleetContext
 from fleet.service.scheduling.load import ReleaseCache
 from fleet.service.scheduling.views import derived_span_id

@@ -33,8 +33,8 @@ from typing import Literal
 from common.wire.observation import Expected, VerdictState
 from common.wire.status import StatusDocument
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
+from fleet.agentport import body_of
 from fleet.domain.json import JSONObject
-from fleet.gateway import body_of
 
 Verdict = Literal["holds", "regressed", "settling"]
 

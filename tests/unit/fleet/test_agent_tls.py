@@ -15,6 +15,7 @@ import pytest
 from opentelemetry.trace import NoOpTracer
 
 from agent.server.tls import TLSFiles
+from fleet.agentport import AgentRejected, AgentTarget, AgentTLSRefused, AgentUnreachable
 from fleet.agenttls import (
     CLIENT_CERTIFICATE_REFUSED_HINT,
     AgentTLS,
@@ -22,13 +23,7 @@ from fleet.agenttls import (
     explain,
     tls_failure,
 )
-from fleet.gateway import (
-    AgentRejected,
-    AgentTarget,
-    AgentTLSRefused,
-    AgentUnreachable,
-    HttpAgentGateway,
-)
+from fleet.gateway import HttpAgentGateway
 from tests.support.tlsagent import TOKEN, tls_agent
 from tests.support.tlsca import TestCA
 

@@ -19,14 +19,8 @@ from common.wire.observation import VerdictState
 from common.wire.phases import Phase
 from common.wire.version import VERSION
 from common.wire.waves import WaveRequest
-from fleet.gateway import (
-    AgentRejected,
-    AgentTarget,
-    AgentUnreachable,
-    FleetRefused,
-    HttpAgentGateway,
-    WaveUnknown,
-)
+from fleet.agentport import AgentRejected, AgentTarget, AgentUnreachable, FleetRefused, WaveUnknown
+from fleet.gateway import HttpAgentGateway
 from tests.support.jsonserver import JsonServer
 from tests.support.serving import serving
 from tests.support.wiredocs import status_json, wave_json

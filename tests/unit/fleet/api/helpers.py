@@ -20,12 +20,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from common.auth import hash_token
+from fleet.agentport import AgentGateway
 from fleet.api.discovery import SignIn
 from fleet.api.identity import Authenticator
 from fleet.api.rbac import AccessControl
 from fleet.api.serve import serve
 from fleet.db.engine import make_engine, migrate
-from fleet.gateway import AgentGateway
 from fleet.service.context import FleetContext
 from fleet.telemetry import PresetIds
 from tests.support.fleetsim import START, fleet_manifest, release_manifest

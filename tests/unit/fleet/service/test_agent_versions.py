@@ -19,7 +19,7 @@ from common.wire.plan import PlanDocument, PlanRequest
 from common.wire.status import EventsDocument, StatusDocument
 from common.wire.version import VERSION, drivable
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
-from fleet.gateway import AgentGateway, AgentTarget, FleetRefused
+from fleet.agentport import AgentGateway, AgentTarget, FleetRefused
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.ports import StepMessage
 from fleet.service.steps.runner import StepRunner

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from common.kubemodel import parse_manifest
+from fleet.agentport import AgentRejected
 from fleet.domain.fleet import Fleet
-from fleet.gateway import AgentRejected
 from fleet.service.commands.fleets import apply_fleet
 from fleet.service.commands.rollouts import abort, approve, pause, resume, rollback, start_rollout
 from fleet.service.notifications.events import CARRIES, COMMON, Answer, RetryPolicy

@@ -16,8 +16,9 @@ from sqlalchemy import event, text
 
 from common.wire.status import StatusDocument
 from common.wire.waves import WaveDocument
+from fleet.agentport import AgentTarget
 from fleet.domain.machine import StepState
-from fleet.gateway import AgentTarget, InProcessAgentGateway
+from fleet.gateway import InProcessAgentGateway
 from fleet.service.commands.rollouts import start_rollout
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.reads.audit_chain import verify_audit

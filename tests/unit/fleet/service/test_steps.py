@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from common.wire.status import StatusDocument
-from fleet.gateway import AgentGateway, AgentRejected, AgentTarget, AgentUnreachable, WaveUnknown
+from fleet.agentport import AgentGateway, AgentRejected, AgentTarget, AgentUnreachable, WaveUnknown
 from fleet.service.commands.rollouts import abort, start_rollout
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.steps.runner import StepRunner

@@ -19,8 +19,8 @@ from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.service import AgentService
 from common.kubemodel import parse_manifest
+from fleet.agentport import AgentRejected, AgentUnreachable, WaveUnknown
 from fleet.domain.machine import RolloutState
-from fleet.gateway import AgentRejected, AgentUnreachable, WaveUnknown
 from fleet.service.commands.rollouts import CommandRefused, rollback, start_rollout
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.steps.runner import StepRunner
