@@ -1,4 +1,6 @@
-"""The step runner: what a worker does with one step message (apply, verify, roll back).
+"""The step runner: what a worker does with one step message (apply, verify, roll back: the
+rollback in :mod:`fleet.service.steps.rollback`, the agent calls and their failures in
+:mod:`fleet.service.steps.contact`).
 
 Each run is short: one to three agent calls and one guarded update of the step, then either
 done or "look again in N seconds" (the task re-queues itself; no worker waits while a cluster
@@ -28,13 +30,11 @@ consolidated) is looked at again for up to ``settle_grace`` before it fails the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import TypeVar
 
 from opentelemetry.trace import SpanKind
-from pydantic import ValidationError
 
 from common.wire.observation import Expected
 from common.wire.phases import Phase
@@ -42,8 +42,6 @@ from common.wire.status import StatusDocument
 from common.wire.waves import WaveDocument
 from fleet.agentport import (
     AgentGateway,
-    AgentRejected,
-    AgentUnreachable,
     CheckedApplier,
     FleetRefused,
     StatusWithWaveReader,
@@ -51,27 +49,24 @@ from fleet.agentport import (
 )
 from fleet.db.errors import DatabaseError
 from fleet.db.records import StepFields
-from fleet.domain.machine import TERMINAL, RollbackState, RolloutState, StepState
+from fleet.domain.machine import TERMINAL, RolloutState, StepState
 from fleet.domain.waits import span
 from fleet.service.context import FleetContext
 from fleet.service.ports import StepAction, StepMessage
 from fleet.service.scheduling.load import ReleaseCache
 from fleet.service.steps.clocks import StepTime, wave_time
 from fleet.service.steps.compat import refusal
+from fleet.service.steps.contact import RunOutcome, StepContact, done
 from fleet.service.steps.recorded import (
     result_of,
-    settling_since,
-    status_of,
-    unreachable_attempts,
     verified_result,
 )
+from fleet.service.steps.rollback import Rollbacks
 from fleet.service.steps.snapshot import StepSnapshot, load_snapshots
 from fleet.service.steps.truth import (
     images_text,
     judge,
-    never_applied,
     record_of,
-    rollback_body,
 )
 from fleet.service.steps.writes import StepWrites
 from fleet.telemetry import context_from_traceparent, parent_context
@@ -80,18 +75,6 @@ RETRY_AFTER = 1.0
 """Seconds before a step that met a temporary database error is looked at again."""
 log = logging.getLogger(__name__)
 D = TypeVar("D")
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """After one run: ``again_after`` seconds until the next look (None: done), and why."""
-
-    again_after: float | None
-    note: str
-
-
-def _done(note: str) -> RunOutcome:
-    return RunOutcome(None, note)
 
 
 class StepRunner:
@@ -110,10 +93,17 @@ class StepRunner:
         self.ctx = ctx
         self.gateway = gateway
         self.poll_interval = poll_interval
-        self.unreachable_after = unreachable_after
-        self.max_backoff = max_backoff
-        self.settle_grace = settle_grace
         self.writes = StepWrites(ctx)
+        self.contact = StepContact(
+            ctx,
+            gateway,
+            self.writes,
+            poll_interval=poll_interval,
+            unreachable_after=unreachable_after,
+            max_backoff=max_backoff,
+            settle_grace=settle_grace,
+        )
+        self.rollbacks = Rollbacks(self.contact)
         self.releases = ReleaseCache()
         self._together = gateway if isinstance(gateway, StatusWithWaveReader) else None
         """The gateway, when it reads a status and a wave in one call."""
@@ -141,7 +131,7 @@ class StepRunner:
             for message in messages:
                 snap = snaps.get(message.step_id)
                 if snap is None:
-                    out.append((message, _done(f"step {message.step_id} does not exist")))
+                    out.append((message, done(f"step {message.step_id} does not exist")))
                     continue
                 out.append((message, self._traced(message, snap)))
         finally:
@@ -154,7 +144,7 @@ class StepRunner:
                 out[i] = (message, RunOutcome(RETRY_AFTER, f"database busy: {problem.error}"))
             else:
                 log.error("step %s (%s) failed: %s", message.step_id, message.action, problem.error)
-                out[i] = (message, _done(f"error: {problem.error}"))
+                out[i] = (message, done(f"error: {problem.error}"))
         return out
 
     def _traced(self, message: StepMessage, snap: StepSnapshot) -> RunOutcome:
@@ -178,29 +168,16 @@ class StepRunner:
 
     def _run(self, action: StepAction, snap: StepSnapshot) -> RunOutcome:
         if action is StepAction.ROLLBACK:
-            return self._rollback(snap)
+            return self.rollbacks.run(snap)
         if snap.rollout_state in TERMINAL or snap.rollout_state is RolloutState.ROLLING_BACK:
             if snap.state in (StepState.DISPATCHED, StepState.PROGRESSING, StepState.VERIFYING):
                 self.writes.move(snap, snap.state, StepState.CANCELLED, note="the rollout ended")
-            return _done(f"rollout {snap.rollout_state}: nothing to do")
+            return done(f"rollout {snap.rollout_state}: nothing to do")
         if action is StepAction.VERIFY:
             return self._verify(snap)
         return self._apply(snap)
 
     # -- apply ----------------------------------------------------------------------------
-
-    def _call(self, snap: StepSnapshot, call: Callable[[], D]) -> D | RunOutcome:
-        """An agent call: its answer, or the outcome of its failure (unreachable: retry with
-        backoff; refused: the step fails). :class:`WaveUnknown` is left to the caller."""
-        try:
-            return call()
-        except WaveUnknown:
-            raise
-        except AgentUnreachable as exc:
-            return self._unreachable(snap, exc)
-        except AgentRejected as exc:
-            self.writes.move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
-            return _done(f"refused: {exc}")
 
     def _apply(self, snap: StepSnapshot) -> RunOutcome:
         if snap.state is StepState.DISPATCHED:
@@ -219,12 +196,14 @@ class StepRunner:
             return self._follow(snap, wave, StepState.PROGRESSING, after)
         if snap.state is StepState.PROGRESSING:
             try:
-                seen = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
+                seen = self.contact.call(
+                    snap, lambda: self.gateway.wave_status(snap.target, snap.step_id)
+                )
             except WaveUnknown:
                 # the cluster has no record of the wave (it was reset or re-created before the
                 # wave converged): apply it again, by the same id, and say so in the audit; the
                 # fleet keeps the record of what it first replaced
-                seen = self._call(
+                seen = self.contact.call(
                     snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
                 )
                 if not isinstance(seen, RunOutcome):
@@ -232,7 +211,7 @@ class StepRunner:
             if isinstance(seen, RunOutcome):
                 return seen
             return self._follow(snap, seen, snap.state)
-        return _done(f"step is {snap.state}: nothing to apply")
+        return done(f"step is {snap.state}: nothing to apply")
 
     def _apply_checked(
         self, snap: StepSnapshot
@@ -244,7 +223,7 @@ class StepRunner:
         checked = self._checked
         if checked is not None:
             try:
-                answer = self._call(
+                answer = self.contact.call(
                     snap, lambda: checked.apply_checked(snap.target, snap.step_id, snap.request)
                 )
             except FleetRefused as exc:
@@ -253,13 +232,13 @@ class StepRunner:
                 return answer
             if answer is not None:
                 return answer[1], answer[0]
-        status = self._call(snap, lambda: self.gateway.status(snap.target))
+        status = self.contact.call(snap, lambda: self.gateway.status(snap.target))
         if isinstance(status, RunOutcome):
             return status
         refused = refusal(snap.target.cluster, status)
         if refused is not None:
-            return self._fail(snap, refused.reason)
-        wave = self._call(
+            return self.contact.fail(snap, refused.reason)
+        wave = self.contact.call(
             snap, lambda: self.gateway.apply_wave(snap.target, snap.step_id, snap.request)
         )
         return wave if isinstance(wave, RunOutcome) else (wave, None)
@@ -267,15 +246,11 @@ class StepRunner:
     def _refused(self, snap: StepSnapshot, exc: FleetRefused) -> RunOutcome:
         """The agent refused this fleet's release (nothing applied): the step fails, with the
         fleet's reading of the agent's release when the status says it, else the agent's."""
-        status = self._call(snap, lambda: self.gateway.status(snap.target))
+        status = self.contact.call(snap, lambda: self.gateway.status(snap.target))
         if isinstance(status, RunOutcome):
             return status
         refused = refusal(snap.target.cluster, status)
-        return self._fail(snap, refused.reason if refused else f"not applied: {exc}")
-
-    def _fail(self, snap: StepSnapshot, note: str) -> RunOutcome:
-        self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
-        return _done(note)
+        return self.contact.fail(snap, refused.reason if refused else f"not applied: {exc}")
 
     @staticmethod
     def _previous(snap: StepSnapshot, wave: WaveDocument) -> StepFields:
@@ -303,9 +278,9 @@ class StepRunner:
                     self.writes.move(
                         snap, state, StepState.FAILED, note=note, result=result, error=note
                     )
-                    return _done(note)
+                    return done(note)
                 if verdict.verdict == "settling":
-                    return self._settling(snap, state, wave, verdict.reason)
+                    return self.contact.settling(snap, state, wave, verdict.reason)
                 after = self._images_in_use(snap, status) or sorted(wave.target_images)
                 self.writes.move(
                     snap,
@@ -316,58 +291,32 @@ class StepRunner:
                     nodes=progress.nodes,
                     nodes_replaced=progress.nodes_replaced,
                 )
-                return _done("converged")
+                return done("converged")
             case Phase.FAILED:
                 reason = wave.reason or "the agent reported the wave failed"
                 self.writes.move(
                     snap, state, StepState.FAILED, note=reason, result=result_of(wave), error=reason
                 )
-                return _done(f"failed: {reason}")
+                return done(f"failed: {reason}")
         now = self.ctx.now()
         timed = wave_time(wave) or StepTime(now - (snap.started_at or now))
         if timed.elapsed > snap.deadline:
             note = f"not converged within {span(snap.deadline)}{timed.note}"
             result = result_of(wave)
             self.writes.move(snap, state, StepState.TIMED_OUT, note=note, result=result, error=note)
-            return _done("timed out")
+            return done("timed out")
         self.writes.move(snap, state, state, result=result_of(wave), error=None)
         return RunOutcome(
             self.poll_interval, f"{wave.phase}: {progress.on_target}/{progress.nodes}"
         )
 
-    def _settling(
-        self, snap: StepSnapshot, state: StepState, wave: WaveDocument, reason: str
-    ) -> RunOutcome:
-        """The cluster does not show the expected state yet, but nothing contradicts it: look
-        again, up to ``settle_grace`` from the first such look; then fail the step."""
-        now = self.ctx.now()
-        since = settling_since(snap.result) or now
-        if now - since > self.settle_grace:
-            note = f"the cluster did not settle within {self.settle_grace}: {reason}"
-            result = result_of(wave)
-            if snap.rollback is not None:
-                self.writes.move_rollback(
-                    snap, RollbackState.FAILED, note=note, result=result, error=note
-                )
-            else:
-                self.writes.move(
-                    snap, state, StepState.FAILED, note=note, result=result, error=note
-                )
-            return _done(note)
-        settling = result_of(wave, settling={"since": since.isoformat(), "reason": reason})
-        if snap.rollback is not None:
-            self.writes.move_rollback(snap, snap.rollback, result=settling)
-        else:
-            self.writes.move(snap, state, state, result=settling)
-        return RunOutcome(self.poll_interval, f"settling: {reason}")
-
     def _images_in_use(self, snap: StepSnapshot, status: StatusDocument | None) -> list[str]:
         """The images the cluster's nodes run now (empty when the agent does not say), the
         status (``status``, or one read now) kept as the fleet's last observation of it."""
         if status is not None:
-            self._record_status(snap, status)
+            self.contact.record_status(snap, status)
         else:
-            status = self._observe(snap)
+            status = self.contact.observe(snap)
         if status is None:
             return []
         return sorted(status.nodes_by_image)
@@ -379,7 +328,7 @@ class StepRunner:
         before the rollout ends (:mod:`fleet.service.scheduling.confirm`): the same reading either
         way."""
         if snap.state not in (StepState.VERIFYING, StepState.VERIFIED) or snap.rollback:
-            return _done(f"step is {snap.state}: nothing to verify")
+            return done(f"step is {snap.state}: nothing to verify")
         read = self._status_and_wave(snap)
         if isinstance(read, RunOutcome):
             return read
@@ -390,7 +339,7 @@ class StepRunner:
                 f"reset or re-created); it runs {images_text(status.nodes_by_image)}"
             )
             self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
-            return _done(note)
+            return done(note)
         verdict = judge(wave, Expected.TARGET)
         if verdict.verdict == "regressed":
             note = f"regressed: {verdict.reason}"
@@ -398,9 +347,9 @@ class StepRunner:
             self.writes.move(
                 snap, snap.state, StepState.FAILED, note=note, result=result, error=note
             )
-            return _done(note)
+            return done(note)
         if verdict.verdict == "settling":
-            return self._settling(snap, snap.state, wave, verdict.reason)
+            return self.contact.settling(snap, snap.state, wave, verdict.reason)
         self.writes.move(
             snap,
             snap.state,
@@ -408,7 +357,7 @@ class StepRunner:
             result=verified_result(wave, status),
             error=None,
         )
-        return _done(f"verified: {wave.phase}")
+        return done(f"verified: {wave.phase}")
 
     def _status_and_wave(
         self, snap: StepSnapshot
@@ -418,147 +367,22 @@ class StepRunner:
         can, else the status and then the wave."""
         together = self._together
         if together is not None:
-            read = self._call(snap, lambda: together.status_with_wave(snap.target, snap.step_id))
+            read = self.contact.call(
+                snap, lambda: together.status_with_wave(snap.target, snap.step_id)
+            )
             if not isinstance(read, RunOutcome):
-                self._record_status(snap, read[0])
+                self.contact.record_status(snap, read[0])
             return read
-        status = self._call(snap, lambda: self.gateway.status(snap.target))
+        status = self.contact.call(snap, lambda: self.gateway.status(snap.target))
         if isinstance(status, RunOutcome):
             return status
-        self._record_status(snap, status)
+        self.contact.record_status(snap, status)
         try:
-            wave = self._call(snap, lambda: self.gateway.wave_status(snap.target, snap.step_id))
+            wave = self.contact.call(
+                snap, lambda: self.gateway.wave_status(snap.target, snap.step_id)
+            )
         except WaveUnknown:
             return status, None
         if isinstance(wave, RunOutcome):
             return wave
         return status, wave
-
-    def _observe(self, snap: StepSnapshot) -> StatusDocument | None:
-        """Read the cluster's status and keep it as the fleet's last observation of it (None,
-        nothing kept, when the agent does not answer)."""
-        try:
-            status = self.gateway.status(snap.target)
-        except (AgentUnreachable, AgentRejected):
-            return None
-        self._record_status(snap, status)
-        return status
-
-    def _record_status(self, snap: StepSnapshot, status: StatusDocument) -> None:
-        """Keep what the cluster reported as the fleet's last word on it."""
-        self.writes.status(snap, status)
-
-    # -- rollback -------------------------------------------------------------------------
-
-    def _rollback(self, snap: StepSnapshot) -> RunOutcome:
-        if snap.rollback in (None, RollbackState.ROLLED_BACK, RollbackState.FAILED):
-            return _done(f"rollback is {snap.rollback}: nothing to do")
-        if snap.rollback in (RollbackState.REQUESTED, RollbackState.DISPATCHED):
-            try:
-                body = rollback_body(snap.previous, snap.request)
-            except ValidationError as exc:
-                note = f"the fleet's record of what wave {snap.step_id} replaced is invalid: {exc}"
-                self.writes.move_rollback(snap, RollbackState.FAILED, note=note, error=note)
-                return _done(f"refused: {note}")
-            try:
-                wave = self.gateway.rollback_wave(snap.target, snap.step_id, body)
-            except WaveUnknown:
-                return self._unknown_rollback(snap)
-            except AgentUnreachable as exc:
-                return self._unreachable(snap, exc)
-            except AgentRejected as exc:
-                self.writes.move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
-                return _done(f"refused: {exc}")
-            self.writes.move_rollback(
-                snap, RollbackState.ROLLING_BACK, started_at=self.ctx.now(), result=result_of(wave)
-            )
-            return self._follow_rollback(replace(snap, rollback=RollbackState.ROLLING_BACK), wave)
-        try:
-            wave = self.gateway.wave_status(snap.target, snap.step_id)
-        except WaveUnknown:
-            return self._unknown_rollback(snap)
-        except AgentUnreachable as exc:
-            return self._unreachable(snap, exc)
-        except AgentRejected as exc:
-            self.writes.move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
-            return _done(f"refused: {exc}")
-        return self._follow_rollback(snap, wave)
-
-    def _unknown_rollback(self, snap: StepSnapshot) -> RunOutcome:
-        """The agent has no record of the wave and the fleet none of what it replaced: rolled
-        back only if the cluster proves the wave never reached it; failed otherwise."""
-        try:
-            status = self.gateway.status(snap.target)
-        except AgentUnreachable as exc:
-            return self._unreachable(snap, exc)
-        except AgentRejected as exc:
-            self.writes.move_rollback(snap, RollbackState.FAILED, note=str(exc), error=str(exc))
-            return _done(f"refused: {exc}")
-        self._record_status(snap, status)
-        proof = never_applied(status, snap.request)
-        kept = status_of(status)
-        if proof is not None:
-            self.writes.move_rollback(snap, RollbackState.ROLLED_BACK, note=proof, result=kept)
-            return _done(proof)
-        note = (
-            f"cannot roll back: the agent has no record of wave {snap.step_id} and the fleet none "
-            "of what it replaced, while the cluster carries the target; set the EC2NodeClasses' "
-            "amiSelectorTerms back by hand (kubectl edit ec2nodeclass), then roll back again"
-        )
-        self.writes.move_rollback(snap, RollbackState.FAILED, note=note, result=kept, error=note)
-        return _done(note)
-
-    def _follow_rollback(self, snap: StepSnapshot, wave: WaveDocument) -> RunOutcome:
-        current = RollbackState.ROLLING_BACK
-        moved_snap = replace(snap, rollback=current)
-        match wave.phase:
-            case Phase.ROLLED_BACK:
-                verdict = judge(wave, Expected.PREVIOUS)
-                if verdict.verdict == "holds":
-                    self.writes.move_rollback(
-                        moved_snap, RollbackState.ROLLED_BACK, result=result_of(wave)
-                    )
-                    self._observe(snap)  # what the cluster runs now, for every view of it
-                    return _done("rolled back")
-                if verdict.verdict == "settling":
-                    return self._settling(moved_snap, snap.state, wave, verdict.reason)
-                note = f"rolled back, then regressed: {verdict.reason}"
-                self.writes.move_rollback(
-                    moved_snap, RollbackState.FAILED, note=note, result=result_of(wave), error=note
-                )
-                return _done(note)
-            case Phase.ROLLBACK_FAILED:
-                reason = wave.reason or "the agent could not roll the wave back"
-                self.writes.move_rollback(
-                    moved_snap,
-                    RollbackState.FAILED,
-                    note=reason,
-                    result=result_of(wave),
-                    error=reason,
-                )
-                return _done(f"rollback failed: {reason}")
-        self.writes.move_rollback(moved_snap, current, result=result_of(wave))
-        return RunOutcome(self.poll_interval, f"rolling back: {wave.phase}")
-
-    # -- errors ---------------------------------------------------------------------------
-
-    def _unreachable(self, snap: StepSnapshot, exc: AgentUnreachable) -> RunOutcome:
-        now = self.ctx.now()
-        silent = now - (snap.last_contact or now)
-        if silent < self.unreachable_after:
-            delay = min(self.max_backoff, max(1.0, silent.total_seconds() / 2))
-            attempt = unreachable_attempts(snap.result) + 1
-            note = (
-                f"agent of {snap.target.cluster} unreachable for {silent.total_seconds():.0f} s, "
-                f"retrying (attempt {attempt}, next in {delay:.0f} s): {exc.reason}"
-            )
-            self.writes.note(
-                snap, note, {**(snap.result or {}), "unreachable": {"attempt": attempt}}
-            )
-            return RunOutcome(delay, note)
-        note = f"agent unreachable for {silent}: {exc.reason}"
-        if snap.rollback is not None:
-            self.writes.move_rollback(snap, RollbackState.FAILED, note=note, error=note)
-        else:
-            self.writes.move(snap, snap.state, StepState.UNREACHABLE, note=note, error=note)
-        return _done(note)
