@@ -12,7 +12,9 @@ delivered message in Redis itself (its unacked hash), and any consumer puts a me
 the queue once it has gone unacknowledged for the visibility timeout
 (``DRIFTWAVE_BROKER_VISIBILITY_TIMEOUT``). So here a channel closing without its connection's
 parameters leaves its messages to that, and the worker goes on to reconnect. A worker closing
-normally restores them at once, as kombu does.
+normally restores them at once, as kombu does. The same holds for a message whose run ends after
+its channel closed: its late acknowledgement (kombu's raises ``AttributeError``, ``'NoneType'
+object has no attribute 'client'``, and the worker stops) leaves it to the visibility timeout.
 """
 
 from __future__ import annotations
@@ -37,6 +39,16 @@ class QoS(redis.QoS):
             self._delivered.clear()
             return
         super().restore_unacked(client)  # type: ignore[no-untyped-call]
+
+    def ack(self, delivery_tag: str) -> None:
+        """Acknowledge a delivered message; when its channel is already closed (the broker went
+        away while the step ran, and the late acknowledgement comes after the close), forget it
+        here instead: it stays in Redis' unacked hash, any consumer puts it back on the queue
+        after the visibility timeout, and running a step's message again changes nothing."""
+        if self.channel.connection is None:
+            self._quick_ack(delivery_tag)
+            return
+        super().ack(delivery_tag)  # type: ignore[no-untyped-call]
 
 
 class Channel(redis.Channel):

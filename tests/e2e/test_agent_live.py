@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +165,18 @@ def test_the_agent_provisions_and_rolls_a_wave_on_a_real_cluster(
     assert set(running_images(parts["ec2"])) <= {parts["images"][OLD]}
     classes = items(rest, "ec2nodeclasses")
     assert [c["spec"]["amiSelectorTerms"] for c in classes] == [[{"alias": f"al2023@{OLD}"}]]
+    # the agent answers from its last published snapshot: read one taken after the checks above
+    since = datetime.now(UTC)
+    procs.wait_for(
+        lambda: (
+            datetime.fromisoformat(
+                httpx.get(f"{base}/v1/status", headers=headers, timeout=30).json()["time"]
+            )
+            > since
+        ),
+        "a snapshot taken after the cluster was read",
+        120,
+    )
     done = httpx.get(f"{base}/v1/waves/wave-1", headers=headers, timeout=30).json()
     assert done["observed"]["holds"] is True, done["observed"]
 

@@ -15,6 +15,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,22 @@ class DriverRig:
         answer.raise_for_status()
         document: dict[str, Any] = answer.json()
         return document
+
+    def published_after(self, moment: datetime, timeout: float = 120) -> None:
+        """Wait until the agent has published a snapshot taken after ``moment``: it answers
+        reads from its last published snapshot, whose ``time`` is when it was taken (on this
+        machine's clock)."""
+        self.wait_for(
+            lambda: datetime.fromisoformat(self.agent("/v1/status")["time"]) > moment,
+            "the agent to publish a snapshot taken after the cluster was read",
+            timeout,
+        )
+
+    def agent_now(self, path: str) -> dict[str, Any]:
+        """GET one of the agent's documents from a snapshot taken after this call began (what
+        the agent says of the cluster as the test just found it)."""
+        self.published_after(datetime.now(UTC))
+        return self.agent(path)
 
     def claims(self) -> list[dict[str, Any]]:
         """Karpenter's NodeClaims now."""

@@ -71,22 +71,13 @@ def test_the_agent_reports_karpenters_pace_under_a_budget_of_one(rig: DriverRig)
     rig.wait_for(lambda: bool(step_id()), "the canary step", 120)
     step = step_id()
 
-    def published_after(moment: datetime) -> None:
-        """Wait until the agent has published a snapshot taken after ``moment`` (reads answer
-        from the last one; its ``time`` is when it was taken, on this machine's clock)."""
-        rig.wait_for(
-            lambda: datetime.fromisoformat(rig.agent("/v1/status")["time"]) > moment,
-            "a snapshot taken after the first read of the cluster",
-            30,
-        )
-
     def sample() -> bool:
         """One report taken between two reads of the cluster (the agent answers from a
         snapshot: one taken after the first read); True once the wave converged."""
         nonlocal most
         since = datetime.now(UTC)
         before = counted(rig)
-        published_after(since)
+        rig.published_after(since, 30)
         try:
             wave = rig.agent(f"/v1/waves/{step}")
         except Exception:  # not applied yet

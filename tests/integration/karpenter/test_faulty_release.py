@@ -65,7 +65,7 @@ def test_a_release_whose_nodes_never_get_ready_is_rolled_back(rig: DriverRig) ->
 
     rig.wait_for(only_old, "only the old image to run", 120)
     rig.wait_for(rig.settled, "Karpenter to consolidate the empty nodes away", 180)
-    wave = rig.agent(f"/v1/waves/{step}")
+    wave = rig.agent_now(f"/v1/waves/{step}")
     assert wave["phase"] == "rolled-back", wave
     observed = wave["observed"]
     assert observed["expected"] == "previous"

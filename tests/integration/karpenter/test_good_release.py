@@ -36,7 +36,7 @@ def test_karpenter_replaces_every_node_and_the_rollout_succeeds(rig: DriverRig) 
     step = final["clusters"][0]["step"]
     assert cluster_images(rig) == {"instances": [rig.new] * NODES, "claims": [rig.new] * NODES}
     assert rig.running_pods() == NODES
-    wave = rig.agent(f"/v1/waves/{step}")
+    wave = rig.agent_now(f"/v1/waves/{step}")
     assert wave["phase"] == "converged"
     assert wave["observed"]["holds"] is True, wave["observed"]
     assert wave["observed"]["nodes"] == NODES

@@ -81,7 +81,7 @@ def test_karpenter_and_the_agent_killed_mid_wave(rig: DriverRig) -> None:
     step = final["clusters"][0]["step"]
     assert [c["state"] for c in final["clusters"]] == ["verified"], final
     assert cluster_images(rig) == {"instances": [rig.new] * NODES, "claims": [rig.new] * NODES}
-    wave = rig.agent(f"/v1/waves/{step}")
+    wave = rig.agent_now(f"/v1/waves/{step}")
     assert [h["phase"] for h in wave["history"]] == ["progressing", "converged"], wave["history"]
     assert wave["observed"]["holds"] is True
     moves = [

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from kombu.connection import Connection
+from kombu.transport import redis
 from redis import Redis
 
 from workers import folder_transport
@@ -77,6 +78,31 @@ def test_ours_closes_and_the_message_comes_back_after_the_visibility_timeout(
         assert message.payload == {"step": "s-1"}
         message.ack()
     assert client.hlen(f"{prefix}unacked") == 0
+
+
+def test_ours_lets_a_run_end_after_its_channel_closed_and_the_message_comes_back(
+    redis_url: str, prefix: str
+) -> None:
+    """A step's run that ends after Redis went away acknowledges its message on a closed
+    channel: kombu's QoS then raises (the worker stops); ours leaves it to the visibility
+    timeout."""
+    options = {"global_keyprefix": prefix, "visibility_timeout": 1}
+    connection = Connection(redis_url, transport=TRANSPORT, transport_options=options)
+    with Connection(redis_url, transport_options=options) as producer:
+        producer.SimpleQueue("q-late").put({"step": "s-1"})
+    message = connection.SimpleQueue("q-late").get(block=True, timeout=5)
+    _tear_down_like_a_lost_broker(connection)
+    message.channel.close()
+    assert message.channel.connection is None
+    with pytest.raises(AttributeError, match="client"):
+        redis.QoS.ack(message.channel.qos, message.delivery_tag)  # kombu's own
+    message.ack()  # ours: no error
+    time.sleep(1.5)  # past the visibility timeout
+    with Connection(redis_url, transport=TRANSPORT, transport_options=options) as again:
+        again.default_channel.qos.restore_visible(num=10)
+        back = again.SimpleQueue("q-late").get(block=True, timeout=5)
+        assert back.payload == {"step": "s-1"}
+        back.ack()
 
 
 def test_workers_use_it_on_redis_and_the_folder_transport_when_embedded(tmp_path: Path) -> None:
