@@ -57,9 +57,12 @@ class StepContact:
         self.max_backoff = max_backoff
         self.settle_grace = settle_grace
 
-    def call(self, snap: StepSnapshot, call: Callable[[], D]) -> D | RunOutcome:
+    def call(
+        self, snap: StepSnapshot, call: Callable[[], D], *, rollback: bool = False
+    ) -> D | RunOutcome:
         """An agent call: its answer, or the outcome of its failure (unreachable: retry with
-        backoff; refused: the step fails). :class:`WaveUnknown` is left to the caller."""
+        backoff; refused: the step fails, or its rollback with ``rollback``).
+        :class:`WaveUnknown` is left to the caller."""
         try:
             return call()
         except WaveUnknown:
@@ -67,7 +70,11 @@ class StepContact:
         except AgentUnreachable as exc:
             return self.unreachable(snap, exc)
         except AgentRejected as exc:
-            self.writes.move(snap, snap.state, StepState.FAILED, note=str(exc), error=str(exc))
+            note = str(exc)
+            if rollback:
+                self.writes.move_rollback(snap, RollbackState.FAILED, note=note, error=note)
+            else:
+                self.writes.move(snap, snap.state, StepState.FAILED, note=note, error=note)
             return done(f"refused: {exc}")
 
     def fail(self, snap: StepSnapshot, note: str) -> RunOutcome:

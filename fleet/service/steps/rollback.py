@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from common.wire.observation import Expected
 from common.wire.phases import Phase
 from common.wire.waves import WaveDocument
-from fleet.agentport import AgentRejected, AgentUnreachable, WaveUnknown
+from fleet.agentport import WaveUnknown
 from fleet.domain.machine import RollbackState
 from fleet.service.steps.contact import RunOutcome, StepContact, done
 from fleet.service.steps.recorded import result_of, status_of
@@ -37,49 +37,42 @@ class Rollbacks:
                 note = f"the fleet's record of what wave {snap.step_id} replaced is invalid: {exc}"
                 self.contact.writes.move_rollback(snap, RollbackState.FAILED, note=note, error=note)
                 return done(f"refused: {note}")
+            contact = self.contact
             try:
-                wave = self.contact.gateway.rollback_wave(snap.target, snap.step_id, body)
+                wave = contact.call(
+                    snap,
+                    lambda: contact.gateway.rollback_wave(snap.target, snap.step_id, body),
+                    rollback=True,
+                )
             except WaveUnknown:
                 return self._unknown_rollback(snap)
-            except AgentUnreachable as exc:
-                return self.contact.unreachable(snap, exc)
-            except AgentRejected as exc:
-                self.contact.writes.move_rollback(
-                    snap, RollbackState.FAILED, note=str(exc), error=str(exc)
-                )
-                return done(f"refused: {exc}")
-            self.contact.writes.move_rollback(
+            if isinstance(wave, RunOutcome):
+                return wave
+            contact.writes.move_rollback(
                 snap,
                 RollbackState.ROLLING_BACK,
-                started_at=self.contact.ctx.now(),
+                started_at=contact.ctx.now(),
                 result=result_of(wave),
             )
             return self._follow_rollback(replace(snap, rollback=RollbackState.ROLLING_BACK), wave)
         try:
-            wave = self.contact.gateway.wave_status(snap.target, snap.step_id)
+            seen = self.contact.call(
+                snap,
+                lambda: self.contact.gateway.wave_status(snap.target, snap.step_id),
+                rollback=True,
+            )
         except WaveUnknown:
             return self._unknown_rollback(snap)
-        except AgentUnreachable as exc:
-            return self.contact.unreachable(snap, exc)
-        except AgentRejected as exc:
-            self.contact.writes.move_rollback(
-                snap, RollbackState.FAILED, note=str(exc), error=str(exc)
-            )
-            return done(f"refused: {exc}")
-        return self._follow_rollback(snap, wave)
+        return seen if isinstance(seen, RunOutcome) else self._follow_rollback(snap, seen)
 
     def _unknown_rollback(self, snap: StepSnapshot) -> RunOutcome:
         """The agent has no record of the wave and the fleet none of what it replaced: rolled
         back only if the cluster proves the wave never reached it; failed otherwise."""
-        try:
-            status = self.contact.gateway.status(snap.target)
-        except AgentUnreachable as exc:
-            return self.contact.unreachable(snap, exc)
-        except AgentRejected as exc:
-            self.contact.writes.move_rollback(
-                snap, RollbackState.FAILED, note=str(exc), error=str(exc)
-            )
-            return done(f"refused: {exc}")
+        status = self.contact.call(
+            snap, lambda: self.contact.gateway.status(snap.target), rollback=True
+        )
+        if isinstance(status, RunOutcome):
+            return status
         self.contact.record_status(snap, status)
         proof = never_applied(status, snap.request)
         kept = status_of(status)

@@ -107,11 +107,10 @@ def test_too_many_pod_shapes_means_no_plan(monkeypatch: pytest.MonkeyPatch) -> N
     assert plan_mix(plan, pods(), None, np.ones(len(RESOURCES))) is None
 
 
-def test_quotas_steer_pods_until_the_plan_is_used_up() -> None:
-    plan, placed = pool(), pods(cpu_heavy=2, memory_heavy=0)
-    shape = placed[0].shape
+def _two_pods_on_one_node(plan: PoolPlan, shape: PodShape) -> MixPlan:
+    """A mix plan of one node of the pool's first type holding both pods of ``shape``."""
     key = id(shape)
-    planned = MixPlan(
+    return MixPlan(
         rows=np.array([0, 1]),
         zones=np.array([0, 0]),
         nodes=np.array([1.0, 0.0]),
@@ -120,6 +119,12 @@ def test_quotas_steer_pods_until_the_plan_is_used_up() -> None:
         vectors={key: plan.table.vector(shape.requests)},
         counts={key: 2},
     )
+
+
+def test_quotas_steer_pods_until_the_plan_is_used_up() -> None:
+    plan, placed = pool(), pods(cpu_heavy=2, memory_heavy=0)
+    shape = placed[0].shape
+    planned = _two_pods_on_one_node(plan, shape)
     quotas = MixQuotas({"default": planned})
     claim = NewClaim.open(plan)
     claim.column = 0
@@ -147,16 +152,7 @@ def test_a_shape_with_no_pod_left_to_place_holds_no_room() -> None:
     no pod would ever take it, and pods the plans do not steer may use the room."""
     plan, placed = pool(), pods(cpu_heavy=2, memory_heavy=0)
     shape = placed[0].shape
-    key = id(shape)
-    planned = MixPlan(
-        rows=np.array([0, 1]),
-        zones=np.array([0, 0]),
-        nodes=np.array([1.0, 0.0]),
-        per_node={key: np.array([2.0, 0.0])},
-        assigned={key: np.array([2.0, 0.0])},
-        vectors={key: plan.table.vector(shape.requests)},
-        counts={key: 2},
-    )
+    planned = _two_pods_on_one_node(plan, shape)
     quotas = MixQuotas({"default": planned})
     claim = NewClaim.open(plan)
     claim.column = 0

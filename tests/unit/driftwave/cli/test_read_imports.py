@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 
 import pytest
 
 from bench.startup_fleet import CONTEXT, Fleet, prepared_fleet
-
-ROOT = Path(__file__).resolve().parents[4]
+from tests.support.freshpython import ROOT, run_fresh
 
 SERVERS = (
     "alembic",  # the schema is checked with one query; Alembic loads only to migrate
@@ -130,15 +127,7 @@ def _argv(read: str, fleet: Fleet, *extra: str) -> list[str]:
 def _imported(argvs: list[list[str]], env: Mapping[str, str]) -> tuple[dict[str, int], list[str]]:
     """The exit code of each command line, run in turn in one fresh interpreter, and every
     module they imported together (the CLI's own included)."""
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(argvs)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=dict(env),
-        timeout=300,
-        check=False,
-    )
+    done = run_fresh(PROBE, json.dumps(argvs), env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     codes, modules = json.loads(done.stdout.rpartition("@@modules@@")[2])
     return codes, modules

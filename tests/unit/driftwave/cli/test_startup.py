@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import typer
@@ -16,8 +13,7 @@ from typer.testing import CliRunner
 
 from driftwave.cli import Driftwave, app
 from driftwave.cli.kinds import FLEET_KINDS, Kinds
-
-ROOT = Path(__file__).resolve().parents[4]
+from tests.support.freshpython import run_fresh
 
 HEAVY = (
     "scipy",
@@ -111,14 +107,7 @@ print("\\n@@modules@@" + json.dumps(loaded))
 def _loaded(argvs: list[list[str]]) -> dict[str, tuple[int, list[str]]]:
     """For each command line, run in turn in one fresh interpreter: its exit code and the
     modules it imported first (the first one also counts what importing the CLI imports)."""
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(argvs)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
+    done = run_fresh(PROBE, json.dumps(argvs), timeout=300)
     assert done.returncode == 0, done.stderr
     _, _, tail = done.stdout.rpartition("@@modules@@")
     return {k: (v[0], v[1]) for k, v in json.loads(tail).items()}
@@ -164,14 +153,7 @@ print("deferred")
 
 
 def test_typers_help_module_loads_markdown_and_tracebacks_when_used() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", DEFERRED_PROBE],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    done = run_fresh(DEFERRED_PROBE)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "deferred"
 

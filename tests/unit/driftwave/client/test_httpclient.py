@@ -3,11 +3,7 @@ everything the command line does with it."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[4]
+from tests.support.freshpython import run_fresh
 
 PROBE = """
 import sys
@@ -25,13 +21,6 @@ print("ok")
 
 
 def test_httpx_loads_without_its_tool_and_the_tool_loads_later_on_demand() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    done = run_fresh(PROBE)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
