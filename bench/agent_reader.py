@@ -10,6 +10,7 @@ phase and returns its samples.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -61,8 +62,22 @@ class Reader:
         self._process.join(30)
         return taken
 
+    def close(self) -> None:
+        """End the process if it still runs (after :meth:`stop`, or when the benchmark is
+        interrupted): SIGTERM, then SIGKILL after a second."""
+        if self._process.is_alive():
+            self._process.terminate()
+            self._process.join(1)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+        self._conn.close()
+
 
 def _read(url: str, token: str, conn: Connection) -> None:
+    # Ctrl-C reaches the terminal's whole process group: the benchmark, not this process, acts
+    # on it (it ends this one with :meth:`Reader.close` on its way out)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
     samples, wave = Samples(), ""
     conn.send("reading")

@@ -3,7 +3,10 @@
 Every ``tick`` the loop takes the service's lock and runs one :meth:`LiveAgent.step`, then calls
 ``on_step`` (the service moves its waves along there) and ``publish`` (the service publishes
 the snapshot its status and wave reads answer from, so they never wait for a step:
-:mod:`agent.service.snapshot`). It only steps while ``leading()`` says
+:mod:`agent.service.snapshot`). Each step's duration (the lock held: the step, the waves, the
+publish) goes to ``timed`` (the served agent's ``driftwave_agent_loop_step_seconds``
+histogram, :mod:`agent.server.metrics`): a step is one pass of the controllers over the cluster,
+and between two steps the loop sleeps ``tick`` seconds. It only steps while ``leading()`` says
 this replica holds the leader Lease; a standby replica keeps its caches warm (the Kubernetes
 adapter's informers run regardless) and answers ``/healthz`` but not ``/readyz``, so the Service
 sends the fleet's requests to the leader.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from agent.live.runtime import LiveAgent
@@ -39,6 +43,7 @@ class AgentLoop:
         publish: Callable[[], None] | None = None,
         leading: Callable[[], bool] = lambda: True,
         tick: float = 0.5,
+        timed: Callable[[float], None] | None = None,
     ) -> None:
         if not tick > 0:
             raise ValueError(f"tick must be above 0 seconds, not {tick}")
@@ -48,6 +53,7 @@ class AgentLoop:
         self.publish = publish
         self.leading = leading
         self.tick = tick
+        self.timed = timed
         self.failures = 0
         """Steps that raised in a row."""
         self.last_error: BaseException | None = None
@@ -61,12 +67,16 @@ class AgentLoop:
         if not self.leading():
             return False
         with self.lock:
+            started = time.perf_counter()
             self.agent.step()
             if self.on_step is not None:
                 self.on_step()
             if self.publish is not None:
                 self.publish()
+            took = time.perf_counter() - started
         self.steps += 1
+        if self.timed is not None:
+            self.timed(took)
         return True
 
     def healthy(self) -> bool:

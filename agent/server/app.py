@@ -134,6 +134,7 @@ def create_app(
     healthy: Callable[[], bool] | None = None,
     ready: Callable[[], bool] | None = None,
     client_certificates: bool = False,
+    metrics: AgentMetrics | None = None,
 ) -> FastAPI:
     """The application for ``service``.
 
@@ -144,7 +145,8 @@ def create_app(
     answer 503 when it returns False; ``ready`` does the same for ``/readyz`` (which follows
     ``healthy`` when not given). ``client_certificates``: every ``/v1`` request needs a
     client certificate (mutual TLS; the server must run :class:`agent.server.tls.
-    ClientCertificateProtocol`).
+    ClientCertificateProtocol`). ``metrics``: the registry ``/metrics`` exposes (one over
+    ``service`` is made otherwise; the live agent passes its own, which its loop times).
     """
     check = BearerCheck(token_hashes) if token_hashes is not None else None
     provider = tracer_provider if tracer_provider is not None else SDKTracerProvider()
@@ -164,7 +166,8 @@ def create_app(
             raise HTTPException(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
 
     _handlers(app)
-    _routes(app, service, Depends(authorized), healthy, ready)
+    found = metrics if metrics is not None else AgentMetrics(service)
+    _routes(app, service, Depends(authorized), healthy, ready, found)
     publish_models(app, (WaveRequest, PlanRequest, RollbackRequest))
     serve_docs(app, "driftwave agent")
     return app
@@ -197,6 +200,7 @@ def _routes(
     auth: Any,
     healthy: Callable[[], bool] | None,
     ready: Callable[[], bool] | None,
+    metrics: AgentMetrics,
 ) -> None:
     @app.get("/healthz", response_model=None, responses={200: {"model": Health}}, tags=["health"])
     def healthz() -> JSONResponse:
@@ -212,8 +216,6 @@ def _routes(
         ok = check is None or check()
         body = {"status": "ok" if ok else "not-ready", "cluster": service.name}
         return JSONResponse(body, status_code=200 if ok else 503)
-
-    metrics = AgentMetrics(service)
 
     @app.get("/metrics", include_in_schema=False)
     def prometheus() -> Response:

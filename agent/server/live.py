@@ -21,6 +21,7 @@ from agent.live.loop import AgentLoop
 from agent.live.options import LiveOptions
 from agent.live.parts import LiveParts
 from agent.server.app import create_app
+from agent.server.metrics import AgentMetrics
 from agent.server.runner import bind, http_server, serve_all, served_url
 from agent.server.tls import ReloadingTLS
 from agent.service import AgentService
@@ -60,6 +61,7 @@ def serve_live(
         service = AgentService(
             parts.agent, name=options.cluster_name, tracer_provider=tracer_provider
         )
+        metrics = AgentMetrics(service)
         loop = AgentLoop(
             parts.agent,
             lock=service.lock,
@@ -67,6 +69,7 @@ def serve_live(
             publish=service.publish,
             leading=parts.leading,
             tick=options.tick,
+            timed=metrics.loop_step.observe,
         )
         started = parts
 
@@ -80,6 +83,7 @@ def serve_live(
             healthy=loop.healthy,
             ready=ready,
             client_certificates=tls is not None and tls.mutual,
+            metrics=metrics,
         )
         port = int(sock.getsockname()[1])
         url = served_url(options.host, port, tls)

@@ -21,6 +21,9 @@ metric                                      labels       meaning
 ``driftwave_agent_pods_pending``                         pods waiting for a node
 ``driftwave_agent_cost_per_hour_dollars``                the instances' hourly price
 ``driftwave_agent_wave_active``                          1 while a wave is under way
+``driftwave_agent_loop_step_seconds``                    a live agent's loop steps, by duration
+                                                         (a histogram: one pass of the
+                                                         controllers over the cluster)
 ==========================================  ===========  ========================================
 """
 
@@ -29,13 +32,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from agent.service import AgentService
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+STEP_BUCKETS = (
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0,
+    30.0, 60.0, 120.0, 300.0,
+)  # fmt: skip
+"""The step histogram's upper bounds (seconds): fine below the 1 s a quiet cluster's step may
+take, coarse above."""
 
 
 class AgentMetrics:
@@ -65,6 +74,14 @@ class AgentMetrics:
             "driftwave_agent_launch_failures", "Launches the cloud refused, by reason.",
             ["reason"], registry=r,
         )  # fmt: skip
+        self.loop_step = Histogram(
+            "driftwave_agent_loop_step_seconds",
+            "Steps of the live agent's loop (one pass of the controllers over the cluster, "
+            "the service's lock held), by duration.",
+            buckets=STEP_BUCKETS, registry=r,
+        )  # fmt: skip
+        """Fed by the live agent's loop (:class:`agent.live.loop.AgentLoop`'s ``timed``);
+        a simulated agent has no loop steps to count."""
         self._pools: dict[str, str] = {}
         r.register(_StatusCollector(service))
         service.world.add_listener(self.observe)

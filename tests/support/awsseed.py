@@ -101,12 +101,16 @@ def network(
     ec2: Any, cluster: str, zones: tuple[str, ...] = ("us-east-1a", "us-east-1b")
 ) -> dict[str, Any]:
     """A VPC with one subnet per zone and a security group, tagged for discovery as Karpenter's
-    getting-started guide tags them (``karpenter.sh/discovery: CLUSTER``)."""
+    getting-started guide tags them (``karpenter.sh/discovery: CLUSTER``). Each subnet is a
+    ``/19`` (8,187 addresses), so one zone holds the live-agent benchmark's 5,000 instances; a
+    ``/24`` (251) filled at 251 instances, and moto then answers a launch with a 500 (no address
+    left), not EC2's ``InsufficientFreeAddressesInSubnet``."""
     discovery = [{"Key": "karpenter.sh/discovery", "Value": cluster}]
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
     subnets = []
     for index, zone in enumerate(zones):
-        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{index}.0/24", AvailabilityZone=zone)
+        cidr = f"10.0.{32 * index}.0/19"
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=zone)
         subnet_id = subnet["Subnet"]["SubnetId"]
         ec2.create_tags(
             Resources=[subnet_id], Tags=[*discovery, {"Key": "Name", "Value": f"private-{zone}"}]

@@ -107,7 +107,7 @@ def test_a_kubernetes_version_wave_asks_the_control_plane() -> None:
     assert any(e.type == "KubernetesUpgradeStarted" for e in harness.agent.events)
 
 
-def test_each_step_moves_the_waves_then_publishes_under_the_lock() -> None:
+def test_each_step_moves_the_waves_then_publishes_under_the_lock_and_is_timed() -> None:
     harness = Harness()
     lock = threading.RLock()
     calls: list[tuple[str, bool]] = []
@@ -126,14 +126,18 @@ def test_each_step_moves_the_waves_then_publishes_under_the_lock() -> None:
         thread.join()
         return not free[0]
 
+    timed: list[float] = []
     loop = AgentLoop(
         harness.agent,
         lock=lock,
         on_step=lambda: calls.append(("step", held())),
         publish=lambda: calls.append(("publish", held())),
+        timed=timed.append,
     )
     assert loop.step_once() is True
     assert calls == [("step", True), ("publish", True)]
+    assert len(timed) == 1, "one step, one duration (the waves and the publish included)"
+    assert timed[0] > 0
 
 
 def test_the_loop_steps_only_while_leading_and_survives_failing_steps() -> None:

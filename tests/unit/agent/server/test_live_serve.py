@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from agent.live.options import LiveOptions, check_live_options
 from agent.live.runtime import LiveAgent
@@ -83,6 +84,7 @@ def test_a_standby_replica_is_alive_but_not_ready(served: tuple[str, Parts]) -> 
     assert httpx.get(f"{url}/readyz", timeout=10).status_code == 503
     threading.Event().wait(0.2)  # twenty ticks of the loop
     assert len(parts.harness.cluster.queue) > 0, "a standby replica delivers no event"
+    assert steps_counted(url) == 0, "a standby replica takes no step"
 
 
 def test_the_leader_is_ready_acts_and_answers_the_api(served: tuple[str, Parts]) -> None:
@@ -100,6 +102,20 @@ def test_the_leader_is_ready_acts_and_answers_the_api(served: tuple[str, Parts])
     assert status["cluster"] == "prod-1"
     assert status["kubernetesVersion"] == "1.30"
     assert len(parts.harness.cluster.queue) == 0, "the leader's loop delivered every event"
+    assert steps_counted(url) > 0, "the leader's steps are timed in its metrics"
+
+
+def steps_counted(url: str) -> float:
+    """The loop steps the agent's ``driftwave_agent_loop_step_seconds`` histogram counted."""
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    found = [
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "driftwave_agent_loop_step_seconds_count"
+    ]
+    assert len(found) == 1, "the histogram is exposed"
+    return found[0]
 
 
 def test_live_options_name_each_problem(tmp_path: Path) -> None:
