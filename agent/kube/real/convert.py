@@ -4,7 +4,10 @@ Objects read from a cluster may carry fields the models do not know (a newer API
 extra field a webhook adds). :func:`load` keeps what the model knows and drops the rest (each
 dropped field is reported once through the logger), so one unexpected field never blinds the
 agent; writes are merge patches of what the agent changed (:func:`merge_diff`), so the fields it
-dropped are never overwritten on the server.
+dropped are never overwritten on the server. An object's ``metadata.managedFields`` (the server's
+record of which client set which field, often half of a pod's size) is dropped as it is read:
+the agent never reads it, and it would double the memory its cache of the cluster takes (as
+client-go's informers strip it with ``TransformStripManagedFields``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ def load(model: type[M], data: dict[str, Any], *, reported: set[str] | None = No
     """Validate ``data`` into ``model``, dropping fields the model does not know.
 
     Raises :class:`ObjectUnreadable` when the object breaks another rule."""
-    current: Any = data
+    current: Any = _without_managed_fields(data)
     for _ in range(MAX_PASSES):
         try:
             return model.model_validate(current, by_alias=True, by_name=False)
@@ -41,6 +44,13 @@ def load(model: type[M], data: dict[str, Any], *, reported: set[str] | None = No
                 raise ObjectUnreadable(f"{name}: {_first_problem(exc)}") from exc
             current = _without(current, unknown, model.__name__, reported)
     raise ObjectUnreadable(f"{model.__name__}: too many unknown fields")
+
+
+def _without_managed_fields(data: dict[str, Any]) -> dict[str, Any]:
+    meta = data.get("metadata")
+    if not isinstance(meta, dict) or "managedFields" not in meta:
+        return data
+    return {**data, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
 
 
 def dump(obj: KubeModel) -> dict[str, Any]:
