@@ -30,6 +30,7 @@ from common.wire.waves import WaveDocument
 from fleet.db.errors import DatabaseError
 from fleet.db.records import StepFields
 from fleet.db.uow import UnitOfWork
+from fleet.domain.json import JSONValue
 from fleet.domain.machine import RollbackState, StepState
 from fleet.service.context import FleetContext, audit_row
 from fleet.service.scheduling.views import derived_span_id
@@ -129,16 +130,13 @@ class StepWrites:
             values.setdefault("finished_at", now)
         row = None
         if changed:
-            row = audit_row(
+            row = _step_row(
+                snap,
                 now,
-                "worker",
                 "step.transition",
-                ("step", snap.step_id),
-                rollout_id=snap.rollout_id,
-                before={"state": str(from_state)},
-                after={"state": str(to_state), **({"note": note} if note else {})},
-                trace_id=snap.trace_id,
-                reason=note or None,
+                {"state": str(from_state)},
+                {"state": str(to_state)},
+                note,
             )
 
         rows = [] if row is None else [row]
@@ -179,17 +177,10 @@ class StepWrites:
         values.update(fields)
         row = None
         if snap.rollback is not to_state:
-            row = audit_row(
-                now,
-                "worker",
-                "step.rollback",
-                ("step", snap.step_id),
-                rollout_id=snap.rollout_id,
-                before={"rollback": str(snap.rollback) if snap.rollback else None},
-                after={"rollback": str(to_state), **({"note": note} if note else {})},
-                trace_id=snap.trace_id,
-                reason=note or None,
-            )
+            before: dict[str, JSONValue] = {
+                "rollback": str(snap.rollback) if snap.rollback else None
+            }
+            row = _step_row(snap, now, "step.rollback", before, {"rollback": str(to_state)}, note)
 
         def apply(uow: UnitOfWork) -> bool:
             step = uow.steps.get(snap.step_id, for_update=True)
@@ -308,6 +299,29 @@ class StepWrites:
         if state in (StepState.FAILED, StepState.TIMED_OUT, StepState.UNREACHABLE):
             span.set_status(Status(StatusCode.ERROR, note))
         span.end(end_time=nanos(now))
+
+
+def _step_row(
+    snap: StepSnapshot,
+    now: datetime,
+    action: str,
+    before: dict[str, JSONValue],
+    after: dict[str, JSONValue],
+    note: str,
+) -> dict[str, Any]:
+    """A worker's audit row of a step's change, ``note`` (if any) in its ``after`` and its
+    reason."""
+    return audit_row(
+        now,
+        "worker",
+        action,
+        ("step", snap.step_id),
+        rollout_id=snap.rollout_id,
+        before=before,
+        after={**after, **({"note": note} if note else {})},
+        trace_id=snap.trace_id,
+        reason=note or None,
+    )
 
 
 _FINAL = frozenset(
