@@ -22,9 +22,10 @@ from agent.live.options import LiveOptions
 from agent.live.parts import LiveParts
 from agent.server.app import create_app
 from agent.server.metrics import AgentMetrics
-from agent.server.runner import bind, http_server, serve_all, served_url
+from agent.server.runner import http_server, serve_all, served_url
 from agent.server.tls import ReloadingTLS
 from agent.service import AgentService
+from common.listening import listen
 
 
 @dataclass
@@ -54,7 +55,7 @@ def serve_live(
     The caller has checked the options (:func:`agent.live.options.check_live_options`) and the
     token. OSError when the port is taken; :class:`~agent.live.parts.BuildError` when the
     cluster or AWS cannot be reached."""
-    sock = bind(options.host, options.port)
+    sock = listen(options.host, options.port)
     parts: LiveParts | None = None
     try:
         parts = build(options)

@@ -33,6 +33,7 @@ from agent.sim.member import MAX_NODES, member_problems, member_world
 from agent.sim.realtime import RealTimeSimulation
 from common.auth import TOKEN_HASH, AuthConfigError
 from common.kubemodel import KubeModel, issues_from_error, matching
+from common.listening import listen
 from common.names import KUBERNETES_VERSION, dns_subdomain_problem
 from common.yamlsafe import YamlError, load_single
 
@@ -209,28 +210,6 @@ class AgentHTTPServer(uvicorn.Server):
         yield
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """A socket listening on ``host:port``; OSError naming both when it cannot.
-
-    Made as ``socket.create_server`` makes one, but with the protocol named (TCP, not 0):
-    asyncio turns Nagle's algorithm off (``TCP_NODELAY``) only on the connections of a socket
-    whose protocol says TCP. With it on, a response's body, written after its headers, waited
-    for the client's delayed acknowledgement: 40 ms added to every request that followed
-    another on a kept-alive connection (the fleet reads a status, then a wave)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if family == socket.AF_INET6:
-            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-        sock.bind((host, port))
-        sock.listen()
-    except OSError as exc:
-        sock.close()
-        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from exc
-    return sock
-
-
 def _agent(
     config: AgentConfig,
     sock: socket.socket,
@@ -322,7 +301,7 @@ def run_agents(
         taken: list[str] = []
         for config in configs:
             try:
-                sockets.append(bind(host, config.port))
+                sockets.append(listen(host, config.port))
             except OSError as exc:
                 taken.append(f"agent {config.name}: {exc.strerror}")
         if taken:

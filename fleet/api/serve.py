@@ -19,6 +19,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from common.addresses import is_loopback
+from common.listening import listen
 from fleet.agentport import AgentGateway
 from fleet.api.app import ApiConfigError, create_app
 from fleet.api.discovery import SignIn
@@ -48,11 +49,10 @@ class ListenError(OSError):
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port``; :class:`ListenError` naming the address when it
     cannot be."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        return socket.create_server((host.strip("[]"), port), family=family)
+        return listen(host, port)
     except OSError as exc:
-        raise ListenError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+        raise ListenError(exc.errno, exc.strerror) from exc
 
 
 def base_url(host: str, sock: socket.socket) -> str:

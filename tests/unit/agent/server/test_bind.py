@@ -1,4 +1,5 @@
-"""The agent's listening socket: the connections it accepts have Nagle's algorithm off, so a
+"""The agent's and the fleet API's listening socket: the connections it accepts have Nagle's
+algorithm off, so a
 response's body (written after its headers) is not held for the client's delayed
 acknowledgement, which added 40 ms to every request that followed another on a kept-alive
 connection."""
@@ -10,7 +11,8 @@ import socket
 
 import pytest
 
-from agent.server.runner import bind
+from common.listening import listen
+from fleet.api.serve import bind
 
 
 def nodelay_of_accepted(sock: socket.socket) -> int:
@@ -39,18 +41,21 @@ def nodelay_of_accepted(sock: socket.socket) -> int:
     return asyncio.run(accept_one())
 
 
-def test_connections_accepted_on_the_agents_socket_have_nagle_off() -> None:
-    assert nodelay_of_accepted(bind("127.0.0.1", 0)) != 0
+def test_connections_accepted_on_the_servers_socket_have_nagle_off() -> None:
+    assert nodelay_of_accepted(listen("127.0.0.1", 0)) != 0
+    assert nodelay_of_accepted(bind("127.0.0.1", 0)) != 0  # the fleet API's
 
 
 def test_a_socket_made_without_naming_tcp_keeps_nagle_on() -> None:
-    """Why :func:`bind` names the protocol: asyncio leaves a protocol-0 socket's connections
-    as they are."""
+    """Why :func:`~common.listening.listen` names the protocol: asyncio leaves a protocol-0
+    socket's connections as they are."""
     assert nodelay_of_accepted(socket.create_server(("127.0.0.1", 0))) == 0
 
 
 def test_a_port_taken_is_named() -> None:
-    with bind("127.0.0.1", 0) as taken:
+    with listen("127.0.0.1", 0) as taken:
         port = taken.getsockname()[1]
+        with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{port}"):
+            listen("127.0.0.1", port)
         with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{port}"):
             bind("127.0.0.1", port)
