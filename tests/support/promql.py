@@ -48,7 +48,7 @@ def _names(registry: CollectorRegistry) -> set[str]:
     for family in registry.collect():
         if family.type == "counter":
             found.update({f"{family.name}_total", f"{family.name}_created"})
-        else:
+        elif family.type != "histogram":  # a histogram's series are its _bucket, _sum, _count
             found.add(family.name)
         found.update(sample.name for sample in family.samples)
     return found
