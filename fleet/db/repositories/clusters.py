@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.orm import selectinload
 
 from fleet.db.errors import NotFound
@@ -24,6 +25,17 @@ from fleet.db.translate import boundary
 
 CHUNK = 500
 """Cluster ids per statement (within every database's limit on bound parameters)."""
+
+
+@dataclass(frozen=True)
+class ReportedStatus:
+    """What cluster ``name`` of ``fleet`` reported, seen at ``seen_at``
+    (:meth:`ClusterRepository.record_statuses`)."""
+
+    fleet: str
+    name: str
+    status: Mapping[str, Any]
+    seen_at: datetime
 
 
 class ClusterRepository(Repository):
@@ -115,6 +127,43 @@ class ClusterRepository(Repository):
                 f"recording the status of cluster {name} of fleet {fleet}: no such cluster"
             )
         return False
+
+    @boundary("recording the status of clusters")
+    def record_statuses(self, reported: Sequence[ReportedStatus]) -> int:
+        """:meth:`record_status` for each of ``reported``, all in one statement sent with their
+        values (an ``executemany``), in the order given; how many were stored (a status older
+        than the one stored, or of a cluster the fleet does not have, is not)."""
+        if not reported:
+            return 0
+        for each in reported:
+            aware(each.seen_at, "seen_at", f"recording the status of cluster {each.name}")
+        table: Any = Cluster.__table__
+        owner = select(Fleet.id).where(Fleet.name == bindparam("r_fleet")).scalar_subquery()
+        at = bindparam("r_at", type_=table.c.last_seen_at.type)
+        statement = (
+            update(table)
+            .where(
+                table.c.fleet_id == owner,
+                table.c.name == bindparam("r_name"),
+                or_(table.c.last_seen_at.is_(None), table.c.last_seen_at <= at),
+            )
+            .values(
+                last_status=bindparam("r_status", type_=table.c.last_status.type),
+                last_seen_at=at,
+                last_contact_attempt=at,
+                last_contact_error=None,
+            )
+        )
+        rows = [
+            {"r_fleet": r.fleet, "r_name": r.name, "r_status": dict(r.status), "r_at": r.seen_at}
+            for r in reported
+        ]
+        self._session.flush()
+        result: Any = self._session.connection().execute(statement, rows)
+        for loaded in list(self._session.identity_map.values()):
+            if isinstance(loaded, Cluster):
+                self._session.expire(loaded)
+        return int(result.rowcount)
 
     @boundary("choosing clusters to probe")
     def due_for_probe(self, cutoff: datetime, limit: int) -> builtins.list[int]:

@@ -5,12 +5,12 @@ result arriving after the step moved on, changes nothing."""
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Unpack
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Boolean, bindparam, case, func, select, update
 from sqlalchemy.orm import selectinload
 
 from fleet.db.errors import NotFound
@@ -135,6 +135,17 @@ _ROW_COLUMNS = (
 )
 CHUNK = 1000
 """Ids per ``IN (...)`` list."""
+
+
+@dataclass(frozen=True)
+class StepMove:
+    """One step's guarded move for :meth:`StepRepository.transition_each`: from ``from_state``
+    to ``to_state``, setting ``fields`` (names in :data:`UPDATABLE`)."""
+
+    step_id: str
+    from_state: str
+    to_state: str
+    fields: StepFields
 
 
 class StepRepository(Repository):
@@ -370,5 +381,52 @@ class StepRepository(Repository):
             if loaded is not None:
                 self._session.expire(loaded)
         return moved
+
+    @boundary("moving steps")
+    def transition_each(self, moves: Sequence[StepMove]) -> int:
+        """Each of ``moves`` as :meth:`transition` makes it, all in one statement sent with the
+        moves' values (an ``executemany``), in the order given; how many of the steps were in
+        their move's ``from_state`` and moved. A column some moves set and others do not is
+        kept as it was by the others (``CASE WHEN`` a flag)."""
+        if not moves:
+            return 0
+        for move in moves:
+            checked_fields(move.fields, UPDATABLE, f"moving step {move.step_id} to {move.to_state}")
+        table: Any = Step.__table__
+        named = sorted({name for move in moves for name in move.fields})
+        everywhere = {name for name in named if all(name in m.fields for m in moves)}
+        values: dict[str, Any] = {"state": bindparam("m_to"), "version": table.c.version + 1}
+        for name in named:
+            value = bindparam(f"v_{name}", type_=table.c[name].type)
+            if name in everywhere:
+                values[name] = value
+            else:
+                values[name] = case(
+                    (bindparam(f"s_{name}", type_=Boolean()), value), else_=table.c[name]
+                )
+        statement = (
+            update(table)
+            .where(table.c.id == bindparam("m_id"), table.c.state == bindparam("m_from"))
+            .values(values)
+        )
+        rows = []
+        for move in moves:
+            row: dict[str, Any] = {
+                "m_id": move.step_id,
+                "m_from": move.from_state,
+                "m_to": move.to_state,
+            }
+            for name in named:
+                row[f"v_{name}"] = move.fields.get(name)
+                if name not in everywhere:
+                    row[f"s_{name}"] = name in move.fields
+            rows.append(row)
+        self._session.flush()
+        result: Any = self._session.connection().execute(statement, rows)
+        for move in moves:
+            loaded = self._session.identity_map.get(self._session.identity_key(Step, move.step_id))
+            if loaded is not None:
+                self._session.expire(loaded)
+        return int(result.rowcount)
 
     transition_step = transition

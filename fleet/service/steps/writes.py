@@ -12,6 +12,12 @@ elsewhere). The steps are written in the order of their ids, as the scheduler's 
 lock them, so the two never wait on each other in a cycle. Should the batch's transaction fail,
 each step's writes are tried again in a transaction of its own, so one step's problem (a
 cluster deleted, a lock timeout) stays that step's.
+
+The common batch (each step one move and its cluster's status) is sent as two statements: every
+step's guarded update in one, every cluster's status in the other, each with all their rows (an
+``executemany``). When either finds a step or a cluster not where its run saw it (a step moved
+on, a newer status stored), the transaction is rolled back and the batch written again a write
+at a time, as above, so the outcome is the same as if it had been written so from the start.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from common.wire.status import StatusDocument
 from common.wire.waves import WaveDocument
 from fleet.db.errors import DatabaseError
 from fleet.db.records import StepFields
+from fleet.db.repositories.clusters import ReportedStatus
+from fleet.db.repositories.steps import StepMove
 from fleet.db.uow import UnitOfWork
 from fleet.domain.json import JSONValue
 from fleet.domain.machine import RollbackState, StepState
@@ -47,12 +55,15 @@ class _Write:
     stood where the run saw it (False stops the step's later writes); ``after`` runs once the
     transaction committed, when ``apply`` said True. ``move``: the step move it is, if one (a
     later move from where it leads joins it); ``aside``: it neither reads nor moves the step
-    (a later move may join a move noted before it)."""
+    (a later move may join a move noted before it); ``status``: the status it stores, if that
+    is all it does."""
 
     apply: Callable[[UnitOfWork], bool]
     after: Callable[[], None] | None = None
     move: _Move | None = None
     aside: bool = False
+    status: ReportedStatus | None = None
+    """The cluster's status it stores, if that is what it does."""
 
 
 @dataclass
@@ -77,6 +88,10 @@ class _Move:
     def after(self) -> None:
         for end in self.ends:
             end()
+
+    def record(self) -> StepMove:
+        """The move as the steps' repository takes it."""
+        return StepMove(self.step_id, str(self.from_state), str(self.to_state), self.values)
 
 
 @dataclass(frozen=True)
@@ -236,13 +251,17 @@ class StepWrites:
 
     def status(self, snap: StepSnapshot, status: StatusDocument) -> None:
         """Keep what the cluster reported as the fleet's last word on it."""
-        kept, at = status_of(status), self.ctx.now()
+        reported = ReportedStatus(
+            snap.fleet, snap.target.cluster, status_of(status), self.ctx.now()
+        )
 
         def apply(uow: UnitOfWork) -> bool:
-            uow.clusters.record_status(snap.fleet, snap.target.cluster, kept, at)
+            uow.clusters.record_status(
+                reported.fleet, reported.name, reported.status, reported.seen_at
+            )
             return True
 
-        self._note(snap, _Write(apply, aside=True))
+        self._note(snap, _Write(apply, aside=True, status=reported))
 
     def flush(self) -> list[Failed]:
         """Write every noted write (see the module docstring); the steps whose writes could not
@@ -269,9 +288,35 @@ class StepWrites:
         return failed
 
     def _write(self, chains: list[tuple[str, list[_Write]]]) -> None:
+        together = [chain for chain in chains if _plain(chain[1])]
+        if len(together) < 2:
+            self._commit([], chains)
+            return
+        in_turn = [chain for chain in chains if not _plain(chain[1])]
+        try:
+            self._commit(together, in_turn)
+        except _NotAsSeen:
+            self._commit([], chains)
+
+    def _commit(
+        self, together: list[tuple[str, list[_Write]]], in_turn: list[tuple[str, list[_Write]]]
+    ) -> None:
+        """Write ``together`` (chains of :func:`_plain` writes) two statements for all, then
+        ``in_turn`` a write at a time, in one transaction; :class:`_NotAsSeen` (having written
+        nothing) when a write of ``together`` did not find its row as its run saw it."""
         afters: list[Callable[[], None]] = []
         with self.ctx.writing() as uow:
-            for _, writes in chains:
+            moves = [w.move for _, writes in together for w in writes if w.move is not None]
+            if uow.steps.transition_each([move.record() for move in moves]) != len(moves):
+                raise _NotAsSeen
+            reported = [w.status for _, writes in together for w in writes if w.status]
+            reported.sort(key=lambda r: (r.fleet, r.name))
+            if uow.clusters.record_statuses(reported) != len(reported):
+                raise _NotAsSeen
+            for move in moves:
+                uow.audit.append_many(move.rows)
+                afters.append(move.after)
+            for _, writes in in_turn:
                 for write in writes:
                     if not write.apply(uow):
                         break
@@ -299,6 +344,17 @@ class StepWrites:
         if state in (StepState.FAILED, StepState.TIMED_OUT, StepState.UNREACHABLE):
             span.set_status(Status(StatusCode.ERROR, note))
         span.end(end_time=nanos(now))
+
+
+class _NotAsSeen(Exception):
+    """A write sent together with others found its row not as its run saw it."""
+
+
+def _plain(writes: list[_Write]) -> bool:
+    """Whether a step's writes are at most one move and its cluster's statuses (sent together
+    with other steps' by :meth:`StepWrites._commit`)."""
+    moves = sum(1 for write in writes if write.move is not None)
+    return moves <= 1 and all(write.move is not None or write.status for write in writes)
 
 
 def _step_row(

@@ -33,7 +33,7 @@ from fleet.db import (
 from fleet.db.engine import schema_differences, schema_revision
 from fleet.db.translate import translate
 from tests.support.statuses import agent_status
-from tests.unit.fleet.db.factories import NOW, check_latest_steps, seed
+from tests.unit.fleet.db.factories import NOW, check_latest_steps, check_moves_together, seed
 from tests.unit.fleet.db.test_steps_and_waves import check_passed_waves
 
 pytestmark = pytest.mark.integration
@@ -301,3 +301,7 @@ def test_concurrent_contenders_one_lease_and_one_transition_win(pg: Engine, roll
 
 def test_each_clusters_latest_step_is_ranked_by_postgresql(pg: Engine) -> None:
     check_latest_steps(pg, _unique("r-"), _unique("fleet-"), _unique("rel-"))
+
+
+def test_moves_and_statuses_sent_together_are_each_their_own_on_postgresql(pg: Engine) -> None:
+    check_moves_together(pg, _unique("r-"), _unique("fleet-"), _unique("rel-"))

@@ -10,6 +10,9 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import Engine
 
 from fleet.db import AccountSpec, ClusterSpec, FleetSpec, NewWave, UnitOfWork
+from fleet.db.records import StepFields
+from fleet.db.repositories.clusters import ReportedStatus
+from fleet.db.repositories.steps import StepMove
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 RINGS = ("canary", "dev", "prod")
@@ -141,3 +144,54 @@ def check_latest_steps(engine: Engine, first: str, fleet: str, release: str) -> 
         "c-canary": (f"{later}.0.c-canary", later),
         "d-dev-1": (f"{first}.1.d-dev-1", first),
     }
+
+
+def check_moves_together(engine: Engine, rollout: str, fleet: str, release: str) -> None:
+    """Seed ``rollout`` and check ``steps.transition_each`` and ``clusters.record_statuses``:
+    each move sets its own fields, a column one move sets and another does not is kept by the
+    other, explicitly cleared by a move that sets it to None; a step not in its move's state is
+    left alone and not counted; statuses are stored, and an older one, or one of a cluster the
+    fleet does not have, is not."""
+    later = NOW + timedelta(minutes=5)
+    canary, dev_1, dev_2 = (f"{rollout}.0.c-canary", f"{rollout}.1.d-dev-1", f"{rollout}.1.d-dev-2")
+    seed(engine, rollout_id=rollout, fleet=fleet, release=release)
+    with UnitOfWork(engine, write=True) as uow:
+        assert uow.steps.transition(canary, ["pending"], "pending", error="kept")
+        assert uow.steps.transition(dev_1, ["pending"], "pending", error="to clear")
+        assert uow.steps.transition(dev_2, ["pending"], "dispatched")
+        uow.commit()
+    moves = [
+        StepMove(canary, "pending", "dispatched", StepFields(dispatched_at=NOW)),
+        StepMove(
+            dev_1,
+            "pending",
+            "dispatched",
+            StepFields(dispatched_at=later, error=None, result={"phase": "progressing"}),
+        ),
+        StepMove(dev_2, "pending", "dispatched", StepFields(dispatched_at=later, error="no")),
+    ]
+    healthy = {"nodes": 2, "phase": "healthy"}
+    with UnitOfWork(engine, write=True) as uow:
+        assert uow.steps.transition_each(moves) == 2
+        assert uow.steps.transition_each([]) == 0
+        reported = [
+            ReportedStatus(fleet, "c-canary", healthy, later),
+            ReportedStatus(fleet, "d-dev-1", {"nodes": 3}, later),
+        ]
+        assert uow.clusters.record_statuses(reported) == 2
+        older = ReportedStatus(fleet, "c-canary", {"nodes": 9}, NOW)
+        assert uow.clusters.record_statuses([older]) == 0
+        assert uow.clusters.record_statuses([ReportedStatus(fleet, "absent", {}, later)]) == 0
+        uow.commit()
+    with UnitOfWork(engine) as uow:
+        steps = {sid: uow.steps.get(sid) for sid in (canary, dev_1, dev_2)}
+        clusters = {c.name: c for c in uow.clusters.list(fleet)}
+    assert [(s.state, s.dispatched_at, s.error) for s in steps.values()] == [
+        ("dispatched", NOW, "kept"),
+        ("dispatched", later, None),
+        ("dispatched", None, None),
+    ]
+    assert (steps[canary].result, steps[dev_1].result) == (None, {"phase": "progressing"})
+    assert clusters["c-canary"].last_seen_at == later
+    assert clusters["d-dev-1"].last_seen_at == later
+    assert clusters["d-dev-2"].last_seen_at is None

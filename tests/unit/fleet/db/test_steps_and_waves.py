@@ -10,7 +10,13 @@ import pytest
 from sqlalchemy import Engine
 
 from fleet.db import InvalidInput, NotFound, UnitOfWork
-from tests.unit.fleet.db.factories import NOW, check_latest_steps, seed, seed_passed
+from tests.unit.fleet.db.factories import (
+    NOW,
+    check_latest_steps,
+    check_moves_together,
+    seed,
+    seed_passed,
+)
 
 LATER = NOW + timedelta(minutes=5)
 STEP = "r1.0.c-canary"
@@ -210,3 +216,7 @@ def test_the_passed_waves_of_a_fleet_newest_first(engine: Engine) -> None:
 
 def test_each_clusters_latest_step_is_the_newest_rollouts_that_reached_it(engine: Engine) -> None:
     check_latest_steps(engine, "r1", "payments", "rel-1")
+
+
+def test_moves_and_statuses_sent_together_are_each_their_own(engine: Engine) -> None:
+    check_moves_together(engine, "r9", "payments", "rel-9")

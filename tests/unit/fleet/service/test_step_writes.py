@@ -1,6 +1,8 @@
 """The step runner writes a batch of runs together: one transaction and one audit insert for the
 batch, the audit chain intact; a message delivered twice in a batch moves its step once; a step
-whose write fails leaves the others' written; a run's moves one after the other are one update."""
+whose write fails leaves the others' written; a run's moves one after the other are one update;
+a batch's step moves and cluster statuses are one statement each, and a step found moved on
+stops only its own writes."""
 
 from __future__ import annotations
 
@@ -186,4 +188,65 @@ def test_a_runs_moves_one_after_the_other_are_one_update_with_each_audit_row(
         ({"state": "dispatched"}, {"state": "progressing"}),
         ({"state": "progressing"}, {"state": "converged"}),
     ]
+    assert verify_audit(harness.ctx).ok
+
+
+def _statements(into: list[str]) -> Any:
+    def statement(_c: Any, _cur: Any, sql: str, *_: Any) -> None:
+        into.append(" ".join(sql.split()[:2]).upper())
+
+    return statement
+
+
+def _noted_batch(harness: FleetHarness) -> tuple[list[StepMessage], StepWrites]:
+    """The three dispatched steps, each with a move to progressing and its cluster's status
+    noted (as a batch of first runs notes them), not yet written."""
+    messages = _dispatched(harness)
+    snaps = load_snapshots(harness.ctx, [m.step_id for m in messages])
+    writes = StepWrites(harness.ctx)
+    for message in messages:
+        snap = snaps[message.step_id]
+        writes.move(snap, StepState.DISPATCHED, StepState.PROGRESSING, image_before="ami-old")
+        writes.status(snap, harness.runner.gateway.status(snap.target))
+    return messages, writes
+
+
+def _seen(harness: FleetHarness) -> dict[str, Any]:
+    with harness.ctx.reading() as uow:
+        return {c.name: c.last_seen_at for c in uow.clusters.list()}
+
+
+def test_a_batchs_step_moves_and_statuses_are_one_statement_each(harness: FleetHarness) -> None:
+    messages, writes = _noted_batch(harness)
+    sent: list[str] = []
+    listener = _statements(sent)
+    event.listen(harness.engine, "before_cursor_execute", listener)
+    try:
+        assert writes.flush() == []
+    finally:
+        event.remove(harness.engine, "before_cursor_execute", listener)
+    assert (sent.count("UPDATE STEPS"), sent.count("UPDATE CLUSTERS")) == (1, 1)
+    assert _states(harness, messages) == ["progressing"] * len(CLUSTERS)
+    assert all(at is not None for at in _seen(harness).values())
+    for message in messages:
+        assert _transitions(harness, message.step_id) == [
+            ({"state": "dispatched"}, {"state": "progressing"})
+        ]
+    assert verify_audit(harness.ctx).ok
+
+
+def test_a_step_moved_on_meanwhile_stops_only_its_own_writes(harness: FleetHarness) -> None:
+    messages, writes = _noted_batch(harness)
+    gone = messages[1].step_id
+    with harness.ctx.writing() as uow:
+        cluster = uow.steps.get(gone).cluster.name
+        assert uow.steps.transition(gone, ["dispatched"], "cancelled")
+        uow.commit()
+    before = _seen(harness)
+    assert writes.flush() == []
+    assert _states(harness, messages) == ["progressing", "cancelled", "progressing"]
+    assert _transitions(harness, gone) == []
+    seen = _seen(harness)
+    assert seen[cluster] == before[cluster]
+    assert all(at is not None for name, at in seen.items() if name != cluster)
     assert verify_audit(harness.ctx).ok
