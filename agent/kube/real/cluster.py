@@ -15,7 +15,6 @@ changes win. Spec and metadata go to the object, status to its ``status`` subres
 from __future__ import annotations
 
 import builtins
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -196,17 +195,15 @@ class KubeCluster:
     def dispatch(self) -> int:
         """Deliver the queued watch events to the handlers, on this thread; how many."""
         count = 0
-        while True:
-            try:
-                event = self.cache.events.get_nowait()
-            except queue.Empty:
-                return count
-            count += 1
-            if event.type == "DELETED":
-                with self._lock:
-                    self._read.pop((resource_of(type(event.obj)), key_of(event.obj)), None)
-            for handler in self._handlers:
-                handler(event)
+        while events := self.cache.take_events():
+            for event in events:
+                count += 1
+                if event.type == "DELETED":
+                    with self._lock:
+                        self._read.pop((resource_of(type(event.obj)), key_of(event.obj)), None)
+                for handler in self._handlers:
+                    handler(event)
+        return count
 
     # helpers ------------------------------------------------------------------------------
     def _patch(

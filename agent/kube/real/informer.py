@@ -9,12 +9,19 @@ client-go's reflector, in the agent's terms.
 The :class:`ObjectCache` is shared by the informers and the adapter's own writes (so the agent
 reads its writes at once); an older version never replaces a newer one, whichever arrives last,
 and a deleted object is not brought back by a late event about it.
+
+Changes wait for the agent's loop (:meth:`ObjectCache.take_events`) one per object: a change of an
+object whose earlier change is still waiting replaces it (an addition then changes stays an
+addition; a deletion wins), so the handlers act on its latest state, as controller-runtime's
+work queue hands a reconciler one request per object however many events came. A long
+reconcile step (launching a thousand instances) then holds one waiting change per object, not
+one copy of the object per version the API server sent meanwhile. An object deleted and made
+again under its name (another ``uid``) keeps both changes, in order.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 
 from agent.kube.port import ClusterError, WatchEvent
@@ -26,6 +33,8 @@ from common.kubemodel import KubeModel
 LOG = logging.getLogger("driftwave.agent.kube")
 WATCH_SECONDS = 60
 Key = tuple[str, str]
+Waiting = tuple[Resource, Key, str]
+"""A waiting change's object: its kind, (namespace, name) and ``uid``."""
 
 
 def version_of(obj: KubeModel) -> int:
@@ -49,7 +58,7 @@ class ObjectCache:
         self._objects: dict[Resource, dict[Key, KubeModel]] = {}
         self._gone: dict[tuple[Resource, Key], int] = {}
         self._sorted: dict[Resource, list[KubeModel]] = {}
-        self.events: queue.SimpleQueue[WatchEvent] = queue.SimpleQueue()
+        self._waiting: dict[Waiting, WatchEvent] = {}
 
     def get(self, res: Resource, key: Key) -> KubeModel | None:
         """The cached object, if any."""
@@ -79,8 +88,8 @@ class ObjectCache:
             kind[key] = obj
             self._gone.pop((res, key), None)
             self._sorted.pop(res, None)
-        if event is not None:
-            self.events.put(WatchEvent("ADDED" if held is None else "MODIFIED", obj))
+            if event is not None:
+                self._wait(res, key, WatchEvent("ADDED" if held is None else "MODIFIED", obj))
         return True
 
     def remove(self, res: Resource, obj: KubeModel, *, queue_event: bool = True) -> bool:
@@ -90,9 +99,30 @@ class ObjectCache:
             held = self._objects.get(res, {}).pop(key, None)
             self._sorted.pop(res, None)
             self._gone[(res, key)] = max(version_of(obj), self._gone.get((res, key), 0))
-        if held is not None and queue_event:
-            self.events.put(WatchEvent("DELETED", obj))
+            if held is not None and queue_event:
+                self._wait(res, key, WatchEvent("DELETED", obj))
         return held is not None
+
+    def _wait(self, res: Resource, key: Key, event: WatchEvent) -> None:
+        """Queue ``event`` in place of the object's waiting change, if any (module docstring);
+        called with the lock held."""
+        uid = getattr(getattr(event.obj, "metadata", None), "uid", None) or ""
+        earlier = self._waiting.pop((res, key, uid), None)
+        if earlier is not None and earlier.type == "ADDED" and event.type == "MODIFIED":
+            event = WatchEvent("ADDED", event.obj)
+        self._waiting[(res, key, uid)] = event
+
+    def take_events(self) -> list[WatchEvent]:
+        """The waiting changes (each object's latest), in the order of those changes; none waits
+        afterwards."""
+        with self._lock:
+            events, self._waiting = list(self._waiting.values()), {}
+        return events
+
+    def waiting(self) -> int:
+        """How many changes wait."""
+        with self._lock:
+            return len(self._waiting)
 
     def replace_all(self, res: Resource, objs: list[KubeModel]) -> None:
         """After a list: hold exactly ``objs``, queueing what changed."""
