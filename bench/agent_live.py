@@ -73,6 +73,8 @@ TICK = 0.5
 """The agent loop's tick (``agent serve``'s default)."""
 WAVE = "bench-wave"
 P99_MS, ROUND_S, RSS_MB = 100.0, 1.0, 1024.0
+PROGRESS_SECONDS = 30.0
+"""How often a long phase says how it goes."""
 
 
 @dataclass
@@ -149,7 +151,8 @@ def run(nodes: int, idle_s: int, timeout: float, wave_timeout: float, folder: Pa
             )
             body = make_deployment("app", pods, POD_CPU, POD_MEMORY)
             rest.request("POST", "/apis/apps/v1/namespaces/default/deployments", body=body)
-            result.provision_s = wait(lambda: _ready(rest) == pods, timeout, 5.0)
+            say = Progress("provisioning")
+            result.provision_s = wait(lambda: say.ready(_ready(rest), pods), timeout, 5.0)
             result.nodes = len(rest.request("GET", "/api/v1/nodes").get("items", []))
             if result.provision_s is None:
                 result.problems.append(f"provisioning: {_ready(rest)} of {pods} pods ready")
@@ -160,6 +163,27 @@ def run(nodes: int, idle_s: int, timeout: float, wave_timeout: float, folder: Pa
             if world.nodes.error is not None:
                 result.problems.append(f"instance nodes: last error {world.nodes.error}")
     return result
+
+
+class Progress:
+    """Says how a long phase goes, on standard error, at most every :data:`PROGRESS_SECONDS`."""
+
+    def __init__(self, phase: str) -> None:
+        self.phase = phase
+        self.started = self.said = time.monotonic()
+
+    def __call__(self, how: str) -> None:
+        now = time.monotonic()
+        if now - self.said >= PROGRESS_SECONDS:
+            self.said = now
+            print(
+                f"  {self.phase}: {how} ({now - self.started:.0f} s)", file=sys.stderr, flush=True
+            )
+
+    def ready(self, ready: int, pods: int) -> bool:
+        """Say how many of ``pods`` are ready; whether all are."""
+        self(f"{ready:,} of {pods:,} pods ready")
+        return ready == pods
 
 
 def _ready(rest: KubeREST) -> int:
@@ -207,10 +231,14 @@ def _read_idle_and_wave(
         return
     reader.read_wave(WAVE)
 
+    say = Progress("wave")
+
     def converged() -> bool:
-        phase = api.get(f"/v1/waves/{WAVE}").json()["phase"]
+        wave = api.get(f"/v1/waves/{WAVE}").json()
+        phase, progress = wave["phase"], wave["progress"]
         if phase not in ("progressing", "converged"):
             raise RuntimeError(f"the wave is {phase}")
+        say(f"{progress['nodesReplaced']:,} of {progress['nodes']:,} nodes replaced")
         return bool(phase == "converged")
 
     try:
