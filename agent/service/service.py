@@ -28,15 +28,15 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, TracerProvider
 
 from agent.api.ec2nodeclass import EC2NodeClass
-from agent.api.nodeclaim import NodeClaim
 from agent.service import wavestore
+from agent.service.applying import check_later, check_overlap, new_wave
 from agent.service.errors import WaveConflict, WaveNotFound
 from agent.service.planning import plan
 from agent.service.requests import canonical, check_wave_id, parse_request
 from agent.service.rollback import abandon_unready, recorded_wave, restore_plan
 from agent.service.runtime import AgentRuntime
 from agent.service.snapshot import Published, Snapshot, readable, snapshot
-from agent.service.status import LifecycleLog, cluster_status, images_of
+from agent.service.status import LifecycleLog, cluster_status
 from agent.service.targets import (
     Resolution,
     covers_every_class,
@@ -44,17 +44,13 @@ from agent.service.targets import (
     select_classes,
 )
 from agent.service.waves import (
-    ClassBefore,
-    Selection,
     Wave,
     as_document,
     clock_document,
     evaluate,
-    pools_using,
     watch_waves,
-    wave_claims,
 )
-from common.wire.phases import MOVING, Phase
+from common.wire.phases import Phase
 from common.wire.plan import PlanDocument
 from common.wire.status import EventsDocument, StatusDocument
 from common.wire.waves import RollbackRequest, WaveDocument, WaveRequest
@@ -226,10 +222,10 @@ class AgentService:
             names = select_classes(self.world, parsed.node_classes, doing)
             if parsed.target.kubernetes_version is not None:
                 covers_every_class(self.world, names, doing)
-            self._check_overlap(wave_id, names)
+            check_overlap(self._waves, wave_id, names)
             resolution = resolve_target(self.world, parsed.target, names, doing)
             with self._span("agent.wave.apply", wave_id, names) as span:
-                wave = self._new_wave(wave_id, wanted, names, resolution)
+                wave = new_wave(self.world, wave_id, wanted, names, resolution)
                 span.set_attribute("driftwave.images.before", wave.images_before())
                 span.set_attribute("driftwave.images.target", wave.target_images)
                 failure = resolution.failure()
@@ -276,7 +272,7 @@ class AgentService:
             wave = self._get(wave_id)
             if wave.phase in ("rolling-back", "rolled-back"):
                 return self._document(wave)
-            self._check_later(wave)
+            check_later(self._waves, wave)
             with self._span("agent.wave.rollback", wave_id, wave.node_classes) as span:
                 span.set_attribute("driftwave.images.before", wave.target_images)
                 span.set_attribute("driftwave.images.target", wave.images_before())
@@ -329,28 +325,6 @@ class AgentService:
             raise WaveNotFound(wave_id)
         return found
 
-    def _check_overlap(self, wave_id: str, names: list[str]) -> None:
-        for other in self._waves.values():
-            shared = sorted(set(other.node_classes) & set(names))
-            if other.phase in MOVING and shared:
-                raise WaveConflict(
-                    f"cannot apply wave {wave_id}: wave {other.id} is still {other.phase} on "
-                    f"EC2NodeClass {', '.join(shared)}; wait until it converges, fails or is "
-                    "rolled back",
-                    other.id,
-                )
-
-    def _check_later(self, wave: Wave) -> None:
-        ids = list(self._waves)
-        for other in (self._waves[i] for i in ids[ids.index(wave.id) + 1 :]):
-            shared = sorted(set(other.node_classes) & set(wave.node_classes))
-            if shared and other.phase != "rolled-back":
-                raise WaveConflict(
-                    f"cannot roll back wave {wave.id}: wave {other.id} was applied after it on "
-                    f"EC2NodeClass {', '.join(shared)} and is {other.phase}; roll that back first",
-                    other.id,
-                )
-
     @contextmanager
     def _span(self, name: str, wave_id: str, classes: list[str]) -> Iterator[Span]:
         attributes = {
@@ -360,35 +334,6 @@ class AgentService:
         }
         with self._tracer.start_as_current_span(name, attributes=attributes) as span:
             yield span
-
-    def _new_wave(
-        self, wave_id: str, request: dict[str, Any], names: list[str], resolution: Resolution
-    ) -> Wave:
-        before: dict[str, ClassBefore] = {}
-        for name in names:
-            nodeclass = self.world.cluster.get(EC2NodeClass, name)
-            claims = wave_claims(self.world, pools_using(self.world, [name]))
-            before[name] = ClassBefore(
-                terms=[t.to_manifest() for t in nodeclass.spec.ami_selector_terms],
-                ami_family=nodeclass.spec.ami_family,
-                images=images_of(nodeclass),
-                node_images=_images(claims),
-            )
-        return Wave(
-            id=wave_id,
-            request=request,
-            node_classes=names,
-            pools=pools_using(self.world, names),
-            before=before,
-            kubernetes_version_before=self.world.kubernetes_version,
-            target_images=resolution.image_ids(),
-            applied_at=self.world.clock.now(),
-            applied=(
-                {n: Selection.of(c) for n, c in resolution.classes.items()}
-                if request["target"].get("amiSelectorTerms") is not None
-                else {}
-            ),
-        )
 
     def _change(self, wave: Wave, parsed: WaveRequest, resolution: Resolution) -> None:
         version = parsed.target.kubernetes_version
@@ -422,7 +367,3 @@ class AgentService:
                 f"wave {wave.id}: amiSelectorTerms {json.dumps(terms)}",
                 {"wave": wave.id},
             )
-
-
-def _images(claims: list[NodeClaim]) -> list[str]:
-    return sorted({c.status.image_id for c in claims if c.status.image_id})
