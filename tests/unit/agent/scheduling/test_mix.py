@@ -121,15 +121,21 @@ def _two_pods_on_one_node(plan: PoolPlan, shape: PodShape) -> MixPlan:
     )
 
 
-def test_quotas_steer_pods_until_the_plan_is_used_up() -> None:
+def _quotas_with_a_claim(index: int) -> tuple[PodShape, MixQuotas, NewClaim]:
+    """Quotas of a plan of one node holding two pods of one shape, and a claim opened (at
+    candidate ``index``) by one pod of that shape, not yet used."""
     plan, placed = pool(), pods(cpu_heavy=2, memory_heavy=0)
     shape = placed[0].shape
-    planned = _two_pods_on_one_node(plan, shape)
-    quotas = MixQuotas({"default": planned})
+    quotas = MixQuotas({"default": _two_pods_on_one_node(plan, shape)})
     claim = NewClaim.open(plan)
     claim.column = 0
     claim.used = claim.used + plan.table.vector(shape.requests)  # the pod that opens it
-    quotas.open(claim, 3, shape)
+    quotas.open(claim, index, shape)
+    return shape, quotas, claim
+
+
+def test_quotas_steer_pods_until_the_plan_is_used_up() -> None:
+    shape, quotas, _ = _quotas_with_a_claim(3)
     candidates = np.array([1, 3])
     within = quotas.within(shape, candidates)
     assert within is not None
@@ -150,14 +156,7 @@ def test_quotas_steer_pods_until_the_plan_is_used_up() -> None:
 def test_a_shape_with_no_pod_left_to_place_holds_no_room() -> None:
     """Quota a claim holds for a shape whose pods were all placed elsewhere is given back:
     no pod would ever take it, and pods the plans do not steer may use the room."""
-    plan, placed = pool(), pods(cpu_heavy=2, memory_heavy=0)
-    shape = placed[0].shape
-    planned = _two_pods_on_one_node(plan, shape)
-    quotas = MixQuotas({"default": planned})
-    claim = NewClaim.open(plan)
-    claim.column = 0
-    claim.used = claim.used + plan.table.vector(shape.requests)
-    quotas.open(claim, 0, shape)
+    shape, quotas, claim = _quotas_with_a_claim(0)
     quotas.use(0, shape)  # the pod that opened it
     room = np.array([claim.room()])
     assert (quotas.free_room(room)[0] < room[0]).any()  # held for the shape's other pod
