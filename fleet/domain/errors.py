@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from common.documents import Finding
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only named: importing it would load the manifest parser and YAML
+    from common.documents import Finding
 
 
 class DomainError(ValueError):
