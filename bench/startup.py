@@ -3,10 +3,12 @@
 Each command runs in a fresh Python process, ``--repeat`` times (7 by default) after one untimed
 warm-up run, and the median and fastest wall-clock times are reported, with the median CPU time
 (user and system), which other processes competing for the machine disturb less. The reference
-is a bare ``python -c pass`` on the same interpreter, measured in the same run, so the ratio
-(of the medians) says how much the command line adds to starting Python on this machine,
-whatever its speed. A target is judged on the wall-clock median; the ratio of the CPU medians
-is printed beside it, for a loaded machine (where waiting for a CPU inflates wall time).
+is a bare ``python -c pass`` on the same interpreter, measured in the same run just before each
+command (its median over all those runs), so the ratio (of the medians) says how much the
+command line adds to starting Python on this machine, whatever its speed, and a reference timed
+while the machine settles at the start of a run does not skew every ratio. A target is judged
+on the wall-clock median; the ratio of the CPU medians is printed beside it, for a loaded
+machine (where waiting for a CPU inflates wall time).
 
 Commands and targets:
   python -c pass                   the reference
@@ -178,32 +180,44 @@ def measure(
 def _timed_cases(
     chosen: list[Case], repeat: int, env: Mapping[str, str], say: Callable[[str], None]
 ) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    reference = cpu_reference = 0.0
-    for case in chosen:
-        say(f"timing {case.label}")
-        runs = timed(case.argv, env, repeat)
-        median = statistics.median(runs.wall)
-        reference = reference or median
-        cpu_reference = cpu_reference or max(statistics.median(runs.cpu), 1e-6)
-        target = case.target(reference)
-        rows.append(
-            {
-                "command": case.label,
-                "seconds": round(median, 4),
-                "min": round(min(runs.wall), 4),
-                "max": round(max(runs.wall), 4),
-                "cpu": round(statistics.median(runs.cpu), 4),
-                "runs": len(runs.wall),
-                "ratio": round(median / reference, 2),
-                "cpuRatio": round(statistics.median(runs.cpu) / cpu_reference, 2),
-                "target": case.describe(),
-                "targetSeconds": None if target is None else round(target, 4),
-                "met": None if target is None else median <= target,
-                "exitCode": runs.code,
-            }
-        )
+    """Time the reference (``chosen[0]``) beside every command, just before it, and the
+    commands; ratios are to the reference's medians over all its runs, so a reference timed
+    while the machine settled (at the start of a run) does not skew them."""
+    first, commands = chosen[0], chosen[1:]
+    ref_wall: list[float] = []
+    ref_cpu: list[float] = []
+    timed_runs: list[tuple[Case, Runs]] = []
+    for case in commands or [first]:
+        beside = timed(first.argv, env, repeat)
+        ref_wall.extend(beside.wall)
+        ref_cpu.extend(beside.cpu)
+        if case is not first:
+            say(f"timing {case.label}")
+            timed_runs.append((case, timed(case.argv, env, repeat)))
+    reference = statistics.median(ref_wall)
+    cpu_reference = max(statistics.median(ref_cpu), 1e-6)
+    rows = [_row(first, Runs(ref_wall, ref_cpu, 0), reference, cpu_reference)]
+    rows.extend(_row(case, runs, reference, cpu_reference) for case, runs in timed_runs)
     return rows
+
+
+def _row(case: Case, runs: Runs, reference: float, cpu_reference: float) -> dict[str, Any]:
+    median = statistics.median(runs.wall)
+    target = case.target(reference)
+    return {
+        "command": case.label,
+        "seconds": round(median, 4),
+        "min": round(min(runs.wall), 4),
+        "max": round(max(runs.wall), 4),
+        "cpu": round(statistics.median(runs.cpu), 4),
+        "runs": len(runs.wall),
+        "ratio": round(median / reference, 2),
+        "cpuRatio": round(statistics.median(runs.cpu) / cpu_reference, 2),
+        "target": case.describe(),
+        "targetSeconds": None if target is None else round(target, 4),
+        "met": None if target is None else median <= target,
+        "exitCode": runs.code,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
