@@ -9,7 +9,11 @@ the caller's thread (the agent's loop), never on an informer's thread.
 Updates are JSON merge patches of what changed since the object was read, sent with the
 ``resourceVersion`` read: on a conflict (someone wrote in between) the same changes are sent
 again on top of the latest version, so fields others changed are kept and only the agent's
-changes win. Spec and metadata go to the object, status to its ``status`` subresource.
+changes win. Spec and metadata go to the object, status to its ``status`` subresource. The
+forms as read are kept (the last :data:`KEEP_READ` versions of each object) only for the kinds
+the agent updates (``Resource.updated``: Nodes, NodePools, NodeClaims, EC2NodeClasses): a
+cluster's pods, read at every step, would otherwise be held in up to four versions each beside
+the cache's. An update of another kind patches against the cache's copy.
 """
 
 from __future__ import annotations
@@ -247,7 +251,7 @@ class KubeCluster:
     def _remember(self, res: Resource, obj: T) -> T:
         """Keep the form of ``obj`` as read, so a later update patches only what changed."""
         version = getattr(getattr(obj, "metadata", None), "resource_version", None)
-        if version:
+        if version and res.updated:
             with self._lock:
                 seen = self._read.setdefault((res, key_of(obj)), {})
                 if version not in seen:
@@ -255,6 +259,11 @@ class KubeCluster:
                     while len(seen) > KEEP_READ:
                         del seen[next(iter(seen))]
         return obj
+
+    def read_forms(self) -> int:
+        """How many forms of objects as read are kept (module docstring)."""
+        with self._lock:
+            return sum(len(seen) for seen in self._read.values())
 
     def _before(self, res: Resource, obj: KubeModel) -> dict[str, Any]:
         version = getattr(getattr(obj, "metadata", None), "resource_version", None)

@@ -31,6 +31,9 @@ class Resource:
     kind: str
     namespaced: bool
     model: type[KubeModel] | None = None
+    updated: bool = False
+    """Whether the agent updates objects of this kind (``Cluster.update``): only their forms as
+    read are kept (:class:`~agent.kube.real.cluster.KubeCluster`), to patch what changed."""
 
     @property
     def api_version(self) -> str:
@@ -58,7 +61,7 @@ class Resource:
 
 WATCHED: tuple[Resource, ...] = (
     Resource("", "v1", "pods", "Pod", True, Pod),
-    Resource("", "v1", "nodes", "Node", False, Node),
+    Resource("", "v1", "nodes", "Node", False, Node, updated=True),
     Resource(
         "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, PodDisruptionBudget
     ),
@@ -67,9 +70,17 @@ WATCHED: tuple[Resource, ...] = (
     Resource("apps", "v1", "replicasets", "ReplicaSet", True, ReplicaSet),
     Resource("apps", "v1", "statefulsets", "StatefulSet", True, StatefulSet),
     Resource("batch", "v1", "jobs", "Job", True, Job),
-    Resource("karpenter.sh", "v1", "nodepools", "NodePool", False, NodePool),
-    Resource("karpenter.sh", "v1", "nodeclaims", "NodeClaim", False, NodeClaim),
-    Resource("karpenter.k8s.aws", "v1", "ec2nodeclasses", "EC2NodeClass", False, EC2NodeClass),
+    Resource("karpenter.sh", "v1", "nodepools", "NodePool", False, NodePool, updated=True),
+    Resource("karpenter.sh", "v1", "nodeclaims", "NodeClaim", False, NodeClaim, updated=True),
+    Resource(
+        "karpenter.k8s.aws",
+        "v1",
+        "ec2nodeclasses",
+        "EC2NodeClass",
+        False,
+        EC2NodeClass,
+        updated=True,
+    ),
 )
 """Every kind the agent reads, listed and watched into the cache."""
 
