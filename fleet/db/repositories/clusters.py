@@ -97,32 +97,11 @@ class ClusterRepository(Repository):
         ``seen_at``, in one guarded UPDATE; a status older than the one stored is ignored.
         True when stored; :class:`NotFound` when the fleet has no such cluster."""
         aware(seen_at, "seen_at", f"recording the status of cluster {name} of fleet {fleet}")
-        table: Any = Cluster.__table__
-        owner = select(Fleet.id).where(Fleet.name == fleet).scalar_subquery()
-        match = (table.c.fleet_id == owner, table.c.name == name)
-        newer = or_(table.c.last_seen_at.is_(None), table.c.last_seen_at <= seen_at)
-        self._session.flush()
-        stored = (
-            self._session.connection()
-            .execute(
-                update(table)
-                .where(*match, newer)
-                .values(
-                    last_status=dict(status),
-                    last_seen_at=seen_at,
-                    last_contact_attempt=seen_at,
-                    last_contact_error=None,
-                )
-                .returning(table.c.id)
-            )
-            .scalar_one_or_none()
-        )
-        if stored is not None:
-            known = self._session.identity_map.get(self._session.identity_key(Cluster, stored))
-            if known is not None:
-                self._session.expire(known)
+        if self._store_statuses([ReportedStatus(fleet, name, status, seen_at)]) == 1:
             return True
-        if self._session.scalars(select(Cluster.id).where(*match)).one_or_none() is None:
+        owner = select(Fleet.id).where(Fleet.name == fleet).scalar_subquery()
+        found = select(Cluster.id).where(Cluster.fleet_id == owner, Cluster.name == name)
+        if self._session.scalars(found).one_or_none() is None:
             raise NotFound(
                 f"recording the status of cluster {name} of fleet {fleet}: no such cluster"
             )
@@ -137,6 +116,10 @@ class ClusterRepository(Repository):
             return 0
         for each in reported:
             aware(each.seen_at, "seen_at", f"recording the status of cluster {each.name}")
+        return self._store_statuses(reported)
+
+    def _store_statuses(self, reported: Sequence[ReportedStatus]) -> int:
+        """The guarded status updates of :meth:`record_statuses`, one statement for all."""
         table: Any = Cluster.__table__
         owner = select(Fleet.id).where(Fleet.name == bindparam("r_fleet")).scalar_subquery()
         at = bindparam("r_at", type_=table.c.last_seen_at.type)

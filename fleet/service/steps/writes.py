@@ -63,7 +63,6 @@ class _Write:
     move: _Move | None = None
     aside: bool = False
     status: ReportedStatus | None = None
-    """The cluster's status it stores, if that is what it does."""
 
 
 @dataclass
