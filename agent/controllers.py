@@ -31,7 +31,7 @@ from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, NotFound, WatchEvent
 from agent.lifecycle.drift import DriftController
 from agent.lifecycle.expiration import Expiration
-from agent.lifecycle.nodeclaims import NodeClaimLifecycle
+from agent.lifecycle.nodeclaims import NodeClaimLifecycle, Runner, one_by_one
 from agent.provisioning.kept import KeptView
 from agent.provisioning.provisioner import Provisioner
 from agent.scheduling.strategy import Strategy
@@ -61,12 +61,14 @@ class Controllers:
         ca_bundle: str | None = None,
         pacing: Pacing = "driftwave",
         charge_wall_time: bool = False,
+        launches: Runner = one_by_one,
     ) -> None:
         """Every controller gets what it needs here, once: drift asks ``cloud.is_drifted`` for
         the cloud's part of drift; ``ca_bundle`` is the cluster's CA bundle, part of each
         EC2NodeClass's hash as in Karpenter (None: unset), in the hashes the provisioner stamps
         with and drift compares; ``pacing`` and ``charge_wall_time`` are the disruption
-        controller's (:mod:`agent.disruption.controller`)."""
+        controller's (:mod:`agent.disruption.controller`); ``launches`` runs a round's launches
+        (:class:`agent.lifecycle.nodeclaims.Runner`: one by one unless given)."""
         self.cluster = cluster
         self.clock = clock
         hashes = SpecMemo(ca_bundle)
@@ -87,7 +89,7 @@ class Controllers:
         """The cluster view the provisioner and the disruption passes read, kept current from
         the watch."""
         self.provisioner.kept = self.view
-        self.lifecycle = NodeClaimLifecycle(cluster, cloud, clock, record)
+        self.lifecycle = NodeClaimLifecycle(cluster, cloud, clock, record, launches=launches)
         self.drift = DriftController(
             cluster, clock, record, cloud.is_drifted, hashes=hashes, instance_types=instance_types
         )

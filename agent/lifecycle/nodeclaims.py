@@ -20,15 +20,23 @@
   its first failure (Karpenter's launch timeout).
 
 A condition keeps its ``lastTransitionTime`` while its status stays the same.
+
+Launches are the slow part (a CreateFleet call each). As Karpenter's lifecycle controller
+reconciles many NodeClaims at once, the cloud calls of one round's launches go to ``launches``
+(:class:`Runner`): one after another by default (the simulation, whose order must not vary),
+on a pool of threads in the live agent (:class:`ThreadRunner`). Only the cloud calls run there;
+what follows each launch (the NodeClaim's update, the record, the timers) is done on the
+caller's thread, in the NodeClaims' order.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from functools import partial
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from agent.api.conditions import condition, is_true, with_condition
 from agent.api.ec2nodeclass import EC2NodeClass
@@ -48,6 +56,40 @@ RETRY = timedelta(seconds=5)
 UNREGISTERED = "karpenter.sh/unregistered"
 DO_NOT_SYNC_TAINTS = "karpenter.sh/do-not-sync-taints"
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
+R = TypeVar("R")
+LAUNCH_WORKERS = 8
+"""The live agent's launches at once (botocore keeps 10 connections per client)."""
+
+
+class Runner(Protocol):
+    """Runs calls that do not depend on each other; their results in the calls' order."""
+
+    def __call__(self, calls: Sequence[Callable[[], R]]) -> list[R]:
+        """Run every call; each one's result (or the exception it raised, raised here)."""
+        ...
+
+
+def one_by_one(calls: Sequence[Callable[[], R]]) -> list[R]:
+    """Each call in turn, on this thread."""
+    return [call() for call in calls]
+
+
+class ThreadRunner:
+    """The calls on a pool of ``workers`` threads (each call must be safe to run beside the
+    others); :meth:`close` when done."""
+
+    def __init__(self, workers: int = LAUNCH_WORKERS) -> None:
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="launch")
+
+    def __call__(self, calls: Sequence[Callable[[], R]]) -> list[R]:
+        """Run every call on the pool; their results in order (the first exception raised)."""
+        if len(calls) <= 1:
+            return one_by_one(calls)
+        return list(self._pool.map(lambda call: call(), calls))
+
+    def close(self) -> None:
+        """Stop the pool's threads (after the calls under way)."""
+        self._pool.shutdown(wait=True)
 
 
 class NodeClaimLifecycle:
@@ -60,12 +102,14 @@ class NodeClaimLifecycle:
         clock: Clock,
         record: Recorder,
         registration_ttl: timedelta = REGISTRATION_TTL,
+        launches: Runner = one_by_one,
     ) -> None:
         self.cluster = cluster
         self.cloud = cloud
         self.clock = clock
         self.record = record
         self.registration_ttl = registration_ttl
+        self.launches = launches
         self._retrying: set[str] = set()
         self._open: set[str] = set()
         """NodeClaims not yet through their lifecycle (not launched, registered or initialized):
@@ -97,6 +141,7 @@ class NodeClaimLifecycle:
         if not self._open:
             return
         nodes = {n.spec.provider_id: n for n in self.cluster.list(Node) if n.spec.provider_id}
+        unlaunched: list[NodeClaim] = []
         for name in sorted(self._open):
             try:
                 claim = self.cluster.get(NodeClaim, name)
@@ -106,7 +151,7 @@ class NodeClaimLifecycle:
             if claim.metadata.deletion_timestamp:
                 continue
             if not claim.status.provider_id:
-                self._launch(claim)
+                unlaunched.append(claim)
                 continue
             node = nodes.get(claim.status.provider_id)
             if node is None:
@@ -115,6 +160,8 @@ class NodeClaimLifecycle:
                 claim, node = self._register(claim, node)
             if not is_true(claim, "Initialized"):
                 self._initialize(claim, node)
+        if unlaunched:
+            self._launch_all(unlaunched)
 
     def _set(
         self, claim: NodeClaim, kind: str, status: str, reason: str, message: str = ""
@@ -122,27 +169,48 @@ class NodeClaimLifecycle:
         new = Condition(type=kind, status=status, reason=reason, message=message)
         return with_condition(claim, new, self.clock.now())
 
-    def _launch(self, claim: NodeClaim) -> None:
+    def _launch_all(self, claims: list[NodeClaim]) -> None:
+        """Launch the claims: the cloud calls through ``launches``, the rest here, in order. An
+        unexpected error is raised once the other launches' outcomes are applied (their
+        instances exist)."""
+        calls = [partial(self._create, claim) for claim in claims]
+        unexpected: Exception | None = None
+        for claim, outcome in zip(claims, self.launches(calls), strict=True):
+            if isinstance(outcome, NodeClaim | NotFound | CloudError):
+                self._launched(claim, outcome)
+            elif unexpected is None:
+                unexpected = outcome
+        if unexpected is not None:
+            raise unexpected
+
+    def _create(self, claim: NodeClaim) -> NodeClaim | NotFound | CloudError | Exception:
+        """The cloud's launch of ``claim`` (safe beside other launches): the launched claim,
+        or what kept it from launching (an unexpected error too, raised by the caller)."""
         try:
             nodeclass = self.cluster.get(EC2NodeClass, claim.spec.node_class_ref.name)
-            launched = self.cloud.create(claim, nodeclass)
-        except NotFound as exc:
-            self._retry(claim, "NodeClassNotFound", str(exc))
+            return self.cloud.create(claim, nodeclass)
+        except Exception as exc:  # every outcome goes back to the caller's thread
+            return exc
+
+    def _launched(self, claim: NodeClaim, outcome: NodeClaim | NotFound | CloudError) -> None:
+        if isinstance(outcome, NotFound):
+            self._retry(claim, "NodeClassNotFound", str(outcome))
             return
-        except NodeClassNotReady as exc:
-            self._retry(claim, "NodeClassNotReady", str(exc))
+        if isinstance(outcome, NodeClassNotReady):
+            self._retry(claim, "NodeClassNotReady", str(outcome))
             return
-        except InsufficientCapacity as exc:
-            self.record("InsufficientCapacityError", f"nodeclaim/{claim.name}", str(exc), {})
+        if isinstance(outcome, InsufficientCapacity):
+            self.record("InsufficientCapacityError", f"nodeclaim/{claim.name}", str(outcome), {})
             self._delete(claim)
             return
-        except CloudError as exc:
-            self.record("LaunchFailed", f"nodeclaim/{claim.name}", str(exc), {})
-            if exc.retryable:
-                self._retry(claim, "LaunchFailed", str(exc))
+        if isinstance(outcome, CloudError):
+            self.record("LaunchFailed", f"nodeclaim/{claim.name}", str(outcome), {})
+            if outcome.retryable:
+                self._retry(claim, "LaunchFailed", str(outcome))
             else:
                 self._delete(claim)
             return
+        launched = outcome
         updated = self._set(launched, "Launched", "True", "Launched")
         self.cluster.update(updated)
         labels = updated.metadata.labels

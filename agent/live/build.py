@@ -25,6 +25,7 @@ from agent.kube.real.cluster import KubeCluster
 from agent.kube.real.leader import LeaderElector
 from agent.kube.real.resources import resource_of
 from agent.kube.real.rest import Forbidden, KubeREST
+from agent.lifecycle.nodeclaims import ThreadRunner
 from agent.live.options import LiveOptions
 from agent.live.parts import BuildError
 from agent.live.runtime import LiveAgent
@@ -41,6 +42,7 @@ class BuiltLive:
     agent: LiveAgent
     cluster: KubeCluster
     elector: LeaderElector | None
+    launches: ThreadRunner
 
     def start(self) -> None:
         """Start leader election (the informers run since the build)."""
@@ -56,9 +58,10 @@ class BuiltLive:
         return self.cluster.synced()
 
     def close(self) -> None:
-        """Release the Lease, stop the informers, close the connections."""
+        """Release the Lease, stop the informers and the launches, close the connections."""
         if self.elector is not None:
             self.elector.close()
+        self.launches.close()
         self.cluster.close()
         self.cluster.rest.close()
 
@@ -92,6 +95,7 @@ def build_live(options: LiveOptions) -> BuiltLive:
     rest = connect(options)
     cluster = KubeCluster(rest)
     cluster.start()
+    launches = ThreadRunner()
     try:
         if not cluster.wait_synced(SYNC_TIMEOUT):
             missing = [i.res.plural for i in cluster.informers.values() if not i.synced.is_set()]
@@ -124,8 +128,10 @@ def build_live(options: LiveOptions) -> BuiltLive:
             clock=clock,
             nodeclass_deleted=aws.cloud.forget_nodeclass,
             ca_bundle=options.cluster_ca_bundle or rest.ca_bundle(),
+            launches=launches,
         )
     except BaseException:
+        launches.close()
         cluster.close()
         rest.close()
         raise
@@ -136,7 +142,7 @@ def build_live(options: LiveOptions) -> BuiltLive:
             namespace=options.lease_namespace,
             identity=options.identity or identity(options.pod_name),
         )
-    return BuiltLive(agent, cluster, elector)
+    return BuiltLive(agent, cluster, elector, launches)
 
 
 def identity(pod_name: str = "") -> str:

@@ -38,6 +38,7 @@ from agent.controllers import Controllers
 from agent.disruption.controller import DisruptionController
 from agent.disruption.pacing import POLL
 from agent.kube.port import Cluster, ClusterError, NotFound
+from agent.lifecycle.nodeclaims import Runner, one_by_one
 from agent.service.runtime import Listener, event_document
 from common.wire.status import Event as WireEvent
 
@@ -129,9 +130,11 @@ class LiveAgent:
         clock: LoopClock | None = None,
         nodeclass_deleted: Callable[[str], object] | None = None,
         ca_bundle: str | None = None,
+        launches: Runner = one_by_one,
     ) -> None:
         """``ca_bundle`` is the cluster's CA bundle, hashed with each EC2NodeClass as Karpenter
-        hashes it; the cloud's part of drift is ``cloud``'s (its ``is_drifted``)."""
+        hashes it; the cloud's part of drift is ``cloud``'s (its ``is_drifted``); ``launches``
+        runs a round's launches (:class:`agent.lifecycle.nodeclaims.Runner`)."""
         self._cluster = cluster
         self._clock: LoopClock = clock if clock is not None else SystemClock()
         self.catalog = catalog
@@ -154,6 +157,7 @@ class LiveAgent:
             price_of=self._price,
             act=driver == "native",
             ca_bundle=ca_bundle,
+            launches=launches,
         )
         self._next_nodeclasses = self._clock.now()
         self._next_interruption = self._clock.now()

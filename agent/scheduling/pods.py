@@ -243,14 +243,20 @@ class ShapeCache:
     the objects it was computed from (:func:`_parts`), and only pods made of objects not seen
     before are described in full. Entries hold those objects, so their identities cannot be
     reused while cached; :meth:`retain` drops pods that are gone.
+
+    A pod read again from an API server is made of new objects at every version (each is decoded
+    on its own). Such a pod is found by its uid, and its shape reused while its parts are equal
+    to those of the version seen before; only the pod's latest parts are kept, so older versions
+    are not held. The parts of :data:`MAX_PARTS` pods at most are held by identity: read from an
+    API server, each pod's are its own, and holding them held a copy of every pod.
     """
 
-    MAX_PARTS = 10_000
-    """Remembered sets of parts before they are forgotten (pods built one by one, not from a
-    shared template, each have their own)."""
+    MAX_PARTS = 1_000
+    """Remembered sets of parts before they are forgotten (a workload's pods built from one
+    template share one; pods read from an API server or built one by one each have their own)."""
 
     def __init__(self) -> None:
-        self._by_uid: dict[str, tuple[PodSpec, Mapping[str, str], PodRef]] = {}
+        self._by_uid: dict[str, tuple[PodSpec, Mapping[str, str], PodRef, tuple[object, ...]]] = {}
         self._by_parts: dict[tuple[int, ...], tuple[tuple[object, ...], PodShape]] = {}
         self._by_signature: dict[str, PodShape] = {}
 
@@ -263,20 +269,24 @@ class ShapeCache:
         hit = self._by_uid.get(uid) if uid else None
         if hit is not None and hit[0] is pod.spec and hit[1] is pod.metadata.labels:
             return hit[2]
+        parts = _parts(pod)
+        shape = hit[2].shape if hit is not None and hit[3] == parts else self._shape(pod, parts)
         ref = PodRef(
             pod.metadata.name or "",
             pod.metadata.namespace or "default",
-            self.shape(pod),
+            shape,
             pod.spec.node_name,
             uid or "",
         )
         if uid:
-            self._by_uid[uid] = (pod.spec, pod.metadata.labels, ref)
+            self._by_uid[uid] = (pod.spec, pod.metadata.labels, ref, parts)
         return ref
 
     def shape(self, pod: Pod) -> PodShape:
         """The shape of ``pod``."""
-        parts = _parts(pod)
+        return self._shape(pod, _parts(pod))
+
+    def _shape(self, pod: Pod, parts: tuple[object, ...]) -> PodShape:
         key = tuple(map(id, parts))
         found = self._by_parts.get(key)
         if found is not None:

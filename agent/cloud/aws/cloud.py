@@ -13,15 +13,15 @@
 * ``is_drifted``: the cloud's part of drift (:mod:`agent.cloud.drift`, the rules both adapters
   share) over what ``network_of`` / ``reservation_of`` tell: DescribeInstances by id, the subnet
   and security groups the claim's instance runs with, and its capacity reservation (None when it
-  cannot be described). One description serves both for ``DESCRIBE_TTL`` (30 s), so a drift
-  check describes each instance once.
+  cannot be described). One description serves both for ``DESCRIBE_TTL`` (30 s), and a lookup
+  that misses describes up to 200 instances in one call (:mod:`.described`), so a drift round
+  over N instances makes about N / 200 calls.
 """
 
 from __future__ import annotations
 
 import builtins
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent.api.ec2nodeclass import EC2NodeClass
@@ -30,7 +30,8 @@ from agent.api.nodeclaim import NodeClaim, NodeClaimSpec
 from agent.api.nodepool import NodeClassReference, NodePool
 from agent.api.status import NodeClaimStatus
 from agent.catalog import labels as lbl
-from agent.cloud.aws.errors import AWSError, AWSNotFound, aws_call
+from agent.cloud.aws.described import Described, Descriptions
+from agent.cloud.aws.errors import AWSNotFound, aws_call
 from agent.cloud.aws.fleet import Override, create_fleet
 from agent.cloud.aws.launchtemplates import (
     CLUSTER_TAG,
@@ -49,7 +50,6 @@ from agent.cloud.launch import (
     resource_quantities,
 )
 from agent.cloud.port import (
-    CloudError,
     DriftReason,
     InstanceTypeOfferings,
     InsufficientCapacity,
@@ -92,7 +92,7 @@ class AWSCloud:
         self._types = instance_types
         self._templates = launch_templates
         self.unavailable = unavailable
-        self._described: dict[str, tuple[float, dict[str, Any] | None]] = {}
+        self._descriptions = Descriptions(self._describe_many, ttl=DESCRIBE_TTL)
 
     def name(self) -> str:
         """``"aws"``."""
@@ -152,6 +152,7 @@ class AWSCloud:
             detail = "; ".join(f"{c}: {m}" for c, m in launched.errors) or "no instance launched"
             raise InsufficientCapacity(f"NodeClaim {claim.name}: {detail}", launched.lacking)
         provider_id = f"aws:///{picked.offering.zone}/{launched.instance_id}"
+        self._descriptions.launched(launched.instance_id)
         status = claim.status.model_copy(
             update={
                 "provider_id": provider_id,
@@ -190,6 +191,7 @@ class AWSCloud:
             self._clients.ec2.terminate_instances,
             InstanceIds=[instance["InstanceId"]],
         )
+        self._descriptions.forget(instance["InstanceId"])
 
     def get(self, provider_id: str) -> NodeClaim:
         """The NodeClaim of a live instance; NodeClaimNotFound otherwise."""
@@ -210,23 +212,16 @@ class AWSCloud:
         finds none when its instance lookup fails). The groups are taken as they are: an
         instance described in none has none (``()``), which differs from any node class's
         groups, as Karpenter's check finds (``SecurityGroupDrift``)."""
-        instance = self._recently_described(claim.status.provider_id or "")
-        if instance is None:
+        found = self._recently_described(claim.status.provider_id or "")
+        if found is None:
             return None, None
-        groups = tuple(
-            str(g["GroupId"]) for g in instance.get("SecurityGroups") or [] if "GroupId" in g
-        )
-        subnet = instance.get("SubnetId")
-        return (str(subnet) if subnet else None), groups
+        return found.subnet, found.groups
 
     def reservation_of(self, claim: NodeClaim) -> str | None:
         """The capacity reservation the claim's instance runs in, as EC2 describes it now (None:
         none, or it cannot be described)."""
-        instance = self._recently_described(claim.status.provider_id or "")
-        if instance is None:
-            return None
-        found = instance.get("CapacityReservationId")
-        return str(found) if found else None
+        found = self._recently_described(claim.status.provider_id or "")
+        return None if found is None else found.reservation
 
     def list(self) -> builtins.list[NodeClaim]:
         """The NodeClaims of this cluster's live instances launched for NodeClaims."""
@@ -247,22 +242,27 @@ class AWSCloud:
             for instance in reservation.get("Instances", [])
         ]
 
-    def _recently_described(self, provider_id: str) -> dict[str, Any] | None:
-        """The instance's description, at most ``DESCRIBE_TTL`` old (None: it cannot be
-        described)."""
-        now = time.monotonic()
-        kept = self._described.get(provider_id)
-        if kept is not None and now - kept[0] < DESCRIBE_TTL:
-            return kept[1]
-        try:
-            found: dict[str, Any] | None = self._describe_one(provider_id)
-        except (CloudError, AWSError):
-            found = None
-        if len(self._described) >= 1024:  # forget the stale ones now and then
-            kept_now = self._described.items()
-            self._described = {k: v for k, v in kept_now if now - v[0] < DESCRIBE_TTL}
-        self._described[provider_id] = (now, found)
-        return found
+    def _recently_described(self, provider_id: str) -> Described | None:
+        """What the drift checks read of the instance, at most ``DESCRIBE_TTL`` old (None: it
+        cannot be described); described in batches (:mod:`.described`)."""
+        instance_id = provider_id.rsplit("/", 1)[-1]
+        if not instance_id.startswith("i-"):
+            return None
+        return self._descriptions.get(instance_id)
+
+    def _describe_many(self, instance_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        paginator = self._clients.ec2.get_paginator("describe_instances")
+        pages = aws_call(
+            f"describing {len(instance_ids)} instances",
+            lambda **kw: builtins.list(paginator.paginate(**kw)),
+            Filters=[{"Name": "instance-id", "Values": builtins.list(instance_ids)}],
+        )
+        return {
+            str(instance["InstanceId"]): dict(instance)
+            for page in pages
+            for reservation in page.get("Reservations", [])
+            for instance in reservation.get("Instances", [])
+        }
 
     def _describe_one(self, provider_id: str) -> dict[str, Any]:
         instance_id = provider_id.rsplit("/", 1)[-1]

@@ -99,3 +99,14 @@ def test_is_drifted_answers_each_reason_over_what_ec2_describes(env: Env) -> Non
     )
     # an instance EC2 cannot describe: no network drift is found (nor a reservation's)
     assert env.cloud.is_drifted(gone, _resolved(env, security_groups=other_group)) is None
+
+
+def test_the_instances_launched_are_described_in_one_call(env: Env) -> None:
+    launched = [env.cloud.create(claim(f"general-{n}"), env.nodeclass) for n in range(3)]
+    before = len([r for r in env.proxy.requests if r.action == "DescribeInstances"])
+    networks = [env.cloud.network_of(one) for one in launched]
+    calls = [r for r in env.proxy.requests if r.action == "DescribeInstances"][before:]
+    assert len(calls) == 1
+    for one, (subnet, _) in zip(launched, networks, strict=True):
+        assert one.status.provider_id is not None
+        assert subnet == instance(env, one.status.provider_id)["SubnetId"]
