@@ -31,9 +31,10 @@ from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, NotFound, WatchEvent
 from agent.lifecycle.drift import DriftController
 from agent.lifecycle.expiration import Expiration
-from agent.lifecycle.nodeclaims import NodeClaimLifecycle, Runner, one_by_one
+from agent.lifecycle.nodeclaims import NodeClaimLifecycle
 from agent.provisioning.kept import KeptView
 from agent.provisioning.provisioner import Provisioner
+from agent.runner import Runner, one_by_one
 from agent.scheduling.strategy import Strategy
 from agent.termination.terminator import Terminator
 
@@ -68,7 +69,7 @@ class Controllers:
         EC2NodeClass's hash as in Karpenter (None: unset), in the hashes the provisioner stamps
         with and drift compares; ``pacing`` and ``charge_wall_time`` are the disruption
         controller's (:mod:`agent.disruption.controller`); ``launches`` runs a round's launches
-        (:class:`agent.lifecycle.nodeclaims.Runner`: one by one unless given)."""
+        and a node's evictions (:class:`agent.runner.Runner`: one by one unless given)."""
         self.cluster = cluster
         self.clock = clock
         hashes = SpecMemo(ca_bundle)
@@ -95,7 +96,7 @@ class Controllers:
         )
         self.expiration = Expiration(cluster, clock, record, enabled=act)
         self.terminator = Terminator(
-            cluster, cloud, clock, record, on_removed=on_pod_removed, pods=pods
+            cluster, cloud, clock, record, on_removed=on_pod_removed, pods=pods, calls=launches
         )
         self.disruption = DisruptionController(
             cluster,

@@ -23,20 +23,19 @@ A condition keeps its ``lastTransitionTime`` while its status stays the same.
 
 Launches are the slow part (a CreateFleet call each). As Karpenter's lifecycle controller
 reconciles many NodeClaims at once, the cloud calls of one round's launches go to ``launches``
-(:class:`Runner`): one after another by default (the simulation, whose order must not vary),
-on a pool of threads in the live agent (:class:`ThreadRunner`). Only the cloud calls run there;
-what follows each launch (the NodeClaim's update, the record, the timers) is done on the
-caller's thread, in the NodeClaims' order.
+(:class:`agent.runner.Runner`): one after another by default (the simulation, whose order must
+not vary), on a pool of threads in the live agent (:class:`agent.runner.ThreadRunner`). Only the
+cloud calls run there; what follows each launch (the NodeClaim's update, the record, the
+timers) is done on the caller's thread, in the NodeClaims' order.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from datetime import timedelta
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from agent.api.conditions import condition, is_true, with_condition
 from agent.api.ec2nodeclass import EC2NodeClass
@@ -46,6 +45,7 @@ from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
 from agent.cloud.port import CloudError, CloudProvider, InsufficientCapacity, NodeClassNotReady
 from agent.kube.port import Cluster, NotFound, WatchEvent
+from agent.runner import Runner, one_by_one
 from common.durations import span
 from common.kubemodel import Condition, OwnerReference
 
@@ -56,40 +56,6 @@ RETRY = timedelta(seconds=5)
 UNREGISTERED = "karpenter.sh/unregistered"
 DO_NOT_SYNC_TAINTS = "karpenter.sh/do-not-sync-taints"
 Recorder = Callable[[str, str, str, dict[str, Any]], None]
-R = TypeVar("R")
-LAUNCH_WORKERS = 8
-"""The live agent's launches at once (botocore keeps 10 connections per client)."""
-
-
-class Runner(Protocol):
-    """Runs calls that do not depend on each other; their results in the calls' order."""
-
-    def __call__(self, calls: Sequence[Callable[[], R]]) -> list[R]:
-        """Run every call; each one's result (or the exception it raised, raised here)."""
-        ...
-
-
-def one_by_one(calls: Sequence[Callable[[], R]]) -> list[R]:
-    """Each call in turn, on this thread."""
-    return [call() for call in calls]
-
-
-class ThreadRunner:
-    """The calls on a pool of ``workers`` threads (each call must be safe to run beside the
-    others); :meth:`close` when done."""
-
-    def __init__(self, workers: int = LAUNCH_WORKERS) -> None:
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="launch")
-
-    def __call__(self, calls: Sequence[Callable[[], R]]) -> list[R]:
-        """Run every call on the pool; their results in order (the first exception raised)."""
-        if len(calls) <= 1:
-            return one_by_one(calls)
-        return list(self._pool.map(lambda call: call(), calls))
-
-    def close(self) -> None:
-        """Stop the pool's threads (after the calls under way)."""
-        self._pool.shutdown(wait=True)
 
 
 class NodeClaimLifecycle:

@@ -25,10 +25,10 @@ from agent.kube.real.cluster import KubeCluster
 from agent.kube.real.leader import LeaderElector
 from agent.kube.real.resources import resource_of
 from agent.kube.real.rest import Forbidden, KubeREST
-from agent.lifecycle.nodeclaims import ThreadRunner
 from agent.live.options import LiveOptions
 from agent.live.parts import BuildError
 from agent.live.runtime import LiveAgent
+from agent.runner import ThreadRunner
 
 LOG = logging.getLogger("driftwave.agent")
 SYNC_TIMEOUT = 60.0

@@ -38,7 +38,7 @@ from agent.controllers import Controllers
 from agent.disruption.controller import DisruptionController
 from agent.disruption.pacing import POLL
 from agent.kube.port import Cluster, ClusterError, NotFound
-from agent.lifecycle.nodeclaims import Runner, one_by_one
+from agent.runner import Runner, one_by_one
 from agent.service.runtime import Listener, event_document
 from common.wire.status import Event as WireEvent
 
@@ -134,7 +134,7 @@ class LiveAgent:
     ) -> None:
         """``ca_bundle`` is the cluster's CA bundle, hashed with each EC2NodeClass as Karpenter
         hashes it; the cloud's part of drift is ``cloud``'s (its ``is_drifted``); ``launches``
-        runs a round's launches (:class:`agent.lifecycle.nodeclaims.Runner`)."""
+        runs a round's launches and a node's evictions (:class:`agent.runner.Runner`)."""
         self._cluster = cluster
         self._clock: LoopClock = clock if clock is not None else SystemClock()
         self.catalog = catalog

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from agent.api.conditions import is_true, with_condition
@@ -37,6 +38,7 @@ from agent.cloud.port import CloudError, CloudProvider, NodeClaimNotFound
 from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, EvictionBlocked, NotFound, WatchEvent
 from agent.podrules import do_not_disrupt_active, drain_group, drainable
+from agent.runner import Runner, one_by_one
 from agent.scheduling.taints import DISRUPTED_NO_SCHEDULE_TAINT
 from common.durations import parse_duration
 from common.kubemodel import Condition
@@ -113,9 +115,13 @@ class Terminator:
         record: Recorder,
         on_removed: Callable[[Pod], None] | None = None,
         pods: PodIndex | None = None,
+        calls: Runner = one_by_one,
     ):
-        """``pods`` may be an index of the cluster's pods shared with other controllers."""
+        """``pods`` may be an index of the cluster's pods shared with other controllers;
+        ``calls`` runs a node's evictions (:class:`agent.runner.Runner`: one by
+        one unless given; the live agent's runs them on threads)."""
         self.cluster = cluster
+        self.calls = calls
         self.on_removed = on_removed
         self.cloud = cloud
         self.clock = clock
@@ -254,6 +260,7 @@ class Terminator:
         group = min(drain_group(p) for p in waiting)
         changed = 0
         wake = deadline
+        chosen: list[tuple[Pod, str, _Backoff | None]] = []
         for pod in waiting:
             if drain_group(pod) != group:
                 continue
@@ -265,20 +272,43 @@ class Terminator:
             if backoff is not None and backoff.due > now:
                 wake = _earliest(wake, backoff.due)
                 continue
-            changed += self._evict(pod, key, node, backoff)
+            chosen.append((pod, key, backoff))
+        answers = self.calls([partial(self._ask_eviction, pod) for pod, _, _ in chosen])
+        unexpected: Exception | None = None
+        for (pod, key, backoff), answer in zip(chosen, answers, strict=True):
+            if answer is None or isinstance(answer, NotFound | EvictionBlocked):
+                changed += self._evicted(pod, key, node, backoff, answer)
+            elif unexpected is None:
+                unexpected = answer
             retry = self._backoff.get(key)
             if retry is not None:
                 wake = _earliest(wake, retry.due)
         self._wake(wake if wake is not None else now + POLL)
+        if unexpected is not None:  # raised once the other evictions are recorded
+            raise unexpected
         return changed
 
-    def _evict(self, pod: Pod, key: str, node: Node, backoff: _Backoff | None) -> int:
+    def _ask_eviction(self, pod: Pod) -> Exception | None:
+        """Ask the API server to evict ``pod`` (safe beside other evictions): None when it did,
+        else the refusal (or the error, raised by the caller)."""
         try:
             self.cluster.evict(pod.metadata.name or "", pod.metadata.namespace or "default")
-        except NotFound:
+        except Exception as exc:  # every answer goes back to the caller's thread
+            return exc
+        return None
+
+    def _evicted(
+        self,
+        pod: Pod,
+        key: str,
+        node: Node,
+        backoff: _Backoff | None,
+        answer: NotFound | EvictionBlocked | None,
+    ) -> int:
+        if isinstance(answer, NotFound):
             self._backoff.pop(key, None)
             return 0
-        except EvictionBlocked as exc:
+        if isinstance(answer, EvictionBlocked):
             failures = (backoff.failures if backoff else 0) + 1
             delay = min(BACKOFF_BASE * 2 ** min(failures - 1, BACKOFF_DOUBLINGS), BACKOFF_MAX)
             self._backoff[key] = _Backoff(failures, self.clock.now() + delay)
@@ -286,10 +316,10 @@ class Terminator:
             self.record(
                 "EvictionBlocked",
                 f"pod/{key}",
-                str(exc),
+                str(answer),
                 {
                     "node": node.metadata.name,
-                    "budget": exc.budget,
+                    "budget": answer.budget,
                     "retryIn": delay.total_seconds(),
                 },
             )

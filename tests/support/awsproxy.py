@@ -11,6 +11,7 @@ unchanged.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -134,6 +135,16 @@ def json_answer(status: int, body: Any, error_type: str | None = None) -> Answer
     return status, headers, json.dumps(body).encode()
 
 
+class _Server(ThreadingHTTPServer):
+    """The proxy's server: a client that closes its connection while idle (a node manager
+    stopped at the end of a run) is not an error worth a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError):
+            return
+        super().handle_error(request, client_address)
+
+
 @contextmanager
 def aws_proxy(upstream: str) -> Iterator[AWSProxy]:
     """Start a proxy to ``upstream`` on 127.0.0.1 (a free port); stop it afterwards."""
@@ -166,7 +177,7 @@ def aws_proxy(upstream: str) -> Iterator[AWSProxy]:
         def log_message(self, *_: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = _Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     proxy.url = f"http://127.0.0.1:{server.server_address[1]}"
     with serving(server):

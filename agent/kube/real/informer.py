@@ -34,6 +34,8 @@ from common.kubemodel import KubeModel
 
 LOG = logging.getLogger("driftwave.agent.kube")
 WATCH_SECONDS = 60
+LIST_PAGE = 500
+"""Objects a list request asks for (client-go's reflector pages by 500 too)."""
 Key = tuple[str, str]
 Waiting = tuple[Resource, Key, str]
 """A waiting change's object: its kind, (namespace, name) and ``uid``."""
@@ -182,14 +184,22 @@ class Informer:
                 backoff = min(backoff * 2, 30.0)
 
     def list_once(self) -> str:
-        """List the kind into the cache; the list's resource version."""
-        answer = self.rest.request("GET", self.res.path())
-        objs = [
-            o for o in (self._load(item) for item in self.res.list_items(answer)) if o is not None
-        ]
+        """List the kind into the cache, :data:`LIST_PAGE` objects a request (as client-go's
+        reflector pages its lists: a cluster's 50,000 pods are never decoded all at once); the
+        list's resource version."""
+        objs: list[KubeModel] = []
+        query = {"limit": str(LIST_PAGE)}
+        while True:
+            answer = self.rest.request("GET", self.res.path(), query=query)
+            items = self.res.list_items(answer)
+            objs.extend(o for o in (self._load(item) for item in items) if o is not None)
+            meta = answer.get("metadata") or {}
+            if not meta.get("continue"):
+                break
+            query = {"limit": str(LIST_PAGE), "continue": str(meta["continue"])}
         self.cache.replace_all(self.res, objs)
         self.synced.set()
-        return str((answer.get("metadata") or {}).get("resourceVersion") or "0")
+        return str(meta.get("resourceVersion") or "0")
 
     def watch_once(self, version: str) -> str:
         """Follow one watch request from ``version``; the last version seen."""

@@ -15,6 +15,7 @@ from agent.api.kube import Pod
 from agent.api.nodeclaim import NodeClaim
 from agent.api.nodepool import NodePool
 from agent.kube.port import AlreadyExists, EvictionBlocked, NotFound, WatchEvent
+from agent.kube.real import informer
 from agent.kube.real.cluster import KubeCluster
 from agent.kube.real.convert import load
 from agent.kube.real.resources import resource_of
@@ -225,3 +226,32 @@ def test_bad_credentials_and_kubeconfig_are_typed_errors(
         KubeREST.from_kubeconfig(str(tmp_path / "missing"))
     with pytest.raises(KubeConfigError, match="context"):
         KubeREST.from_kubeconfig(str(controlplane.kubeconfig), context="nope")
+
+
+def test_the_first_list_is_read_in_pages(
+    rest: KubeREST, namespace: str, controlplane: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(5):
+        create(rest, pod(f"web-{n}", namespace, {"app": "web"}))
+    monkeypatch.setattr(informer, "LIST_PAGE", 2)
+    since = len(controlplane.audit())
+    paged = KubeCluster(rest)
+    paged.start()
+    try:
+        assert paged.wait_synced(10)
+        listed = [
+            p.metadata.name or "" for p in paged.list(Pod) if p.metadata.namespace == namespace
+        ]
+    finally:
+        paged.close()
+    assert sorted(listed) == [f"web-{n}" for n in range(5)]
+    pages = [
+        e
+        for e in controlplane.audit()[since:]
+        if e["verb"] == "list"
+        and (e.get("objectRef") or {}).get("resource") == "pods"
+        and "limit=2" in e.get("requestURI", "")
+        and e["stage"] == "ResponseComplete"
+    ]
+    assert len(pages) >= 3, "5 pods at 2 a page take 3 requests"
+    assert sum("continue=" in e["requestURI"] for e in pages) >= 2

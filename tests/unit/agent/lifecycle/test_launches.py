@@ -13,7 +13,7 @@ from agent.api.conditions import is_true
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.nodeclaim import NodeClaim
 from agent.catalog import Catalog
-from agent.lifecycle.nodeclaims import ThreadRunner, one_by_one
+from agent.runner import ThreadRunner, one_by_one
 from tests.unit.agent.cloud.helpers import ready
 from tests.unit.agent.lifecycle.test_nodeclaims import Rig, catalog, m5_claim, rig
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
+
+import pytest
 
 from agent.api.ec2nodeclass import EC2NodeClass
 from agent.api.kube import Node, Pod, PodDisruptionBudget
@@ -14,6 +17,8 @@ from agent.clock import VirtualClock
 from agent.cloud.port import DriftReason, InstanceTypeOfferings, NodeClaimNotFound
 from agent.kube.simulated.cluster import SimulatedCluster
 from agent.termination.terminator import Terminator
+
+R = TypeVar("R")
 
 PROVIDER = "aws:///us-east-1a/i-0abc"
 
@@ -261,3 +266,45 @@ def test_a_deleted_node_without_a_claim_is_released_with_its_pods() -> None:
     assert cluster.list(Pod) == []
     assert ("NodeDeleted", "node/orphan") in [(e[0], e[1]) for e in events]
     assert cluster.list(NodeClaim)  # the claim of node-1 is not touched
+
+
+def test_a_nodes_evictions_go_to_the_runner_as_one_batch_and_are_recorded_in_order() -> None:
+    clock, cluster, cloud, events = _setup()
+    for name in ("web-c", "web-a", "web-b"):
+        cluster.create(_pod(name))
+    batches: list[int] = []
+
+    def runner(calls: Sequence[Callable[[], R]]) -> list[R]:
+        batches.append(len(calls))
+        return [call() for call in reversed(calls)][::-1]  # run in another order
+
+    terminator = Terminator(
+        cluster, cloud, clock, lambda k, o, r, d: events.append((k, o, r, d)), calls=runner
+    )
+    cluster.delete(NodeClaim, "claim")
+    terminator.reconcile()
+    assert batches[0] == 3
+    evicted = [e[1] for e in events if e[0] == "Evicted"]
+    assert evicted == ["pod/default/web-a", "pod/default/web-b", "pod/default/web-c"]
+    assert terminator.evictions == 3
+
+
+def test_an_unexpected_eviction_error_is_raised_after_the_others_are_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock, cluster, cloud, events = _setup()
+    for name in ("web-a", "web-b"):
+        cluster.create(_pod(name))
+    evict = cluster.evict
+
+    def failing(pod_name: str, namespace: str) -> None:
+        if pod_name == "web-a":
+            raise RuntimeError("the API server's client broke")
+        evict(pod_name, namespace)
+
+    monkeypatch.setattr(cluster, "evict", failing)
+    terminator = _terminator(clock, cluster, cloud, events)
+    cluster.delete(NodeClaim, "claim")
+    with pytest.raises(RuntimeError, match="client broke"):
+        terminator.reconcile()
+    assert [e[1] for e in events if e[0] == "Evicted"] == ["pod/default/web-b"]
