@@ -27,6 +27,20 @@ class Runner(Protocol):
         ...
 
 
+def caught(call: Callable[[], R]) -> Callable[[], R | Exception]:
+    """``call``, answering the exception it raises instead of raising it: a runner's calls
+    give every outcome back to the caller's thread, which applies them in order and raises an
+    unexpected one once the others are applied."""
+
+    def run() -> R | Exception:
+        try:
+            return call()
+        except Exception as exc:  # every outcome goes back to the caller's thread
+            return exc
+
+    return run
+
+
 def one_by_one(calls: Sequence[Callable[[], R]]) -> list[R]:
     """Each call in turn, on this thread."""
     return [call() for call in calls]

@@ -45,7 +45,7 @@ from agent.api.nodeclaim import NodeClaim
 from agent.clock import Clock
 from agent.cloud.port import CloudError, CloudProvider, InsufficientCapacity, NodeClassNotReady
 from agent.kube.port import Cluster, NotFound, WatchEvent
-from agent.runner import Runner, one_by_one
+from agent.runner import Runner, caught, one_by_one
 from common.durations import span
 from common.kubemodel import Condition, OwnerReference
 
@@ -139,7 +139,7 @@ class NodeClaimLifecycle:
         """Launch the claims: the cloud calls through ``launches``, the rest here, in order. An
         unexpected error is raised once the other launches' outcomes are applied (their
         instances exist)."""
-        calls = [partial(self._create, claim) for claim in claims]
+        calls = [caught(partial(self._create, claim)) for claim in claims]
         unexpected: Exception | None = None
         for claim, outcome in zip(claims, self.launches(calls), strict=True):
             if isinstance(outcome, NodeClaim | NotFound | CloudError):
@@ -149,14 +149,10 @@ class NodeClaimLifecycle:
         if unexpected is not None:
             raise unexpected
 
-    def _create(self, claim: NodeClaim) -> NodeClaim | NotFound | CloudError | Exception:
-        """The cloud's launch of ``claim`` (safe beside other launches): the launched claim,
-        or what kept it from launching (an unexpected error too, raised by the caller)."""
-        try:
-            nodeclass = self.cluster.get(EC2NodeClass, claim.spec.node_class_ref.name)
-            return self.cloud.create(claim, nodeclass)
-        except Exception as exc:  # every outcome goes back to the caller's thread
-            return exc
+    def _create(self, claim: NodeClaim) -> NodeClaim:
+        """The cloud's launch of ``claim`` (safe beside other launches)."""
+        nodeclass = self.cluster.get(EC2NodeClass, claim.spec.node_class_ref.name)
+        return self.cloud.create(claim, nodeclass)
 
     def _launched(self, claim: NodeClaim, outcome: NodeClaim | NotFound | CloudError) -> None:
         if isinstance(outcome, NotFound):

@@ -38,7 +38,7 @@ from agent.cloud.port import CloudError, CloudProvider, NodeClaimNotFound
 from agent.kube.podindex import PodIndex
 from agent.kube.port import Cluster, EvictionBlocked, NotFound, WatchEvent
 from agent.podrules import do_not_disrupt_active, drain_group, drainable
-from agent.runner import Runner, one_by_one
+from agent.runner import Runner, caught, one_by_one
 from agent.scheduling.taints import DISRUPTED_NO_SCHEDULE_TAINT
 from common.durations import parse_duration
 from common.kubemodel import Condition
@@ -273,7 +273,7 @@ class Terminator:
                 wake = _earliest(wake, backoff.due)
                 continue
             chosen.append((pod, key, backoff))
-        answers = self.calls([partial(self._ask_eviction, pod) for pod, _, _ in chosen])
+        answers = self.calls([caught(partial(self._ask_eviction, pod)) for pod, _, _ in chosen])
         unexpected: Exception | None = None
         for (pod, key, backoff), answer in zip(chosen, answers, strict=True):
             if answer is None or isinstance(answer, NotFound | EvictionBlocked):
@@ -288,14 +288,9 @@ class Terminator:
             raise unexpected
         return changed
 
-    def _ask_eviction(self, pod: Pod) -> Exception | None:
-        """Ask the API server to evict ``pod`` (safe beside other evictions): None when it did,
-        else the refusal (or the error, raised by the caller)."""
-        try:
-            self.cluster.evict(pod.metadata.name or "", pod.metadata.namespace or "default")
-        except Exception as exc:  # every answer goes back to the caller's thread
-            return exc
-        return None
+    def _ask_eviction(self, pod: Pod) -> None:
+        """Ask the API server to evict ``pod`` (safe beside other evictions)."""
+        self.cluster.evict(pod.metadata.name or "", pod.metadata.namespace or "default")
 
     def _evicted(
         self,
