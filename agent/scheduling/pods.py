@@ -19,6 +19,7 @@ from agent.scheduling.requirements import (
     preferred_node_affinity,
 )
 from agent.scheduling.resources import pod_requests
+from common.kubemodel import ObjectMeta
 
 HOSTNAME = "kubernetes.io/hostname"
 ALL_NAMESPACES = frozenset({"*"})
@@ -224,12 +225,10 @@ def shapes_of(pods: Iterable[Pod], cache: ShapeCache | None = None) -> list[PodR
     return (cache or ShapeCache()).refs(pods)
 
 
-def _parts(pod: Pod) -> tuple[object, ...]:
+def _parts(meta: ObjectMeta, spec: PodSpec) -> tuple[object, ...]:
     """The objects a pod's shape is computed from: its namespace, labels, owners and spec
     fields but placement ones."""
-    meta = pod.metadata
-    spec = pod.spec.__dict__
-    fields = (value for name, value in spec.items() if name not in _PLACEMENT)
+    fields = (value for name, value in spec.__dict__.items() if name not in _PLACEMENT)
     return (meta.namespace, meta.labels, meta.owner_references, *fields)
 
 
@@ -246,9 +245,11 @@ class ShapeCache:
 
     A pod read again from an API server is made of new objects at every version (each is decoded
     on its own). Such a pod is found by its uid, and its shape reused while its parts are equal
-    to those of the version seen before; only the pod's latest parts are kept, so older versions
-    are not held. The parts of :data:`MAX_PARTS` pods at most are held by identity: read from an
-    API server, each pod's are its own, and holding them held a copy of every pod.
+    to those of the version seen before (computed again from its metadata and spec, which are
+    kept: a tuple of a pod's parts is some 400 bytes a pod); only the pod's latest version is
+    kept, so older versions are not held. The parts of :data:`MAX_PARTS` pods at most are held
+    by identity: read from an API server, each pod's are its own, and holding them held a copy
+    of every pod.
     """
 
     MAX_PARTS = 1_000
@@ -256,7 +257,7 @@ class ShapeCache:
     template share one; pods read from an API server or built one by one each have their own)."""
 
     def __init__(self) -> None:
-        self._by_uid: dict[str, tuple[PodSpec, Mapping[str, str], PodRef, tuple[object, ...]]] = {}
+        self._by_uid: dict[str, tuple[PodSpec, ObjectMeta, PodRef]] = {}
         self._by_parts: dict[tuple[int, ...], tuple[tuple[object, ...], PodShape]] = {}
         self._by_signature: dict[str, PodShape] = {}
 
@@ -267,10 +268,13 @@ class ShapeCache:
         """``pod`` as a :class:`PodRef` (shared: never change it)."""
         uid = pod.metadata.uid
         hit = self._by_uid.get(uid) if uid else None
-        if hit is not None and hit[0] is pod.spec and hit[1] is pod.metadata.labels:
+        if hit is not None and hit[0] is pod.spec and hit[1].labels is pod.metadata.labels:
             return hit[2]
-        parts = _parts(pod)
-        shape = hit[2].shape if hit is not None and hit[3] == parts else self._shape(pod, parts)
+        parts = _parts(pod.metadata, pod.spec)
+        if hit is not None and _parts(hit[1], hit[0]) == parts:
+            shape = hit[2].shape
+        else:
+            shape = self._shape(pod, parts)
         ref = PodRef(
             pod.metadata.name or "",
             pod.metadata.namespace or "default",
@@ -279,12 +283,12 @@ class ShapeCache:
             uid or "",
         )
         if uid:
-            self._by_uid[uid] = (pod.spec, pod.metadata.labels, ref, parts)
+            self._by_uid[uid] = (pod.spec, pod.metadata, ref)
         return ref
 
     def shape(self, pod: Pod) -> PodShape:
         """The shape of ``pod``."""
-        return self._shape(pod, _parts(pod))
+        return self._shape(pod, _parts(pod.metadata, pod.spec))
 
     def _shape(self, pod: Pod, parts: tuple[object, ...]) -> PodShape:
         key = tuple(map(id, parts))

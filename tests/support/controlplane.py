@@ -12,7 +12,8 @@ kubeconfig:
   PodDisruptionBudget status are the real controllers' work;
 * kube-scheduler, which binds pending pods;
 * kwok, the fake kubelets: every Node becomes Ready and heartbeats, every pod bound to one
-  runs, and a deleted pod goes away after its grace period. A Node labelled
+  runs (and is made Ready again if its Node's lapsed heartbeat had it marked not Ready), and a
+  deleted pod goes away after its grace period. A Node labelled
   :data:`FAULTY_KUBELET` is left alone (kwok manages the Nodes without that label): it stays
   NotReady, as the Node of an instance whose image's kubelet never starts.
 
@@ -48,6 +49,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".tools" / "bin"
 CRDS = ROOT / "deploy" / "helm" / "driftwave-agent" / "crds"
 KWOK_STAGES = ROOT / ".tools" / "kwok-stages.yaml"
+KWOK_READY_AGAIN = Path(__file__).with_name("kwok-pod-ready-again.yaml")
+"""A stage of our own: a running pod marked not Ready (its Node's heartbeat lapsed under load) is
+made Ready again, as a live kubelet would."""
 FAULTY_KUBELET = "driftwave.test/faulty-kubelet"
 """The label of a Node no kubelet runs for: kwok does not manage it, so it never becomes Ready
 (:class:`tests.support.instancenodes.InstanceNodes` sets it for faulty images)."""
@@ -264,6 +268,7 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
         "kwok",
         f"--kubeconfig={kubeconfig}",
         f"--config={KWOK_STAGES}",
+        f"--config={KWOK_READY_AGAIN}",
         f"--manage-nodes-with-label-selector=!{FAULTY_KUBELET}",
         f"--server-address=127.0.0.1:{kwok_port}",
         "--node-ip=10.0.0.1",

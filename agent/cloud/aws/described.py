@@ -13,10 +13,14 @@ The call filters on ``instance-id``, so an instance that no longer exists is sim
 the answer (EC2 refuses a whole ``InstanceIds`` list for one unknown id). An instance absent or
 terminated is described as None and forgotten once stale. A failed call describes the
 instance asked about as None and leaves the others as they were.
+
+Launches run on several threads and each says what it launched (:meth:`Descriptions.launched`),
+so what is kept is changed under a lock.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -76,10 +80,15 @@ class Descriptions:
         """Instances launched and not described yet, in order (the next call takes them)."""
         self.calls = 0
         """DescribeInstances calls made."""
+        self._lock = threading.Lock()
 
     def get(self, instance_id: str) -> Described | None:
         """The instance's description at most ``ttl`` seconds old; None when it cannot be
         described (gone, terminated, or the call failed)."""
+        with self._lock:
+            return self._get(instance_id)
+
+    def _get(self, instance_id: str) -> Described | None:
         now = self._clock()
         kept = self._kept.get(instance_id)
         if kept is not None and now - kept[0] < self._ttl:
@@ -101,12 +110,14 @@ class Descriptions:
 
     def launched(self, instance_id: str) -> None:
         """A new instance: the next call describes it too."""
-        self._launched[instance_id] = None
+        with self._lock:
+            self._launched[instance_id] = None
 
     def forget(self, instance_id: str) -> None:
         """Drop what is kept of an instance (it was terminated)."""
-        self._kept.pop(instance_id, None)
-        self._launched.pop(instance_id, None)
+        with self._lock:
+            self._kept.pop(instance_id, None)
+            self._launched.pop(instance_id, None)
 
     def _stale(self, now: float, asked: str) -> list[str]:
         """Up to ``batch`` - 1 other instances: those launched and not described yet, then those

@@ -3,7 +3,10 @@
 ``DescribeInstanceTypes`` gives each type's size (its capacity and allocatable are computed as
 Karpenter computes them: :mod:`.allocatable`, honouring the node class's kubelet settings and root
 volume); ``DescribeInstanceTypeOfferings`` (by availability zone) says where each type is sold.
-Both are cached for five minutes. A type's offerings are its zones among the node class's
+Both are cached for five minutes and read by one caller at a time: the launches of a round run
+on several threads, and when the cache had expired each of them described every type at once (a
+DescribeInstanceTypes answer decodes to some 35 MB at its peak; eight at once were most of the
+live agent's peak memory). A type's offerings are its zones among the node class's
 subnets' zones, each on-demand (the packaged price) and spot (the latest spot price, for types
 that support spot), marked unavailable while the unavailable-offerings cache holds them.
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import re
+import threading
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from types import MappingProxyType
@@ -59,9 +63,16 @@ class AWSInstanceTypes:
         self._types: tuple[datetime, dict[str, dict[str, Any]]] | None = None
         self._zones: tuple[datetime, dict[str, set[str]]] | None = None
         self._built: dict[tuple[str, str], InstanceType] = {}
+        self._lock = threading.Lock()
+        """Held while a cache is checked and refreshed (one caller describes; the others wait
+        and take what it read)."""
 
     def descriptions(self) -> dict[str, dict[str, Any]]:
         """Every usable type's description, by name (cached)."""
+        with self._lock:
+            return self._descriptions()
+
+    def _descriptions(self) -> dict[str, dict[str, Any]]:
         now = self._clock.now()
         if self._types is None or now - self._types[0] >= CACHE:
             paginator = self._clients.ec2.get_paginator("describe_instance_types")
@@ -88,6 +99,10 @@ class AWSInstanceTypes:
 
     def zones(self) -> dict[str, set[str]]:
         """The zones each type is offered in (cached)."""
+        with self._lock:
+            return self._zones_offered()
+
+    def _zones_offered(self) -> dict[str, set[str]]:
         now = self._clock.now()
         if self._zones is None or now - self._zones[0] >= CACHE:
             paginator = self._clients.ec2.get_paginator("describe_instance_type_offerings")

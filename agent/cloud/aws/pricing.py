@@ -5,12 +5,14 @@ regions these prices are the us-east-1 ones, which ranks types in the same order
 are the latest ``Linux/UNIX`` price per instance type and zone, read with
 ``DescribeSpotPriceHistory`` from the time of the call (AWS answers with the price in effect
 then) and refreshed every hour, as Karpenter refreshes them. A failed refresh keeps the last
-prices; a type and zone without a spot price has no spot offering.
+prices; a type and zone without a spot price has no spot offering. One caller refreshes at a time
+(launches run on several threads); the others wait and read what it read.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -38,6 +40,7 @@ class AWSPrices:
         self._on_demand = on_demand if on_demand is not None else OnDemandPrices.packaged()
         self._spot: dict[tuple[str, str], float] = {}
         self._refreshed: datetime | None = None
+        self._lock = threading.Lock()
 
     def on_demand(self, instance_type: str) -> float | None:
         """The hourly on-demand price (None when the list has none)."""
@@ -69,6 +72,10 @@ class AWSPrices:
         self._refreshed = self._clock.now()
 
     def _refresh_if_due(self) -> None:
+        with self._lock:
+            self._refresh_unless_fresh()
+
+    def _refresh_unless_fresh(self) -> None:
         now = self._clock.now()
         if self._refreshed is not None and now - self._refreshed < SPOT_REFRESH:
             return

@@ -9,7 +9,8 @@ client-go's reflector, in the agent's terms.
 The :class:`ObjectCache` is shared by the informers and the adapter's own writes (so the agent
 reads its writes at once); an older version never replaces a newer one, whichever arrives last,
 and a deleted object is not brought back by a late event about it. A new version shares the
-parts that did not change with the one it replaces (:mod:`.sharing`).
+parts that did not change with the one it replaces, a new object what it has in common with the
+object stored before it (:mod:`.sharing`).
 
 Changes wait for the agent's loop (:meth:`ObjectCache.take_events`) one per object: a change of an
 object whose earlier change is still waiting replaces it (an addition then changes stays an
@@ -29,7 +30,7 @@ from agent.kube.port import ClusterError, WatchEvent
 from agent.kube.real.convert import ObjectUnreadable, load
 from agent.kube.real.resources import Resource
 from agent.kube.real.rest import Expired, KubeREST
-from agent.kube.real.sharing import share
+from agent.kube.real.sharing import Compactor
 from common.kubemodel import KubeModel
 
 LOG = logging.getLogger("driftwave.agent.kube")
@@ -63,6 +64,7 @@ class ObjectCache:
         self._gone: dict[tuple[Resource, Key], int] = {}
         self._sorted: dict[Resource, list[KubeModel]] = {}
         self._waiting: dict[Waiting, WatchEvent] = {}
+        self._compactor = Compactor()
 
     def get(self, res: Resource, key: Key) -> KubeModel | None:
         """The cached object, if any."""
@@ -89,8 +91,7 @@ class ObjectCache:
                 return False
             if self._gone.get((res, key), -1) >= version > 0:
                 return False
-            if held is not None:
-                share(held, obj)  # earlier versions kept elsewhere cost only what changed
+            self._compactor.compact(obj, held)  # earlier versions cost only what changed
             kind[key] = obj
             self._gone.pop((res, key), None)
             self._sorted.pop(res, None)

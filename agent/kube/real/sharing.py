@@ -13,6 +13,12 @@ earlier versions cost only what changed. Models are never changed once published
 is a copy), so sharing parts between versions is safe; the new version is changed here, before
 anyone else sees it. Sharing also keeps the pods' shape cache (:mod:`agent.scheduling.pods`)
 on its fast path, which finds a pod's spec by identity.
+
+A :class:`Compactor` applies this as the cache stores each object, and goes two steps further.
+An object seen for the first time shares with the last new object of its type (the pods of one
+workload arrive together and differ in little more than their names, addresses and times: their
+containers, tolerations, owners and labels become one set of objects). And every model of the
+object is given the shared fields-set of its names (:mod:`agent.kube.fieldsets`).
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from __future__ import annotations
 from typing import TypeVar
 
 from pydantic import BaseModel
+
+from agent.kube.fieldsets import FieldSets
 
 M = TypeVar("M", bound=BaseModel)
 DEPTH = 4
@@ -57,3 +65,26 @@ def _within(before: object, value: object, depth: int) -> None:
                 value[index] = was
             elif depth > 1:
                 _within(was, item, depth - 1)
+
+
+class Compactor:
+    """Makes each object stored share what it can (module docstring). Not thread-safe: the
+    cache calls it under its lock."""
+
+    def __init__(self) -> None:
+        self._field_sets = FieldSets()
+        self._last: dict[type[BaseModel], BaseModel] = {}
+
+    def compact(self, new: M, old: BaseModel | None) -> M:
+        """``new``, changed in place, before anyone else sees it: sharing with ``old`` (the
+        version it replaces) or, for a new object, with the last new object of its type; its
+        models given shared fields-sets."""
+        if old is not None:
+            share(old, new)
+        else:
+            sibling = self._last.get(type(new))
+            if sibling is not None:
+                share(sibling, new)
+            self._last[type(new)] = new
+        self._field_sets.share(new)
+        return new

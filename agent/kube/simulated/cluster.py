@@ -27,6 +27,7 @@ from agent.api.kube import (
     StatefulSet,
 )
 from agent.clock import Clock
+from agent.kube.fieldsets import FieldSets
 from agent.kube.pdb import owner_replicas
 from agent.kube.pdbindex import BudgetIndex
 from agent.kube.port import AlreadyExists, EvictionBlocked, NotFound, WatchEvent
@@ -71,7 +72,7 @@ class SimulatedCluster:
         self._bound_statuses = IdentityCache[PodStatus]()
         self._no_status = PodStatus()
         """What a pod without a status is bound from (never stored itself)."""
-        self._field_sets: dict[frozenset[str], set[str]] = {}
+        self._field_sets = FieldSets()
         """One fields-set per combination of fields, shared by the stored objects that set it."""
         self._stamped: tuple[datetime, str] | None = None
         """The last second stamped, and its text (shared by everything stamped in it)."""
@@ -191,19 +192,10 @@ class SimulatedCluster:
         return self._stamped[1]
 
     def _compact(self, stored: T) -> T:
-        """Let ``stored`` and its metadata share their fields-set with other stored objects.
-
-        pydantic keeps per model instance the set of the fields given explicitly (read by
-        ``exclude_unset`` dumps), and ``model_copy`` copies it: each stored version would own
-        two such sets (some 430 bytes, a third of a pending pod). Models are frozen (no
-        assignment adds to the set) and ``model_copy`` copies the set before adding to it, so
-        equal sets can be one object.
-        """
-        for model in (stored, _meta(stored)):
-            fields = model.__pydantic_fields_set__
-            shared = self._field_sets.setdefault(frozenset(fields), fields)
-            if shared is not fields:
-                object.__setattr__(model, "__pydantic_fields_set__", shared)
+        """``stored`` with every model in it given the shared fields-set of its names
+        (:mod:`agent.kube.fieldsets`; a stored version owned two or more such sets, some
+        430 bytes a set, a third of a pending pod)."""
+        self._field_sets.share(stored)
         return stored
 
     def _replace(self, key: Key, stored: KubeModel) -> None:

@@ -4,7 +4,10 @@ resources compared with the packaged catalog's (the differences are the document
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -20,7 +23,7 @@ from agent.cloud.aws.pricing import AWSPrices
 from agent.cloud.aws.session import AWSClients, AWSConfig
 from agent.cloud.unavailable import UnavailableOfferings
 from common.kubemodel import parse_manifest
-from tests.support.awsproxy import AWSProxy, Request
+from tests.support.awsproxy import Answer, AWSProxy, Request
 
 REGION = "us-east-1"
 NOW = datetime(2026, 1, 10, tzinfo=UTC)
@@ -125,6 +128,36 @@ def test_offerings_in_the_subnets_zones_with_prices(env: Env) -> None:
     env.clock.advance(timedelta(minutes=61))
     env.types.list(POOL, nodeclass())
     assert Counter(r.action for r in env.proxy.requests)["DescribeSpotPriceHistory"] == 2
+
+
+def test_launches_at_once_describe_the_types_once(env: Env) -> None:
+    """Eight launches on their threads find the caches empty (or expired) together: one of them
+    describes the types, their zones and the spot prices, the others wait and read what it read
+    (each described every type at once before: eight DescribeInstanceTypes answers decoded
+    together)."""
+    slow = {"DescribeInstanceTypes", "DescribeInstanceTypeOfferings"}
+
+    def slowly(request: Request) -> Answer:
+        time.sleep(0.3)  # long enough for every thread to find the cache empty meanwhile
+        return env.proxy.forward(request)
+
+    env.proxy.intercept(lambda r: r.action in slow, slowly)
+    start = threading.Barrier(8)
+
+    def launch(_: int) -> int:
+        start.wait()
+        return len(env.types.list(POOL, nodeclass()))
+
+    for _round in range(2):  # a first fill, then a refresh once the caches expire
+        with ThreadPoolExecutor(8) as pool:
+            counts = set(pool.map(launch, range(8)))
+        assert len(counts) == 1, "every launch read the same list"
+        assert counts.pop() > 700, "the whole list"
+        env.clock.advance(timedelta(minutes=61))
+    calls = Counter(r.action for r in env.proxy.requests)
+    assert calls["DescribeInstanceTypes"] == 2, calls
+    assert calls["DescribeInstanceTypeOfferings"] == 2, calls
+    assert calls["DescribeSpotPriceHistory"] == 2, calls
 
 
 def test_kubelet_settings_change_allocatable(env: Env) -> None:

@@ -178,6 +178,28 @@ def test_eviction_honours_disruption_budgets(
         cluster.evict("web-1", namespace)
 
 
+def _ready(rest: KubeREST, namespace: str, name: str) -> bool:
+    status = get(rest, "pods", name, namespace).get("status") or {}
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions", []))
+
+
+def test_a_running_pod_marked_not_ready_is_made_ready_again(rest: KubeREST, namespace: str) -> None:
+    """The control plane's kubelets (kwok with our ``pod-ready-again`` stage): a pod the node
+    lifecycle controller marked not Ready, after its Node's heartbeat lapsed, is made Ready
+    again, as a live kubelet would; kwok's own stages left it not Ready for good."""
+    create(rest, node("steady-node"))
+    create(rest, pod("api-1", namespace, {"app": "api"}, "steady-node"))
+    eventually(lambda: _ready(rest, namespace, "api-1"), 60)
+    marked = {"status": {"conditions": [{"type": "Ready", "status": "False"}]}}
+    rest.request(
+        "PATCH",
+        f"/api/v1/namespaces/{namespace}/pods/api-1/status",
+        body=marked,
+        content_type="application/strategic-merge-patch+json",
+    )
+    eventually(lambda: _ready(rest, namespace, "api-1"), 60)
+
+
 def test_binding_sets_the_node(rest: KubeREST, cluster: KubeCluster, namespace: str) -> None:
     # a scheduler name nobody serves keeps kube-scheduler away from this pod
     unbound = pod("job-1", namespace, {"app": "job"})

@@ -7,7 +7,9 @@ from __future__ import annotations
 import tracemalloc
 from typing import Any
 
-from agent.api.kube import Node
+from pydantic import BaseModel
+
+from agent.api.kube import Node, Pod
 from agent.kube.real.convert import dump, load
 from agent.kube.real.informer import ObjectCache
 from agent.kube.real.resources import resource_of
@@ -105,3 +107,127 @@ def test_ten_heartbeats_kept_cost_a_third_less_than_ten_nodes() -> None:
     # what each version still costs is its own models (the Node, its metadata and status, each
     # condition) and the values that changed: about 70 % of an unshared version here
     assert kept(shared=True) < 0.8 * kept(shared=False)
+
+
+PODS = resource_of(Pod)
+
+
+def _pod(n: int) -> Pod:
+    """A pod of one Deployment as a kubelet reports it running (its own decode each call)."""
+    stamp = f"2026-11-29T13:{n // 60:02d}:{n % 60:02d}Z"
+    manifest: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"app-bd69cf5b6-{n:05d}",
+            "generateName": "app-bd69cf5b6-",
+            "namespace": "default",
+            "uid": f"646b42fe-5e09-4886-9e79-{n:012d}",
+            "resourceVersion": str(1000 + n),
+            "creationTimestamp": stamp,
+            "labels": {"app": "app", "pod-template-hash": "bd69cf5b6"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": "app-bd69cf5b6",
+                    "uid": "a4851737-e1cf-437e-8345-8c131b1095d2",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "app:1",
+                    "resources": {"requests": {"cpu": "380m", "memory": "1Gi"}},
+                    "terminationMessagePath": "/dev/termination-log",
+                    "terminationMessagePolicy": "File",
+                    "imagePullPolicy": "IfNotPresent",
+                }
+            ],
+            "restartPolicy": "Always",
+            "terminationGracePeriodSeconds": 30,
+            "dnsPolicy": "ClusterFirst",
+            "serviceAccountName": "default",
+            "nodeName": f"ip-10-0-{n // 10}-{n % 10}.ec2.internal",
+            "schedulerName": "default-scheduler",
+            "tolerations": [
+                {
+                    "key": f"node.kubernetes.io/{taint}",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                }
+                for taint in ("not-ready", "unreachable")
+            ],
+            "priority": 0,
+        },
+        "status": {
+            "phase": "Running",
+            "conditions": [
+                {"type": kind, "status": "True", "lastTransitionTime": stamp}
+                for kind in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+            ],
+            "hostIP": "10.0.0.1",
+            "podIP": f"10.64.{n // 250}.{n % 250}",
+            "startTime": stamp,
+            "qosClass": "Burstable",
+        },
+    }
+    return load(Pod, manifest)
+
+
+def test_a_new_object_shares_with_the_one_stored_before_it() -> None:
+    cache = ObjectCache()
+    first, second = _pod(1), _pod(2)
+    sent = dump(second)
+    cache.put(PODS, first, "changed")
+    cache.put(PODS, second, "changed")
+    assert second.spec.containers is first.spec.containers
+    assert second.spec.tolerations is first.spec.tolerations
+    assert second.metadata.owner_references is first.metadata.owner_references
+    assert second.metadata.labels is first.metadata.labels
+    assert second.spec is not first.spec, "their nodes differ"
+    assert dump(second) == sent, "sharing changes no value"
+
+
+def test_every_model_stored_holds_the_shared_fields_set_of_its_names() -> None:
+    cache = ObjectCache()
+    pods = [_pod(n) for n in range(3)]
+    sent = [p.to_manifest() for p in pods]  # exclude_unset: read from the fields-sets
+    for pod in pods:
+        cache.put(PODS, pod, "changed")
+    sets: dict[frozenset[str], set[int]] = {}
+    for pod in pods:
+        assert pod.status is not None
+        models: list[BaseModel] = [pod, pod.metadata, pod.spec, pod.status]
+        models += [*pod.spec.containers, *pod.status.conditions, *pod.spec.tolerations]
+        for model in models:
+            fields = model.__pydantic_fields_set__
+            sets.setdefault(frozenset(fields), set()).add(id(fields))
+    assert all(len(ids) == 1 for ids in sets.values()), "one set object per set of names"
+    assert [p.to_manifest() for p in pods] == sent
+    copied = pods[0].model_copy(update={"spec": pods[1].spec})
+    assert copied.__pydantic_fields_set__ is not pods[0].__pydantic_fields_set__
+    assert pods[0].to_manifest() == sent[0], "a copy's change leaves the shared set alone"
+
+
+def test_a_hundred_pods_stored_cost_under_half_as_much_as_decoded() -> None:
+    def kept(stored: bool) -> int:
+        cache = ObjectCache()
+        tracemalloc.start()
+        pods = [_pod(n) for n in range(100)]
+        if stored:
+            for pod in pods:
+                cache.put(PODS, pod, None)
+        size, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert len(pods) == 100
+        return size
+
+    # measured: 0.38 of the decoded pods' size (their names, addresses, times and status
+    # models remain each pod's own)
+    assert kept(stored=True) < 0.5 * kept(stored=False)
