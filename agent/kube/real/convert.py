@@ -7,7 +7,13 @@ agent; writes are merge patches of what the agent changed (:func:`merge_diff`), 
 dropped are never overwritten on the server. An object's ``metadata.managedFields`` (the server's
 record of which client set which field, often half of a pod's size) is dropped as it is read:
 the agent never reads it, and it would double the memory its cache of the cluster takes (as
-client-go's informers strip it with ``TransformStripManagedFields``).
+client-go's informers strip it with ``TransformStripManagedFields``). So are a pod's volumes and
+its containers' (init and ephemeral ones too) volume mounts: the agent does not schedule by
+volumes, and every pod carries a service-account token volume whose name is its own (the API
+server names it ``kube-api-access-`` and five random characters), which made each pod's
+containers unlike any other pod's: they could not be shared with its siblings' (:mod:`.sharing`)
+and each pod had a scheduling shape of its own. The agent never writes a pod, so nothing it
+dropped is written back.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from agent.api.kube import Pod
 from common.kubemodel import KubeModel
 
 M = TypeVar("M", bound=KubeModel)
@@ -32,7 +39,7 @@ def load(model: type[M], data: dict[str, Any], *, reported: set[str] | None = No
     """Validate ``data`` into ``model``, dropping fields the model does not know.
 
     Raises :class:`ObjectUnreadable` when the object breaks another rule."""
-    current: Any = _without_managed_fields(data)
+    current: Any = _without_unread(model, data)
     for _ in range(MAX_PASSES):
         try:
             return model.model_validate(current, by_alias=True, by_name=False)
@@ -46,11 +53,32 @@ def load(model: type[M], data: dict[str, Any], *, reported: set[str] | None = No
     raise ObjectUnreadable(f"{model.__name__}: too many unknown fields")
 
 
-def _without_managed_fields(data: dict[str, Any]) -> dict[str, Any]:
+_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def _without_unread(model: type[KubeModel], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without the fields the agent never reads (module docstring); ``data`` itself is
+    left as it was."""
     meta = data.get("metadata")
-    if not isinstance(meta, dict) or "managedFields" not in meta:
-        return data
-    return {**data, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    if isinstance(meta, dict) and "managedFields" in meta:
+        data = {**data, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    spec = data.get("spec")
+    if model is Pod and isinstance(spec, dict):
+        data = {**data, "spec": _pod_spec_without_volumes(spec)}
+    return data
+
+
+def _pod_spec_without_volumes(spec: dict[str, Any]) -> dict[str, Any]:
+    """A pod's spec without ``volumes`` and its containers' ``volumeMounts``."""
+    kept = {k: v for k, v in spec.items() if k != "volumes"}
+    for name in _CONTAINER_LISTS:
+        containers = spec.get(name)
+        if isinstance(containers, list):
+            kept[name] = [
+                {k: v for k, v in c.items() if k != "volumeMounts"} if isinstance(c, dict) else c
+                for c in containers
+            ]
+    return kept
 
 
 def dump(obj: KubeModel) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from agent.kube.real.cluster import KubeCluster
 from agent.kube.real.convert import load
 from agent.kube.real.resources import resource_of
 from agent.kube.real.rest import Forbidden, KubeConfigError, KubeRequestError, KubeREST
+from agent.scheduling.pods import ShapeCache
 from tests.support.controlplane import ControlPlane
 from tests.support.kubeobjects import POOL, create, eventually, get, node, pod
 
@@ -198,6 +199,24 @@ def test_a_running_pod_marked_not_ready_is_made_ready_again(rest: KubeREST, name
         content_type="application/strategic-merge-patch+json",
     )
     eventually(lambda: _ready(rest, namespace, "api-1"), 60)
+
+
+def test_pods_of_a_workload_are_read_with_one_container_and_one_shape(
+    rest: KubeREST, cluster: KubeCluster, namespace: str
+) -> None:
+    """The API server gives every pod a token volume named its own (ServiceAccount admission);
+    read without volumes and mounts, two pods alike share their containers and their shape."""
+    stored = [create(rest, pod(f"shop-{n}", namespace, {"app": "shop"})) for n in (1, 2)]
+    mounts = [s["spec"]["containers"][0]["volumeMounts"][0]["name"] for s in stored]
+    assert mounts[0].startswith("kube-api-access-")
+    assert mounts[0] != mounts[1], "each pod's token volume is its own"
+    eventually(lambda: len(cluster.list(Pod, namespace)) == 2)
+    first, second = cluster.list(Pod, namespace)
+    assert not first.spec.volumes
+    assert not first.spec.containers[0].volume_mounts
+    assert second.spec.containers is first.spec.containers
+    refs = ShapeCache().refs([first, second])
+    assert refs[0].shape is refs[1].shape
 
 
 def test_binding_sets_the_node(rest: KubeREST, cluster: KubeCluster, namespace: str) -> None:

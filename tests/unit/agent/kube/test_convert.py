@@ -1,6 +1,7 @@
 """Reading API objects into the agent's models: ``metadata.managedFields`` is dropped as an
-object is read (the agent never reads it; kept, it doubles the cache's memory), and nothing else
-the model knows is."""
+object is read (the agent never reads it; kept, it doubles the cache's memory), and so are a
+pod's volumes and its containers' volume mounts (the token volume's name is each pod's own);
+nothing else the model knows is."""
 
 from __future__ import annotations
 
@@ -41,3 +42,25 @@ def test_managed_fields_are_dropped_as_an_object_is_read() -> None:
 
 def test_an_object_reads_the_same_with_or_without_them() -> None:
     assert load(Pod, _pod(managedFields=MANAGED * 4)) == load(Pod, _pod())
+
+
+def _with_token_volume(name: str) -> dict[str, Any]:
+    """A pod as the API server stores it once the ServiceAccount admission injected its token."""
+    data = _pod(name=name)
+    volume = f"kube-api-access-{name[-5:]}"
+    mount = {"name": volume, "readOnly": True, "mountPath": "/var/run/secrets/token"}
+    data["spec"]["volumes"] = [{"name": volume, "projected": {"sources": []}}]
+    for kind in ("containers", "initContainers"):
+        data["spec"][kind] = [{"name": kind, "image": "pause", "volumeMounts": [mount]}]
+    return data
+
+
+def test_a_pods_volumes_and_mounts_are_dropped_as_it_is_read() -> None:
+    data = _with_token_volume("web-abcde")
+    pod = load(Pod, data)
+    assert not pod.spec.volumes
+    assert not any(c.volume_mounts for c in (*pod.spec.containers, *pod.spec.init_containers))
+    assert pod.spec.containers[0].image == "pause"
+    assert data["spec"]["containers"][0]["volumeMounts"], "the caller's data is left as it was"
+    other = load(Pod, _with_token_volume("web-fghij"))
+    assert other.spec.containers == pod.spec.containers, "two pods of a workload: one container"
