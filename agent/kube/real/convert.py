@@ -7,13 +7,14 @@ agent; writes are merge patches of what the agent changed (:func:`merge_diff`), 
 dropped are never overwritten on the server. An object's ``metadata.managedFields`` (the server's
 record of which client set which field, often half of a pod's size) is dropped as it is read:
 the agent never reads it, and it would double the memory its cache of the cluster takes (as
-client-go's informers strip it with ``TransformStripManagedFields``). So are a pod's volumes and
-its containers' (init and ephemeral ones too) volume mounts: the agent does not schedule by
-volumes, and every pod carries a service-account token volume whose name is its own (the API
-server names it ``kube-api-access-`` and five random characters), which made each pod's
-containers unlike any other pod's: they could not be shared with its siblings' (:mod:`.sharing`)
-and each pod had a scheduling shape of its own. The agent never writes a pod, so nothing it
-dropped is written back.
+client-go's informers strip it with ``TransformStripManagedFields``). So are a pod's volumes, its
+containers' (init and ephemeral ones too) volume mounts and their statuses (the kubelet's report
+of each container, a sixth of a running pod's size): the agent does not schedule by volumes nor
+read a container's status, and every pod carries a service-account token volume whose name is
+its own (the API server names it ``kube-api-access-`` and five random characters), which made
+each pod's containers unlike any other pod's: they could not be shared with its siblings'
+(:mod:`.sharing`) and each pod had a scheduling shape of its own. The agent never writes a pod,
+so nothing it dropped is written back.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ def load(model: type[M], data: dict[str, Any], *, reported: set[str] | None = No
 
 
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+_CONTAINER_STATUSES = frozenset(
+    {"containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"}
+)
 
 
 def _without_unread(model: type[KubeModel], data: dict[str, Any]) -> dict[str, Any]:
@@ -62,9 +66,13 @@ def _without_unread(model: type[KubeModel], data: dict[str, Any]) -> dict[str, A
     meta = data.get("metadata")
     if isinstance(meta, dict) and "managedFields" in meta:
         data = {**data, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
-    spec = data.get("spec")
-    if model is Pod and isinstance(spec, dict):
+    if model is not Pod:
+        return data
+    spec, status = data.get("spec"), data.get("status")
+    if isinstance(spec, dict):
         data = {**data, "spec": _pod_spec_without_volumes(spec)}
+    if isinstance(status, dict):
+        data = {**data, "status": {k: v for k, v in status.items() if k not in _CONTAINER_STATUSES}}
     return data
 
 

@@ -1,6 +1,7 @@
 """Reading API objects into the agent's models: ``metadata.managedFields`` is dropped as an
 object is read (the agent never reads it; kept, it doubles the cache's memory), and so are a
-pod's volumes and its containers' volume mounts (the token volume's name is each pod's own);
+pod's volumes, its containers' volume mounts (the token volume's name is each pod's own) and
+their statuses;
 nothing else the model knows is."""
 
 from __future__ import annotations
@@ -52,15 +53,23 @@ def _with_token_volume(name: str) -> dict[str, Any]:
     data["spec"]["volumes"] = [{"name": volume, "projected": {"sources": []}}]
     for kind in ("containers", "initContainers"):
         data["spec"][kind] = [{"name": kind, "image": "pause", "volumeMounts": [mount]}]
+    running = {"running": {"startedAt": "2026-11-29T13:03:32Z"}}
+    data["status"] = {
+        "phase": "Running",
+        "containerStatuses": [{"name": "containers", "ready": True, "state": running}],
+    }
     return data
 
 
-def test_a_pods_volumes_and_mounts_are_dropped_as_it_is_read() -> None:
+def test_a_pods_volumes_mounts_and_container_statuses_are_dropped_as_it_is_read() -> None:
     data = _with_token_volume("web-abcde")
     pod = load(Pod, data)
     assert not pod.spec.volumes
     assert not any(c.volume_mounts for c in (*pod.spec.containers, *pod.spec.init_containers))
     assert pod.spec.containers[0].image == "pause"
+    assert pod.status is not None
+    assert pod.status.phase == "Running"
+    assert not pod.status.container_statuses
     assert data["spec"]["containers"][0]["volumeMounts"], "the caller's data is left as it was"
     other = load(Pod, _with_token_volume("web-fghij"))
     assert other.spec.containers == pod.spec.containers, "two pods of a workload: one container"
