@@ -14,7 +14,12 @@ read a container's status, and every pod carries a service-account token volume 
 its own (the API server names it ``kube-api-access-`` and five random characters), which made
 each pod's containers unlike any other pod's: they could not be shared with its siblings'
 (:mod:`.sharing`) and each pod had a scheduling shape of its own. The agent never writes a pod,
-so nothing it dropped is written back.
+so nothing it dropped is written back. A Node's conditions are read without their
+``lastHeartbeatTime``: the kubelet rewrites it every few seconds (kwok every 20 to 25) and
+nothing else, so without it a heartbeat changes only the Node's ``resourceVersion``, and each
+earlier version the adapter keeps shares its whole status with the next. The agent reads a
+condition's type, status, reason and times of transition, and never writes a Node's conditions
+(a status patch holds only what the agent changed, so the dropped times are never written back).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from agent.api.kube import Pod
+from agent.api.kube import Node, Pod
 from common.kubemodel import KubeModel
 
 M = TypeVar("M", bound=KubeModel)
@@ -66,6 +71,8 @@ def _without_unread(model: type[KubeModel], data: dict[str, Any]) -> dict[str, A
     meta = data.get("metadata")
     if isinstance(meta, dict) and "managedFields" in meta:
         data = {**data, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    if model is Node:
+        return _node_without_heartbeats(data)
     if model is not Pod:
         return data
     spec, status = data.get("spec"), data.get("status")
@@ -74,6 +81,19 @@ def _without_unread(model: type[KubeModel], data: dict[str, Any]) -> dict[str, A
     if isinstance(status, dict):
         data = {**data, "status": {k: v for k, v in status.items() if k not in _CONTAINER_STATUSES}}
     return data
+
+
+def _node_without_heartbeats(data: dict[str, Any]) -> dict[str, Any]:
+    """A Node's manifest whose conditions have no ``lastHeartbeatTime``."""
+    status = data.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    if not isinstance(status, dict) or not isinstance(conditions, list):
+        return data
+    kept = [
+        {k: v for k, v in c.items() if k != "lastHeartbeatTime"} if isinstance(c, dict) else c
+        for c in conditions
+    ]
+    return {**data, "status": {**status, "conditions": kept}}
 
 
 def _pod_spec_without_volumes(spec: dict[str, Any]) -> dict[str, Any]:

@@ -1,13 +1,14 @@
 """Reading API objects into the agent's models: ``metadata.managedFields`` is dropped as an
 object is read (the agent never reads it; kept, it doubles the cache's memory), and so are a
 pod's volumes, its containers' volume mounts (the token volume's name is each pod's own) and
-their statuses;
+their statuses, and a Node's conditions' heartbeat times;
 nothing else the model knows is."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from agent.api.kube.node import Node
 from agent.api.kube.pod import Pod
 from agent.kube.real.convert import load
 
@@ -73,3 +74,27 @@ def test_a_pods_volumes_mounts_and_container_statuses_are_dropped_as_it_is_read(
     assert data["spec"]["containers"][0]["volumeMounts"], "the caller's data is left as it was"
     other = load(Pod, _with_token_volume("web-fghij"))
     assert other.spec.containers == pod.spec.containers, "two pods of a workload: one container"
+
+
+def test_a_nodes_conditions_are_read_without_their_heartbeats() -> None:
+    ready = {
+        "type": "Ready",
+        "status": "True",
+        "lastHeartbeatTime": "2026-11-29T13:03:32Z",
+        "lastTransitionTime": "2026-11-29T13:00:00Z",
+        "reason": "KubeletReady",
+    }
+    data = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-1"},
+        "status": {"conditions": [ready], "capacity": {"cpu": "4"}},
+    }
+    node = load(Node, data)
+    assert node.status is not None
+    [condition] = node.status.conditions
+    assert condition.last_heartbeat_time is None
+    assert (condition.type, condition.status, condition.reason) == ("Ready", "True", "KubeletReady")
+    assert condition.last_transition_time == "2026-11-29T13:00:00Z"
+    assert node.status.capacity == {"cpu": "4"}
+    assert "lastHeartbeatTime" in ready, "the caller's data is left as it was"
