@@ -11,8 +11,9 @@ kubeconfig:
 * kube-controller-manager, so ReplicaSets, garbage collection, service-account tokens and
   PodDisruptionBudget status are the real controllers' work;
 * kube-scheduler, which binds pending pods;
-* kwok, the fake kubelets: every Node becomes Ready and heartbeats, every pod bound to one
-  runs (and is made Ready again if its Node's lapsed heartbeat had it marked not Ready), and a
+* kwok, the fake kubelets: every Node becomes Ready, renews its Lease every 10 s and reports its
+  status every 10 minutes (kwokctl's default, as a kubelet renews its Lease every 10 s and
+  reports an unchanged status every 5 minutes), every pod bound to one runs (and is made Ready again if its Node's lapsed heartbeat had it marked not Ready), and a
   deleted pod goes away after its grace period. A Node labelled
   :data:`FAULTY_KUBELET` is left alone (kwok manages the Nodes without that label): it stays
   NotReady, as the Node of an instance whose image's kubelet never starts.
@@ -55,6 +56,12 @@ made Ready again, as a live kubelet would."""
 FAULTY_KUBELET = "driftwave.test/faulty-kubelet"
 """The label of a Node no kubelet runs for: kwok does not manage it, so it never becomes Ready
 (:class:`tests.support.instancenodes.InstanceNodes` sets it for faulty images)."""
+NODE_LEASE_SECONDS = 40
+"""The duration of each Node's Lease, which kwok renews every quarter of it (a kubelet's default);
+with kwok's ``node-heartbeat-with-lease`` stage a Node's status is written every 10 minutes, not
+every 20 to 25 s: at 2,000 Nodes those writes (90 a second, each sent to every watcher of
+Nodes) outran kwok on a 2-core machine, and Nodes whose heartbeat lapsed were marked not
+Ready."""
 TOOLS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 ADMIN_TOKEN = "driftwave-test-admin"
 SERVICE_CIDR = "10.96.0.0/16"
@@ -271,6 +278,7 @@ def launch(groups: ProcessGroups, root: Path) -> ControlPlane:
         f"--config={KWOK_READY_AGAIN}",
         f"--manage-nodes-with-label-selector=!{FAULTY_KUBELET}",
         f"--server-address=127.0.0.1:{kwok_port}",
+        f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}",
         "--node-ip=10.0.0.1",
         "--cidr=10.64.0.0/12",
     )

@@ -13,9 +13,11 @@
 * ``is_drifted``: the cloud's part of drift (:mod:`agent.cloud.drift`, the rules both adapters
   share) over what ``network_of`` / ``reservation_of`` tell: DescribeInstances by id, the subnet
   and security groups the claim's instance runs with, and its capacity reservation (None when it
-  cannot be described). One description serves both for ``DESCRIBE_TTL`` (30 s), and a lookup
-  that misses describes up to 200 instances in one call (:mod:`.described`), so a drift round
-  over N instances makes about N / 200 calls.
+  cannot be described). The descriptions come from a listing of the cluster's instances made
+  every two minutes, 1,000 a page, as Karpenter's instance cache is refreshed, and a lookup that
+  misses (an instance launched since) describes it with up to 199 others launched since in one
+  call (:mod:`.described`), so a drift round over N instances makes about N / 1,000 calls every
+  two minutes.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from agent.api.nodeclaim import NodeClaim, NodeClaimSpec
 from agent.api.nodepool import NodeClassReference, NodePool
 from agent.api.status import NodeClaimStatus
 from agent.catalog import labels as lbl
-from agent.cloud.aws.described import Described, Descriptions
+from agent.cloud.aws.described import Described, Descriptions, described
 from agent.cloud.aws.errors import AWSNotFound, aws_call
 from agent.cloud.aws.fleet import Override, create_fleet
 from agent.cloud.aws.launchtemplates import (
@@ -71,8 +73,8 @@ TENANCY_LABEL = "karpenter.k8s.aws/instance-tenancy"
 the region, the zone's id (from the node class's subnets) and the tenancy (instances launch
 with the default tenancy)."""
 TypesOf = Callable[[EC2NodeClass], list[InstanceTypeOfferings]]
-DESCRIBE_TTL = 30.0
-"""Seconds an instance's description serves the drift checks."""
+LIST_PAGE = 1000
+"""Instances in one page of a listing (DescribeInstances' largest page, as Karpenter lists)."""
 
 
 class AWSCloud:
@@ -92,7 +94,7 @@ class AWSCloud:
         self._types = instance_types
         self._templates = launch_templates
         self.unavailable = unavailable
-        self._descriptions = Descriptions(self._describe_many, ttl=DESCRIBE_TTL)
+        self._descriptions = Descriptions(self._describe_many, self._list_described)
 
     def name(self) -> str:
         """``"aws"``."""
@@ -229,11 +231,7 @@ class AWSCloud:
         pages = aws_call(
             "listing instances",
             lambda **kw: builtins.list(paginator.paginate(**kw)),
-            Filters=[
-                {"Name": f"tag:{CLUSTER_TAG}", "Values": [self.cluster_name]},
-                {"Name": "tag-key", "Values": [NODECLAIM_TAG]},
-                {"Name": "instance-state-name", "Values": LIVE_STATES},
-            ],
+            Filters=self._live_instances(),
         )
         return [
             self._claim(instance)
@@ -243,12 +241,40 @@ class AWSCloud:
         ]
 
     def _recently_described(self, provider_id: str) -> Described | None:
-        """What the drift checks read of the instance, at most ``DESCRIBE_TTL`` old (None: it
-        cannot be described); described in batches (:mod:`.described`)."""
+        """What the drift checks read of the instance, listed or described at most two minutes
+        ago (None: it cannot be described; :mod:`.described`)."""
         instance_id = provider_id.rsplit("/", 1)[-1]
         if not instance_id.startswith("i-"):
             return None
         return self._descriptions.get(instance_id)
+
+    def _live_instances(self) -> builtins.list[dict[str, Any]]:
+        """DescribeInstances filters: the cluster's live instances launched for NodeClaims."""
+        return [
+            {"Name": f"tag:{CLUSTER_TAG}", "Values": [self.cluster_name]},
+            {"Name": "tag-key", "Values": [NODECLAIM_TAG]},
+            {"Name": "instance-state-name", "Values": LIVE_STATES},
+        ]
+
+    def _list_described(self) -> dict[str, Described]:
+        """What the drift checks read of every live instance of the cluster, page by page (only
+        that is kept of each page)."""
+        paginator = self._clients.ec2.get_paginator("describe_instances")
+
+        def pages(**kw: Any) -> dict[str, Described]:
+            found: dict[str, Described] = {}
+            for page in paginator.paginate(**kw):
+                for reservation in page.get("Reservations", []):
+                    for instance in reservation.get("Instances", []):
+                        found[str(instance["InstanceId"])] = described(instance)
+            return found
+
+        return aws_call(
+            "listing the cluster's instances",
+            pages,
+            Filters=self._live_instances(),
+            PaginationConfig={"PageSize": LIST_PAGE},
+        )
 
     def _describe_many(self, instance_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         paginator = self._clients.ec2.get_paginator("describe_instances")

@@ -101,12 +101,32 @@ def test_is_drifted_answers_each_reason_over_what_ec2_describes(env: Env) -> Non
     assert env.cloud.is_drifted(gone, _resolved(env, security_groups=other_group)) is None
 
 
-def test_the_instances_launched_are_described_in_one_call(env: Env) -> None:
+def _describe_calls(env: Env) -> list[dict[str, str]]:
+    """The DescribeInstances calls made so far, as their parameters."""
+    calls = [r.form() for r in env.proxy.requests if r.action == "DescribeInstances"]
+    return [{k: v[0] for k, v in call.items()} for call in calls]
+
+
+def test_the_instances_launched_are_listed_then_described_in_one_call(env: Env) -> None:
     launched = [env.cloud.create(claim(f"general-{n}"), env.nodeclass) for n in range(3)]
-    before = len([r for r in env.proxy.requests if r.action == "DescribeInstances"])
+    before = len(_describe_calls(env))
     networks = [env.cloud.network_of(one) for one in launched]
-    calls = [r for r in env.proxy.requests if r.action == "DescribeInstances"][before:]
-    assert len(calls) == 1
+    [listing] = _describe_calls(env)[before:]
+    # the cluster's live instances, by its tags, 1,000 a page (as Karpenter's listing)
+    assert listing["MaxResults"] == "1000"
+    assert "tag:eks:eks-cluster-name" in listing.values()
+    assert "instance-id" not in listing.values()
     for one, (subnet, _) in zip(launched, networks, strict=True):
         assert one.status.provider_id is not None
         assert subnet == instance(env, one.status.provider_id)["SubnetId"]
+
+    more = [env.cloud.create(claim(f"general-{n}"), env.nodeclass) for n in range(3, 5)]
+    before = len(_describe_calls(env))
+    networks = [env.cloud.network_of(one) for one in launched + more]
+    [by_id] = _describe_calls(env)[before:]
+    assert "instance-id" in by_id.values(), "launched since the listing: described by id"
+    assert sorted(v for k, v in by_id.items() if ".Value." in k) == sorted(
+        (one.status.provider_id or "").rsplit("/", 1)[-1] for one in more
+    )
+    for one, (subnet, _) in zip(launched + more, networks, strict=True):
+        assert subnet == instance(env, one.status.provider_id or "")["SubnetId"]
