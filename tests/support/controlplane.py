@@ -13,8 +13,9 @@ kubeconfig:
 * kube-scheduler, which binds pending pods;
 * kwok, the fake kubelets: every Node becomes Ready, renews its Lease every 10 s and reports its
   status every 10 minutes (kwokctl's default, as a kubelet renews its Lease every 10 s and
-  reports an unchanged status every 5 minutes), every pod bound to one runs (and is made Ready again if its Node's lapsed heartbeat had it marked not Ready), and a
-  deleted pod goes away after its grace period. A Node labelled
+  reports an unchanged status every 5 minutes), every pod bound to one runs (and is made Ready
+  again if its Node's lapsed heartbeat had it marked not Ready), and a deleted pod goes away
+  after its grace period. A Node labelled
   :data:`FAULTY_KUBELET` is left alone (kwok manages the Nodes without that label): it stays
   NotReady, as the Node of an instance whose image's kubelet never starts.
 
