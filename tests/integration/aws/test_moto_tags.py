@@ -39,12 +39,18 @@ def _launch(ec2: Any, count: int, cluster: str) -> list[str]:
     return [one["InstanceId"] for one in answer["Instances"]]
 
 
+def _in_two_clusters(url: str, ours: int, others: int) -> tuple[list[str], Any]:
+    """``ours`` instances launched in cluster prod-1 and ``others`` in prod-2; the ids of ours,
+    and moto's EC2 backend."""
+    ec2 = _client(url)
+    launched = _launch(ec2, ours, "prod-1")
+    _launch(ec2, others, "prod-2")
+    return launched, ec2_backends[ACCOUNT][REGION]
+
+
 def test_an_instances_tags_are_those_of_motos_scan() -> None:
     with moto_server() as url:
-        ec2 = _client(url)
-        ours = _launch(ec2, 5, "prod-1")
-        _launch(ec2, 3, "prod-2")
-        backend = ec2_backends[ACCOUNT][REGION]
+        ours, backend = _in_two_clusters(url, 5, 3)
         for instance_id in ours:
             instance = backend.get_instance(instance_id)
             scanned = backend.describe_tags(filters={"resource-id": [instance_id]})
@@ -58,10 +64,7 @@ def test_an_instances_tags_are_those_of_motos_scan() -> None:
 
 def test_describing_instances_by_their_tags_scans_no_tags() -> None:
     with moto_server() as url:
-        ec2 = _client(url)
-        ours = _launch(ec2, 20, "prod-1")
-        _launch(ec2, 10, "prod-2")
-        backend = ec2_backends[ACCOUNT][REGION]
+        ours, backend = _in_two_clusters(url, 20, 10)
         scans: list[Any] = []
         scan = backend.describe_tags
 
@@ -69,9 +72,9 @@ def test_describing_instances_by_their_tags_scans_no_tags() -> None:
             scans.append(filters)
             return scan(filters)
 
-        backend.describe_tags = counted  # type: ignore[method-assign]
+        backend.describe_tags = counted
         try:
-            answer = ec2.describe_instances(
+            answer = _client(url).describe_instances(
                 Filters=[{"Name": "tag:eks:eks-cluster-name", "Values": ["prod-1"]}]
             )
         finally:
